@@ -881,79 +881,76 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j4 := range 256 {
-		for j5 := range 8 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of the filled arrays on the pool.
 	rec4 := ocannlCNNTrainLossPart3Records.Get()
 	rec4.scratch = scratch
 	region.Run(rec4, 8)
 	*rec4 = ocannlCNNTrainLossPart3{}
 	ocannlCNNTrainLossPart3Records.Put(rec4)
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNTrainLossPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlCNNTrainLossPart4{}
+	ocannlCNNTrainLossPart4Records.Put(rec5)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j9 := range 256 {
-		for j10 := range 8 {
-			for j11 := range 8 {
-				scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
+	for j6 := range 256 {
+		for j7 := range 8 {
+			for j8 := range 8 {
+				scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 			}
 		}
 	}
-	for j12 := range 256 {
-		for j13 := 6; j13 < 8; j13++ {
-			for j14 := range 8 {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+	for j9 := range 256 {
+		for j10 := 6; j10 < 8; j10++ {
+			for j11 := range 8 {
+				for j12 := range 8 {
+					scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 				}
+			}
+		}
+	}
+	for j13 := range 256 {
+		for j14 := 1; j14 < 6; j14++ {
+			for j15 := range 8 {
+				scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
 			}
 		}
 	}
 	for j16 := range 256 {
 		for j17 := 1; j17 < 6; j17++ {
-			for j18 := range 8 {
-				scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
-			}
-		}
-	}
-	for j19 := range 256 {
-		for j20 := 1; j20 < 6; j20++ {
-			for j21 := 6; j21 < 8; j21++ {
-				for j22 := range 8 {
-					scratch.net_max_pool_1_y[j19][j20][j21][j22] = 0
+			for j18 := 6; j18 < 8; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j16][j17][j18][j19] = 0
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec5 := ocannlCNNTrainLossPart4Records.Get()
-	rec5.pNetConv2Kernel = pNetConv2Kernel
-	rec5.scratch = scratch
-	region.Run(rec5, 5)
-	*rec5 = ocannlCNNTrainLossPart4{}
-	ocannlCNNTrainLossPart4Records.Put(rec5)
-
-	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNTrainLossPart5Records.Get()
-	rec6.pNetConv2Bias = pNetConv2Bias
+	rec6.pNetConv2Kernel = pNetConv2Kernel
 	rec6.scratch = scratch
-	region.Run(rec6, 8)
+	region.Run(rec6, 5)
 	*rec6 = ocannlCNNTrainLossPart5{}
 	ocannlCNNTrainLossPart5Records.Put(rec6)
 
-	// net.head/x = pointwise relu of _net.head/x.1
+	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNTrainLossPart6Records.Get()
+	rec7.pNetConv2Bias = pNetConv2Bias
 	rec7.scratch = scratch
 	region.Run(rec7, 8)
 	*rec7 = ocannlCNNTrainLossPart6{}
 	ocannlCNNTrainLossPart6Records.Put(rec7)
+
+	// net.head/x = pointwise relu of _net.head/x.1
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlCNNTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlCNNTrainLossPart7{}
+	ocannlCNNTrainLossPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -1026,11 +1023,11 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlCNNTrainLossPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlCNNTrainLossPart7{}
-	ocannlCNNTrainLossPart7Records.Put(rec8)
+	rec9 := ocannlCNNTrainLossPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlCNNTrainLossPart8{}
+	ocannlCNNTrainLossPart8Records.Put(rec9)
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// reduction accumulated in a local variable.
@@ -1234,23 +1231,46 @@ func (r4 *ocannlCNNTrainLossPart2) Part(j3 int) {
 var ocannlCNNTrainLossPart2Records rt.Records[ocannlCNNTrainLossPart2]
 
 // ocannlCNNTrainLossPart3 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNTrainLossPart3 struct {
 	scratch *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j8 of the nest (0 <= j8 < 8).
-func (r5 *ocannlCNNTrainLossPart3) Part(j8 int) {
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r5 *ocannlCNNTrainLossPart3) Part(j4 int) {
 	scratch := r5.scratch
+	for f := 32 * j4; f < 32*j4+32; f++ {
+		for f2 := range 8 {
+			for f3 := range 8 {
+				for f4 := range 8 {
+					scratch.net_max_pool_1_y[f][f2][f3][f4] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart3Records holds the free ocannlCNNTrainLossPart3 records.
+var ocannlCNNTrainLossPart3Records rt.Records[ocannlCNNTrainLossPart3]
+
+// ocannlCNNTrainLossPart4 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNTrainLossPart4 struct {
+	scratch *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r6 *ocannlCNNTrainLossPart4) Part(j5 int) {
+	scratch := r6.scratch
 	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j5][i1+1][i2+1]
 				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2]
 					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2+1]
 					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 					for i3 := range 8 {
 						acc2 := net_max_pool_1_yRow[i3]
@@ -1264,30 +1284,30 @@ func (r5 *ocannlCNNTrainLossPart3) Part(j8 int) {
 	}
 }
 
-// ocannlCNNTrainLossPart3Records holds the free ocannlCNNTrainLossPart3 records.
-var ocannlCNNTrainLossPart3Records rt.Records[ocannlCNNTrainLossPart3]
+// ocannlCNNTrainLossPart4Records holds the free ocannlCNNTrainLossPart4 records.
+var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
 
-// ocannlCNNTrainLossPart4 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
+// ocannlCNNTrainLossPart5 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlCNNTrainLossPart4 struct {
+type ocannlCNNTrainLossPart5 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 5).
-func (r6 *ocannlCNNTrainLossPart4) Part(j23 int) {
-	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
+// Part runs part j20 of the nest (0 <= j20 < 5).
+func (r7 *ocannlCNNTrainLossPart5) Part(j20 int) {
+	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -1299,47 +1319,14 @@ func (r6 *ocannlCNNTrainLossPart4) Part(j23 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j23+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j20+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j23][i2][i3] = acc3
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNTrainLossPart4Records holds the free ocannlCNNTrainLossPart4 records.
-var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
-
-// ocannlCNNTrainLossPart5 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNTrainLossPart5 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNTrainLossScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r7 *ocannlCNNTrainLossPart5) Part(j24 int) {
-	pNetConv2Bias, scratch := r7.pNetConv2Bias, r7.scratch
-	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j24][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						scratch.net_conv2_y[i0][i1+j20][i2][i3] = acc3
 					}
 				}
 			}
@@ -1353,29 +1340,26 @@ var ocannlCNNTrainLossPart5Records rt.Records[ocannlCNNTrainLossPart5]
 // ocannlCNNTrainLossPart6 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNTrainLossPart6 struct {
-	scratch *ocannlCNNTrainLossScratch
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r9 *ocannlCNNTrainLossPart6) Part(j25 int) {
-	scratch := r9.scratch
-	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r8 *ocannlCNNTrainLossPart6) Part(j21 int) {
+	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
+		ocannlMap2AVX512(&scratch.net_head_x_1[32*j21][0][0][0], &scratch.net_conv2_y[32*j21][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
+		ocannlMap2AVX2(&scratch.net_head_x_1[32*j21][0][0][0], &scratch.net_conv2_y[32*j21][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0+32*j25][i1][i2]
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j21][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j21][i1][i2]
 					for i3 := range 16 {
-						r8 := net_head_x_1Row2[i3]
-						if !(r8 > 0) {
-							r8 = 0
-						}
-						net_head_xRow[i3] = r8
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
 					}
 				}
 			}
@@ -1392,20 +1376,56 @@ type ocannlCNNTrainLossPart7 struct {
 	scratch *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r10 *ocannlCNNTrainLossPart7) Part(j26 int) {
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r10 *ocannlCNNTrainLossPart7) Part(j22 int) {
 	scratch := r10.scratch
-	for i0 := range 32 {
-		train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j26]
-		train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j26]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_head_x_1[32*j22][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_head_x_1[32*j22][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j22][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j22][i1][i2]
+					for i3 := range 16 {
+						r9 := net_head_x_1Row2[i3]
+						if !(r9 > 0) {
+							r9 = 0
+						}
+						net_head_xRow[i3] = r9
+					}
+				}
+			}
 		}
 	}
 }
 
 // ocannlCNNTrainLossPart7Records holds the free ocannlCNNTrainLossPart7 records.
 var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
+
+// ocannlCNNTrainLossPart8 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNTrainLossPart8 struct {
+	scratch *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r11 *ocannlCNNTrainLossPart8) Part(j23 int) {
+	scratch := r11.scratch
+	for i0 := range 32 {
+		train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j23]
+		train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j23]
+		for i1 := range 4 {
+			train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart8Records holds the free ocannlCNNTrainLossPart8 records.
+var ocannlCNNTrainLossPart8Records rt.Records[ocannlCNNTrainLossPart8]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -1868,79 +1888,76 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j4 := range 256 {
-		for j5 := range 8 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of the filled arrays on the pool.
 	rec4 := ocannlCNNBackwardPart3Records.Get()
 	rec4.scratch = scratch
 	region.Run(rec4, 8)
 	*rec4 = ocannlCNNBackwardPart3{}
 	ocannlCNNBackwardPart3Records.Put(rec4)
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNBackwardPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlCNNBackwardPart4{}
+	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j9 := range 256 {
-		for j10 := range 8 {
-			for j11 := range 8 {
-				scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
+	for j6 := range 256 {
+		for j7 := range 8 {
+			for j8 := range 8 {
+				scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 			}
 		}
 	}
-	for j12 := range 256 {
-		for j13 := 6; j13 < 8; j13++ {
-			for j14 := range 8 {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+	for j9 := range 256 {
+		for j10 := 6; j10 < 8; j10++ {
+			for j11 := range 8 {
+				for j12 := range 8 {
+					scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 				}
+			}
+		}
+	}
+	for j13 := range 256 {
+		for j14 := 1; j14 < 6; j14++ {
+			for j15 := range 8 {
+				scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
 			}
 		}
 	}
 	for j16 := range 256 {
 		for j17 := 1; j17 < 6; j17++ {
-			for j18 := range 8 {
-				scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
-			}
-		}
-	}
-	for j19 := range 256 {
-		for j20 := 1; j20 < 6; j20++ {
-			for j21 := 6; j21 < 8; j21++ {
-				for j22 := range 8 {
-					scratch.net_max_pool_1_y[j19][j20][j21][j22] = 0
+			for j18 := 6; j18 < 8; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j16][j17][j18][j19] = 0
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec5 := ocannlCNNBackwardPart4Records.Get()
-	rec5.pNetConv2Kernel = pNetConv2Kernel
-	rec5.scratch = scratch
-	region.Run(rec5, 5)
-	*rec5 = ocannlCNNBackwardPart4{}
-	ocannlCNNBackwardPart4Records.Put(rec5)
-
-	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNBackwardPart5Records.Get()
-	rec6.pNetConv2Bias = pNetConv2Bias
+	rec6.pNetConv2Kernel = pNetConv2Kernel
 	rec6.scratch = scratch
-	region.Run(rec6, 8)
+	region.Run(rec6, 5)
 	*rec6 = ocannlCNNBackwardPart5{}
 	ocannlCNNBackwardPart5Records.Put(rec6)
 
-	// net.head/x = pointwise relu of _net.head/x.1
+	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.pNetConv2Bias = pNetConv2Bias
 	rec7.scratch = scratch
 	region.Run(rec7, 8)
 	*rec7 = ocannlCNNBackwardPart6{}
 	ocannlCNNBackwardPart6Records.Put(rec7)
+
+	// net.head/x = pointwise relu of _net.head/x.1
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlCNNBackwardPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlCNNBackwardPart7{}
+	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -2013,11 +2030,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlCNNBackwardPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlCNNBackwardPart7{}
-	ocannlCNNBackwardPart7Records.Put(rec8)
+	rec9 := ocannlCNNBackwardPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlCNNBackwardPart8{}
+	ocannlCNNBackwardPart8Records.Put(rec9)
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// reduction accumulated in a local variable.
@@ -2088,12 +2105,12 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// zero the gradients
 	*gNetConv1Kernel = [72]float32{}
-	// 8 parts of the cleared arrays on the pool.
-	rec9 := ocannlCNNBackwardPart8Records.Get()
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlCNNBackwardPart8{}
-	ocannlCNNBackwardPart8Records.Put(rec9)
+	// 8 parts of the filled arrays on the pool.
+	rec10 := ocannlCNNBackwardPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlCNNBackwardPart9{}
+	ocannlCNNBackwardPart9Records.Put(rec10)
 	*gNetConv1Bias = [8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
@@ -2254,15 +2271,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 			for i1 := range 4 {
-				var r12 float32
+				var r13 float32
 				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-					r12 = 1
+					r13 = 1
 				}
-				r13 := float32(0)
-				if r12 != 0 {
-					r13 = train_cross_entropy_1_m_gradV
+				r14 := float32(0)
+				if r13 != 0 {
+					r14 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r13
+				train_cross_entropy_1_logits_gradRow2[i1] += r14
 			}
 		}
 	}
@@ -2348,132 +2365,124 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlCNNBackwardPart9Records.Get()
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlCNNBackwardPart9{}
-	ocannlCNNBackwardPart9Records.Put(rec10)
-
-	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// 8 parts of i0 on the pool.
 	rec11 := ocannlCNNBackwardPart10Records.Get()
 	rec11.scratch = scratch
 	region.Run(rec11, 8)
 	*rec11 = ocannlCNNBackwardPart10{}
 	ocannlCNNBackwardPart10Records.Put(rec11)
 
-	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
+	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlCNNBackwardPart11Records.Get()
 	rec12.scratch = scratch
 	region.Run(rec12, 8)
-	// The 8 partial sums, added in part order.
-	for j31 := range 16 {
-		acc12 := gNetConv2Bias[j31]
-		acc12 += rec12.gNetConv2BiasPartial[0][j31]
-		acc12 += rec12.gNetConv2BiasPartial[1][j31]
-		acc12 += rec12.gNetConv2BiasPartial[2][j31]
-		acc12 += rec12.gNetConv2BiasPartial[3][j31]
-		acc12 += rec12.gNetConv2BiasPartial[4][j31]
-		acc12 += rec12.gNetConv2BiasPartial[5][j31]
-		acc12 += rec12.gNetConv2BiasPartial[6][j31]
-		acc12 += rec12.gNetConv2BiasPartial[7][j31]
-		gNetConv2Bias[j31] = acc12
-	}
 	*rec12 = ocannlCNNBackwardPart11{}
 	ocannlCNNBackwardPart11Records.Put(rec12)
 
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlCNNBackwardPart12Records.Get()
-	rec13.pNetConv2Kernel = pNetConv2Kernel
 	rec13.scratch = scratch
 	region.Run(rec13, 8)
+	// The 8 partial sums, added in part order.
+	for j28 := range 16 {
+		acc12 := gNetConv2Bias[j28]
+		acc12 += rec13.gNetConv2BiasPartial[0][j28]
+		acc12 += rec13.gNetConv2BiasPartial[1][j28]
+		acc12 += rec13.gNetConv2BiasPartial[2][j28]
+		acc12 += rec13.gNetConv2BiasPartial[3][j28]
+		acc12 += rec13.gNetConv2BiasPartial[4][j28]
+		acc12 += rec13.gNetConv2BiasPartial[5][j28]
+		acc12 += rec13.gNetConv2BiasPartial[6][j28]
+		acc12 += rec13.gNetConv2BiasPartial[7][j28]
+		gNetConv2Bias[j28] = acc12
+	}
 	*rec13 = ocannlCNNBackwardPart12{}
 	ocannlCNNBackwardPart12Records.Put(rec13)
 
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 3 parts of i4 on the pool.
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
 	rec14 := ocannlCNNBackwardPart13Records.Get()
-	rec14.gNetConv2Kernel = gNetConv2Kernel
+	rec14.pNetConv2Kernel = pNetConv2Kernel
 	rec14.scratch = scratch
-	region.Run(rec14, 3)
+	region.Run(rec14, 8)
 	*rec14 = ocannlCNNBackwardPart13{}
 	ocannlCNNBackwardPart13Records.Put(rec14)
 
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 3 parts of i4 on the pool.
+	rec15 := ocannlCNNBackwardPart14Records.Get()
+	rec15.gNetConv2Kernel = gNetConv2Kernel
+	rec15.scratch = scratch
+	region.Run(rec15, 3)
+	*rec15 = ocannlCNNBackwardPart14{}
+	ocannlCNNBackwardPart14Records.Put(rec15)
+
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j34 := range 256 {
-		for j35 := range 8 {
-			for j36 := range 8 {
-				scratch.net_max_pool_1_y[j34][0][j35][j36] = float32(math.Inf(-1))
+	for j31 := range 256 {
+		for j32 := range 8 {
+			for j33 := range 8 {
+				scratch.net_max_pool_1_y[j31][0][j32][j33] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j37 := range 256 {
-		for j38 := 6; j38 < 8; j38++ {
-			for j39 := range 8 {
-				for j40 := range 8 {
-					scratch.net_max_pool_1_y[j37][j38][j39][j40] = float32(math.Inf(-1))
+	for j34 := range 256 {
+		for j35 := 6; j35 < 8; j35++ {
+			for j36 := range 8 {
+				for j37 := range 8 {
+					scratch.net_max_pool_1_y[j34][j35][j36][j37] = float32(math.Inf(-1))
 				}
+			}
+		}
+	}
+	for j38 := range 256 {
+		for j39 := 1; j39 < 6; j39++ {
+			for j40 := range 8 {
+				scratch.net_max_pool_1_y[j38][j39][0][j40] = float32(math.Inf(-1))
 			}
 		}
 	}
 	for j41 := range 256 {
 		for j42 := 1; j42 < 6; j42++ {
-			for j43 := range 8 {
-				scratch.net_max_pool_1_y[j41][j42][0][j43] = float32(math.Inf(-1))
+			for j43 := 6; j43 < 8; j43++ {
+				for j44 := range 8 {
+					scratch.net_max_pool_1_y[j41][j42][j43][j44] = float32(math.Inf(-1))
+				}
 			}
 		}
 	}
-	for j44 := range 256 {
-		for j45 := 1; j45 < 6; j45++ {
-			for j46 := 6; j46 < 8; j46++ {
-				for j47 := range 8 {
-					scratch.net_max_pool_1_y[j44][j45][j46][j47] = float32(math.Inf(-1))
-				}
+	for j45 := range 256 {
+		for j46 := range 8 {
+			for j47 := range 8 {
+				scratch.net_max_pool_1_y_grad[j45][0][j46][j47] = 0
 			}
 		}
 	}
 	for j48 := range 256 {
-		for j49 := range 8 {
+		for j49 := 6; j49 < 8; j49++ {
 			for j50 := range 8 {
-				scratch.net_max_pool_1_y_grad[j48][0][j49][j50] = 0
+				for j51 := range 8 {
+					scratch.net_max_pool_1_y_grad[j48][j49][j50][j51] = 0
+				}
 			}
 		}
 	}
-	for j51 := range 256 {
-		for j52 := 6; j52 < 8; j52++ {
-			for j53 := range 8 {
-				for j54 := range 8 {
-					scratch.net_max_pool_1_y_grad[j51][j52][j53][j54] = 0
-				}
+	for j52 := range 256 {
+		for j53 := 1; j53 < 6; j53++ {
+			for j54 := range 8 {
+				scratch.net_max_pool_1_y_grad[j52][j53][0][j54] = 0
 			}
 		}
 	}
 	for j55 := range 256 {
 		for j56 := 1; j56 < 6; j56++ {
-			for j57 := range 8 {
-				scratch.net_max_pool_1_y_grad[j55][j56][0][j57] = 0
-			}
-		}
-	}
-	for j58 := range 256 {
-		for j59 := 1; j59 < 6; j59++ {
-			for j60 := 6; j60 < 8; j60++ {
-				for j61 := range 8 {
-					scratch.net_max_pool_1_y_grad[j58][j59][j60][j61] = 0
+			for j57 := 6; j57 < 8; j57++ {
+				for j58 := range 8 {
+					scratch.net_max_pool_1_y_grad[j55][j56][j57][j58] = 0
 				}
 			}
 		}
 	}
-	// 8 parts of i0 on the pool.
-	rec15 := ocannlCNNBackwardPart14Records.Get()
-	rec15.scratch = scratch
-	region.Run(rec15, 8)
-	*rec15 = ocannlCNNBackwardPart14{}
-	ocannlCNNBackwardPart14Records.Put(rec15)
-
-	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
 	rec16 := ocannlCNNBackwardPart15Records.Get()
 	rec16.scratch = scratch
@@ -2481,7 +2490,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec16 = ocannlCNNBackwardPart15{}
 	ocannlCNNBackwardPart15Records.Put(rec16)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
+	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
 	rec17 := ocannlCNNBackwardPart16Records.Get()
 	rec17.scratch = scratch
@@ -2489,36 +2498,44 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec17 = ocannlCNNBackwardPart16{}
 	ocannlCNNBackwardPart16Records.Put(rec17)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlCNNBackwardPart17Records.Get()
 	rec18.scratch = scratch
 	region.Run(rec18, 8)
-	// The 8 partial sums, added in part order.
-	for j66 := range 8 {
-		acc14 := gNetConv1Bias[j66]
-		acc14 += rec18.gNetConv1BiasPartial[0][j66]
-		acc14 += rec18.gNetConv1BiasPartial[1][j66]
-		acc14 += rec18.gNetConv1BiasPartial[2][j66]
-		acc14 += rec18.gNetConv1BiasPartial[3][j66]
-		acc14 += rec18.gNetConv1BiasPartial[4][j66]
-		acc14 += rec18.gNetConv1BiasPartial[5][j66]
-		acc14 += rec18.gNetConv1BiasPartial[6][j66]
-		acc14 += rec18.gNetConv1BiasPartial[7][j66]
-		gNetConv1Bias[j66] = acc14
-	}
 	*rec18 = ocannlCNNBackwardPart17{}
 	ocannlCNNBackwardPart17Records.Put(rec18)
 
-	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// 3 parts of i4 on the pool.
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
+	// 8 parts of i0 on the pool.
 	rec19 := ocannlCNNBackwardPart18Records.Get()
-	rec19.gNetConv1Kernel = gNetConv1Kernel
-	rec19.images = images
 	rec19.scratch = scratch
-	region.Run(rec19, 3)
+	region.Run(rec19, 8)
+	// The 8 partial sums, added in part order.
+	for j63 := range 8 {
+		acc14 := gNetConv1Bias[j63]
+		acc14 += rec19.gNetConv1BiasPartial[0][j63]
+		acc14 += rec19.gNetConv1BiasPartial[1][j63]
+		acc14 += rec19.gNetConv1BiasPartial[2][j63]
+		acc14 += rec19.gNetConv1BiasPartial[3][j63]
+		acc14 += rec19.gNetConv1BiasPartial[4][j63]
+		acc14 += rec19.gNetConv1BiasPartial[5][j63]
+		acc14 += rec19.gNetConv1BiasPartial[6][j63]
+		acc14 += rec19.gNetConv1BiasPartial[7][j63]
+		gNetConv1Bias[j63] = acc14
+	}
 	*rec19 = ocannlCNNBackwardPart18{}
 	ocannlCNNBackwardPart18Records.Put(rec19)
+
+	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+	// 3 parts of i4 on the pool.
+	rec20 := ocannlCNNBackwardPart19Records.Get()
+	rec20.gNetConv1Kernel = gNetConv1Kernel
+	rec20.images = images
+	rec20.scratch = scratch
+	region.Run(rec20, 3)
+	*rec20 = ocannlCNNBackwardPart19{}
+	ocannlCNNBackwardPart19Records.Put(rec20)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2662,23 +2679,46 @@ func (r4 *ocannlCNNBackwardPart2) Part(j3 int) {
 var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
 
 // ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNBackwardPart3 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j8 of the nest (0 <= j8 < 8).
-func (r5 *ocannlCNNBackwardPart3) Part(j8 int) {
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r5 *ocannlCNNBackwardPart3) Part(j4 int) {
 	scratch := r5.scratch
+	for f := 32 * j4; f < 32*j4+32; f++ {
+		for f2 := range 8 {
+			for f3 := range 8 {
+				for f4 := range 8 {
+					scratch.net_max_pool_1_y[f][f2][f3][f4] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
+var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
+
+// ocannlCNNBackwardPart4 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart4 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r6 *ocannlCNNBackwardPart4) Part(j5 int) {
+	scratch := r6.scratch
 	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j5][i1+1][i2+1]
 				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2]
 					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2+1]
 					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 					for i3 := range 8 {
 						acc2 := net_max_pool_1_yRow[i3]
@@ -2692,30 +2732,30 @@ func (r5 *ocannlCNNBackwardPart3) Part(j8 int) {
 	}
 }
 
-// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
-var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
+// ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
+var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 
-// ocannlCNNBackwardPart4 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
+// ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlCNNBackwardPart4 struct {
+type ocannlCNNBackwardPart5 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 5).
-func (r6 *ocannlCNNBackwardPart4) Part(j23 int) {
-	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
+// Part runs part j20 of the nest (0 <= j20 < 5).
+func (r7 *ocannlCNNBackwardPart5) Part(j20 int) {
+	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2727,47 +2767,14 @@ func (r6 *ocannlCNNBackwardPart4) Part(j23 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j23+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j20+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j23][i2][i3] = acc3
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
-var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
-
-// ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart5 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNBackwardScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r7 *ocannlCNNBackwardPart5) Part(j24 int) {
-	pNetConv2Bias, scratch := r7.pNetConv2Bias, r7.scratch
-	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j24][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						scratch.net_conv2_y[i0][i1+j20][i2][i3] = acc3
 					}
 				}
 			}
@@ -2781,29 +2788,26 @@ var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
 // ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart6 struct {
-	scratch *ocannlCNNBackwardScratch
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r9 *ocannlCNNBackwardPart6) Part(j25 int) {
-	scratch := r9.scratch
-	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r8 *ocannlCNNBackwardPart6) Part(j21 int) {
+	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
+		ocannlMap2AVX512(&scratch.net_head_x_1[32*j21][0][0][0], &scratch.net_conv2_y[32*j21][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
+		ocannlMap2AVX2(&scratch.net_head_x_1[32*j21][0][0][0], &scratch.net_conv2_y[32*j21][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0+32*j25][i1][i2]
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j21][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j21][i1][i2]
 					for i3 := range 16 {
-						r8 := net_head_x_1Row2[i3]
-						if !(r8 > 0) {
-							r8 = 0
-						}
-						net_head_xRow[i3] = r8
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
 					}
 				}
 			}
@@ -2820,14 +2824,29 @@ type ocannlCNNBackwardPart7 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r10 *ocannlCNNBackwardPart7) Part(j26 int) {
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r10 *ocannlCNNBackwardPart7) Part(j22 int) {
 	scratch := r10.scratch
-	for i0 := range 32 {
-		train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j26]
-		train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j26]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_head_x_1[32*j22][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_head_x_1[32*j22][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j22][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j22][i1][i2]
+					for i3 := range 16 {
+						r9 := net_head_x_1Row2[i3]
+						if !(r9 > 0) {
+							r9 = 0
+						}
+						net_head_xRow[i3] = r9
+					}
+				}
+			}
 		}
 	}
 }
@@ -2836,62 +2855,42 @@ func (r10 *ocannlCNNBackwardPart7) Part(j26 int) {
 var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
 
 // ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// clearing 1/8 of the first dim of 7 arrays (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart8 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r11 *ocannlCNNBackwardPart8) Part(j27 int) {
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r11 *ocannlCNNBackwardPart8) Part(j23 int) {
 	scratch := r11.scratch
-	clear(scratch.net_conv1_y_grad[32*j27 : 32*j27+32])
-	clear(scratch.net_max_pool_1_x_1_grad[32*j27 : 32*j27+32])
-	clear(scratch.net_max_pool_1_x_grad[32*j27 : 32*j27+32])
-	clear(scratch.net_max_pool_1_y_grad[32*j27 : 32*j27+32])
-	clear(scratch.net_conv2_y_grad[32*j27 : 32*j27+32])
-	clear(scratch.net_head_x_1_grad[32*j27 : 32*j27+32])
-	clear(scratch.net_head_x_grad[32*j27 : 32*j27+32])
+	for i0 := range 32 {
+		train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j23]
+		train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j23]
+		for i1 := range 4 {
+			train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+		}
+	}
 }
 
 // ocannlCNNBackwardPart8Records holds the free ocannlCNNBackwardPart8 records.
 var ocannlCNNBackwardPart8Records rt.Records[ocannlCNNBackwardPart8]
 
 // ocannlCNNBackwardPart9 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 7 arrays (see rt.Pool).
 type ocannlCNNBackwardPart9 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r16 *ocannlCNNBackwardPart9) Part(j28 int) {
-	scratch := r16.scratch
-	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_head_x_1_grad[32*j28][0][0][0], &scratch.net_head_x_1[32*j28][0][0][0], &scratch.net_head_x_grad[32*j28][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_head_x_1_grad[32*j28][0][0][0], &scratch.net_head_x_1[32*j28][0][0][0], &scratch.net_head_x_grad[32*j28][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j28][i1][i2]
-					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j28][i1][i2]
-					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j28][i1][i2]
-					for i3 := range 16 {
-						var r14 float32
-						if 0 < net_head_x_1Row3[i3] {
-							r14 = 1
-						}
-						r15 := float32(0)
-						if r14 != 0 {
-							r15 = net_head_x_gradRow2[i3]
-						}
-						net_head_x_1_gradRow[i3] += r15
-					}
-				}
-			}
-		}
-	}
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r12 *ocannlCNNBackwardPart9) Part(j24 int) {
+	scratch := r12.scratch
+	clear(scratch.net_conv1_y_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_max_pool_1_x_1_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_max_pool_1_x_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_max_pool_1_y_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_conv2_y_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_head_x_1_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_head_x_grad[32*j24 : 32*j24+32])
 }
 
 // ocannlCNNBackwardPart9Records holds the free ocannlCNNBackwardPart9 records.
@@ -2903,22 +2902,31 @@ type ocannlCNNBackwardPart10 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r17 *ocannlCNNBackwardPart10) Part(j29 int) {
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r17 *ocannlCNNBackwardPart10) Part(j25 int) {
 	scratch := r17.scratch
-	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_conv2_y_grad[32*j29][0][0][0], &scratch.net_head_x_1_grad[32*j29][0][0][0])
+		ocannlMap13AVX512(&scratch.net_head_x_1_grad[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0], &scratch.net_head_x_grad[32*j25][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_conv2_y_grad[32*j29][0][0][0], &scratch.net_head_x_1_grad[32*j29][0][0][0])
+		ocannlMap13AVX2(&scratch.net_head_x_1_grad[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0], &scratch.net_head_x_grad[32*j25][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j29][i1][i2]
-					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j29][i1][i2]
+					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
+					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j25][i1][i2]
+					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j25][i1][i2]
 					for i3 := range 16 {
-						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+						var r15 float32
+						if 0 < net_head_x_1Row3[i3] {
+							r15 = 1
+						}
+						r16 := float32(0)
+						if r15 != 0 {
+							r16 = net_head_x_gradRow2[i3]
+						}
+						net_head_x_1_gradRow[i3] += r16
 					}
 				}
 			}
@@ -2932,23 +2940,55 @@ var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
 // ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart11 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r18 *ocannlCNNBackwardPart11) Part(j26 int) {
+	scratch := r18.scratch
+	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&scratch.net_conv2_y_grad[32*j26][0][0][0], &scratch.net_head_x_1_grad[32*j26][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap14AVX2(&scratch.net_conv2_y_grad[32*j26][0][0][0], &scratch.net_head_x_1_grad[32*j26][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j26][i1][i2]
+					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j26][i1][i2]
+					for i3 := range 16 {
+						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
+var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
+
+// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart12 struct {
 	scratch              *ocannlCNNBackwardScratch
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r18 *ocannlCNNBackwardPart11) Part(j30 int) {
-	scratch, gNetConv2BiasPartial := r18.scratch, &r18.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j30] = [16]float32{}
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r19 *ocannlCNNBackwardPart12) Part(j27 int) {
+	scratch, gNetConv2BiasPartial := r19.scratch, &r19.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j27] = [16]float32{}
 	// i2 unrolled and jammed into i3.
-	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j30]
+	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j27]
 	for i0 := range 32 {
 		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j30][i1][0]
-			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j30][i1][1]
-			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j30][i1][2]
-			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j30][i1][3]
-			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j30][i1][4]
+			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j27][i1][0]
+			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j27][i1][1]
+			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j27][i1][2]
+			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j27][i1][3]
+			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j27][i1][4]
 			for i3 := range 16 {
 				acc11 := gNetConv2BiasPartialRow[i3]
 				acc11 += net_head_x_1_gradRow3[i3]
@@ -2962,25 +3002,25 @@ func (r18 *ocannlCNNBackwardPart11) Part(j30 int) {
 	}
 }
 
-// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
-var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
+// ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
+var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 
-// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// ocannlCNNBackwardPart13 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart12 struct {
+type ocannlCNNBackwardPart13 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r19 *ocannlCNNBackwardPart12) Part(j32 int) {
-	pNetConv2Kernel, scratch := r19.pNetConv2Kernel, r19.scratch
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r20 *ocannlCNNBackwardPart13) Part(j29 int) {
+	pNetConv2Kernel, scratch := r20.pNetConv2Kernel, r20.scratch
 	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j32][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j32][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j29][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j29][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2988,7 +3028,7 @@ func (r19 *ocannlCNNBackwardPart12) Part(j32 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j32][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j32][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j29][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j29][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2997,65 +3037,13 @@ func (r19 *ocannlCNNBackwardPart12) Part(j32 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j32][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j29][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j32][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j29][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
-var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
-
-// ocannlCNNBackwardPart13 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
-type ocannlCNNBackwardPart13 struct {
-	gNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
-}
-
-// Part runs part j33 of the nest (0 <= j33 < 3).
-func (r20 *ocannlCNNBackwardPart13) Part(j33 int) {
-	gNetConv2Kernel, scratch := r20.gNetConv2Kernel, r20.scratch
-	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j33], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j33][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j33], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j33][i2][0])
-				}
-			}
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j33][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j33+8*i5 : 72*i3+24*i4+24*j33+8*i5+8])
-								for i6 := range 8 {
-									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
 							}
 						}
@@ -3069,32 +3057,47 @@ func (r20 *ocannlCNNBackwardPart13) Part(j33 int) {
 // ocannlCNNBackwardPart13Records holds the free ocannlCNNBackwardPart13 records.
 var ocannlCNNBackwardPart13Records rt.Records[ocannlCNNBackwardPart13]
 
-// ocannlCNNBackwardPart14 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlCNNBackwardPart14 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlCNNBackwardPart14 struct {
-	scratch *ocannlCNNBackwardScratch
+	gNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r23 *ocannlCNNBackwardPart14) Part(j62 int) {
-	scratch := r23.scratch
-	var scratch2 [1]float32
-	for i0 := range 32 {
+// Part runs part j30 of the nest (0 <= j30 < 3).
+func (r21 *ocannlCNNBackwardPart14) Part(j30 int) {
+	gNetConv2Kernel, scratch := r21.gNetConv2Kernel, r21.scratch
+	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 8 {
-					for i4 := range 2 {
-						for i5 := range 2 {
-							scratch2[0] = scratch.net_max_pool_1_x[i0+32*j62][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
-							var r21 float32
-							if scratch.net_max_pool_1_y[i0+32*j62][i1+1][i2+1][i3] == scratch2[0] {
-								r21 = 1
+				for i4 := range 1 {
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j30], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j30][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j30], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j30][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j30][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j30+8*i5 : 72*i3+24*i4+24*j30+8*i5+8])
+								for i6 := range 8 {
+									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+								}
 							}
-							r22 := float32(0)
-							if r21 != 0 {
-								r22 = scratch.net_max_pool_1_y_grad[i0+32*j62][i1+1][i2+1][i3]
-							}
-							scratch.net_max_pool_1_x_grad[i0+32*j62][2*i1+i4][2*i2+i5][i3] += r22
 						}
 					}
 				}
@@ -3112,31 +3115,27 @@ type ocannlCNNBackwardPart15 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r26 *ocannlCNNBackwardPart15) Part(j63 int) {
-	scratch := r26.scratch
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j63][i1][i2]
-					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j63][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j63][i1][i2]
-					for i3 := range 8 {
-						var r24 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r24 = 1
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r24 *ocannlCNNBackwardPart15) Part(j59 int) {
+	scratch := r24.scratch
+	var scratch2 [1]float32
+	for i0 := range 32 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i3 := range 8 {
+					for i4 := range 2 {
+						for i5 := range 2 {
+							scratch2[0] = scratch.net_max_pool_1_x[i0+32*j59][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
+							var r22 float32
+							if scratch.net_max_pool_1_y[i0+32*j59][i1+1][i2+1][i3] == scratch2[0] {
+								r22 = 1
+							}
+							r23 := float32(0)
+							if r22 != 0 {
+								r23 = scratch.net_max_pool_1_y_grad[i0+32*j59][i1+1][i2+1][i3]
+							}
+							scratch.net_max_pool_1_x_grad[i0+32*j59][2*i1+i4][2*i2+i5][i3] += r23
 						}
-						r25 := float32(0)
-						if r24 != 0 {
-							r25 = net_max_pool_1_x_gradRow[i3]
-						}
-						net_max_pool_1_x_1_gradRow[i3] += r25
 					}
 				}
 			}
@@ -3153,22 +3152,31 @@ type ocannlCNNBackwardPart16 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r27 *ocannlCNNBackwardPart16) Part(j64 int) {
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r27 *ocannlCNNBackwardPart16) Part(j60 int) {
 	scratch := r27.scratch
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
+		ocannlMap15AVX512(&scratch.net_max_pool_1_x_1_grad[32*j60][0][0][0], &scratch.net_max_pool_1_x_1[32*j60][0][0][0], &scratch.net_max_pool_1_x_grad[32*j60][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
+		ocannlMap15AVX2(&scratch.net_max_pool_1_x_1_grad[32*j60][0][0][0], &scratch.net_max_pool_1_x_1[32*j60][0][0][0], &scratch.net_max_pool_1_x_grad[32*j60][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j64][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j64][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j60][i1][i2]
+					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j60][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j60][i1][i2]
 					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+						var r25 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r25 = 1
+						}
+						r26 := float32(0)
+						if r25 != 0 {
+							r26 = net_max_pool_1_x_gradRow[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r26
 					}
 				}
 			}
@@ -3182,23 +3190,55 @@ var ocannlCNNBackwardPart16Records rt.Records[ocannlCNNBackwardPart16]
 // ocannlCNNBackwardPart17 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart17 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r28 *ocannlCNNBackwardPart17) Part(j61 int) {
+	scratch := r28.scratch
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&scratch.net_conv1_y_grad[32*j61][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j61][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&scratch.net_conv1_y_grad[32*j61][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j61][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j61][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j61][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart17Records holds the free ocannlCNNBackwardPart17 records.
+var ocannlCNNBackwardPart17Records rt.Records[ocannlCNNBackwardPart17]
+
+// ocannlCNNBackwardPart18 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart18 struct {
 	scratch              *ocannlCNNBackwardScratch
 	gNetConv1BiasPartial [8][8]float32
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r28 *ocannlCNNBackwardPart17) Part(j65 int) {
-	scratch, gNetConv1BiasPartial := r28.scratch, &r28.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j65] = [8]float32{}
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r29 *ocannlCNNBackwardPart18) Part(j62 int) {
+	scratch, gNetConv1BiasPartial := r29.scratch, &r29.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j62] = [8]float32{}
 	// i2 unrolled by 4 and jammed into i3.
-	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j65]
+	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j62]
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+3]
+				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j62][i1][i2]
+				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j62][i1][i2+1]
+				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j62][i1][i2+2]
+				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j62][i1][i2+3]
 				for i3 := range 8 {
 					acc13 := gNetConv1BiasPartialRow[i3]
 					acc13 += net_max_pool_1_x_1_gradRow3[i3]
@@ -3209,7 +3249,7 @@ func (r28 *ocannlCNNBackwardPart17) Part(j65 int) {
 				}
 			}
 			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
+				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j62][i1][i2]
 				for i3 := range 8 {
 					gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 				}
@@ -3218,26 +3258,26 @@ func (r28 *ocannlCNNBackwardPart17) Part(j65 int) {
 	}
 }
 
-// ocannlCNNBackwardPart17Records holds the free ocannlCNNBackwardPart17 records.
-var ocannlCNNBackwardPart17Records rt.Records[ocannlCNNBackwardPart17]
+// ocannlCNNBackwardPart18Records holds the free ocannlCNNBackwardPart18 records.
+var ocannlCNNBackwardPart18Records rt.Records[ocannlCNNBackwardPart18]
 
-// ocannlCNNBackwardPart18 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// ocannlCNNBackwardPart19 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
-type ocannlCNNBackwardPart18 struct {
+type ocannlCNNBackwardPart19 struct {
 	gNetConv1Kernel *[72]float32
 	images          *[256][12][12][1]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 3).
-func (r29 *ocannlCNNBackwardPart18) Part(j67 int) {
-	gNetConv1Kernel, images, scratch := r29.gNetConv1Kernel, r29.images, r29.scratch
+// Part runs part j64 of the nest (0 <= j64 < 3).
+func (r30 *ocannlCNNBackwardPart19) Part(j64 int) {
+	gNetConv1Kernel, images, scratch := r30.gNetConv1Kernel, r30.images, r30.scratch
 	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j67], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j67][i2][0])
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j64], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j64][i2][0])
 				}
 			}
 		}
@@ -3245,7 +3285,7 @@ func (r29 *ocannlCNNBackwardPart18) Part(j67 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j67], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j67][i2][0])
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j64], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j64][i2][0])
 				}
 			}
 		}
@@ -3256,8 +3296,8 @@ func (r29 *ocannlCNNBackwardPart18) Part(j67 int) {
 					for i3 := range 8 {
 						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j67]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j67 : 9*i3+3*i4+3*j67+3])
+							imagesRow2 := &images[i0][i1+i4+j64]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j64 : 9*i3+3*i4+3*j64+3])
 							for i5 := range 3 {
 								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3269,8 +3309,8 @@ func (r29 *ocannlCNNBackwardPart18) Part(j67 int) {
 	}
 }
 
-// ocannlCNNBackwardPart18Records holds the free ocannlCNNBackwardPart18 records.
-var ocannlCNNBackwardPart18Records rt.Records[ocannlCNNBackwardPart18]
+// ocannlCNNBackwardPart19Records holds the free ocannlCNNBackwardPart19 records.
+var ocannlCNNBackwardPart19Records rt.Records[ocannlCNNBackwardPart19]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -7309,7 +7349,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// zero the gradients
 	*gNetEmb = [320]float32{}
-	// 8 parts of the cleared arrays on the pool.
+	// 8 parts of the filled arrays on the pool.
 	rec42 := ocannlReverserBackwardPart41Records.Get()
 	rec42.scratch = scratch
 	region.Run(rec42, 8)
@@ -9657,7 +9697,7 @@ func (r42 *ocannlReverserBackwardPart40) Part(j41 int) {
 var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
 
 // ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// clearing 1/8 of the first dim of 37 arrays (see rt.Pool).
+// filling 1/8 of the first dim of 37 arrays (see rt.Pool).
 type ocannlReverserBackwardPart41 struct {
 	scratch *ocannlReverserBackwardScratch
 }

@@ -871,27 +871,48 @@ const fillParts = 8
 // (smaller ones are cleared at once before the parts).
 const minParFill = 1 << 12
 
-// parFillable reports whether fill s may run in parts: a fill with +0
-// (a memory clear) of at least minParFill cells of a shared array (a parameter, a scratch field or a
+// parFillable reports whether fill s may run in parts: a fill (with +0
+// a memory clear; otherwise loops, as the max pool's -inf) of at least
+// minParFill cells of a shared array (a parameter, a scratch field or a
 // heap local) whose first dim splits into fillParts, that the kernel
 // must emit (not a fresh local).
 func (k *kgen) parFillable(s *loopir.Fill) bool {
-	if !k.par || k.inLoop > 0 || s.Value != 0 || math.Signbit(s.Value) {
+	if !k.par || k.inLoop > 0 {
 		return false
 	}
 	kt := &k.ts[s.Tensor]
 	st := &kt.st
-	if st.kind == sConst || kt.fresh || len(st.adims) == 0 || st.adims[0]%fillParts != 0 || st.size < minParFill {
+	zero := s.Value == 0 && !math.Signbit(s.Value)
+	if st.kind == sConst || kt.fresh && zero || len(st.adims) == 0 || st.adims[0]%fillParts != 0 || st.size < minParFill {
 		return false
 	}
 	return st.kind != sLocal || st.scratch || k.heapLocal(s.Tensor)
 }
 
+// rowsFill sets rows [lo, hi) of the first dim of t's array, every
+// cell, to v: nested loops over the array's dims.
+func (k *kgen) rowsFill(t int, lo, hi *jen.Statement, v float64) jen.Code {
+	dims := k.ts[t].st.adims
+	names := make([]string, len(dims))
+	for a := range dims {
+		names[a] = k.names.fresh("f")
+	}
+	cell := k.ref(t)
+	for _, n := range names {
+		cell = cell.Index(jen.Id(n))
+	}
+	var code jen.Code = cell.Op("=").Add(k.typed(k.constVal(v)))
+	for a := len(dims) - 1; a >= 1; a-- {
+		code = jen.For(jen.Id(names[a]).Op(":=").Range().Lit(dims[a])).Block(code)
+	}
+	return jen.For(jen.Id(names[0]).Op(":=").Add(lo), jen.Id(names[0]).Op("<").Add(hi), jen.Id(names[0]).Op("++")).Block(code)
+}
+
 // parFills emits fills (each parFillable) as fillParts parts on the
-// pool when they clear at least ParMinFillCells cells: part p clears
+// pool when they fill at least ParMinFillCells cells: part p fills
 // rows [p*d/fillParts, (p+1)*d/fillParts) of each array's first dim d.
-// ok is false when they stay serial (nothing emitted). The cells are
-// zeros whatever thread clears them.
+// ok is false when they stay serial (nothing emitted). The cells get
+// the same values whatever thread fills them.
 func (k *kgen) parFills(fills []*loopir.Fill) ([]jen.Code, bool) {
 	cells := 0
 	for _, f := range fills {
@@ -907,12 +928,17 @@ func (k *kgen) parFills(fills []*loopir.Fill) ([]jen.Code, bool) {
 	for _, f := range fills {
 		t := f.Tensor
 		rows := k.ts[t].st.adims[0] / fillParts
-		body = append(body, jen.Id("clear").Call(k.ref(t).Index(jen.Lit(rows).Op("*").Add(j), jen.Lit(rows).Op("*").Add(j).Op("+").Lit(rows))))
+		lo, hi := jen.Lit(rows).Op("*").Add(j), jen.Lit(rows).Op("*").Add(j).Op("+").Lit(rows)
+		if f.Value == 0 && !math.Signbit(f.Value) {
+			body = append(body, jen.Id("clear").Call(k.ref(t).Index(lo, hi)))
+		} else {
+			body = append(body, k.rowsFill(t, lo, hi, f.Value))
+		}
 		k.ts[t].fresh = false
-		k.ts[t].marginKnown, k.ts[t].marginVal = true, 0
+		k.ts[t].marginKnown, k.ts[t].marginVal = true, f.Value
 		if !slices.Contains(ts, t) {
 			ts = append(ts, t)
 		}
 	}
-	return k.parRunDoc(ts, fmt.Sprintf("clearing 1/%d of the first dim of %d arrays", fillParts, len(ts)), "the cleared arrays", fillParts, part, body, nil), true
+	return k.parRunDoc(ts, fmt.Sprintf("filling 1/%d of the first dim of %d arrays", fillParts, len(ts)), "the filled arrays", fillParts, part, body, nil), true
 }

@@ -4229,7 +4229,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// zero the gradients
 	*gNetEmb = [320]float32{}
 	*gNetPos = [256]float32{}
-	// 8 parts of the cleared arrays on the pool.
+	// 8 parts of the filled arrays on the pool.
 	rec11 := ocannlReverserBackwardPart10Records.Get()
 	rec11.scratch = scratch
 	region.Run(rec11, 8)
@@ -6159,7 +6159,7 @@ func (r11 *ocannlReverserBackwardPart9) Part(j10 int) {
 var ocannlReverserBackwardPart9Records rt.Records[ocannlReverserBackwardPart9]
 
 // ocannlReverserBackwardPart10 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// clearing 1/8 of the first dim of 16 arrays (see rt.Pool).
+// filling 1/8 of the first dim of 16 arrays (see rt.Pool).
 type ocannlReverserBackwardPart10 struct {
 	scratch *ocannlReverserBackwardScratch
 }

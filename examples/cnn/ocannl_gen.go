@@ -2563,79 +2563,76 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j4 := range 256 {
-		for j5 := range 8 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of the filled arrays on the pool.
 	rec4 := ocannlCNNPredictPart3Records.Get()
 	rec4.scratch = scratch
 	region.Run(rec4, 8)
 	*rec4 = ocannlCNNPredictPart3{}
 	ocannlCNNPredictPart3Records.Put(rec4)
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNPredictPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlCNNPredictPart4{}
+	ocannlCNNPredictPart4Records.Put(rec5)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j9 := range 256 {
-		for j10 := range 8 {
-			for j11 := range 8 {
-				scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
+	for j6 := range 256 {
+		for j7 := range 8 {
+			for j8 := range 8 {
+				scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 			}
 		}
 	}
-	for j12 := range 256 {
-		for j13 := 6; j13 < 8; j13++ {
-			for j14 := range 8 {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+	for j9 := range 256 {
+		for j10 := 6; j10 < 8; j10++ {
+			for j11 := range 8 {
+				for j12 := range 8 {
+					scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 				}
+			}
+		}
+	}
+	for j13 := range 256 {
+		for j14 := 1; j14 < 6; j14++ {
+			for j15 := range 8 {
+				scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
 			}
 		}
 	}
 	for j16 := range 256 {
 		for j17 := 1; j17 < 6; j17++ {
-			for j18 := range 8 {
-				scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
-			}
-		}
-	}
-	for j19 := range 256 {
-		for j20 := 1; j20 < 6; j20++ {
-			for j21 := 6; j21 < 8; j21++ {
-				for j22 := range 8 {
-					scratch.net_max_pool_1_y[j19][j20][j21][j22] = 0
+			for j18 := 6; j18 < 8; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j16][j17][j18][j19] = 0
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec5 := ocannlCNNPredictPart4Records.Get()
-	rec5.pNetConv2Kernel = pNetConv2Kernel
-	rec5.scratch = scratch
-	region.Run(rec5, 5)
-	*rec5 = ocannlCNNPredictPart4{}
-	ocannlCNNPredictPart4Records.Put(rec5)
-
-	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNPredictPart5Records.Get()
-	rec6.pNetConv2Bias = pNetConv2Bias
+	rec6.pNetConv2Kernel = pNetConv2Kernel
 	rec6.scratch = scratch
-	region.Run(rec6, 8)
+	region.Run(rec6, 5)
 	*rec6 = ocannlCNNPredictPart5{}
 	ocannlCNNPredictPart5Records.Put(rec6)
 
-	// net.head/x = pointwise relu of _net.head/x.1
+	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNPredictPart6Records.Get()
+	rec7.pNetConv2Bias = pNetConv2Bias
 	rec7.scratch = scratch
 	region.Run(rec7, 8)
 	*rec7 = ocannlCNNPredictPart6{}
 	ocannlCNNPredictPart6Records.Put(rec7)
+
+	// net.head/x = pointwise relu of _net.head/x.1
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlCNNPredictPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlCNNPredictPart7{}
+	ocannlCNNPredictPart7Records.Put(rec8)
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -2811,23 +2808,46 @@ func (r4 *ocannlCNNPredictPart2) Part(j3 int) {
 var ocannlCNNPredictPart2Records rt.Records[ocannlCNNPredictPart2]
 
 // ocannlCNNPredictPart3 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNPredictPart3 struct {
 	scratch *ocannlCNNPredictScratch
 }
 
-// Part runs part j8 of the nest (0 <= j8 < 8).
-func (r5 *ocannlCNNPredictPart3) Part(j8 int) {
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r5 *ocannlCNNPredictPart3) Part(j4 int) {
 	scratch := r5.scratch
+	for f := 32 * j4; f < 32*j4+32; f++ {
+		for f2 := range 8 {
+			for f3 := range 8 {
+				for f4 := range 8 {
+					scratch.net_max_pool_1_y[f][f2][f3][f4] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart3Records holds the free ocannlCNNPredictPart3 records.
+var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
+
+// ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart4 struct {
+	scratch *ocannlCNNPredictScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
+	scratch := r6.scratch
 	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j5][i1+1][i2+1]
 				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2]
 					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2+1]
 					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 					for i3 := range 8 {
 						acc2 := net_max_pool_1_yRow[i3]
@@ -2841,30 +2861,30 @@ func (r5 *ocannlCNNPredictPart3) Part(j8 int) {
 	}
 }
 
-// ocannlCNNPredictPart3Records holds the free ocannlCNNPredictPart3 records.
-var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
+// ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
+var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
 
-// ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
+// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlCNNPredictPart4 struct {
+type ocannlCNNPredictPart5 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNPredictScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 5).
-func (r6 *ocannlCNNPredictPart4) Part(j23 int) {
-	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
+// Part runs part j20 of the nest (0 <= j20 < 5).
+func (r7 *ocannlCNNPredictPart5) Part(j20 int) {
+	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2876,47 +2896,14 @@ func (r6 *ocannlCNNPredictPart4) Part(j23 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j23+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j20+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j23][i2][i3] = acc3
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
-var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
-
-// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNPredictPart5 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNPredictScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r7 *ocannlCNNPredictPart5) Part(j24 int) {
-	pNetConv2Bias, scratch := r7.pNetConv2Bias, r7.scratch
-	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j24][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						scratch.net_conv2_y[i0][i1+j20][i2][i3] = acc3
 					}
 				}
 			}
@@ -2930,29 +2917,26 @@ var ocannlCNNPredictPart5Records rt.Records[ocannlCNNPredictPart5]
 // ocannlCNNPredictPart6 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNPredictPart6 struct {
-	scratch *ocannlCNNPredictScratch
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNPredictScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r9 *ocannlCNNPredictPart6) Part(j25 int) {
-	scratch := r9.scratch
-	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r8 *ocannlCNNPredictPart6) Part(j21 int) {
+	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
+		ocannlMap2AVX512(&scratch.net_head_x_1[32*j21][0][0][0], &scratch.net_conv2_y[32*j21][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
+		ocannlMap2AVX2(&scratch.net_head_x_1[32*j21][0][0][0], &scratch.net_conv2_y[32*j21][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0+32*j25][i1][i2]
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j21][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j21][i1][i2]
 					for i3 := range 16 {
-						r8 := net_head_x_1Row2[i3]
-						if !(r8 > 0) {
-							r8 = 0
-						}
-						net_head_xRow[i3] = r8
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
 					}
 				}
 			}
@@ -2962,3 +2946,39 @@ func (r9 *ocannlCNNPredictPart6) Part(j25 int) {
 
 // ocannlCNNPredictPart6Records holds the free ocannlCNNPredictPart6 records.
 var ocannlCNNPredictPart6Records rt.Records[ocannlCNNPredictPart6]
+
+// ocannlCNNPredictPart7 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart7 struct {
+	scratch *ocannlCNNPredictScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r10 *ocannlCNNPredictPart7) Part(j22 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_head_x_1[32*j22][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_head_x_1[32*j22][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j22][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j22][i1][i2]
+					for i3 := range 16 {
+						r9 := net_head_x_1Row2[i3]
+						if !(r9 > 0) {
+							r9 = 0
+						}
+						net_head_xRow[i3] = r9
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart7Records holds the free ocannlCNNPredictPart7 records.
+var ocannlCNNPredictPart7Records rt.Records[ocannlCNNPredictPart7]
