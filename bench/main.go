@@ -17,6 +17,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/rt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -117,12 +118,13 @@ func main() {
 	reps := flag.Int("reps", 5, "turns per implementation")
 	only := flag.String("run", "", "only cases whose name contains this")
 	scale := flag.Bool("scaling", false, "time 1 against 2 threads (wall time) instead")
+	spin := flag.Duration("regionspin", rt.DefaultRegionSpin, "with -scaling: how long the worker polls for the next nest in the 2-thread pool (rt.Pool.SetRegionSpin)")
 	flag.Parse()
 	if *scale {
 		core := blasInit()
 		fmt.Printf("cpu: %s (%d logical CPUs)\n", cpuModel(), runtime.NumCPU())
 		fmt.Printf("go: %s, GOMAXPROCS=2; OpenBLAS core: %s (OPENBLAS_CORETYPE=%q); assembly tier: %s\n", runtime.Version(), core, os.Getenv("OPENBLAS_CORETYPE"), bestTier())
-		scaling(*reps, *only)
+		scaling(*reps, *only, *spin)
 		return
 	}
 	runtime.GOMAXPROCS(1)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -32,12 +33,17 @@ type scaleCase struct {
 // kernels and training steps on an rt.Pool of 1 and of 2 threads, and
 // OpenBLAS with 1 and 2 threads. Wall time, not CPU time: two threads
 // spend more CPU time to finish sooner.
-func scaling(reps int, only string) {
+func scaling(reps int, only string, spin time.Duration) {
 	runtime.GOMAXPROCS(2)
-	// Config 1: one thread; 2: two; 3: two, with workers spinning 2000
-	// times for the next nest before they sleep (rt.Pool.SetSpin).
+	// Config 1: one thread; 2: two (a kernel call's region keeps the
+	// worker awake between its nests for up to spin; a straggling worker
+	// makes the pool back off to one thread for a while); 3: two, as
+	// before regions: the worker sleeps between nests
+	// (rt.Pool.SetRegionSpin(0): every nest wakes it) and no back-off.
 	pools := map[int]*rt.Pool{1: rt.NewPool(1), 2: rt.NewPool(2), 3: rt.NewPool(2)}
-	pools[3].SetSpin(2000)
+	pools[2].SetRegionSpin(spin)
+	pools[3].SetRegionSpin(0)
+	pools[3].SetStraggleBackoff(0)
 	genSet := func(th int) { kernels.SetTier(bestTier()); rt.SetDefaultPool(pools[th]) }
 	r := rand.New(rand.NewPCG(3, 4))
 	var cases []scaleCase
@@ -102,39 +108,46 @@ func scaling(reps int, only string) {
 	)
 
 	fmt.Println()
-	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, spinning workers | speedup | median speedups | CPU µs/call: 1 thread, 2, 2 spinning (best) |")
+	fmt.Printf("CPUs this process gets with 2 busy goroutines (before the table): %.2f\n", cpusAvailable())
+	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, worker asleep between nests, no back-off | speedup | median speedups | process CPU µs/call: 1 thread, 2, 2 asleep (best) |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-	cfgs := []int{1, 2, 3}
 	for _, c := range cases {
 		if only != "" && !strings.Contains(c.name, only) {
 			continue
 		}
 		for _, im := range c.impls {
-			iters := map[int]int{}
-			for _, th := range cfgs {
-				im.set(th)
-				im.run()
-				iters[th] = calibrate(im.run)
-			}
-			wall, cpu := map[int][]float64{}, map[int][]float64{}
-			for range reps {
-				for _, th := range cfgs {
-					im.set(th)
-					t0, c0 := time.Now(), cpuNow()
-					for range iters[th] {
-						im.run()
-					}
-					wall[th] = append(wall[th], float64(time.Since(t0).Microseconds())/float64(iters[th]))
-					cpu[th] = append(cpu[th], float64((cpuNow()-c0).Microseconds())/float64(iters[th]))
-				}
-			}
-			b1, b2, b3 := slices.Min(wall[1]), slices.Min(wall[2]), slices.Min(wall[3])
-			fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx | %.2fx, %.2fx | %.0f, %.0f, %.0f |\n", c.name, im.name, b1, b2, b1/b2, b3, b1/b3,
-				median(wall[1])/median(wall[2]), median(wall[1])/median(wall[3]), slices.Min(cpu[1]), slices.Min(cpu[2]), slices.Min(cpu[3]))
+			timeImpl(c.name, im, reps)
 		}
 	}
 	blasThreads(1)
 	rt.SetDefaultPool(pools[1])
+}
+
+// timeImpl prints one row: the interleaved turns of the three configs,
+// best and median wall time per call, and process CPU time.
+func timeImpl(name string, im scaleImpl, reps int) {
+	cfgs := []int{1, 2, 3}
+	iters := map[int]int{}
+	for _, th := range cfgs {
+		im.set(th)
+		im.run()
+		iters[th] = calibrate(im.run)
+	}
+	wall, cpu := map[int][]float64{}, map[int][]float64{}
+	for range reps {
+		for _, th := range cfgs {
+			im.set(th)
+			t0, c0 := time.Now(), procCPU()
+			for range iters[th] {
+				im.run()
+			}
+			wall[th] = append(wall[th], float64(time.Since(t0).Microseconds())/float64(iters[th]))
+			cpu[th] = append(cpu[th], float64((procCPU()-c0).Microseconds())/float64(iters[th]))
+		}
+	}
+	b1, b2, b3 := slices.Min(wall[1]), slices.Min(wall[2]), slices.Min(wall[3])
+	fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx | %.2fx, %.2fx | %.0f, %.0f, %.0f |\n", name, im.name, b1, b2, b1/b2, b3, b1/b3,
+		median(wall[1])/median(wall[2]), median(wall[1])/median(wall[3]), slices.Min(cpu[1]), slices.Min(cpu[2]), slices.Min(cpu[3]))
 }
 
 // bestTier is the best assembly tier this CPU runs.
@@ -145,4 +158,38 @@ func bestTier() string {
 		}
 	}
 	return "go"
+}
+
+// procCPU is the CPU time of the whole process, all threads (Linux
+// CLOCK_PROCESS_CPUTIME_ID): the pool's workers count, and a goroutine
+// moving between threads does not skew it (the thread clock of cpuNow
+// did, giving negative times).
+func procCPU() time.Duration {
+	const clockProcessCPUTime = 2 // CLOCK_PROCESS_CPUTIME_ID
+	var ts syscall.Timespec
+	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
+}
+
+// cpusAvailable is the CPU time two busy goroutines get per unit of wall
+// time over 200 ms: about 2 on an idle 2-core machine, less when other
+// processes (or other containers' cgroups) take the cores. Under 1.9 the
+// 2-thread column cannot show the kernels' scaling.
+func cpusAvailable() float64 {
+	c0, t0 := procCPU(), time.Now()
+	done := make(chan int)
+	for range 2 {
+		go func() {
+			x := 0
+			for time.Since(t0) < 200*time.Millisecond {
+				for i := range 10000 {
+					x += i
+				}
+			}
+			done <- x
+		}()
+	}
+	<-done
+	<-done
+	return float64(procCPU()-c0) / float64(time.Since(t0))
 }

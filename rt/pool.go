@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Task is work split into a fixed number of independent parts, run by a
@@ -31,11 +32,20 @@ type Task interface {
 // disjoint memory, so the same inputs give the same bits on 1, 2 or 64
 // threads.
 //
-// A Pool is safe for concurrent use. One call at a time uses the
-// workers; a call made while another is using them runs its parts on the
-// calling goroutine (so several models sharing a Pool never wait for
-// each other, they only share the workers). A nil *Pool stands for the
-// process-default pool ([DefaultPool]).
+// The workers are used either by one [Pool.Run] or by one [Region] at a
+// time: a generated kernel with several parallel loop nests enters a
+// region at its start ([Pool.Enter]), runs every nest through it
+// ([Region.Run]) and leaves it at its end, so the workers are woken once
+// per kernel call and stay awake (spinning for a bounded time, see
+// [Pool.SetRegionSpin]) between its nests.
+//
+// A Pool is safe for concurrent use. A call or region started while
+// another goroutine holds the workers runs its parts on the calling
+// goroutine (so several models sharing a Pool never wait for each other,
+// they only share the workers, first come first served); so does a Run
+// or Enter on a goroutine that already holds a region of the same pool
+// (it never deadlocks). A nil *Pool stands for the process-default pool
+// ([DefaultPool]).
 //
 // A part that panics crashes the program when it runs on a worker (as a
 // panic in any goroutine does); generated kernels check their arguments
@@ -43,23 +53,44 @@ type Task interface {
 type Pool struct {
 	n int // threads, >= 1
 
-	mu      sync.Mutex // held by the one call using the workers
+	mu      sync.Mutex // held by the one call or region using the workers
 	once    sync.Once
-	workers []chan struct{}
+	workers []*poolWorker
 	closed  bool // set under mu
 
-	// cur is the job being run (nil between calls): a worker takes a
+	// cur is the job being run (nil between jobs): a worker takes a
 	// reference on it, then checks it is still published, so the caller
 	// waits only for workers actually running its parts, never for one
 	// the operating system has not scheduled yet.
-	cur   atomic.Pointer[job]
-	epoch atomic.Uint64 // counts the jobs published
-	spin  atomic.Int32  // see SetSpin
-	job   job
+	cur    atomic.Pointer[job]
+	epoch  atomic.Uint64 // counts the jobs published
+	spin   atomic.Int32  // see SetSpin
+	region atomic.Bool   // a region holds the workers (under mu)
+	// regionSpin is how long (ns) an idle worker inside a region polls
+	// for the next nest before it sleeps; see SetRegionSpin.
+	regionSpin atomic.Int64
+	job        job
+
+	// The straggler back-off (see SetStraggleBackoff), in nanoseconds
+	// since t0: calls run serially before serialUntil; backoff is the
+	// last back-off's length, lastStraggle when it began.
+	t0           time.Time
+	maxBackoff   atomic.Int64
+	serialUntil  atomic.Int64
+	backoff      atomic.Int64
+	lastStraggle atomic.Int64
+	absent       int // nests in a row the worker took no part of (under mu)
 }
 
-// job is one call's work. task and parts are written by the caller
-// holding mu before it publishes the job (Pool.cur).
+// poolWorker is one worker goroutine's wake-up channel and whether it
+// sleeps on it (so a job only signals workers that sleep).
+type poolWorker struct {
+	wake     chan struct{}
+	sleeping atomic.Bool
+}
+
+// job is one parallel nest's work. task and parts are written by the
+// caller holding mu before it publishes the job (Pool.cur).
 type job struct {
 	task  Task
 	parts int64
@@ -70,6 +101,19 @@ type job struct {
 	done    chan struct{}
 }
 
+// DefaultRegionSpin is how long an idle worker inside a [Region] polls
+// for the next parallel nest before it sleeps, unless
+// [Pool.SetRegionSpin] says otherwise: longer than the serial code
+// between the nests of a training step usually runs (so the next nest
+// finds the worker awake), short enough that a kernel call that stops
+// handing out parts wastes little CPU time.
+const DefaultRegionSpin = 200 * time.Microsecond
+
+// preemptedGap is the time between two looks at the clock of a polling
+// worker (128 polls apart, well under a microsecond) beyond which it
+// takes the thread to have been preempted.
+const preemptedGap = 20 * time.Microsecond
+
 // NewPool returns a pool of n threads (the calling goroutine counts as
 // one); n <= 0 means runtime.GOMAXPROCS(0) at the time of the call.
 // NewPool(1) runs everything on the calling goroutine. Workers are
@@ -79,7 +123,10 @@ func NewPool(n int) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	return &Pool{n: max(n, 1)}
+	p := &Pool{n: max(n, 1), t0: time.Now()}
+	p.regionSpin.Store(int64(DefaultRegionSpin))
+	p.maxBackoff.Store(int64(DefaultMaxBackoff))
+	return p
 }
 
 // Threads is the number of threads the pool was created with (a call
@@ -93,9 +140,10 @@ func (p *Pool) Threads() int {
 }
 
 // Close stops the workers; later calls run every part on the calling
-// goroutine. Close waits for a call in progress to finish. Closing twice
-// is harmless; closing a nil pool does nothing (the default pool is never
-// closed through it).
+// goroutine. Close waits for a call or region in progress to finish (so
+// it must not be called by a goroutine inside a region of p). Closing
+// twice is harmless; closing a nil pool does nothing (the default pool
+// is never closed through it).
 func (p *Pool) Close() {
 	if p == nil {
 		return
@@ -107,7 +155,7 @@ func (p *Pool) Close() {
 	}
 	p.closed = true
 	for _, w := range p.workers {
-		close(w)
+		close(w.wake)
 	}
 	p.workers = nil
 }
@@ -115,52 +163,112 @@ func (p *Pool) Close() {
 // start launches the n-1 workers.
 func (p *Pool) start() {
 	p.job.done = make(chan struct{}, 1)
-	p.workers = make([]chan struct{}, p.n-1)
+	p.workers = make([]*poolWorker, p.n-1)
 	for i := range p.workers {
-		w := make(chan struct{}, 1)
+		w := &poolWorker{wake: make(chan struct{}, 1)}
+		w.sleeping.Store(true)
 		p.workers[i] = w
 		go p.worker(w)
 	}
 }
 
-// worker runs parts of the published job each time it is woken, until
-// its channel closes. A wake-up that comes late finds no job (or a later
-// one, which it may help with: it holds a reference before it looks).
-// After a job it looks for the next one up to spin times (yielding in
-// between) before it sleeps again.
-func (p *Pool) worker(wake chan struct{}) {
+// worker serves jobs each time it is woken, until its channel closes.
+// Before it sleeps it says so (sleeping), then looks once more for a
+// job: a caller publishes its job before it looks at sleeping, so one of
+// the two sees the other (a wake-up token left over only makes the
+// worker look once more). A missed job costs only time: the caller runs
+// every part no worker claimed.
+func (p *Pool) worker(w *poolWorker) {
 	var last uint64 // the epoch of the last job worked on
-	for range wake {
-		for idle := 0; idle <= int(p.spin.Load()); {
-			e := p.epoch.Load()
-			if j := p.cur.Load(); j != nil && e != last {
-				j.refs.Add(1)
-				if p.cur.Load() == j && p.epoch.Load() == e {
-					j.work()
-					last, idle = e, 0
-				}
-				j.release()
-				continue
-			}
-			idle++
-			if idle <= int(p.spin.Load()) {
-				runtime.Gosched()
+	for range w.wake {
+		for {
+			w.sleeping.Store(false)
+			last = p.serve(last)
+			w.sleeping.Store(true)
+			if !p.pending(last) {
+				break
 			}
 		}
 	}
 }
 
-// SetSpin sets how many times an idle worker looks for the next call's
-// parts, yielding its thread in between, before it sleeps (0, the
-// default: it sleeps at once). Spinning saves the wake-up of a sleeping
-// worker (microseconds) when parallel nests follow each other closely, as
-// in a training step, at the cost of CPU time while the pool is idle. It
-// may be called at any time.
+// pending reports whether a job other than the one of epoch last is
+// published.
+func (p *Pool) pending(last uint64) bool {
+	return p.epoch.Load() != last && p.cur.Load() != nil
+}
+
+// serve runs parts of the published jobs until the worker has nothing
+// to do: inside a region, until no job came for the region's spin time
+// or the region ends; outside, after looking spin times (SetSpin),
+// yielding in between. It returns the epoch of the last job served.
+func (p *Pool) serve(last uint64) uint64 {
+	yields, polls := 0, 0
+	var since, prev time.Time
+	for {
+		e := p.epoch.Load()
+		if j := p.cur.Load(); j != nil && e != last {
+			j.refs.Add(1)
+			if p.cur.Load() == j && p.epoch.Load() == e {
+				j.work()
+				last = e
+			}
+			j.release()
+			yields, polls, since, prev = 0, 0, time.Time{}, time.Time{}
+			continue
+		}
+		if p.region.Load() {
+			// Poll without yielding (the next nest is picked up within
+			// a few hundred nanoseconds); look at the clock every 128
+			// polls and let other goroutines of this P run every 2048.
+			// A gap between two looks far longer than 128 polls take
+			// means the OS ran something else on this core: the machine
+			// has no idle core, where a polling worker only takes CPU
+			// time from others (and from the caller), so it sleeps.
+			if polls++; polls%128 == 0 {
+				now := time.Now()
+				switch {
+				case since.IsZero():
+					since = now
+				case now.Sub(since) > time.Duration(p.regionSpin.Load()), now.Sub(prev) > preemptedGap:
+					return last
+				}
+				prev = now
+				if polls%2048 == 0 {
+					runtime.Gosched()
+				}
+			}
+			continue
+		}
+		if yields++; yields > int(p.spin.Load()) {
+			return last
+		}
+		runtime.Gosched()
+	}
+}
+
+// SetSpin sets how many times an idle worker outside a region looks for
+// the next call's parts, yielding its thread in between, before it
+// sleeps (0, the default: it sleeps at once). Spinning saves the wake-up
+// of a sleeping worker (microseconds) when parallel calls follow each
+// other closely, at the cost of CPU time while the pool is idle. It may
+// be called at any time.
 func (p *Pool) SetSpin(n int) {
 	if p == nil {
 		p = DefaultPool()
 	}
 	p.spin.Store(int32(max(n, 0)))
+}
+
+// SetRegionSpin sets how long an idle worker inside a [Region] polls for
+// the next parallel nest before it sleeps (DefaultRegionSpin unless set;
+// 0: it sleeps at once, and every nest wakes it). It may be called at
+// any time.
+func (p *Pool) SetRegionSpin(d time.Duration) {
+	if p == nil {
+		p = DefaultPool()
+	}
+	p.regionSpin.Store(int64(max(d, 0)))
 }
 
 // release drops a worker's reference, waking the caller when it waits
@@ -175,58 +283,134 @@ func (j *job) release() {
 	}
 }
 
-// work runs parts of the job until none is left.
-func (j *job) work() {
+// work runs parts of the job until none is left; it returns how many
+// it ran.
+func (j *job) work() int {
 	t, parts := j.task, j.parts
+	n := 0
 	for {
 		i := j.next.Add(1) - 1
 		if i >= parts {
-			return
+			return n
 		}
 		t.Part(int(i))
+		n++
 	}
 }
 
-// Run runs t.Part(i) for every i in 0..parts-1 and returns when all
-// have returned. It allocates nothing and starts no goroutine (except
-// the workers, on the first call that uses them).
-func (p *Pool) Run(t Task, parts int) {
+// Region is a pool's workers held by one goroutine for the time of one
+// kernel call: [Pool.Enter] returns it, [Region.Run] runs the parts of
+// each parallel nest on the workers (kept awake between nests), and
+// [Region.Leave] gives the workers back. The zero Region, and a region
+// that could not get the workers (another goroutine holds them, one
+// thread, a closed pool), runs every part on the calling goroutine.
+//
+// The rule: a Region is used by the goroutine that entered it, and left
+// (once) by it before the kernel call returns (generated code defers
+// Leave right after Enter); while it is held, other callers of the same
+// pool run serially, never wait.
+type Region struct {
+	p       *Pool // nil: serial
+	threads int
+}
+
+// Enter takes the pool's workers for a region and wakes them (they
+// start polling for the region's first nest), or returns a serial
+// Region when it cannot have them. It allocates nothing.
+func (p *Pool) Enter() Region {
 	if p == nil {
 		p = DefaultPool()
 	}
-	threads := min(p.n, runtime.GOMAXPROCS(0), parts)
-	if threads <= 1 || !p.mu.TryLock() {
-		for i := range parts {
-			t.Part(i)
-		}
-		return
+	r := p.enter(p.n)
+	if r.p != nil {
+		p.region.Store(true)
 	}
-	defer p.mu.Unlock()
+	return r
+}
+
+// enter takes the workers for at most want threads and wakes them.
+func (p *Pool) enter(want int) Region {
+	threads := min(want, runtime.GOMAXPROCS(0))
+	if threads <= 1 || p.backingOff() || !p.mu.TryLock() {
+		return Region{}
+	}
 	if p.closed {
-		for i := range parts {
-			t.Part(i)
-		}
-		return
+		p.mu.Unlock()
+		return Region{}
 	}
 	p.once.Do(p.start)
+	p.absent = 0 // the workers are just being woken
+	return Region{p: p, threads: threads}
+}
+
+// wake signals the sleeping workers among the region's.
+func (r Region) wake() {
+	for _, w := range r.p.workers[:r.threads-1] {
+		if w.sleeping.Load() {
+			select {
+			case w.wake <- struct{}{}:
+			default: // a wake-up is already pending
+			}
+		}
+	}
+}
+
+// Leave gives the workers back (they go to sleep, after SetSpin's
+// polls). Leaving a serial Region does nothing.
+func (r Region) Leave() {
+	if r.p == nil {
+		return
+	}
+	r.p.region.Store(false)
+	r.p.mu.Unlock()
+}
+
+// Run runs t.Part(i) for every i in 0..parts-1 on the region's threads
+// and returns when all have returned (a barrier). It allocates nothing.
+func (r Region) Run(t Task, parts int) {
+	if r.p == nil || parts <= 1 || r.p.backingOff() {
+		for i := range parts {
+			t.Part(i)
+		}
+		return
+	}
+	r.run(t, parts, true)
+}
+
+// run publishes the job, wakes the sleeping workers, runs parts until
+// none is left and waits for the workers running the last ones: polling
+// briefly (inRegion: for about as long as a part imbalance lasts), then
+// asleep until the last one leaves (a long busy wait would take the CPU
+// from the worker on a loaded machine).
+func (r Region) run(t Task, parts int, inRegion bool) {
+	p := r.p
 	j := &p.job
 	j.task, j.parts = t, int64(parts)
 	j.next.Store(0)
 	p.epoch.Add(1)
 	p.cur.Store(j)
-	for _, w := range p.workers[:threads-1] {
-		select {
-		case w <- struct{}{}:
-		default: // a wake-up is already pending
-		}
-	}
-	j.work()
-	// Every part is claimed; wait for the workers running the last ones:
-	// a few yields, then asleep until the last one leaves (a busy wait
-	// would take the CPU from the worker on a loaded machine).
+	r.wake()
+	start := time.Now()
+	mine := j.work()
+	done := time.Now()
 	p.cur.Store(nil)
-	for i := 0; i < 16 && j.refs.Load() != 0; i++ {
-		runtime.Gosched()
+	p.noteParts(mine, parts)
+	if inRegion {
+		var since time.Time
+		for i := 1; j.refs.Load() != 0; i++ {
+			if i%64 == 0 {
+				now := time.Now()
+				if since.IsZero() {
+					since = now
+				} else if now.Sub(since) > 20*time.Microsecond {
+					break
+				}
+			}
+		}
+	} else {
+		for i := 0; i < 16 && j.refs.Load() != 0; i++ {
+			runtime.Gosched()
+		}
 	}
 	if j.refs.Load() != 0 {
 		j.waiting.Store(true)
@@ -234,8 +418,116 @@ func (p *Pool) Run(t Task, parts int) {
 			<-j.done
 		}
 		j.waiting.Store(false)
+		if mine > 0 {
+			p.noteWait(time.Since(done), done.Sub(start)/time.Duration(mine))
+		}
 	}
 	j.task = nil
+}
+
+// Straggler back-off: on an oversubscribed machine (more runnable
+// threads than cores) the OS may stop a worker in the middle of a part
+// for milliseconds, and the caller waits for it at the barrier, or not
+// run it at all while it polls: two threads then run slower than one. A
+// pool that sees either backs off: its calls run serially for a while,
+// then try the workers again.
+const (
+	// straggleWait is the least barrier wait taken for a straggler
+	// (also more than two of the caller's parts took).
+	straggleWait = time.Millisecond
+	// minBackoff is the first back-off; each straggler within a second
+	// of the last doubles it, up to SetStraggleBackoff's limit.
+	minBackoff = 20 * time.Millisecond
+	// DefaultMaxBackoff is the longest back-off unless
+	// Pool.SetStraggleBackoff says otherwise.
+	DefaultMaxBackoff = time.Second
+	// absentNests is how many nests in a row the caller runs every part
+	// of before the pool backs off.
+	absentNests = 8
+)
+
+// SetStraggleBackoff sets the longest time the pool runs calls serially
+// after a worker straggled (kept the caller waiting at a barrier over a
+// millisecond, and over twice as long as the caller's own parts took:
+// the OS had taken its core); 0 turns the back-off off. It may be called
+// at any time. Results never depend on it.
+func (p *Pool) SetStraggleBackoff(limit time.Duration) {
+	if p == nil {
+		p = DefaultPool()
+	}
+	p.maxBackoff.Store(int64(max(limit, 0)))
+	if limit <= 0 {
+		p.serialUntil.Store(0)
+	}
+}
+
+// now is the time since the pool was made, in nanoseconds.
+func (p *Pool) now() int64 { return int64(time.Since(p.t0)) }
+
+// backingOff reports whether calls run serially after a straggler.
+func (p *Pool) backingOff() bool {
+	u := p.serialUntil.Load()
+	return u != 0 && p.now() < u
+}
+
+// noteWait judges a barrier wait (the caller's parts took part each):
+// a straggler starts or lengthens a back-off. Only the goroutine holding
+// the workers calls it.
+func (p *Pool) noteWait(wait, part time.Duration) {
+	if wait >= straggleWait && wait >= 2*part {
+		p.backOff()
+	}
+}
+
+// noteParts counts the nests whose parts the caller ran all of (the
+// worker, polling or woken, took none: the OS is not running it);
+// absentNests in a row start or lengthen a back-off. Only the goroutine
+// holding the workers calls it.
+func (p *Pool) noteParts(mine, parts int) {
+	if mine < parts {
+		p.absent = 0
+		return
+	}
+	if p.absent++; p.absent >= absentNests {
+		p.absent = 0
+		p.backOff()
+	}
+}
+
+// backOff starts a back-off, or doubles it when the last one began less
+// than a second ago (up to the limit).
+func (p *Pool) backOff() {
+	limit := p.maxBackoff.Load()
+	if limit <= 0 {
+		return
+	}
+	now := p.now()
+	b := int64(minBackoff)
+	if last := p.lastStraggle.Load(); last != 0 && now-last < int64(time.Second) {
+		b = 2 * p.backoff.Load()
+	}
+	b = min(b, limit)
+	p.backoff.Store(b)
+	p.lastStraggle.Store(now)
+	p.serialUntil.Store(now + b)
+}
+
+// Run runs t.Part(i) for every i in 0..parts-1 and returns when all
+// have returned: a region of one nest. It allocates nothing and starts
+// no goroutine (except the workers, on the first call that uses them).
+func (p *Pool) Run(t Task, parts int) {
+	if p == nil {
+		p = DefaultPool()
+	}
+	r := p.enter(min(p.n, parts))
+	if r.p == nil {
+		for i := range parts {
+			t.Part(i)
+		}
+		return
+	}
+	defer r.Leave()
+	r.run(t, parts, false)
 }
 
 // ThreadsEnvVar is the environment variable that sets the number of

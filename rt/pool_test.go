@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // sumTask writes, into out[i], a fixed-order sum depending on i only.
@@ -219,5 +220,178 @@ func TestRecords(t *testing.T) {
 	r.Put(a)
 	if n := testing.AllocsPerRun(100, func() { r.Put(r.Get()) }); n != 0 {
 		t.Fatalf("Get/Put allocate %v", n)
+	}
+}
+
+// A region runs many nests back to back (a kernel call): every part of
+// every nest runs once, with the serial results, on 1 to 7 threads,
+// with and without region spinning.
+func TestPoolRegion(t *testing.T) {
+	for _, threads := range []int{1, 2, 4, 7} {
+		for _, spin := range []time.Duration{0, DefaultRegionSpin} {
+			p := NewPool(threads)
+			p.SetRegionSpin(spin)
+			for range 30 {
+				r := p.Enter()
+				for _, parts := range []int{0, 1, 2, 3, 16, 33} {
+					task := newSumTask(parts)
+					for i := range task.out {
+						task.out[i] = -1
+					}
+					r.Run(task, parts)
+					want := serial(parts)
+					for i := range want {
+						if task.out[i] != want[i] {
+							t.Fatalf("threads %d parts %d: out[%d] = %v, want %v", threads, parts, i, task.out[i], want[i])
+						}
+					}
+				}
+				r.Leave()
+			}
+			p.Close()
+		}
+	}
+	var zero Region
+	task := &countTask{hits: make([]int32, 5)}
+	zero.Run(task, 5)
+	zero.Leave()
+	if task.hits[4] != 1 {
+		t.Fatalf("zero Region ran part 4 %d times, want 1", task.hits[4])
+	}
+}
+
+// Several goroutines enter regions of one pool at once (several models
+// sharing a pool), and a region's holder calls Run and Enter on the same
+// pool again (serial, never a deadlock): every part runs once.
+func TestPoolRegionConcurrent(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	want := serial(24)
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := newSumTask(24)
+			for it := range 40 {
+				r := p.Enter()
+				for range 3 {
+					r.Run(st, 24)
+					if g == 0 && it%2 == 0 {
+						p.Run(st, 24) // inside our own region: serial
+						inner := p.Enter()
+						inner.Run(st, 24)
+						inner.Leave()
+					}
+					for i := range want {
+						if st.out[i] != want[i] {
+							t.Error("mismatch")
+							r.Leave()
+							return
+						}
+					}
+				}
+				r.Leave()
+			}
+		}()
+	}
+	wg.Wait()
+	// After the regions the workers serve plain calls again.
+	task := &countTask{hits: make([]int32, 16)}
+	for range 50 {
+		p.Run(task, 16)
+	}
+	for i, h := range task.hits {
+		if h != 50 {
+			t.Fatalf("part %d ran %d times, want 50", i, h)
+		}
+	}
+}
+
+func TestPoolRegionAllocs(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	task := newSumTask(8)
+	p.Run(task, 8) // start the workers
+	if a := testing.AllocsPerRun(100, func() {
+		r := p.Enter()
+		r.Run(task, 8)
+		r.Run(task, 8)
+		r.Leave()
+	}); a != 0 {
+		t.Fatalf("a region allocates %v per call", a)
+	}
+}
+
+// A straggler (a barrier wait over straggleWait and over two of the
+// caller's parts) makes the pool run serially for minBackoff, doubling
+// while stragglers follow within a second, up to the limit; short waits
+// and a limit of 0 do nothing; the parts still all run once.
+func TestPoolStraggleBackoff(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	p.noteWait(straggleWait/2, time.Microsecond)
+	p.noteWait(2*straggleWait, 3*straggleWait/2)
+	if p.backingOff() {
+		t.Fatal("backing off after waits that are no stragglers")
+	}
+	p.noteWait(2*straggleWait, time.Microsecond)
+	if !p.backingOff() || p.backoff.Load() != int64(minBackoff) {
+		t.Fatalf("after a straggler: backing off %v for %v, want %v", p.backingOff(), time.Duration(p.backoff.Load()), minBackoff)
+	}
+	if r := p.Enter(); r.p != nil {
+		r.Leave()
+		t.Fatal("Enter got the workers while backing off")
+	}
+	task := &countTask{hits: make([]int32, 8)}
+	p.Run(task, 8)
+	r := Region{p: p, threads: 2} // a region entered before the straggler
+	r.Run(task, 8)
+	for i, h := range task.hits {
+		if h != 2 {
+			t.Fatalf("part %d ran %d times, want 2", i, h)
+		}
+	}
+	p.noteWait(2*straggleWait, time.Microsecond)
+	if got := time.Duration(p.backoff.Load()); got != 2*minBackoff {
+		t.Fatalf("second straggler: back-off %v, want %v", got, 2*minBackoff)
+	}
+	p.SetStraggleBackoff(3 * minBackoff)
+	p.noteWait(2*straggleWait, time.Microsecond)
+	if got := time.Duration(p.backoff.Load()); got != 3*minBackoff {
+		t.Fatalf("third straggler: back-off %v, want the limit %v", got, 3*minBackoff)
+	}
+	p.serialUntil.Store(p.now() - 1) // the back-off is over
+	if r := p.Enter(); r.p == nil {
+		t.Fatal("Enter still serial after the back-off")
+	} else {
+		r.Leave()
+	}
+	p.SetStraggleBackoff(0)
+	p.noteWait(time.Second, time.Microsecond)
+	if p.backingOff() {
+		t.Fatal("backing off with the back-off turned off")
+	}
+}
+
+// absentNests nests in a row whose parts the caller ran all of (the
+// worker never got a core) back off too; a nest the worker helped with
+// restarts the count.
+func TestPoolAbsentWorkerBackoff(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	for range absentNests - 1 {
+		p.noteParts(8, 8)
+	}
+	p.noteParts(5, 8)
+	for range absentNests - 1 {
+		p.noteParts(8, 8)
+	}
+	if p.backingOff() {
+		t.Fatal("backing off before absentNests nests in a row")
+	}
+	p.noteParts(8, 8)
+	if !p.backingOff() {
+		t.Fatal("not backing off after absentNests nests in a row")
 	}
 }

@@ -28,6 +28,10 @@ import (
 //	    for i2 in 0..511:  # reduction
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]float32) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := rt.DefaultPool().Enter()
+	defer region.Leave()
+
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*out = [512][512]float32{}
@@ -37,7 +41,7 @@ func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]
 	rec.out = out
 	rec.a = a
 	rec.b = b
-	rt.DefaultPool().Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlMatMul512Part0{}
 	ocannlMatMul512Part0Records.Put(rec)
 }
@@ -160,6 +164,10 @@ func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32
 //	    for i2 in 0..783:  # reduction
 //	      out[i0, i1] += x[i0, i2] * w[i2, i1]
 func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]float32) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := rt.DefaultPool().Enter()
+	defer region.Leave()
+
 	// out = einsum "+*" "b,i; i,o => b,o" of x, w
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*out = [32][128]float32{}
@@ -169,7 +177,7 @@ func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]flo
 	rec.out = out
 	rec.x = x
 	rec.w = w
-	rt.DefaultPool().Run(rec, 4)
+	region.Run(rec, 4)
 	*rec = ocannlMLPLayerPart0{}
 	ocannlMLPLayerPart0Records.Put(rec)
 }
@@ -256,13 +264,16 @@ var ocannlMLPLayerPart0Records rt.Records[ocannlMLPLayerPart0]
 func ocannlConv2D(img *[8][32][32][64]float32, kernel *[64][3][3][64]float32, out *[8][32][32][64]float32) {
 	scratch := ocannlConv2DScratchPool.Get().(*ocannlConv2DScratch)
 	defer ocannlConv2DScratchPool.Put(scratch)
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := rt.DefaultPool().Enter()
+	defer region.Leave()
 
 	// img = pointwise id of img'
 	// 8 parts of i1 on the pool.
 	rec := ocannlConv2DPart0Records.Get()
 	rec.img = img
 	rec.scratch = scratch
-	rt.DefaultPool().Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlConv2DPart0{}
 	ocannlConv2DPart0Records.Put(rec)
 
@@ -332,7 +343,7 @@ func ocannlConv2D(img *[8][32][32][64]float32, kernel *[64][3][3][64]float32, ou
 	rec2.out = out
 	rec2.kernel = kernel
 	rec2.scratch = scratch
-	rt.DefaultPool().Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlConv2DPart1{}
 	ocannlConv2DPart1Records.Put(rec2)
 }
@@ -464,13 +475,17 @@ var ocannlConv2DPart1Records rt.Records[ocannlConv2DPart1]
 //	            for i6 in 0..63:  # reduction
 //	              out[i0, i1, i2, i3] += img[i0, i1 + i4, i2 + i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2DPrepadded(img *[8][34][34][64]float32, kernel *[64][3][3][64]float32, out *[8][32][32][64]float32) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := rt.DefaultPool().Enter()
+	defer region.Leave()
+
 	// out = einsum "+*" "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
 	// 8 parts of i2 on the pool.
 	rec := ocannlConv2DPrepaddedPart0Records.Get()
 	rec.out = out
 	rec.img = img
 	rec.kernel = kernel
-	rt.DefaultPool().Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlConv2DPrepaddedPart0{}
 	ocannlConv2DPrepaddedPart0Records.Put(rec)
 }

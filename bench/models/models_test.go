@@ -67,3 +67,62 @@ func TestThreadsBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestBackwardClears: Backward run twice on the same batch gives the
+// same gradients, on 1 and 2 threads (the gradients and the scratch
+// gradient arrays are cleared, in parts on the pool, before each pass:
+// a clear lost or run out of order would add the first pass's values).
+func TestBackwardClears(t *testing.T) {
+	cx, cy := cnnBatch()
+	rx, ry := revBatch()
+	for _, th := range []int{1, 2} {
+		p := rt.NewPool(th)
+		c, r := new(CNN), new(Reverser)
+		c.Init(1)
+		r.Init(1)
+		c.Pool, r.Pool = p, p
+		c.Backward(&cx, &cy)
+		r.Backward(&rx, &ry)
+		cg, rg := c.Grads, r.Grads
+		c.Backward(&cx, &cy)
+		r.Backward(&rx, &ry)
+		if c.Grads != cg {
+			t.Errorf("%d threads: CNN: the second Backward's gradients differ from the first's", th)
+		}
+		if r.Grads != rg {
+			t.Errorf("%d threads: Reverser: the second Backward's gradients differ from the first's", th)
+		}
+		if c.Grads == (ocannlCNNParams{}) || r.Grads == (ocannlReverserParams{}) {
+			t.Errorf("%d threads: all-zero gradients", th)
+		}
+		p.Close()
+	}
+}
+
+// BenchmarkTrainStep times the two demos' training steps on pools of 1
+// and 2 threads (profile a step with -cpuprofile; bench -scaling makes
+// the interleaved comparison of docs/benchmarks.md).
+func BenchmarkTrainStep(b *testing.B) {
+	cx, cy := cnnBatch()
+	rx, ry := revBatch()
+	for _, th := range []int{1, 2} {
+		p := rt.NewPool(th)
+		b.Run("CNN/threads="+string(rune('0'+th)), func(b *testing.B) {
+			c := new(CNN)
+			c.Init(1)
+			c.Pool = p
+			for b.Loop() {
+				c.TrainStep(&cx, &cy)
+			}
+		})
+		b.Run("attention/threads="+string(rune('0'+th)), func(b *testing.B) {
+			r := new(Reverser)
+			r.Init(1)
+			r.Pool = p
+			for b.Loop() {
+				r.TrainStep(&rx, &ry)
+			}
+		})
+		p.Close()
+	}
+}

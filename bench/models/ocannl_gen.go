@@ -843,6 +843,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	var train_1 [256][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 5 parts of i1 on the pool.
@@ -850,7 +853,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNTrainLossPart0{}
 	ocannlCNNTrainLossPart0Records.Put(rec)
 
@@ -859,7 +862,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	rec2 := ocannlCNNTrainLossPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlCNNTrainLossPart1{}
 	ocannlCNNTrainLossPart1Records.Put(rec2)
 
@@ -867,7 +870,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNTrainLossPart2Records.Get()
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlCNNTrainLossPart2{}
 	ocannlCNNTrainLossPart2Records.Put(rec3)
 
@@ -880,49 +883,41 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float32 pointwise kernel over 131072 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
-	} else {
-		for j4 := range 256 {
-			for j5 := range 8 {
-				for j6 := range 8 {
-					for j7 := range 8 {
-						scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
-					}
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of the filled arrays on the pool.
 	rec4 := ocannlCNNTrainLossPart3Records.Get()
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlCNNTrainLossPart3{}
 	ocannlCNNTrainLossPart3Records.Put(rec4)
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNTrainLossPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlCNNTrainLossPart4{}
+	ocannlCNNTrainLossPart4Records.Put(rec5)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j9 := range 256 {
-			for j10 := range 8 {
-				for j11 := range 8 {
-					scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
+		for j6 := range 256 {
+			for j7 := range 8 {
+				for j8 := range 8 {
+					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j12 := range 256 {
-			for j13 := 6; j13 < 8; j13++ {
-				for j14 := range 8 {
-					for j15 := range 8 {
-						scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+		for j9 := range 256 {
+			for j10 := 6; j10 < 8; j10++ {
+				for j11 := range 8 {
+					for j12 := range 8 {
+						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 					}
 				}
 			}
@@ -930,85 +925,58 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j16 := 1; j16 < 6; j16++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j16][0][0])
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
 	} else {
-		for j17 := range 256 {
-			for j18 := 1; j18 < 6; j18++ {
-				for j19 := range 8 {
-					scratch.net_max_pool_1_y[j17][j18][0][j19] = 0
+		for j14 := range 256 {
+			for j15 := 1; j15 < 6; j15++ {
+				for j16 := range 8 {
+					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j20 := 1; j20 < 6; j20++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j20][6][0])
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
 	} else {
-		for j21 := range 256 {
-			for j22 := 1; j22 < 6; j22++ {
-				for j23 := 6; j23 < 8; j23++ {
-					for j24 := range 8 {
-						scratch.net_max_pool_1_y[j21][j22][j23][j24] = 0
+		for j18 := range 256 {
+			for j19 := 1; j19 < 6; j19++ {
+				for j20 := 6; j20 < 8; j20++ {
+					for j21 := range 8 {
+						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
 					}
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec5 := ocannlCNNTrainLossPart4Records.Get()
-	rec5.pNetConv2Kernel = pNetConv2Kernel
-	rec5.scratch = scratch
-	pool.Run(rec5, 5)
-	*rec5 = ocannlCNNTrainLossPart4{}
-	ocannlCNNTrainLossPart4Records.Put(rec5)
+	rec6 := ocannlCNNTrainLossPart5Records.Get()
+	rec6.pNetConv2Kernel = pNetConv2Kernel
+	rec6.scratch = scratch
+	region.Run(rec6, 5)
+	*rec6 = ocannlCNNTrainLossPart5{}
+	ocannlCNNTrainLossPart5Records.Put(rec6)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlCNNTrainLossPart6Records.Get()
+	rec7.pNetConv2Bias = pNetConv2Bias
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlCNNTrainLossPart6{}
+	ocannlCNNTrainLossPart6Records.Put(rec7)
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
-					for i3 := range 16 {
-						r7 := net_head_x_1Row2[i3]
-						if !(r7 > 0) {
-							r7 = 0
-						}
-						net_head_xRow[i3] = r7
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlCNNTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlCNNTrainLossPart7{}
+	ocannlCNNTrainLossPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -1038,9 +1006,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap9AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
@@ -1070,9 +1038,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap10AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
@@ -1087,7 +1055,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -1117,7 +1085,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap12AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -1127,9 +1095,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap10AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
@@ -1144,9 +1112,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap13AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap13AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -1313,20 +1281,43 @@ func (r4 *ocannlCNNTrainLossPart2) Part(j3 int) {
 var ocannlCNNTrainLossPart2Records rt.Records[ocannlCNNTrainLossPart2]
 
 // ocannlCNNTrainLossPart3 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNTrainLossPart3 struct {
 	scratch *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j8 of the nest (0 <= j8 < 8).
-func (r5 *ocannlCNNTrainLossPart3) Part(j8 int) {
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r5 *ocannlCNNTrainLossPart3) Part(j4 int) {
 	scratch := r5.scratch
+	for f := 32 * j4; f < 32*j4+32; f++ {
+		for f2 := range 8 {
+			for f3 := range 8 {
+				for f4 := range 8 {
+					scratch.net_max_pool_1_y[f][f2][f3][f4] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart3Records holds the free ocannlCNNTrainLossPart3 records.
+var ocannlCNNTrainLossPart3Records rt.Records[ocannlCNNTrainLossPart3]
+
+// ocannlCNNTrainLossPart4 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNTrainLossPart4 struct {
+	scratch *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r6 *ocannlCNNTrainLossPart4) Part(j5 int) {
+	scratch := r6.scratch
 	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 5 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[32*j5][i1+1][1][0], &scratch.net_max_pool_1_x[32*j5][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -1335,11 +1326,11 @@ func (r5 *ocannlCNNTrainLossPart3) Part(j8 int) {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j5][i1+1][i2+1]
 					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2]
 						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2+1]
 						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 8 {
 							acc2 := net_max_pool_1_yRow[i3]
@@ -1354,30 +1345,30 @@ func (r5 *ocannlCNNTrainLossPart3) Part(j8 int) {
 	}
 }
 
-// ocannlCNNTrainLossPart3Records holds the free ocannlCNNTrainLossPart3 records.
-var ocannlCNNTrainLossPart3Records rt.Records[ocannlCNNTrainLossPart3]
+// ocannlCNNTrainLossPart4Records holds the free ocannlCNNTrainLossPart4 records.
+var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
 
-// ocannlCNNTrainLossPart4 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
+// ocannlCNNTrainLossPart5 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlCNNTrainLossPart4 struct {
+type ocannlCNNTrainLossPart5 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 5).
-func (r6 *ocannlCNNTrainLossPart4) Part(j25 int) {
-	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
+// Part runs part j22 of the nest (0 <= j22 < 5).
+func (r7 *ocannlCNNTrainLossPart5) Part(j22 int) {
+	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -1389,14 +1380,14 @@ func (r6 *ocannlCNNTrainLossPart4) Part(j25 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j25+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j25][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
 					}
 				}
 			}
@@ -1404,8 +1395,77 @@ func (r6 *ocannlCNNTrainLossPart4) Part(j25 int) {
 	}
 }
 
-// ocannlCNNTrainLossPart4Records holds the free ocannlCNNTrainLossPart4 records.
-var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
+// ocannlCNNTrainLossPart5Records holds the free ocannlCNNTrainLossPart5 records.
+var ocannlCNNTrainLossPart5Records rt.Records[ocannlCNNTrainLossPart5]
+
+// ocannlCNNTrainLossPart6 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNTrainLossPart6 struct {
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r8 *ocannlCNNTrainLossPart6) Part(j23 int) {
+	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j23][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart6Records holds the free ocannlCNNTrainLossPart6 records.
+var ocannlCNNTrainLossPart6Records rt.Records[ocannlCNNTrainLossPart6]
+
+// ocannlCNNTrainLossPart7 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNTrainLossPart7 struct {
+	scratch *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r10 *ocannlCNNTrainLossPart7) Part(j24 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j24][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j24][i1][i2]
+					for i3 := range 16 {
+						r9 := net_head_x_1Row2[i3]
+						if !(r9 > 0) {
+							r9 = 0
+						}
+						net_head_xRow[i3] = r9
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart7Records holds the free ocannlCNNTrainLossPart7 records.
+var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -1829,6 +1889,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 5 parts of i1 on the pool.
@@ -1836,7 +1899,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNBackwardPart0{}
 	ocannlCNNBackwardPart0Records.Put(rec)
 
@@ -1845,7 +1908,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec2 := ocannlCNNBackwardPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlCNNBackwardPart1{}
 	ocannlCNNBackwardPart1Records.Put(rec2)
 
@@ -1853,7 +1916,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNBackwardPart2Records.Get()
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlCNNBackwardPart2{}
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
@@ -1866,49 +1929,41 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float32 pointwise kernel over 131072 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
-	} else {
-		for j4 := range 256 {
-			for j5 := range 8 {
-				for j6 := range 8 {
-					for j7 := range 8 {
-						scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
-					}
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of the filled arrays on the pool.
 	rec4 := ocannlCNNBackwardPart3Records.Get()
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlCNNBackwardPart3{}
 	ocannlCNNBackwardPart3Records.Put(rec4)
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNBackwardPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlCNNBackwardPart4{}
+	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j9 := range 256 {
-			for j10 := range 8 {
-				for j11 := range 8 {
-					scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
+		for j6 := range 256 {
+			for j7 := range 8 {
+				for j8 := range 8 {
+					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j12 := range 256 {
-			for j13 := 6; j13 < 8; j13++ {
-				for j14 := range 8 {
-					for j15 := range 8 {
-						scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+		for j9 := range 256 {
+			for j10 := 6; j10 < 8; j10++ {
+				for j11 := range 8 {
+					for j12 := range 8 {
+						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 					}
 				}
 			}
@@ -1916,85 +1971,58 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j16 := 1; j16 < 6; j16++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j16][0][0])
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
 	} else {
-		for j17 := range 256 {
-			for j18 := 1; j18 < 6; j18++ {
-				for j19 := range 8 {
-					scratch.net_max_pool_1_y[j17][j18][0][j19] = 0
+		for j14 := range 256 {
+			for j15 := 1; j15 < 6; j15++ {
+				for j16 := range 8 {
+					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j20 := 1; j20 < 6; j20++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j20][6][0])
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
 	} else {
-		for j21 := range 256 {
-			for j22 := 1; j22 < 6; j22++ {
-				for j23 := 6; j23 < 8; j23++ {
-					for j24 := range 8 {
-						scratch.net_max_pool_1_y[j21][j22][j23][j24] = 0
+		for j18 := range 256 {
+			for j19 := 1; j19 < 6; j19++ {
+				for j20 := 6; j20 < 8; j20++ {
+					for j21 := range 8 {
+						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
 					}
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec5 := ocannlCNNBackwardPart4Records.Get()
-	rec5.pNetConv2Kernel = pNetConv2Kernel
-	rec5.scratch = scratch
-	pool.Run(rec5, 5)
-	*rec5 = ocannlCNNBackwardPart4{}
-	ocannlCNNBackwardPart4Records.Put(rec5)
+	rec6 := ocannlCNNBackwardPart5Records.Get()
+	rec6.pNetConv2Kernel = pNetConv2Kernel
+	rec6.scratch = scratch
+	region.Run(rec6, 5)
+	*rec6 = ocannlCNNBackwardPart5{}
+	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.pNetConv2Bias = pNetConv2Bias
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlCNNBackwardPart6{}
+	ocannlCNNBackwardPart6Records.Put(rec7)
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
-					for i3 := range 16 {
-						r7 := net_head_x_1Row2[i3]
-						if !(r7 > 0) {
-							r7 = 0
-						}
-						net_head_xRow[i3] = r7
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlCNNBackwardPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlCNNBackwardPart7{}
+	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -2024,9 +2052,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap9AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
@@ -2056,9 +2084,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap10AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
@@ -2073,7 +2101,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -2103,7 +2131,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap12AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -2113,9 +2141,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap10AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
@@ -2130,9 +2158,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap13AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap13AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -2168,14 +2196,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// zero the gradients
 	*gNetConv1Kernel = [72]float32{}
-	scratch.net_conv1_y_grad = [256][10][10][8]float32{}
+	// 8 parts of the filled arrays on the pool.
+	rec9 := ocannlCNNBackwardPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlCNNBackwardPart8{}
+	ocannlCNNBackwardPart8Records.Put(rec9)
 	*gNetConv1Bias = [8]float32{}
-	scratch.net_max_pool_1_x_1_grad = [256][10][10][8]float32{}
-	scratch.net_max_pool_1_x_grad = [256][10][10][8]float32{}
-	scratch.net_max_pool_1_y_grad = [256][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
-	scratch.net_head_x_grad = [256][5][5][16]float32{}
 	*gNetHeadW = [1600]float32{}
 	*gNetHeadB = [4]float32{}
 
@@ -2191,7 +2220,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&train_1_grad[0][0], &train_2_grad[0])
+		ocannlMap14AVX2(&train_1_grad[0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -2205,7 +2234,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow2 := &labels[i0]
@@ -2220,7 +2249,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
@@ -2250,7 +2279,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
@@ -2260,7 +2289,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
@@ -2274,9 +2303,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap19AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap19AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
@@ -2291,7 +2320,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
@@ -2321,9 +2350,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap20AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap20AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
@@ -2331,15 +2360,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 			for i1 := range 4 {
-				var r8 float32
+				var r12 float32
 				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-					r8 = 1
+					r12 = 1
 				}
-				r9 := float32(0)
-				if r8 != 0 {
-					r9 = train_cross_entropy_1_m_gradV
+				r13 := float32(0)
+				if r12 != 0 {
+					r13 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r9
+				train_cross_entropy_1_logits_gradRow2[i1] += r13
 			}
 		}
 	}
@@ -2347,7 +2376,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
@@ -2427,113 +2456,82 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 102400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
-	} else {
-		scratch.net_head_x_1_grad = [256][5][5][16]float32{}
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row3 := &scratch.net_head_x_1[i0][i1][i2]
-					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0][i1][i2]
-					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
-					for i3 := range 16 {
-						var r10 float32
-						if 0 < net_head_x_1Row3[i3] {
-							r10 = 1
-						}
-						r11 := float32(0)
-						if r10 != 0 {
-							r11 = net_head_x_gradRow2[i3]
-						}
-						net_head_x_1_gradRow[i3] += r11
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlCNNBackwardPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlCNNBackwardPart9{}
+	ocannlCNNBackwardPart9Records.Put(rec10)
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 102400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_conv2_y_grad = [256][5][5][16]float32{}
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0][i1][i2]
-					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
-					for i3 := range 16 {
-						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlCNNBackwardPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlCNNBackwardPart10{}
+	ocannlCNNBackwardPart10Records.Put(rec11)
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlCNNBackwardPart5Records.Get()
-	rec6.scratch = scratch
-	pool.Run(rec6, 8)
+	rec12 := ocannlCNNBackwardPart11Records.Get()
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
 	// The 8 partial sums, added in part order.
-	for j27 := range 16 {
-		acc12 := gNetConv2Bias[j27]
-		acc12 += rec6.gNetConv2BiasPartial[0][j27]
-		acc12 += rec6.gNetConv2BiasPartial[1][j27]
-		acc12 += rec6.gNetConv2BiasPartial[2][j27]
-		acc12 += rec6.gNetConv2BiasPartial[3][j27]
-		acc12 += rec6.gNetConv2BiasPartial[4][j27]
-		acc12 += rec6.gNetConv2BiasPartial[5][j27]
-		acc12 += rec6.gNetConv2BiasPartial[6][j27]
-		acc12 += rec6.gNetConv2BiasPartial[7][j27]
-		gNetConv2Bias[j27] = acc12
+	for j29 := range 16 {
+		acc12 := gNetConv2Bias[j29]
+		acc12 += rec12.gNetConv2BiasPartial[0][j29]
+		acc12 += rec12.gNetConv2BiasPartial[1][j29]
+		acc12 += rec12.gNetConv2BiasPartial[2][j29]
+		acc12 += rec12.gNetConv2BiasPartial[3][j29]
+		acc12 += rec12.gNetConv2BiasPartial[4][j29]
+		acc12 += rec12.gNetConv2BiasPartial[5][j29]
+		acc12 += rec12.gNetConv2BiasPartial[6][j29]
+		acc12 += rec12.gNetConv2BiasPartial[7][j29]
+		gNetConv2Bias[j29] = acc12
 	}
-	*rec6 = ocannlCNNBackwardPart5{}
-	ocannlCNNBackwardPart5Records.Put(rec6)
+	*rec12 = ocannlCNNBackwardPart11{}
+	ocannlCNNBackwardPart11Records.Put(rec12)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.pNetConv2Kernel = pNetConv2Kernel
-	rec7.scratch = scratch
-	pool.Run(rec7, 8)
-	*rec7 = ocannlCNNBackwardPart6{}
-	ocannlCNNBackwardPart6Records.Put(rec7)
+	rec13 := ocannlCNNBackwardPart12Records.Get()
+	rec13.pNetConv2Kernel = pNetConv2Kernel
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlCNNBackwardPart12{}
+	ocannlCNNBackwardPart12Records.Put(rec13)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 	// 3 parts of i4 on the pool.
-	rec8 := ocannlCNNBackwardPart7Records.Get()
-	rec8.gNetConv2Kernel = gNetConv2Kernel
-	rec8.scratch = scratch
-	pool.Run(rec8, 3)
-	*rec8 = ocannlCNNBackwardPart7{}
-	ocannlCNNBackwardPart7Records.Put(rec8)
+	rec14 := ocannlCNNBackwardPart13Records.Get()
+	rec14.gNetConv2Kernel = gNetConv2Kernel
+	rec14.scratch = scratch
+	region.Run(rec14, 3)
+	*rec14 = ocannlCNNBackwardPart13{}
+	ocannlCNNBackwardPart13Records.Put(rec14)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	// float32 pointwise kernel over 256 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j30 := range 256 {
-			for j31 := range 8 {
-				for j32 := range 8 {
-					scratch.net_max_pool_1_y[j30][0][j31][j32] = float32(math.Inf(-1))
+		for j32 := range 256 {
+			for j33 := range 8 {
+				for j34 := range 8 {
+					scratch.net_max_pool_1_y[j32][0][j33][j34] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j33 := range 256 {
-			for j34 := 6; j34 < 8; j34++ {
-				for j35 := range 8 {
-					for j36 := range 8 {
-						scratch.net_max_pool_1_y[j33][j34][j35][j36] = float32(math.Inf(-1))
+		for j35 := range 256 {
+			for j36 := 6; j36 < 8; j36++ {
+				for j37 := range 8 {
+					for j38 := range 8 {
+						scratch.net_max_pool_1_y[j35][j36][j37][j38] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2541,29 +2539,29 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j37 := 1; j37 < 6; j37++ {
-			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j37][0][0])
+		for j39 := 1; j39 < 6; j39++ {
+			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j39][0][0])
 		}
 	} else {
-		for j38 := range 256 {
-			for j39 := 1; j39 < 6; j39++ {
-				for j40 := range 8 {
-					scratch.net_max_pool_1_y[j38][j39][0][j40] = float32(math.Inf(-1))
+		for j40 := range 256 {
+			for j41 := 1; j41 < 6; j41++ {
+				for j42 := range 8 {
+					scratch.net_max_pool_1_y[j40][j41][0][j42] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j41 := 1; j41 < 6; j41++ {
-			ocannlMap27AVX2(&scratch.net_max_pool_1_y[0][j41][6][0])
+		for j43 := 1; j43 < 6; j43++ {
+			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j43][6][0])
 		}
 	} else {
-		for j42 := range 256 {
-			for j43 := 1; j43 < 6; j43++ {
-				for j44 := 6; j44 < 8; j44++ {
-					for j45 := range 8 {
-						scratch.net_max_pool_1_y[j42][j43][j44][j45] = float32(math.Inf(-1))
+		for j44 := range 256 {
+			for j45 := 1; j45 < 6; j45++ {
+				for j46 := 6; j46 < 8; j46++ {
+					for j47 := range 8 {
+						scratch.net_max_pool_1_y[j44][j45][j46][j47] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2571,25 +2569,25 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
-		for j46 := range 256 {
-			for j47 := range 8 {
-				for j48 := range 8 {
-					scratch.net_max_pool_1_y_grad[j46][0][j47][j48] = 0
+		for j48 := range 256 {
+			for j49 := range 8 {
+				for j50 := range 8 {
+					scratch.net_max_pool_1_y_grad[j48][0][j49][j50] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
-		for j49 := range 256 {
-			for j50 := 6; j50 < 8; j50++ {
-				for j51 := range 8 {
-					for j52 := range 8 {
-						scratch.net_max_pool_1_y_grad[j49][j50][j51][j52] = 0
+		for j51 := range 256 {
+			for j52 := 6; j52 < 8; j52++ {
+				for j53 := range 8 {
+					for j54 := range 8 {
+						scratch.net_max_pool_1_y_grad[j51][j52][j53][j54] = 0
 					}
 				}
 			}
@@ -2597,87 +2595,87 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j53 := 1; j53 < 6; j53++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j53][0][0])
+		for j55 := 1; j55 < 6; j55++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j55][0][0])
 		}
 	} else {
-		for j54 := range 256 {
-			for j55 := 1; j55 < 6; j55++ {
-				for j56 := range 8 {
-					scratch.net_max_pool_1_y_grad[j54][j55][0][j56] = 0
+		for j56 := range 256 {
+			for j57 := 1; j57 < 6; j57++ {
+				for j58 := range 8 {
+					scratch.net_max_pool_1_y_grad[j56][j57][0][j58] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j57 := 1; j57 < 6; j57++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j57][6][0])
+		for j59 := 1; j59 < 6; j59++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j59][6][0])
 		}
 	} else {
-		for j58 := range 256 {
-			for j59 := 1; j59 < 6; j59++ {
-				for j60 := 6; j60 < 8; j60++ {
-					for j61 := range 8 {
-						scratch.net_max_pool_1_y_grad[j58][j59][j60][j61] = 0
+		for j60 := range 256 {
+			for j61 := 1; j61 < 6; j61++ {
+				for j62 := 6; j62 < 8; j62++ {
+					for j63 := range 8 {
+						scratch.net_max_pool_1_y_grad[j60][j61][j62][j63] = 0
 					}
 				}
 			}
 		}
 	}
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlCNNBackwardPart8Records.Get()
-	rec9.scratch = scratch
-	pool.Run(rec9, 8)
-	*rec9 = ocannlCNNBackwardPart8{}
-	ocannlCNNBackwardPart8Records.Put(rec9)
+	rec15 := ocannlCNNBackwardPart14Records.Get()
+	rec15.scratch = scratch
+	region.Run(rec15, 8)
+	*rec15 = ocannlCNNBackwardPart14{}
+	ocannlCNNBackwardPart14Records.Put(rec15)
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlCNNBackwardPart9Records.Get()
-	rec10.scratch = scratch
-	pool.Run(rec10, 8)
-	*rec10 = ocannlCNNBackwardPart9{}
-	ocannlCNNBackwardPart9Records.Put(rec10)
+	rec16 := ocannlCNNBackwardPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlCNNBackwardPart15{}
+	ocannlCNNBackwardPart15Records.Put(rec16)
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlCNNBackwardPart10Records.Get()
-	rec11.scratch = scratch
-	pool.Run(rec11, 8)
-	*rec11 = ocannlCNNBackwardPart10{}
-	ocannlCNNBackwardPart10Records.Put(rec11)
+	rec17 := ocannlCNNBackwardPart16Records.Get()
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
+	*rec17 = ocannlCNNBackwardPart16{}
+	ocannlCNNBackwardPart16Records.Put(rec17)
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlCNNBackwardPart11Records.Get()
-	rec12.scratch = scratch
-	pool.Run(rec12, 8)
+	rec18 := ocannlCNNBackwardPart17Records.Get()
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
 	// The 8 partial sums, added in part order.
-	for j66 := range 8 {
-		acc14 := gNetConv1Bias[j66]
-		acc14 += rec12.gNetConv1BiasPartial[0][j66]
-		acc14 += rec12.gNetConv1BiasPartial[1][j66]
-		acc14 += rec12.gNetConv1BiasPartial[2][j66]
-		acc14 += rec12.gNetConv1BiasPartial[3][j66]
-		acc14 += rec12.gNetConv1BiasPartial[4][j66]
-		acc14 += rec12.gNetConv1BiasPartial[5][j66]
-		acc14 += rec12.gNetConv1BiasPartial[6][j66]
-		acc14 += rec12.gNetConv1BiasPartial[7][j66]
-		gNetConv1Bias[j66] = acc14
+	for j68 := range 8 {
+		acc14 := gNetConv1Bias[j68]
+		acc14 += rec18.gNetConv1BiasPartial[0][j68]
+		acc14 += rec18.gNetConv1BiasPartial[1][j68]
+		acc14 += rec18.gNetConv1BiasPartial[2][j68]
+		acc14 += rec18.gNetConv1BiasPartial[3][j68]
+		acc14 += rec18.gNetConv1BiasPartial[4][j68]
+		acc14 += rec18.gNetConv1BiasPartial[5][j68]
+		acc14 += rec18.gNetConv1BiasPartial[6][j68]
+		acc14 += rec18.gNetConv1BiasPartial[7][j68]
+		gNetConv1Bias[j68] = acc14
 	}
-	*rec12 = ocannlCNNBackwardPart11{}
-	ocannlCNNBackwardPart11Records.Put(rec12)
+	*rec18 = ocannlCNNBackwardPart17{}
+	ocannlCNNBackwardPart17Records.Put(rec18)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// 3 parts of i4 on the pool.
-	rec13 := ocannlCNNBackwardPart12Records.Get()
-	rec13.gNetConv1Kernel = gNetConv1Kernel
-	rec13.images = images
-	rec13.scratch = scratch
-	pool.Run(rec13, 3)
-	*rec13 = ocannlCNNBackwardPart12{}
-	ocannlCNNBackwardPart12Records.Put(rec13)
+	rec19 := ocannlCNNBackwardPart18Records.Get()
+	rec19.gNetConv1Kernel = gNetConv1Kernel
+	rec19.images = images
+	rec19.scratch = scratch
+	region.Run(rec19, 3)
+	*rec19 = ocannlCNNBackwardPart18{}
+	ocannlCNNBackwardPart18Records.Put(rec19)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2819,20 +2817,43 @@ func (r4 *ocannlCNNBackwardPart2) Part(j3 int) {
 var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
 
 // ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNBackwardPart3 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j8 of the nest (0 <= j8 < 8).
-func (r5 *ocannlCNNBackwardPart3) Part(j8 int) {
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r5 *ocannlCNNBackwardPart3) Part(j4 int) {
 	scratch := r5.scratch
+	for f := 32 * j4; f < 32*j4+32; f++ {
+		for f2 := range 8 {
+			for f3 := range 8 {
+				for f4 := range 8 {
+					scratch.net_max_pool_1_y[f][f2][f3][f4] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
+var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
+
+// ocannlCNNBackwardPart4 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart4 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r6 *ocannlCNNBackwardPart4) Part(j5 int) {
+	scratch := r6.scratch
 	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 5 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[32*j5][i1+1][1][0], &scratch.net_max_pool_1_x[32*j5][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -2841,11 +2862,11 @@ func (r5 *ocannlCNNBackwardPart3) Part(j8 int) {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j5][i1+1][i2+1]
 					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2]
 						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2+1]
 						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 8 {
 							acc2 := net_max_pool_1_yRow[i3]
@@ -2860,30 +2881,30 @@ func (r5 *ocannlCNNBackwardPart3) Part(j8 int) {
 	}
 }
 
-// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
-var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
+// ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
+var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 
-// ocannlCNNBackwardPart4 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
+// ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlCNNBackwardPart4 struct {
+type ocannlCNNBackwardPart5 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 5).
-func (r6 *ocannlCNNBackwardPart4) Part(j25 int) {
-	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
+// Part runs part j22 of the nest (0 <= j22 < 5).
+func (r7 *ocannlCNNBackwardPart5) Part(j22 int) {
+	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2895,56 +2916,15 @@ func (r6 *ocannlCNNBackwardPart4) Part(j25 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j25+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j25][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
 					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
-var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
-
-// ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart5 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv2BiasPartial [8][16]float32
-}
-
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r12 *ocannlCNNBackwardPart5) Part(j26 int) {
-	scratch, gNetConv2BiasPartial := r12.scratch, &r12.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j26] = [16]float32{}
-	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j26][0], &scratch.net_head_x_1_grad[32*j26][0][0][0])
-	} else {
-		// i2 unrolled and jammed into i3.
-		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j26]
-		for i0 := range 32 {
-			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j26][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j26][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j26][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j26][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j26][i1][4]
-				for i3 := range 16 {
-					acc11 := gNetConv2BiasPartialRow[i3]
-					acc11 += net_head_x_1_gradRow3[i3]
-					acc11 += net_head_x_1_gradRow4[i3]
-					acc11 += net_head_x_1_gradRow5[i3]
-					acc11 += net_head_x_1_gradRow6[i3]
-					acc11 += net_head_x_1_gradRow7[i3]
-					gNetConv2BiasPartialRow[i3] = acc11
 				}
 			}
 		}
@@ -2957,45 +2937,26 @@ var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
 // ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart6 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNBackwardScratch
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r13 *ocannlCNNBackwardPart6) Part(j28 int) {
-	pNetConv2Kernel, scratch := r13.pNetConv2Kernel, r13.scratch
-	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r8 *ocannlCNNBackwardPart6) Part(j23 int) {
+	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j28][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j28][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
+		ocannlMap7AVX512(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j28][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j28][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
+		ocannlMap7AVX2(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j23][i1][i2]
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j28][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j28][i1+i4][i2+i5]
-								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
-						}
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
 					}
 				}
 			}
@@ -3006,48 +2967,32 @@ func (r13 *ocannlCNNBackwardPart6) Part(j28 int) {
 // ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
 var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 
-// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart7 struct {
-	gNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 3).
-func (r14 *ocannlCNNBackwardPart7) Part(j29 int) {
-	gNetConv2Kernel, scratch := r14.gNetConv2Kernel, r14.scratch
-	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r10 *ocannlCNNBackwardPart7) Part(j24 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j29], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j29][i2][0])
-				}
-			}
-		}
+		ocannlMap8AVX512(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j29], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j29][i2][0])
-				}
-			}
-		}
+		ocannlMap8AVX2(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j24][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j24][i1][i2]
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j29][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j29+8*i5 : 72*i3+24*i4+24*j29+8*i5+8])
-								for i6 := range 8 {
-									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
-								}
-							}
+						r9 := net_head_x_1Row2[i3]
+						if !(r9 > 0) {
+							r9 = 0
 						}
+						net_head_xRow[i3] = r9
 					}
 				}
 			}
@@ -3059,51 +3004,21 @@ func (r14 *ocannlCNNBackwardPart7) Part(j29 int) {
 var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
 
 // ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 7 arrays (see rt.Pool).
 type ocannlCNNBackwardPart8 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r17 *ocannlCNNBackwardPart8) Part(j62 int) {
-	scratch := r17.scratch
-	// float32 pointwise kernel over 32x2 rows of 8 elements (c += where(eq(x0,add(x1,x2)),x3,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 2 {
-					ocannlMap28AVX2(&scratch.net_max_pool_1_x_grad[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y[32*j62][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[32*j62][i1+1][i2+1][0])
-				}
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 8 {
-						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j62][i1+1][i2+1][i3]
-						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j62][i1+1][i2+1][i3]
-						for i4 := range 2 {
-							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j62][2*i1+i4]
-							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
-							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j62][2*i1+i4]
-							for i5 := range 2 {
-								var r15 float32
-								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-									r15 = 1
-								}
-								r16 := float32(0)
-								if r15 != 0 {
-									r16 = net_max_pool_1_y_gradV
-								}
-								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r16
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r11 *ocannlCNNBackwardPart8) Part(j25 int) {
+	scratch := r11.scratch
+	clear(scratch.net_conv1_y_grad[32*j25 : 32*j25+32])
+	clear(scratch.net_max_pool_1_x_1_grad[32*j25 : 32*j25+32])
+	clear(scratch.net_max_pool_1_x_grad[32*j25 : 32*j25+32])
+	clear(scratch.net_max_pool_1_y_grad[32*j25 : 32*j25+32])
+	clear(scratch.net_conv2_y_grad[32*j25 : 32*j25+32])
+	clear(scratch.net_head_x_1_grad[32*j25 : 32*j25+32])
+	clear(scratch.net_head_x_grad[32*j25 : 32*j25+32])
 }
 
 // ocannlCNNBackwardPart8Records holds the free ocannlCNNBackwardPart8 records.
@@ -3115,31 +3030,31 @@ type ocannlCNNBackwardPart9 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r20 *ocannlCNNBackwardPart9) Part(j63 int) {
-	scratch := r20.scratch
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r16 *ocannlCNNBackwardPart9) Part(j26 int) {
+	scratch := r16.scratch
+	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
+		ocannlMap21AVX512(&scratch.net_head_x_1_grad[32*j26][0][0][0], &scratch.net_head_x_1[32*j26][0][0][0], &scratch.net_head_x_grad[32*j26][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
+		ocannlMap21AVX2(&scratch.net_head_x_1_grad[32*j26][0][0][0], &scratch.net_head_x_1[32*j26][0][0][0], &scratch.net_head_x_grad[32*j26][0][0][0])
 	} else {
 		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j63][i1][i2]
-					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j63][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j63][i1][i2]
-					for i3 := range 8 {
-						var r18 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r18 = 1
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j26][i1][i2]
+					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j26][i1][i2]
+					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j26][i1][i2]
+					for i3 := range 16 {
+						var r14 float32
+						if 0 < net_head_x_1Row3[i3] {
+							r14 = 1
 						}
-						r19 := float32(0)
-						if r18 != 0 {
-							r19 = net_max_pool_1_x_gradRow2[i3]
+						r15 := float32(0)
+						if r14 != 0 {
+							r15 = net_head_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r19
+						net_head_x_1_gradRow[i3] += r15
 					}
 				}
 			}
@@ -3156,22 +3071,22 @@ type ocannlCNNBackwardPart10 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r21 *ocannlCNNBackwardPart10) Part(j64 int) {
-	scratch := r21.scratch
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r17 *ocannlCNNBackwardPart10) Part(j27 int) {
+	scratch := r17.scratch
+	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
+		ocannlMap22AVX512(&scratch.net_conv2_y_grad[32*j27][0][0][0], &scratch.net_head_x_1_grad[32*j27][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
+		ocannlMap22AVX2(&scratch.net_conv2_y_grad[32*j27][0][0][0], &scratch.net_head_x_1_grad[32*j27][0][0][0])
 	} else {
 		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j64][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j64][i1][i2]
-					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j27][i1][i2]
+					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j27][i1][i2]
+					for i3 := range 16 {
+						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
 					}
 				}
 			}
@@ -3186,40 +3101,34 @@ var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart11 struct {
 	scratch              *ocannlCNNBackwardScratch
-	gNetConv1BiasPartial [8][8]float32
+	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r22 *ocannlCNNBackwardPart11) Part(j65 int) {
-	scratch, gNetConv1BiasPartial := r22.scratch, &r22.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j65] = [8]float32{}
-	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r18 *ocannlCNNBackwardPart11) Part(j28 int) {
+	scratch, gNetConv2BiasPartial := r18.scratch, &r18.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j28] = [16]float32{}
+	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j65][0], &scratch.net_max_pool_1_x_1_grad[32*j65][0][0][0])
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j28][0], &scratch.net_head_x_1_grad[32*j28][0][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j65]
+		// i2 unrolled and jammed into i3.
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j28]
 		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+3]
-					for i3 := range 8 {
-						acc13 := gNetConv1BiasPartialRow[i3]
-						acc13 += net_max_pool_1_x_1_gradRow3[i3]
-						acc13 += net_max_pool_1_x_1_gradRow4[i3]
-						acc13 += net_max_pool_1_x_1_gradRow5[i3]
-						acc13 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1BiasPartialRow[i3] = acc13
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
-					for i3 := range 8 {
-						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
-					}
+			for i1 := range 5 {
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j28][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j28][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j28][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j28][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j28][i1][4]
+				for i3 := range 16 {
+					acc11 := gNetConv2BiasPartialRow[i3]
+					acc11 += net_head_x_1_gradRow3[i3]
+					acc11 += net_head_x_1_gradRow4[i3]
+					acc11 += net_head_x_1_gradRow5[i3]
+					acc11 += net_head_x_1_gradRow6[i3]
+					acc11 += net_head_x_1_gradRow7[i3]
+					gNetConv2BiasPartialRow[i3] = acc11
 				}
 			}
 		}
@@ -3229,45 +3138,46 @@ func (r22 *ocannlCNNBackwardPart11) Part(j65 int) {
 // ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
 var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
 
-// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart12 struct {
-	gNetConv1Kernel *[72]float32
-	images          *[256][12][12][1]float32
+	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 3).
-func (r23 *ocannlCNNBackwardPart12) Part(j67 int) {
-	gNetConv1Kernel, images, scratch := r23.gNetConv1Kernel, r23.images, r23.scratch
-	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r19 *ocannlCNNBackwardPart12) Part(j30 int) {
+	pNetConv2Kernel, scratch := r19.pNetConv2Kernel, r19.scratch
+	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j67], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j67][i2][0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j30][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j30][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j67], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j67][i2][0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j30][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j30][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
 	} else {
-		for i0 := range 256 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j67]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j67 : 9*i3+3*i4+3*j67+3])
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j30][i1][i2][i3]
+						for i4 := range 3 {
 							for i5 := range 3 {
-								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
+								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j30][i1+i4][i2+i5]
+								for i6 := range 8 {
+									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
+								}
 							}
 						}
 					}
@@ -3279,6 +3189,280 @@ func (r23 *ocannlCNNBackwardPart12) Part(j67 int) {
 
 // ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
 var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
+
+// ocannlCNNBackwardPart13 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
+type ocannlCNNBackwardPart13 struct {
+	gNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j31 of the nest (0 <= j31 < 3).
+func (r20 *ocannlCNNBackwardPart13) Part(j31 int) {
+	gNetConv2Kernel, scratch := r20.gNetConv2Kernel, r20.scratch
+	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j31], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j31][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j31], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j31][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j31][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j31+8*i5 : 72*i3+24*i4+24*j31+8*i5+8])
+								for i6 := range 8 {
+									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart13Records holds the free ocannlCNNBackwardPart13 records.
+var ocannlCNNBackwardPart13Records rt.Records[ocannlCNNBackwardPart13]
+
+// ocannlCNNBackwardPart14 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart14 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r23 *ocannlCNNBackwardPart14) Part(j64 int) {
+	scratch := r23.scratch
+	// float32 pointwise kernel over 32x2 rows of 8 elements (c += where(eq(x0,add(x1,x2)),x3,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 2 {
+					ocannlMap27AVX2(&scratch.net_max_pool_1_x_grad[32*j64][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y[32*j64][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j64][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[32*j64][i1+1][i2+1][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 8 {
+						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j64][i1+1][i2+1][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j64][i1+1][i2+1][i3]
+						for i4 := range 2 {
+							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j64][2*i1+i4]
+							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j64][2*i1+i4]
+							for i5 := range 2 {
+								var r21 float32
+								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
+									r21 = 1
+								}
+								r22 := float32(0)
+								if r21 != 0 {
+									r22 = net_max_pool_1_y_gradV
+								}
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r22
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart14Records holds the free ocannlCNNBackwardPart14 records.
+var ocannlCNNBackwardPart14Records rt.Records[ocannlCNNBackwardPart14]
+
+// ocannlCNNBackwardPart15 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart15 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r26 *ocannlCNNBackwardPart15) Part(j65 int) {
+	scratch := r26.scratch
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.net_max_pool_1_x_1_grad[32*j65][0][0][0], &scratch.net_max_pool_1_x_1[32*j65][0][0][0], &scratch.net_max_pool_1_x_grad[32*j65][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_max_pool_1_x_1_grad[32*j65][0][0][0], &scratch.net_max_pool_1_x_1[32*j65][0][0][0], &scratch.net_max_pool_1_x_grad[32*j65][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j65][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j65][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
+					for i3 := range 8 {
+						var r24 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r24 = 1
+						}
+						r25 := float32(0)
+						if r24 != 0 {
+							r25 = net_max_pool_1_x_gradRow2[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r25
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart15Records holds the free ocannlCNNBackwardPart15 records.
+var ocannlCNNBackwardPart15Records rt.Records[ocannlCNNBackwardPart15]
+
+// ocannlCNNBackwardPart16 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart16 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r27 *ocannlCNNBackwardPart16) Part(j66 int) {
+	scratch := r27.scratch
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap29AVX512(&scratch.net_conv1_y_grad[32*j66][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j66][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap29AVX2(&scratch.net_conv1_y_grad[32*j66][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j66][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j66][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j66][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart16Records holds the free ocannlCNNBackwardPart16 records.
+var ocannlCNNBackwardPart16Records rt.Records[ocannlCNNBackwardPart16]
+
+// ocannlCNNBackwardPart17 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart17 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r28 *ocannlCNNBackwardPart17) Part(j67 int) {
+	scratch, gNetConv1BiasPartial := r28.scratch, &r28.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j67] = [8]float32{}
+	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j67][0], &scratch.net_max_pool_1_x_1_grad[32*j67][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j67]
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2+3]
+					for i3 := range 8 {
+						acc13 := gNetConv1BiasPartialRow[i3]
+						acc13 += net_max_pool_1_x_1_gradRow3[i3]
+						acc13 += net_max_pool_1_x_1_gradRow4[i3]
+						acc13 += net_max_pool_1_x_1_gradRow5[i3]
+						acc13 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc13
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart17Records holds the free ocannlCNNBackwardPart17 records.
+var ocannlCNNBackwardPart17Records rt.Records[ocannlCNNBackwardPart17]
+
+// ocannlCNNBackwardPart18 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
+type ocannlCNNBackwardPart18 struct {
+	gNetConv1Kernel *[72]float32
+	images          *[256][12][12][1]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j69 of the nest (0 <= j69 < 3).
+func (r29 *ocannlCNNBackwardPart18) Part(j69 int) {
+	gNetConv1Kernel, images, scratch := r29.gNetConv1Kernel, r29.images, r29.scratch
+	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				for i4 := range 1 {
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j69], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j69][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				for i4 := range 1 {
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j69], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j69][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							imagesRow2 := &images[i0][i1+i4+j69]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j69 : 9*i3+3*i4+3*j69+3])
+							for i5 := range 3 {
+								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart18Records holds the free ocannlCNNBackwardPart18 records.
+var ocannlCNNBackwardPart18Records rt.Records[ocannlCNNBackwardPart18]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -3300,7 +3484,7 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	net.attention#1/v: 256,8 | 4,8 (let, local, in scratch field net_attention_1_v)
 //	_net.attention#1/scores.1: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores_1)
 //	_dim_d.1: 1 (dim, constant)
-//	_net.attention#1/scores.2: 1 (let, local)
+//	_net.attention#1/scores.2: 1 (let, local, in scratch field net_attention_1_scores_2)
 //	net.attention#1/scores: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
 //	net.attention#1/m: 256,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex_1)
@@ -3313,7 +3497,7 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	net.layer_norm#1/x: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
 //	_net.layer_norm#1/mean.1: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
-//	net.layer_norm#1/mean: 256,8 | 1 (let, local)
+//	net.layer_norm#1/mean: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
 //	_net.layer_norm#1/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
 //	_net.layer_norm#1/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
@@ -3323,7 +3507,7 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	_net/x1.1: 256,8 | 32 (let, local, in scratch field net_x1_1)
 //	_num.1: 1 (number, constant)
 //	_net/x1.2: 256,8 | 1 (let, local)
-//	_net/x1.3: 256,8 | 1 (let, local)
+//	_net/x1.3: 256,8 | 1 (let, local, in scratch field net_x1_3)
 //	_net/x1.4: 256,8 | 32 (let, local, in scratch field net_x1_4)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
 //	net/x1: 256,8 | 32 (let, local, in scratch field net_x1)
@@ -3339,7 +3523,7 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	net.layer_norm#2/x: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
 //	_net.layer_norm#2/mean.1: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
-//	net.layer_norm#2/mean: 256,8 | 1 (let, local)
+//	net.layer_norm#2/mean: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
 //	net.layer_norm#2/centered: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
 //	_net.layer_norm#2/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
 //	_net.layer_norm#2/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
@@ -3349,7 +3533,7 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	_net/x2.1: 256,8 | 32 (let, local, in scratch field net_x2_1)
 //	_num.2: 1 (number, constant)
 //	_net/x2.2: 256,8 | 1 (let, local)
-//	_net/x2.3: 256,8 | 1 (let, local)
+//	_net/x2.3: 256,8 | 1 (let, local, in scratch field net_x2_3)
 //	_net/x2.4: 256,8 | 32 (let, local, in scratch field net_x2_4)
 //	net.layer_norm#2.beta: 32 (param, parameter pNetLayerNorm2Beta)
 //	net/x2: 256,8 | 32 (let, local, in scratch field net_x2)
@@ -3357,14 +3541,14 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	_train.cross_entropy#1/logits.1: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.linear#2.b: 10 (param, parameter pNetLinear2B)
 //	train.cross_entropy#1/logits: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logits)
-//	train.cross_entropy#1/m: 256,8 | 1 (let, local)
+//	train.cross_entropy#1/m: 256,8 | 1 (let, local, in scratch field train_cross_entropy_1_m)
 //	train.cross_entropy#1/z: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_z)
 //	_train.cross_entropy#1/logp.1: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp_1)
-//	_train.cross_entropy#1/logp.2: 256,8 | 1 (let, local)
+//	_train.cross_entropy#1/logp.2: 256,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
 //	_train.cross_entropy#1/logp.3: 256,8 | 1 (let, local)
 //	train.cross_entropy#1/logp: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp)
 //	_train.1: 256,8 | 10 (let, local, in scratch field train_1)
-//	_train.2: 1 (let, local)
+//	_train.2: 1 (let, local, in scratch field train_2)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter out)
@@ -3754,20 +3938,15 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlReverserTrainLossScratch) {
-	var net_attention_1_scores_2 [1]float32
-	var net_layer_norm_1_mean [256][8][1]float32
 	var net_layer_norm_1_var [256][8][1]float32
 	var net_x1_2 [256][8][1]float32
-	var net_x1_3 [256][8][1]float32
-	var net_layer_norm_2_mean [256][8][1]float32
 	var net_layer_norm_2_var [256][8][1]float32
 	var net_x2_2 [256][8][1]float32
-	var net_x2_3 [256][8][1]float32
-	var train_cross_entropy_1_m [256][8][1]float32
-	var train_cross_entropy_1_logp_2 [256][8][1]float32
 	var train_cross_entropy_1_logp_3 [256][8][1]float32
-	var train_2 [1]float32
 	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// 8 parts of i0 on the pool.
@@ -3775,223 +3954,149 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec.pNetEmb = pNetEmb
 	rec.tokens = tokens
 	rec.scratch = scratch
-	pool.Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlReverserTrainLossPart0{}
 	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 256 {
-			ocannlMap31AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 256 {
-			ocannlMap31AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_h_1Row := &scratch.net_h_1[i0][i1]
-				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-				net_hRow := &scratch.net_h[i0][i1]
-				for i2 := range 32 {
-					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
-				}
-			}
-		}
-	}
-
-	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserTrainLossPart1Records.Get()
-	rec2.pNetAttention1WQ = pNetAttention1WQ
+	rec2.pNetPos = pNetPos
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlReverserTrainLossPart1{}
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 
-	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
+	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserTrainLossPart2Records.Get()
-	rec3.pNetAttention1WK = pNetAttention1WK
+	rec3.pNetAttention1WQ = pNetAttention1WQ
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlReverserTrainLossPart2{}
 	ocannlReverserTrainLossPart2Records.Put(rec3)
 
-	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserTrainLossPart3Records.Get()
-	rec4.pNetAttention1WV = pNetAttention1WV
+	rec4.pNetAttention1WK = pNetAttention1WK
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlReverserTrainLossPart3{}
 	ocannlReverserTrainLossPart3Records.Put(rec4)
 
-	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
+	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserTrainLossPart4Records.Get()
+	rec5.pNetAttention1WV = pNetAttention1WV
 	rec5.scratch = scratch
-	pool.Run(rec5, 8)
+	region.Run(rec5, 8)
 	*rec5 = ocannlReverserTrainLossPart4{}
 	ocannlReverserTrainLossPart4Records.Put(rec5)
 
-	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	net_attention_1_scores_2[0] = 2.828427
-
-	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V := net_attention_1_scores_2[0]
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
-					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
-					}
-				}
-			}
-		}
-	}
-
-	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
+	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserTrainLossPart5Records.Get()
 	rec6.scratch = scratch
-	pool.Run(rec6, 8)
+	region.Run(rec6, 8)
 	*rec6 = ocannlReverserTrainLossPart5{}
 	ocannlReverserTrainLossPart5Records.Put(rec6)
 
-	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
-					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
-					}
-				}
-			}
-		}
-	}
+	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
+	scratch.net_attention_1_scores_2[0] = 2.828427
 
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-	// float32 pointwise kernel over 65536 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_ex_1[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0][i1][i2]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
-					}
-				}
-			}
-		}
-	}
-
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserTrainLossPart6Records.Get()
 	rec7.scratch = scratch
-	pool.Run(rec7, 8)
+	region.Run(rec7, 8)
 	*rec7 = ocannlReverserTrainLossPart6{}
 	ocannlReverserTrainLossPart6Records.Put(rec7)
 
+	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlReverserTrainLossPart7{}
+	ocannlReverserTrainLossPart7Records.Put(rec8)
+
+	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
+	// 8 parts of i0 on the pool.
+	rec9 := ocannlReverserTrainLossPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlReverserTrainLossPart8{}
+	ocannlReverserTrainLossPart8Records.Put(rec9)
+
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlReverserTrainLossPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlReverserTrainLossPart9{}
+	ocannlReverserTrainLossPart9Records.Put(rec10)
+
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlReverserTrainLossPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlReverserTrainLossPart10{}
+	ocannlReverserTrainLossPart10Records.Put(rec11)
+
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
-					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec12 := ocannlReverserTrainLossPart11Records.Get()
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
+	*rec12 = ocannlReverserTrainLossPart11{}
+	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserTrainLossPart7Records.Get()
-	rec8.scratch = scratch
-	pool.Run(rec8, 8)
-	*rec8 = ocannlReverserTrainLossPart7{}
-	ocannlReverserTrainLossPart7Records.Put(rec8)
+	rec13 := ocannlReverserTrainLossPart12Records.Get()
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlReverserTrainLossPart12{}
+	ocannlReverserTrainLossPart12Records.Put(rec13)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlReverserTrainLossPart8Records.Get()
-	rec9.pNetAttention1WO = pNetAttention1WO
-	rec9.scratch = scratch
-	pool.Run(rec9, 8)
-	*rec9 = ocannlReverserTrainLossPart8{}
-	ocannlReverserTrainLossPart8Records.Put(rec9)
+	rec14 := ocannlReverserTrainLossPart13Records.Get()
+	rec14.pNetAttention1WO = pNetAttention1WO
+	rec14.scratch = scratch
+	region.Run(rec14, 8)
+	*rec14 = ocannlReverserTrainLossPart13{}
+	ocannlReverserTrainLossPart13Records.Put(rec14)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec15 := ocannlReverserTrainLossPart14Records.Get()
+	rec15.scratch = scratch
+	region.Run(rec15, 8)
+	*rec15 = ocannlReverserTrainLossPart14{}
+	ocannlReverserTrainLossPart14Records.Put(rec15)
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserTrainLossPart9Records.Get()
-	rec10.scratch = scratch
-	pool.Run(rec10, 8)
-	*rec10 = ocannlReverserTrainLossPart9{}
-	ocannlReverserTrainLossPart9Records.Put(rec10)
+	rec16 := ocannlReverserTrainLossPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlReverserTrainLossPart15{}
+	ocannlReverserTrainLossPart15Records.Put(rec16)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
 			}
@@ -3999,54 +4104,33 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
-				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec17 := ocannlReverserTrainLossPart16Records.Get()
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
+	*rec17 = ocannlReverserTrainLossPart16{}
+	ocannlReverserTrainLossPart16Records.Put(rec17)
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec18 := ocannlReverserTrainLossPart17Records.Get()
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
+	*rec18 = ocannlReverserTrainLossPart17{}
+	ocannlReverserTrainLossPart17Records.Put(rec18)
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserTrainLossPart10Records.Get()
-	rec11.scratch = scratch
-	pool.Run(rec11, 8)
-	*rec11 = ocannlReverserTrainLossPart10{}
-	ocannlReverserTrainLossPart10Records.Put(rec11)
+	rec19 := ocannlReverserTrainLossPart18Records.Get()
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlReverserTrainLossPart18{}
+	ocannlReverserTrainLossPart18Records.Put(rec19)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap36AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -4058,27 +4142,18 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_x1_1Row := &scratch.net_x1_1[i0][i1]
-				for i2 := range 32 {
-					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec20 := ocannlReverserTrainLossPart19Records.Get()
+	rec20.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec20.scratch = scratch
+	region.Run(rec20, 8)
+	*rec20 = ocannlReverserTrainLossPart19{}
+	ocannlReverserTrainLossPart19Records.Put(rec20)
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap40AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
@@ -4092,11 +4167,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap41AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2Row2 := &net_x1_2[i0]
-			net_x1_3Row := &net_x1_3[i0]
+			net_x1_3Row := &scratch.net_x1_3[i0]
 			for i1 := range 8 {
 				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
 			}
@@ -4104,130 +4179,90 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1_1Row2 := &scratch.net_x1_1[i0][i1]
-				net_x1_3V := net_x1_3[i0][i1][0]
-				net_x1_4Row := &scratch.net_x1_4[i0][i1]
-				for i2 := range 32 {
-					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec21 := ocannlReverserTrainLossPart20Records.Get()
+	rec21.scratch = scratch
+	region.Run(rec21, 8)
+	*rec21 = ocannlReverserTrainLossPart20{}
+	ocannlReverserTrainLossPart20Records.Put(rec21)
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1_4Row2 := &scratch.net_x1_4[i0][i1]
-				net_x1Row := &scratch.net_x1[i0][i1]
-				for i2 := range 32 {
-					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlReverserTrainLossPart21Records.Get()
+	rec22.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec22.scratch = scratch
+	region.Run(rec22, 8)
+	*rec22 = ocannlReverserTrainLossPart21{}
+	ocannlReverserTrainLossPart21Records.Put(rec22)
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserTrainLossPart11Records.Get()
-	rec12.pNetDense1W = pNetDense1W
-	rec12.scratch = scratch
-	pool.Run(rec12, 8)
-	*rec12 = ocannlReverserTrainLossPart11{}
-	ocannlReverserTrainLossPart11Records.Put(rec12)
+	rec23 := ocannlReverserTrainLossPart22Records.Get()
+	rec23.pNetDense1W = pNetDense1W
+	rec23.scratch = scratch
+	region.Run(rec23, 8)
+	*rec23 = ocannlReverserTrainLossPart22{}
+	ocannlReverserTrainLossPart22Records.Put(rec23)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlReverserTrainLossPart12Records.Get()
-	rec13.pNetDense1B = pNetDense1B
-	rec13.scratch = scratch
-	pool.Run(rec13, 8)
-	*rec13 = ocannlReverserTrainLossPart12{}
-	ocannlReverserTrainLossPart12Records.Put(rec13)
+	rec24 := ocannlReverserTrainLossPart23Records.Get()
+	rec24.pNetDense1B = pNetDense1B
+	rec24.scratch = scratch
+	region.Run(rec24, 8)
+	*rec24 = ocannlReverserTrainLossPart23{}
+	ocannlReverserTrainLossPart23Records.Put(rec24)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserTrainLossPart13Records.Get()
-	rec14.scratch = scratch
-	pool.Run(rec14, 8)
-	*rec14 = ocannlReverserTrainLossPart13{}
-	ocannlReverserTrainLossPart13Records.Put(rec14)
+	rec25 := ocannlReverserTrainLossPart24Records.Get()
+	rec25.scratch = scratch
+	region.Run(rec25, 8)
+	*rec25 = ocannlReverserTrainLossPart24{}
+	ocannlReverserTrainLossPart24Records.Put(rec25)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserTrainLossPart14Records.Get()
-	rec15.pNetLinear1W = pNetLinear1W
-	rec15.scratch = scratch
-	pool.Run(rec15, 8)
-	*rec15 = ocannlReverserTrainLossPart14{}
-	ocannlReverserTrainLossPart14Records.Put(rec15)
+	rec26 := ocannlReverserTrainLossPart25Records.Get()
+	rec26.pNetLinear1W = pNetLinear1W
+	rec26.scratch = scratch
+	region.Run(rec26, 8)
+	*rec26 = ocannlReverserTrainLossPart25{}
+	ocannlReverserTrainLossPart25Records.Put(rec26)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-				net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec27 := ocannlReverserTrainLossPart26Records.Get()
+	rec27.pNetLinear1B = pNetLinear1B
+	rec27.scratch = scratch
+	region.Run(rec27, 8)
+	*rec27 = ocannlReverserTrainLossPart26{}
+	ocannlReverserTrainLossPart26Records.Put(rec27)
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0][i1]
-				net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec28 := ocannlReverserTrainLossPart27Records.Get()
+	rec28.scratch = scratch
+	region.Run(rec28, 8)
+	*rec28 = ocannlReverserTrainLossPart27{}
+	ocannlReverserTrainLossPart27Records.Put(rec28)
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserTrainLossPart15Records.Get()
-	rec16.scratch = scratch
-	pool.Run(rec16, 8)
-	*rec16 = ocannlReverserTrainLossPart15{}
-	ocannlReverserTrainLossPart15Records.Put(rec16)
+	rec29 := ocannlReverserTrainLossPart28Records.Get()
+	rec29.scratch = scratch
+	region.Run(rec29, 8)
+	*rec29 = ocannlReverserTrainLossPart28{}
+	ocannlReverserTrainLossPart28Records.Put(rec29)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 			}
@@ -4235,54 +4270,33 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
-				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec30 := ocannlReverserTrainLossPart29Records.Get()
+	rec30.scratch = scratch
+	region.Run(rec30, 8)
+	*rec30 = ocannlReverserTrainLossPart29{}
+	ocannlReverserTrainLossPart29Records.Put(rec30)
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec31 := ocannlReverserTrainLossPart30Records.Get()
+	rec31.scratch = scratch
+	region.Run(rec31, 8)
+	*rec31 = ocannlReverserTrainLossPart30{}
+	ocannlReverserTrainLossPart30Records.Put(rec31)
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserTrainLossPart16Records.Get()
-	rec17.scratch = scratch
-	pool.Run(rec17, 8)
-	*rec17 = ocannlReverserTrainLossPart16{}
-	ocannlReverserTrainLossPart16Records.Put(rec17)
+	rec32 := ocannlReverserTrainLossPart31Records.Get()
+	rec32.scratch = scratch
+	region.Run(rec32, 8)
+	*rec32 = ocannlReverserTrainLossPart31{}
+	ocannlReverserTrainLossPart31Records.Put(rec32)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap36AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -4294,27 +4308,18 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_x2_1Row := &scratch.net_x2_1[i0][i1]
-				for i2 := range 32 {
-					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec33 := ocannlReverserTrainLossPart32Records.Get()
+	rec33.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec33.scratch = scratch
+	region.Run(rec33, 8)
+	*rec33 = ocannlReverserTrainLossPart32{}
+	ocannlReverserTrainLossPart32Records.Put(rec33)
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap40AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
@@ -4328,11 +4333,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap41AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2Row2 := &net_x2_2[i0]
-			net_x2_3Row := &net_x2_3[i0]
+			net_x2_3Row := &scratch.net_x2_3[i0]
 			for i1 := range 8 {
 				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
 			}
@@ -4340,57 +4345,37 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2_1Row2 := &scratch.net_x2_1[i0][i1]
-				net_x2_3V := net_x2_3[i0][i1][0]
-				net_x2_4Row := &scratch.net_x2_4[i0][i1]
-				for i2 := range 32 {
-					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec34 := ocannlReverserTrainLossPart33Records.Get()
+	rec34.scratch = scratch
+	region.Run(rec34, 8)
+	*rec34 = ocannlReverserTrainLossPart33{}
+	ocannlReverserTrainLossPart33Records.Put(rec34)
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2_4Row2 := &scratch.net_x2_4[i0][i1]
-				net_x2Row := &scratch.net_x2[i0][i1]
-				for i2 := range 32 {
-					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec35 := ocannlReverserTrainLossPart34Records.Get()
+	rec35.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
+	*rec35 = ocannlReverserTrainLossPart34{}
+	ocannlReverserTrainLossPart34Records.Put(rec35)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserTrainLossPart17Records.Get()
-	rec18.pNetLinear2W = pNetLinear2W
-	rec18.scratch = scratch
-	pool.Run(rec18, 8)
-	*rec18 = ocannlReverserTrainLossPart17{}
-	ocannlReverserTrainLossPart17Records.Put(rec18)
+	rec36 := ocannlReverserTrainLossPart35Records.Get()
+	rec36.pNetLinear2W = pNetLinear2W
+	rec36.scratch = scratch
+	region.Run(rec36, 8)
+	*rec36 = ocannlReverserTrainLossPart35{}
+	ocannlReverserTrainLossPart35Records.Put(rec36)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4404,34 +4389,24 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 2048 rows of 10 elements into 2048 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
-				acc17 := float32(math.Inf(-1))
-				for i2 := range 10 {
-					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
-				}
-				train_cross_entropy_1_m[i0][i1][0] = acc17
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec37 := ocannlReverserTrainLossPart36Records.Get()
+	rec37.scratch = scratch
+	region.Run(rec37, 8)
+	*rec37 = ocannlReverserTrainLossPart36{}
+	ocannlReverserTrainLossPart36Records.Put(rec37)
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
-				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1][0]
 				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
@@ -4443,7 +4418,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4457,30 +4432,20 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 2048 rows of 10 elements into 2048 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-				acc18 := float32(0)
-				for i2 := range 10 {
-					acc18 += train_cross_entropy_1_logp_1Row2[i2]
-				}
-				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec38 := ocannlReverserTrainLossPart37Records.Get()
+	rec38.scratch = scratch
+	region.Run(rec38, 8)
+	*rec38 = ocannlReverserTrainLossPart37{}
+	ocannlReverserTrainLossPart37Records.Put(rec38)
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap49AVX2(&train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
 			train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
@@ -4491,9 +4456,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4510,9 +4475,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap50AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap50AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4527,25 +4492,28 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 20480 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce12AVX2(&train_2[0], &scratch.train_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		acc19 := float32(0)
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_1Row2 := &scratch.train_1[i0][i1]
-				for i2 := range 10 {
-					acc19 += train_1Row2[i2]
-				}
-			}
-		}
-		train_2[0] = acc19
+	// 8 parts of i0 on the pool.
+	rec39 := ocannlReverserTrainLossPart38Records.Get()
+	rec39.scratch = scratch
+	region.Run(rec39, 8)
+	// The 8 partial sums, added in part order.
+	for j40 := range 1 {
+		acc20 := float32(0)
+		acc20 += rec39.train_2Partial[0][j40]
+		acc20 += rec39.train_2Partial[1][j40]
+		acc20 += rec39.train_2Partial[2][j40]
+		acc20 += rec39.train_2Partial[3][j40]
+		acc20 += rec39.train_2Partial[4][j40]
+		acc20 += rec39.train_2Partial[5][j40]
+		acc20 += rec39.train_2Partial[6][j40]
+		acc20 += rec39.train_2Partial[7][j40]
+		scratch.train_2[j40] = acc20
 	}
+	*rec39 = ocannlReverserTrainLossPart38{}
+	ocannlReverserTrainLossPart38Records.Put(rec39)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
-	train_3[0] = train_2[0] / 2048
+	train_3[0] = scratch.train_2[0] / 2048
 
 	// train = pointwise neg of _train.3
 	out[0] = -train_3[0]
@@ -4560,6 +4528,7 @@ type ocannlReverserTrainLossScratch struct {
 	net_attention_1_k              [256][8][4][8]float32
 	net_attention_1_v              [256][8][4][8]float32
 	net_attention_1_scores_1       [256][8][4][8]float32
+	net_attention_1_scores_2       [1]float32
 	net_attention_1_scores         [256][8][4][8]float32
 	net_attention_1_m              [256][8][4][1]float32
 	net_attention_1_ex_1           [256][8][4][8]float32
@@ -4570,10 +4539,12 @@ type ocannlReverserTrainLossScratch struct {
 	net_layer_norm_1_x_1           [256][8][32]float32
 	net_layer_norm_1_x             [256][8][32]float32
 	net_layer_norm_1_mean_1        [256][8][1]float32
+	net_layer_norm_1_mean          [256][8][1]float32
 	net_layer_norm_1_centered      [256][8][32]float32
 	net_layer_norm_1_var_1         [256][8][32]float32
 	net_layer_norm_1_var_2         [256][8][1]float32
 	net_x1_1                       [256][8][32]float32
+	net_x1_3                       [256][8][1]float32
 	net_x1_4                       [256][8][32]float32
 	net_x1                         [256][8][32]float32
 	net_linear_1_x_1               [256][8][64]float32
@@ -4583,18 +4554,23 @@ type ocannlReverserTrainLossScratch struct {
 	net_layer_norm_2_x_2           [256][8][32]float32
 	net_layer_norm_2_x             [256][8][32]float32
 	net_layer_norm_2_mean_1        [256][8][1]float32
+	net_layer_norm_2_mean          [256][8][1]float32
 	net_layer_norm_2_centered      [256][8][32]float32
 	net_layer_norm_2_var_1         [256][8][32]float32
 	net_layer_norm_2_var_2         [256][8][1]float32
 	net_x2_1                       [256][8][32]float32
+	net_x2_3                       [256][8][1]float32
 	net_x2_4                       [256][8][32]float32
 	net_x2                         [256][8][32]float32
 	train_cross_entropy_1_logits_1 [256][8][10]float32
 	train_cross_entropy_1_logits   [256][8][10]float32
+	train_cross_entropy_1_m        [256][8][1]float32
 	train_cross_entropy_1_z        [256][8][10]float32
 	train_cross_entropy_1_logp_1   [256][8][10]float32
+	train_cross_entropy_1_logp_2   [256][8][1]float32
 	train_cross_entropy_1_logp     [256][8][10]float32
 	train_1                        [256][8][10]float32
+	train_2                        [1]float32
 }
 
 // ocannlReverserTrainLossPart0 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
@@ -4637,32 +4613,30 @@ var ocannlReverserTrainLossPart0Records rt.Records[ocannlReverserTrainLossPart0]
 // ocannlReverserTrainLossPart1 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart1 struct {
-	pNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserTrainLossScratch
+	pNetPos *[256]float32
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlReverserTrainLossPart1) Part(j2 int) {
-	pNetAttention1WQ, scratch := r2.pNetAttention1WQ, r2.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetPos, scratch := r2.pNetPos, r2.scratch
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j2][0][0])
+		for i0 := range 32 {
+			ocannlMap30AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j2][0][0])
+		for i0 := range 32 {
+			ocannlMap30AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow2 := &scratch.net_h[i0+32*j2][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc2 := float32(0)
-						for i4 := range 32 {
-							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
-						}
-						scratch.net_attention_1_q[i0+32*j2][i1][i2][i3] = acc2
-					}
+				net_h_1Row := &scratch.net_h_1[i0+32*j2][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &scratch.net_h[i0+32*j2][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
 				}
 			}
 		}
@@ -4675,31 +4649,31 @@ var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
 // ocannlReverserTrainLossPart2 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart2 struct {
-	pNetAttention1WK *[1024]float32
+	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserTrainLossPart2) Part(j3 int) {
-	pNetAttention1WK, scratch := r3.pNetAttention1WK, r3.scratch
+	pNetAttention1WQ, scratch := r3.pNetAttention1WQ, r3.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow3 := &scratch.net_h[i0+32*j3][i1]
+				net_hRow2 := &scratch.net_h[i0+32*j3][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc3 := float32(0)
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
 						for i4 := range 32 {
-							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
 						}
-						scratch.net_attention_1_k[i0+32*j3][i1][i2][i3] = acc3
+						scratch.net_attention_1_q[i0+32*j3][i1][i2][i3] = acc2
 					}
 				}
 			}
@@ -4713,31 +4687,31 @@ var ocannlReverserTrainLossPart2Records rt.Records[ocannlReverserTrainLossPart2]
 // ocannlReverserTrainLossPart3 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart3 struct {
-	pNetAttention1WV *[1024]float32
+	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserTrainLossPart3) Part(j4 int) {
-	pNetAttention1WV, scratch := r4.pNetAttention1WV, r4.scratch
+	pNetAttention1WK, scratch := r4.pNetAttention1WK, r4.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow4 := &scratch.net_h[i0+32*j4][i1]
+				net_hRow3 := &scratch.net_h[i0+32*j4][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc4 := float32(0)
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
 						for i4 := range 32 {
-							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
 						}
-						scratch.net_attention_1_v[i0+32*j4][i1][i2][i3] = acc4
+						scratch.net_attention_1_k[i0+32*j4][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -4751,38 +4725,31 @@ var ocannlReverserTrainLossPart3Records rt.Records[ocannlReverserTrainLossPart3]
 // ocannlReverserTrainLossPart4 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart4 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserTrainLossPart4) Part(j5 int) {
-	scratch := r5.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetAttention1WV, scratch := r5.pNetAttention1WV, r5.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX512(&scratch.net_attention_1_scores_1[i0+32*j5][0][i2][0], &scratch.net_attention_1_q[i0+32*j5][0][i2][0], &scratch.net_attention_1_k[i0+32*j5][0][i2][0])
-			}
-		}
+		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX2(&scratch.net_attention_1_scores_1[i0+32*j5][0][i2][0], &scratch.net_attention_1_q[i0+32*j5][0][i2][0], &scratch.net_attention_1_k[i0+32*j5][0][i2][0])
-			}
-		}
+		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
+				net_hRow4 := &scratch.net_h[i0+32*j5][i1]
 				for i2 := range 4 {
-					net_attention_1_qRow := &scratch.net_attention_1_q[i0+32*j5][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_kRow := &scratch.net_attention_1_k[i0+32*j5][i3][i2]
-						acc5 := float32(0)
-						for i4 := range 8 {
-							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
 						}
-						scratch.net_attention_1_scores_1[i0+32*j5][i1][i2][i3] = acc5
+						scratch.net_attention_1_v[i0+32*j5][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -4802,20 +4769,33 @@ type ocannlReverserTrainLossPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce7AVX2(&scratch.net_attention_1_m[32*j6][0][0][0], &scratch.net_attention_1_scores[32*j6][0][0][0])
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX512(&scratch.net_attention_1_scores_1[i0+32*j6][0][i2][0], &scratch.net_attention_1_q[i0+32*j6][0][i2][0], &scratch.net_attention_1_k[i0+32*j6][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&scratch.net_attention_1_scores_1[i0+32*j6][0][i2][0], &scratch.net_attention_1_q[i0+32*j6][0][i2][0], &scratch.net_attention_1_k[i0+32*j6][0][i2][0])
+			}
+		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
-					acc6 := float32(math.Inf(-1))
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0+32*j6][i1][i2]
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0+32*j6][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						scratch.net_attention_1_scores_1[i0+32*j6][i1][i2][i3] = acc5
 					}
-					scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -4834,20 +4814,21 @@ type ocannlReverserTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j7][0][0][0], &scratch.net_attention_1_ex[32*j7][0][0][0])
+	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap31AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		// reduction accumulated in a local variable.
+		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0+32*j7][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0+32*j7][i1][i2]
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
 					}
-					scratch.net_attention_1_attn_1[i0+32*j7][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -4866,43 +4847,20 @@ type ocannlReverserTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j8][0][i2][0], &scratch.net_attention_1_attn[i0+32*j8][0][i2][0], &scratch.net_attention_1_v[i0+32*j8][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j8][0][i2][0], &scratch.net_attention_1_attn[i0+32*j8][0][i2][0], &scratch.net_attention_1_v[i0+32*j8][0][i2][0])
-			}
-		}
+	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.net_attention_1_m[32*j8][0][0][0], &scratch.net_attention_1_scores[32*j8][0][0][0])
 	} else {
-		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j8][i1][i2]
-					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j8][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j8][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j8][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j8][i4+3][i2]
-						for i3 := range 8 {
-							acc8 := net_attention_1_ctxRow[i3]
-							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-							net_attention_1_ctxRow[i3] = acc8
-						}
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j8][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
+					scratch.net_attention_1_m[i0+32*j8][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -4915,32 +4873,27 @@ var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 // ocannlReverserTrainLossPart8 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart8 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
-	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r9.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j9][0][0][0])
+		ocannlMap32AVX512(&scratch.net_attention_1_ex_1[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j9][0][0][0])
+		ocannlMap32AVX2(&scratch.net_attention_1_ex_1[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j9][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j9][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0+32*j9][i1][i2][0]
+					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j9][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
 					}
-					scratch.net_layer_norm_1_x_1[i0+32*j9][i1][i2] = acc9
 				}
 			}
 		}
@@ -4959,19 +4912,19 @@ type ocannlReverserTrainLossPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
 	scratch := r10.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 8192 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j10][0][0], &scratch.net_layer_norm_1_x[32*j10][0][0])
+		ocannlMap33AVX2(&scratch.net_attention_1_ex[32*j10][0][0][0], &scratch.net_attention_1_ex_1[32*j10][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j10][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+				for i2 := range 4 {
+					net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j10][i1][i2]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					}
 				}
-				scratch.net_layer_norm_1_mean_1[i0+32*j10][i1][0] = acc10
 			}
 		}
 	}
@@ -4989,19 +4942,21 @@ type ocannlReverserTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j11][0][0], &scratch.net_layer_norm_1_var_1[32*j11][0][0])
+		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j11][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j11][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					scratch.net_attention_1_attn_1[i0+32*j11][i1][i2][0] = acc7
 				}
-				scratch.net_layer_norm_1_var_2[i0+32*j11][i1][0] = acc11
 			}
 		}
 	}
@@ -5013,30 +4968,27 @@ var ocannlReverserTrainLossPart10Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart11 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart11 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserTrainLossPart11) Part(j12 int) {
-	pNetDense1W, scratch := r12.pNetDense1W, r12.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r12.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j12][0][0], &pNetDense1W[0], &scratch.net_x1[32*j12][0][0])
+		ocannlMap34AVX512(&scratch.net_attention_1_attn[32*j12][0][0][0], &scratch.net_attention_1_ex[32*j12][0][0][0], &scratch.net_attention_1_attn_1[32*j12][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j12][0][0], &pNetDense1W[0], &scratch.net_x1[32*j12][0][0])
+		ocannlMap34AVX2(&scratch.net_attention_1_attn[32*j12][0][0][0], &scratch.net_attention_1_ex[32*j12][0][0][0], &scratch.net_attention_1_attn_1[32*j12][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j12][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j12][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j12][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j12][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
 					}
-					scratch.net_linear_1_x_1[i0+32*j12][i1][i2] = acc12
 				}
 			}
 		}
@@ -5049,25 +5001,49 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart12 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart12 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
-	pNetDense1B, scratch := r13.pNetDense1B, r13.scratch
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	scratch := r13.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+			}
+		}
 	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j13][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j13][i1]
-				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j13][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j13][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j13][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j13][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j13][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
+					}
 				}
 			}
 		}
@@ -5080,28 +5056,32 @@ var ocannlReverserTrainLossPart12Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart13 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart13 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
-func (r15 *ocannlReverserTrainLossPart13) Part(j14 int) {
-	scratch := r15.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
+	pNetAttention1WO, scratch := r14.pNetAttention1WO, r14.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j14][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j14][i1]
-				for i2 := range 64 {
-					r14 := net_linear_1_x_2Row2[i2]
-					if !(r14 > 0) {
-						r14 = 0
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j14][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					net_linear_1_xRow[i2] = r14
+					scratch.net_layer_norm_1_x_1[i0+32*j14][i1][i2] = acc9
 				}
 			}
 		}
@@ -5114,30 +5094,25 @@ var ocannlReverserTrainLossPart13Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart14 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart14 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j15 of the nest (0 <= j15 < 8).
-func (r16 *ocannlReverserTrainLossPart14) Part(j15 int) {
-	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r15 *ocannlReverserTrainLossPart14) Part(j15 int) {
+	scratch := r15.scratch
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j15][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_x[32*j15][0][0], &scratch.net_h[32*j15][0][0], &scratch.net_layer_norm_1_x_1[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j15][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_x[32*j15][0][0], &scratch.net_h[32*j15][0][0], &scratch.net_layer_norm_1_x_1[32*j15][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j15][i1]
+				net_hRow5 := &scratch.net_h[i0+32*j15][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+32*j15][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+32*j15][i1]
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j15][i1][i2] = acc13
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
 			}
 		}
@@ -5154,21 +5129,21 @@ type ocannlReverserTrainLossPart15 struct {
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
-func (r17 *ocannlReverserTrainLossPart15) Part(j16 int) {
-	scratch := r17.scratch
+func (r16 *ocannlReverserTrainLossPart15) Part(j16 int) {
+	scratch := r16.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j16][0][0], &scratch.net_layer_norm_2_x[32*j16][0][0])
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j16][i1]
-				acc14 := float32(0)
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+32*j16][i1][0] = acc14
+				scratch.net_layer_norm_1_mean_1[i0+32*j16][i1][0] = acc10
 			}
 		}
 	}
@@ -5184,21 +5159,22 @@ type ocannlReverserTrainLossPart16 struct {
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
-func (r18 *ocannlReverserTrainLossPart16) Part(j17 int) {
-	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j17][0][0], &scratch.net_layer_norm_2_var_1[32*j17][0][0])
+func (r17 *ocannlReverserTrainLossPart16) Part(j17 int) {
+	scratch := r17.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j17][i1]
-				acc15 := float32(0)
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j17][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j17][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 				}
-				scratch.net_layer_norm_2_var_2[i0+32*j17][i1][0] = acc15
 			}
 		}
 	}
@@ -5210,30 +5186,24 @@ var ocannlReverserTrainLossPart16Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart17 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart17 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
-func (r19 *ocannlReverserTrainLossPart17) Part(j18 int) {
-	pNetLinear2W, scratch := r19.pNetLinear2W, r19.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r18 *ocannlReverserTrainLossPart17) Part(j18 int) {
+	scratch := r18.scratch
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j18][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j18][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j18][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j18][i1][i2] = acc16
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j18][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 			}
 		}
@@ -5242,6 +5212,670 @@ func (r19 *ocannlReverserTrainLossPart17) Part(j18 int) {
 
 // ocannlReverserTrainLossPart17Records holds the free ocannlReverserTrainLossPart17 records.
 var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart17]
+
+// ocannlReverserTrainLossPart18 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart18 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 8).
+func (r19 *ocannlReverserTrainLossPart18) Part(j19 int) {
+	scratch := r19.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j19][0][0], &scratch.net_layer_norm_1_var_1[32*j19][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j19][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0+32*j19][i1][0] = acc11
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart18Records holds the free ocannlReverserTrainLossPart18 records.
+var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart18]
+
+// ocannlReverserTrainLossPart19 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart19 struct {
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r20 *ocannlReverserTrainLossPart19) Part(j20 int) {
+	pNetLayerNorm1Gamma, scratch := r20.pNetLayerNorm1Gamma, r20.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.net_x1_1[32*j20][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j20][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_x1_1[32*j20][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j20][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j20][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+32*j20][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart19Records holds the free ocannlReverserTrainLossPart19 records.
+var ocannlReverserTrainLossPart19Records rt.Records[ocannlReverserTrainLossPart19]
+
+// ocannlReverserTrainLossPart20 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart20 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r21 *ocannlReverserTrainLossPart20) Part(j21 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_x1_4[32*j21][0][0], &scratch.net_x1_1[32*j21][0][0], &scratch.net_x1_3[32*j21][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_x1_4[32*j21][0][0], &scratch.net_x1_1[32*j21][0][0], &scratch.net_x1_3[32*j21][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_1Row2 := &scratch.net_x1_1[i0+32*j21][i1]
+				net_x1_3V := scratch.net_x1_3[i0+32*j21][i1][0]
+				net_x1_4Row := &scratch.net_x1_4[i0+32*j21][i1]
+				for i2 := range 32 {
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart20Records holds the free ocannlReverserTrainLossPart20 records.
+var ocannlReverserTrainLossPart20Records rt.Records[ocannlReverserTrainLossPart20]
+
+// ocannlReverserTrainLossPart21 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart21 struct {
+	pNetLayerNorm1Beta *[32]float32
+	scratch            *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r22 *ocannlReverserTrainLossPart21) Part(j22 int) {
+	pNetLayerNorm1Beta, scratch := r22.pNetLayerNorm1Beta, r22.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_x1[32*j22][0][0], &scratch.net_x1_4[32*j22][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_x1[32*j22][0][0], &scratch.net_x1_4[32*j22][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4Row2 := &scratch.net_x1_4[i0+32*j22][i1]
+				net_x1Row := &scratch.net_x1[i0+32*j22][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart21Records holds the free ocannlReverserTrainLossPart21 records.
+var ocannlReverserTrainLossPart21Records rt.Records[ocannlReverserTrainLossPart21]
+
+// ocannlReverserTrainLossPart22 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart22 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r23 *ocannlReverserTrainLossPart22) Part(j23 int) {
+	pNetDense1W, scratch := r23.pNetDense1W, r23.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+32*j23][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j23][i1][i2] = acc12
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart22Records holds the free ocannlReverserTrainLossPart22 records.
+var ocannlReverserTrainLossPart22Records rt.Records[ocannlReverserTrainLossPart22]
+
+// ocannlReverserTrainLossPart23 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart23 struct {
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r24 *ocannlReverserTrainLossPart23) Part(j24 int) {
+	pNetDense1B, scratch := r24.pNetDense1B, r24.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_linear_1_x_2[32*j24][0][0], &scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap44AVX2(&scratch.net_linear_1_x_2[32*j24][0][0], &scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j24][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j24][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart23Records holds the free ocannlReverserTrainLossPart23 records.
+var ocannlReverserTrainLossPart23Records rt.Records[ocannlReverserTrainLossPart23]
+
+// ocannlReverserTrainLossPart24 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart24 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r26 *ocannlReverserTrainLossPart24) Part(j25 int) {
+	scratch := r26.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap45AVX512(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_2[32*j25][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap45AVX2(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_2[32*j25][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j25][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j25][i1]
+				for i2 := range 64 {
+					r25 := net_linear_1_x_2Row2[i2]
+					if !(r25 > 0) {
+						r25 = 0
+					}
+					net_linear_1_xRow[i2] = r25
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart24Records holds the free ocannlReverserTrainLossPart24 records.
+var ocannlReverserTrainLossPart24Records rt.Records[ocannlReverserTrainLossPart24]
+
+// ocannlReverserTrainLossPart25 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart25 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r27 *ocannlReverserTrainLossPart25) Part(j26 int) {
+	pNetLinear1W, scratch := r27.pNetLinear1W, r27.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j26][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j26][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart25Records holds the free ocannlReverserTrainLossPart25 records.
+var ocannlReverserTrainLossPart25Records rt.Records[ocannlReverserTrainLossPart25]
+
+// ocannlReverserTrainLossPart26 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart26 struct {
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r28 *ocannlReverserTrainLossPart26) Part(j27 int) {
+	pNetLinear1B, scratch := r28.pNetLinear1B, r28.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_layer_norm_2_x_2[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_layer_norm_2_x_2[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j27][i1]
+				net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j27][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart26Records holds the free ocannlReverserTrainLossPart26 records.
+var ocannlReverserTrainLossPart26Records rt.Records[ocannlReverserTrainLossPart26]
+
+// ocannlReverserTrainLossPart27 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart27 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r29 *ocannlReverserTrainLossPart27) Part(j28 int) {
+	scratch := r29.scratch
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_2[32*j28][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_2[32*j28][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row3 := &scratch.net_x1[i0+32*j28][i1]
+				net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0+32*j28][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j28][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart27Records holds the free ocannlReverserTrainLossPart27 records.
+var ocannlReverserTrainLossPart27Records rt.Records[ocannlReverserTrainLossPart27]
+
+// ocannlReverserTrainLossPart28 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart28 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r30 *ocannlReverserTrainLossPart28) Part(j29 int) {
+	scratch := r30.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j29][0][0], &scratch.net_layer_norm_2_x[32*j29][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j29][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j29][i1][0] = acc14
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart28Records holds the free ocannlReverserTrainLossPart28 records.
+var ocannlReverserTrainLossPart28Records rt.Records[ocannlReverserTrainLossPart28]
+
+// ocannlReverserTrainLossPart29 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart29 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r31 *ocannlReverserTrainLossPart29) Part(j30 int) {
+	scratch := r31.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j30][i1]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j30][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j30][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart29Records holds the free ocannlReverserTrainLossPart29 records.
+var ocannlReverserTrainLossPart29Records rt.Records[ocannlReverserTrainLossPart29]
+
+// ocannlReverserTrainLossPart30 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart30 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r32 *ocannlReverserTrainLossPart30) Part(j31 int) {
+	scratch := r32.scratch
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j31][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j31][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart30Records holds the free ocannlReverserTrainLossPart30 records.
+var ocannlReverserTrainLossPart30Records rt.Records[ocannlReverserTrainLossPart30]
+
+// ocannlReverserTrainLossPart31 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart31 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r33 *ocannlReverserTrainLossPart31) Part(j32 int) {
+	scratch := r33.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j32][0][0], &scratch.net_layer_norm_2_var_1[32*j32][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j32][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+32*j32][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart31Records holds the free ocannlReverserTrainLossPart31 records.
+var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart31]
+
+// ocannlReverserTrainLossPart32 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart32 struct {
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r34 *ocannlReverserTrainLossPart32) Part(j33 int) {
+	pNetLayerNorm2Gamma, scratch := r34.pNetLayerNorm2Gamma, r34.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.net_x2_1[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_x2_1[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j33][i1]
+				net_x2_1Row := &scratch.net_x2_1[i0+32*j33][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart32Records holds the free ocannlReverserTrainLossPart32 records.
+var ocannlReverserTrainLossPart32Records rt.Records[ocannlReverserTrainLossPart32]
+
+// ocannlReverserTrainLossPart33 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart33 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r35 *ocannlReverserTrainLossPart33) Part(j34 int) {
+	scratch := r35.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_x2_4[32*j34][0][0], &scratch.net_x2_1[32*j34][0][0], &scratch.net_x2_3[32*j34][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_x2_4[32*j34][0][0], &scratch.net_x2_1[32*j34][0][0], &scratch.net_x2_3[32*j34][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_1Row2 := &scratch.net_x2_1[i0+32*j34][i1]
+				net_x2_3V := scratch.net_x2_3[i0+32*j34][i1][0]
+				net_x2_4Row := &scratch.net_x2_4[i0+32*j34][i1]
+				for i2 := range 32 {
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart33Records holds the free ocannlReverserTrainLossPart33 records.
+var ocannlReverserTrainLossPart33Records rt.Records[ocannlReverserTrainLossPart33]
+
+// ocannlReverserTrainLossPart34 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart34 struct {
+	pNetLayerNorm2Beta *[32]float32
+	scratch            *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r36 *ocannlReverserTrainLossPart34) Part(j35 int) {
+	pNetLayerNorm2Beta, scratch := r36.pNetLayerNorm2Beta, r36.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_x2[32*j35][0][0], &scratch.net_x2_4[32*j35][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_x2[32*j35][0][0], &scratch.net_x2_4[32*j35][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4Row2 := &scratch.net_x2_4[i0+32*j35][i1]
+				net_x2Row := &scratch.net_x2[i0+32*j35][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart34Records holds the free ocannlReverserTrainLossPart34 records.
+var ocannlReverserTrainLossPart34Records rt.Records[ocannlReverserTrainLossPart34]
+
+// ocannlReverserTrainLossPart35 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart35 struct {
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r37 *ocannlReverserTrainLossPart35) Part(j36 int) {
+	pNetLinear2W, scratch := r37.pNetLinear2W, r37.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2Row2 := &scratch.net_x2[i0+32*j36][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j36][i1][i2] = acc16
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart35Records holds the free ocannlReverserTrainLossPart35 records.
+var ocannlReverserTrainLossPart35Records rt.Records[ocannlReverserTrainLossPart35]
+
+// ocannlReverserTrainLossPart36 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart36 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r38 *ocannlReverserTrainLossPart36) Part(j37 int) {
+	scratch := r38.scratch
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j37][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				}
+				scratch.train_cross_entropy_1_m[i0+32*j37][i1][0] = acc17
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart36Records holds the free ocannlReverserTrainLossPart36 records.
+var ocannlReverserTrainLossPart36Records rt.Records[ocannlReverserTrainLossPart36]
+
+// ocannlReverserTrainLossPart37 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart37 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r39 *ocannlReverserTrainLossPart37) Part(j38 int) {
+	scratch := r39.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j38][0][0], &scratch.train_cross_entropy_1_logp_1[32*j38][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j38][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_2[i0+32*j38][i1][0] = acc18
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart37Records holds the free ocannlReverserTrainLossPart37 records.
+var ocannlReverserTrainLossPart37Records rt.Records[ocannlReverserTrainLossPart37]
+
+// ocannlReverserTrainLossPart38 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart38 struct {
+	scratch        *ocannlReverserTrainLossScratch
+	train_2Partial [8][1]float32
+}
+
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r40 *ocannlReverserTrainLossPart38) Part(j39 int) {
+	scratch, train_2Partial := r40.scratch, &r40.train_2Partial
+	train_2Partial[j39] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&train_2Partial[j39][0], &scratch.train_1[32*j39][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc19 := train_2Partial[j39][0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_1Row2 := &scratch.train_1[i0+32*j39][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
+				}
+			}
+		}
+		train_2Partial[j39][0] = acc19
+	}
+}
+
+// ocannlReverserTrainLossPart38Records holds the free ocannlReverserTrainLossPart38 records.
+var ocannlReverserTrainLossPart38Records rt.Records[ocannlReverserTrainLossPart38]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -5263,7 +5897,7 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	net.attention#1/v: 256,8 | 4,8 (let, local, in scratch field net_attention_1_v)
 //	_net.attention#1/scores.1: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores_1)
 //	_dim_d.1: 1 (dim, constant)
-//	_net.attention#1/scores.2: 1 (let, local)
+//	_net.attention#1/scores.2: 1 (let, local, in scratch field net_attention_1_scores_2)
 //	net.attention#1/scores: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
 //	net.attention#1/m: 256,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex_1)
@@ -5276,7 +5910,7 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	net.layer_norm#1/x: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
 //	_net.layer_norm#1/mean.1: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
-//	net.layer_norm#1/mean: 256,8 | 1 (let, local)
+//	net.layer_norm#1/mean: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
 //	_net.layer_norm#1/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
 //	_net.layer_norm#1/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
@@ -5302,7 +5936,7 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	net.layer_norm#2/x: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
 //	_net.layer_norm#2/mean.1: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
-//	net.layer_norm#2/mean: 256,8 | 1 (let, local)
+//	net.layer_norm#2/mean: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
 //	net.layer_norm#2/centered: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
 //	_net.layer_norm#2/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
 //	_net.layer_norm#2/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
@@ -5320,14 +5954,14 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	_train.cross_entropy#1/logits.1: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.linear#2.b: 10 (param, parameter pNetLinear2B)
 //	train.cross_entropy#1/logits: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logits)
-//	train.cross_entropy#1/m: 256,8 | 1 (let, local)
+//	train.cross_entropy#1/m: 256,8 | 1 (let, local, in scratch field train_cross_entropy_1_m)
 //	train.cross_entropy#1/z: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_z)
 //	_train.cross_entropy#1/logp.1: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp_1)
-//	_train.cross_entropy#1/logp.2: 256,8 | 1 (let, local)
+//	_train.cross_entropy#1/logp.2: 256,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
 //	_train.cross_entropy#1/logp.3: 256,8 | 1 (let, local)
 //	train.cross_entropy#1/logp: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp)
 //	_train.1: 256,8 | 10 (let, local, in scratch field train_1)
-//	_train.2: 1 (let, local)
+//	_train.2: 1 (let, local, in scratch field train_2)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
@@ -5352,11 +5986,11 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	net.attention#1.w_o.grad: [32 4 8] (let, output parameter gNetAttention1WO)
 //	_net.layer_norm#1/x.1.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_x_1_grad)
 //	net.layer_norm#1/x.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_x_grad)
-//	_net.layer_norm#1/mean.1.grad: [256 8 1] (let, local)
+//	_net.layer_norm#1/mean.1.grad: [256 8 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
 //	net.layer_norm#1/mean.grad: [256 8 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_centered_grad)
 //	_net.layer_norm#1/var.1.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_var_1_grad)
-//	_net.layer_norm#1/var.2.grad: [256 8 1] (let, local)
+//	_net.layer_norm#1/var.2.grad: [256 8 1] (let, local, in scratch field net_layer_norm_1_var_2_grad)
 //	net.layer_norm#1/var.grad: [256 8 1] (let, local)
 //	net.layer_norm#1.gamma.grad: [32] (let, output parameter gNetLayerNorm1Gamma)
 //	_net/x1.1.grad: [256 8 32] (let, local, in scratch field net_x1_1_grad)
@@ -5375,11 +6009,11 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	net.linear#1.b.grad: [32] (let, output parameter gNetLinear1B)
 //	_net.layer_norm#2/x.2.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_x_2_grad)
 //	net.layer_norm#2/x.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_x_grad)
-//	_net.layer_norm#2/mean.1.grad: [256 8 1] (let, local)
+//	_net.layer_norm#2/mean.1.grad: [256 8 1] (let, local, in scratch field net_layer_norm_2_mean_1_grad)
 //	net.layer_norm#2/mean.grad: [256 8 1] (let, local, in scratch field net_layer_norm_2_mean_grad)
 //	net.layer_norm#2/centered.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_centered_grad)
 //	_net.layer_norm#2/var.1.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_var_1_grad)
-//	_net.layer_norm#2/var.2.grad: [256 8 1] (let, local)
+//	_net.layer_norm#2/var.2.grad: [256 8 1] (let, local, in scratch field net_layer_norm_2_var_2_grad)
 //	net.layer_norm#2/var.grad: [256 8 1] (let, local)
 //	net.layer_norm#2.gamma.grad: [32] (let, output parameter gNetLayerNorm2Gamma)
 //	_net/x2.1.grad: [256 8 32] (let, local, in scratch field net_x2_1_grad)
@@ -5392,11 +6026,11 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	_train.cross_entropy#1/logits.1.grad: [256 8 10] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
 //	net.linear#2.b.grad: [10] (let, output parameter gNetLinear2B)
 //	train.cross_entropy#1/logits.grad: [256 8 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
-//	train.cross_entropy#1/m.grad: [256 8 1] (let, local)
+//	train.cross_entropy#1/m.grad: [256 8 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [256 8 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
 //	_train.cross_entropy#1/logp.1.grad: [256 8 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [256 8 1] (let, local)
-//	_train.cross_entropy#1/logp.3.grad: [256 8 1] (let, local)
+//	_train.cross_entropy#1/logp.3.grad: [256 8 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [256 8 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
 //	_train.1.grad: [256 8 10] (let, local, in scratch field train_1_grad)
 //	_train.2.grad: [1] (let, local)
@@ -6392,32 +7026,23 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	      for i3 in 0..9:
 //	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * tokens[i0, i1, i3]
 func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, gNetEmb *[320]float32, gNetPos *[256]float32, gNetAttention1WQ *[1024]float32, gNetAttention1WK *[1024]float32, gNetAttention1WV *[1024]float32, gNetAttention1WO *[1024]float32, gNetLayerNorm1Gamma *[32]float32, gNetLayerNorm1Beta *[32]float32, gNetDense1W *[2048]float32, gNetDense1B *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, gNetLayerNorm2Gamma *[32]float32, gNetLayerNorm2Beta *[32]float32, gNetLinear2W *[320]float32, gNetLinear2B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlReverserBackwardScratch) {
-	var net_attention_1_scores_2 [1]float32
-	var net_layer_norm_1_mean [256][8][1]float32
 	var net_layer_norm_1_var [256][8][1]float32
 	var net_x1_2 [256][8][1]float32
-	var net_layer_norm_2_mean [256][8][1]float32
 	var net_layer_norm_2_var [256][8][1]float32
 	var net_x2_2 [256][8][1]float32
-	var train_cross_entropy_1_m [256][8][1]float32
-	var train_cross_entropy_1_logp_2 [256][8][1]float32
 	var train_cross_entropy_1_logp_3 [256][8][1]float32
-	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_layer_norm_1_mean_1_grad [256][8][1]float32
-	var net_layer_norm_1_var_2_grad [256][8][1]float32
 	var net_layer_norm_1_var_grad [256][8][1]float32
 	var net_x1_2_grad [256][8][1]float32
-	var net_layer_norm_2_mean_1_grad [256][8][1]float32
-	var net_layer_norm_2_var_2_grad [256][8][1]float32
 	var net_layer_norm_2_var_grad [256][8][1]float32
 	var net_x2_2_grad [256][8][1]float32
-	var train_cross_entropy_1_m_grad [256][8][1]float32
 	var train_cross_entropy_1_logp_2_grad [256][8][1]float32
-	var train_cross_entropy_1_logp_3_grad [256][8][1]float32
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// 8 parts of i0 on the pool.
@@ -6425,223 +7050,149 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec.pNetEmb = pNetEmb
 	rec.tokens = tokens
 	rec.scratch = scratch
-	pool.Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlReverserBackwardPart0{}
 	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 256 {
-			ocannlMap31AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 256 {
-			ocannlMap31AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_h_1Row := &scratch.net_h_1[i0][i1]
-				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-				net_hRow := &scratch.net_h[i0][i1]
-				for i2 := range 32 {
-					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
-				}
-			}
-		}
-	}
-
-	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserBackwardPart1Records.Get()
-	rec2.pNetAttention1WQ = pNetAttention1WQ
+	rec2.pNetPos = pNetPos
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlReverserBackwardPart1{}
 	ocannlReverserBackwardPart1Records.Put(rec2)
 
-	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
+	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserBackwardPart2Records.Get()
-	rec3.pNetAttention1WK = pNetAttention1WK
+	rec3.pNetAttention1WQ = pNetAttention1WQ
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlReverserBackwardPart2{}
 	ocannlReverserBackwardPart2Records.Put(rec3)
 
-	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserBackwardPart3Records.Get()
-	rec4.pNetAttention1WV = pNetAttention1WV
+	rec4.pNetAttention1WK = pNetAttention1WK
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlReverserBackwardPart3{}
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
-	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
+	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserBackwardPart4Records.Get()
+	rec5.pNetAttention1WV = pNetAttention1WV
 	rec5.scratch = scratch
-	pool.Run(rec5, 8)
+	region.Run(rec5, 8)
 	*rec5 = ocannlReverserBackwardPart4{}
 	ocannlReverserBackwardPart4Records.Put(rec5)
 
-	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	net_attention_1_scores_2[0] = 2.828427
-
-	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V := net_attention_1_scores_2[0]
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
-					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
-					}
-				}
-			}
-		}
-	}
-
-	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
+	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.scratch = scratch
-	pool.Run(rec6, 8)
+	region.Run(rec6, 8)
 	*rec6 = ocannlReverserBackwardPart5{}
 	ocannlReverserBackwardPart5Records.Put(rec6)
 
-	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
-					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
-					}
-				}
-			}
-		}
-	}
+	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
+	scratch.net_attention_1_scores_2[0] = 2.828427
 
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-	// float32 pointwise kernel over 65536 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_ex_1[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0][i1][i2]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
-					}
-				}
-			}
-		}
-	}
-
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserBackwardPart6Records.Get()
 	rec7.scratch = scratch
-	pool.Run(rec7, 8)
+	region.Run(rec7, 8)
 	*rec7 = ocannlReverserBackwardPart6{}
 	ocannlReverserBackwardPart6Records.Put(rec7)
 
+	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserBackwardPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlReverserBackwardPart7{}
+	ocannlReverserBackwardPart7Records.Put(rec8)
+
+	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
+	// 8 parts of i0 on the pool.
+	rec9 := ocannlReverserBackwardPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlReverserBackwardPart8{}
+	ocannlReverserBackwardPart8Records.Put(rec9)
+
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlReverserBackwardPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlReverserBackwardPart9{}
+	ocannlReverserBackwardPart9Records.Put(rec10)
+
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlReverserBackwardPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlReverserBackwardPart10{}
+	ocannlReverserBackwardPart10Records.Put(rec11)
+
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
-					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec12 := ocannlReverserBackwardPart11Records.Get()
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
+	*rec12 = ocannlReverserBackwardPart11{}
+	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserBackwardPart7Records.Get()
-	rec8.scratch = scratch
-	pool.Run(rec8, 8)
-	*rec8 = ocannlReverserBackwardPart7{}
-	ocannlReverserBackwardPart7Records.Put(rec8)
+	rec13 := ocannlReverserBackwardPart12Records.Get()
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlReverserBackwardPart12{}
+	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlReverserBackwardPart8Records.Get()
-	rec9.pNetAttention1WO = pNetAttention1WO
-	rec9.scratch = scratch
-	pool.Run(rec9, 8)
-	*rec9 = ocannlReverserBackwardPart8{}
-	ocannlReverserBackwardPart8Records.Put(rec9)
+	rec14 := ocannlReverserBackwardPart13Records.Get()
+	rec14.pNetAttention1WO = pNetAttention1WO
+	rec14.scratch = scratch
+	region.Run(rec14, 8)
+	*rec14 = ocannlReverserBackwardPart13{}
+	ocannlReverserBackwardPart13Records.Put(rec14)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec15 := ocannlReverserBackwardPart14Records.Get()
+	rec15.scratch = scratch
+	region.Run(rec15, 8)
+	*rec15 = ocannlReverserBackwardPart14{}
+	ocannlReverserBackwardPart14Records.Put(rec15)
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserBackwardPart9Records.Get()
-	rec10.scratch = scratch
-	pool.Run(rec10, 8)
-	*rec10 = ocannlReverserBackwardPart9{}
-	ocannlReverserBackwardPart9Records.Put(rec10)
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlReverserBackwardPart15{}
+	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
 			}
@@ -6649,54 +7200,33 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
-				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
+	*rec17 = ocannlReverserBackwardPart16{}
+	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
+	*rec18 = ocannlReverserBackwardPart17{}
+	ocannlReverserBackwardPart17Records.Put(rec18)
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserBackwardPart10Records.Get()
-	rec11.scratch = scratch
-	pool.Run(rec11, 8)
-	*rec11 = ocannlReverserBackwardPart10{}
-	ocannlReverserBackwardPart10Records.Put(rec11)
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap36AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -6708,27 +7238,18 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_x1_1Row := &scratch.net_x1_1[i0][i1]
-				for i2 := range 32 {
-					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec20.scratch = scratch
+	region.Run(rec20, 8)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap40AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
@@ -6742,7 +7263,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap41AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2Row2 := &net_x1_2[i0]
@@ -6754,130 +7275,90 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1_1Row2 := &scratch.net_x1_1[i0][i1]
-				net_x1_3V := scratch.net_x1_3[i0][i1][0]
-				net_x1_4Row := &scratch.net_x1_4[i0][i1]
-				for i2 := range 32 {
-					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.scratch = scratch
+	region.Run(rec21, 8)
+	*rec21 = ocannlReverserBackwardPart20{}
+	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1_4Row2 := &scratch.net_x1_4[i0][i1]
-				net_x1Row := &scratch.net_x1[i0][i1]
-				for i2 := range 32 {
-					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec22.scratch = scratch
+	region.Run(rec22, 8)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserBackwardPart11Records.Get()
-	rec12.pNetDense1W = pNetDense1W
-	rec12.scratch = scratch
-	pool.Run(rec12, 8)
-	*rec12 = ocannlReverserBackwardPart11{}
-	ocannlReverserBackwardPart11Records.Put(rec12)
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.pNetDense1W = pNetDense1W
+	rec23.scratch = scratch
+	region.Run(rec23, 8)
+	*rec23 = ocannlReverserBackwardPart22{}
+	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlReverserBackwardPart12Records.Get()
-	rec13.pNetDense1B = pNetDense1B
-	rec13.scratch = scratch
-	pool.Run(rec13, 8)
-	*rec13 = ocannlReverserBackwardPart12{}
-	ocannlReverserBackwardPart12Records.Put(rec13)
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.pNetDense1B = pNetDense1B
+	rec24.scratch = scratch
+	region.Run(rec24, 8)
+	*rec24 = ocannlReverserBackwardPart23{}
+	ocannlReverserBackwardPart23Records.Put(rec24)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserBackwardPart13Records.Get()
-	rec14.scratch = scratch
-	pool.Run(rec14, 8)
-	*rec14 = ocannlReverserBackwardPart13{}
-	ocannlReverserBackwardPart13Records.Put(rec14)
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.scratch = scratch
+	region.Run(rec25, 8)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserBackwardPart14Records.Get()
-	rec15.pNetLinear1W = pNetLinear1W
-	rec15.scratch = scratch
-	pool.Run(rec15, 8)
-	*rec15 = ocannlReverserBackwardPart14{}
-	ocannlReverserBackwardPart14Records.Put(rec15)
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.pNetLinear1W = pNetLinear1W
+	rec26.scratch = scratch
+	region.Run(rec26, 8)
+	*rec26 = ocannlReverserBackwardPart25{}
+	ocannlReverserBackwardPart25Records.Put(rec26)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-				net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.pNetLinear1B = pNetLinear1B
+	rec27.scratch = scratch
+	region.Run(rec27, 8)
+	*rec27 = ocannlReverserBackwardPart26{}
+	ocannlReverserBackwardPart26Records.Put(rec27)
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0][i1]
-				net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.scratch = scratch
+	region.Run(rec28, 8)
+	*rec28 = ocannlReverserBackwardPart27{}
+	ocannlReverserBackwardPart27Records.Put(rec28)
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.scratch = scratch
-	pool.Run(rec16, 8)
-	*rec16 = ocannlReverserBackwardPart15{}
-	ocannlReverserBackwardPart15Records.Put(rec16)
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
+	region.Run(rec29, 8)
+	*rec29 = ocannlReverserBackwardPart28{}
+	ocannlReverserBackwardPart28Records.Put(rec29)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 			}
@@ -6885,54 +7366,33 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
-				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.scratch = scratch
+	region.Run(rec30, 8)
+	*rec30 = ocannlReverserBackwardPart29{}
+	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.scratch = scratch
+	region.Run(rec31, 8)
+	*rec31 = ocannlReverserBackwardPart30{}
+	ocannlReverserBackwardPart30Records.Put(rec31)
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.scratch = scratch
-	pool.Run(rec17, 8)
-	*rec17 = ocannlReverserBackwardPart16{}
-	ocannlReverserBackwardPart16Records.Put(rec17)
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.scratch = scratch
+	region.Run(rec32, 8)
+	*rec32 = ocannlReverserBackwardPart31{}
+	ocannlReverserBackwardPart31Records.Put(rec32)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap36AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -6944,27 +7404,18 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_x2_1Row := &scratch.net_x2_1[i0][i1]
-				for i2 := range 32 {
-					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec33.scratch = scratch
+	region.Run(rec33, 8)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap40AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
@@ -6978,7 +7429,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap41AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2Row2 := &net_x2_2[i0]
@@ -6990,57 +7441,37 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2_1Row2 := &scratch.net_x2_1[i0][i1]
-				net_x2_3V := scratch.net_x2_3[i0][i1][0]
-				net_x2_4Row := &scratch.net_x2_4[i0][i1]
-				for i2 := range 32 {
-					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
+	region.Run(rec34, 8)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2_4Row2 := &scratch.net_x2_4[i0][i1]
-				net_x2Row := &scratch.net_x2[i0][i1]
-				for i2 := range 32 {
-					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.pNetLinear2W = pNetLinear2W
-	rec18.scratch = scratch
-	pool.Run(rec18, 8)
-	*rec18 = ocannlReverserBackwardPart17{}
-	ocannlReverserBackwardPart17Records.Put(rec18)
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.pNetLinear2W = pNetLinear2W
+	rec36.scratch = scratch
+	region.Run(rec36, 8)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7054,34 +7485,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 2048 rows of 10 elements into 2048 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
-				acc17 := float32(math.Inf(-1))
-				for i2 := range 10 {
-					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
-				}
-				train_cross_entropy_1_m[i0][i1][0] = acc17
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
+	region.Run(rec37, 8)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
-				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1][0]
 				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
@@ -7093,7 +7514,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7107,30 +7528,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 2048 rows of 10 elements into 2048 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-				acc18 := float32(0)
-				for i2 := range 10 {
-					acc18 += train_cross_entropy_1_logp_1Row2[i2]
-				}
-				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
+	region.Run(rec38, 8)
+	*rec38 = ocannlReverserBackwardPart37{}
+	ocannlReverserBackwardPart37Records.Put(rec38)
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap49AVX2(&train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
 			train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
@@ -7141,9 +7552,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7160,9 +7571,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap50AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap50AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7177,61 +7588,61 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 20480 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce12AVX2(&train_2[0], &scratch.train_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		acc19 := float32(0)
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_1Row2 := &scratch.train_1[i0][i1]
-				for i2 := range 10 {
-					acc19 += train_1Row2[i2]
-				}
-			}
-		}
-		train_2[0] = acc19
+	// 8 parts of i0 on the pool.
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.scratch = scratch
+	region.Run(rec39, 8)
+	// The 8 partial sums, added in part order.
+	for j40 := range 1 {
+		acc20 := float32(0)
+		acc20 += rec39.train_2Partial[0][j40]
+		acc20 += rec39.train_2Partial[1][j40]
+		acc20 += rec39.train_2Partial[2][j40]
+		acc20 += rec39.train_2Partial[3][j40]
+		acc20 += rec39.train_2Partial[4][j40]
+		acc20 += rec39.train_2Partial[5][j40]
+		acc20 += rec39.train_2Partial[6][j40]
+		acc20 += rec39.train_2Partial[7][j40]
+		scratch.train_2[j40] = acc20
 	}
+	*rec39 = ocannlReverserBackwardPart38{}
+	ocannlReverserBackwardPart38Records.Put(rec39)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
-	train_3[0] = train_2[0] / 2048
+	train_3[0] = scratch.train_2[0] / 2048
 
 	// train = pointwise neg of _train.3
 	loss[0] = -train_3[0]
 
 	// zero the gradients
 	*gNetEmb = [320]float32{}
+	// 8 parts of the filled arrays on the pool.
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.scratch = scratch
+	region.Run(rec40, 8)
+	*rec40 = ocannlReverserBackwardPart39{}
+	ocannlReverserBackwardPart39Records.Put(rec40)
 	*gNetPos = [256]float32{}
 	*gNetAttention1WQ = [1024]float32{}
-	scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
 	*gNetAttention1WK = [1024]float32{}
-	scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
 	*gNetAttention1WV = [1024]float32{}
-	scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_m_grad = [256][8][4][1]float32{}
-	scratch.net_attention_1_attn_1_grad = [256][8][4][1]float32{}
-	scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
 	*gNetAttention1WO = [1024]float32{}
 	scratch.net_layer_norm_1_mean_grad = [256][8][1]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
 	scratch.net_x1_3_grad = [256][8][1]float32{}
 	*gNetLayerNorm1Beta = [32]float32{}
 	*gNetDense1W = [2048]float32{}
-	scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
 	*gNetDense1B = [64]float32{}
-	scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
-	scratch.net_linear_1_x_grad = [256][8][64]float32{}
 	*gNetLinear1W = [2048]float32{}
 	*gNetLinear1B = [32]float32{}
 	scratch.net_layer_norm_2_mean_grad = [256][8][1]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
 	scratch.net_x2_3_grad = [256][8][1]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
-	scratch.net_x2_grad = [256][8][32]float32{}
 	*gNetLinear2W = [320]float32{}
 	*gNetLinear2B = [10]float32{}
+	scratch.train_cross_entropy_1_m_grad = [256][8][1]float32{}
+	scratch.train_cross_entropy_1_logp_3_grad = [256][8][1]float32{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -7245,7 +7656,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap51AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][8][10]float32{}
 		train_2_gradV := train_2_grad[0]
@@ -7262,7 +7673,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap52AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7280,7 +7691,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7295,31 +7706,21 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 2048 rows of 10 elements into 2048 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce13AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
-				acc20 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
-				for i2 := range 10 {
-					acc20 -= train_cross_entropy_1_logp_gradRow3[i2]
-				}
-				train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
+	region.Run(rec41, 8)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap55AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap54AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
-			train_cross_entropy_1_logp_2Row2 := &train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0]
+			train_cross_entropy_1_logp_2Row2 := &scratch.train_cross_entropy_1_logp_2[i0]
 			train_cross_entropy_1_logp_2_gradRow := &train_cross_entropy_1_logp_2_grad[i0]
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
@@ -7330,7 +7731,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7347,9 +7748,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap56AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap56AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7366,7 +7767,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7381,46 +7782,36 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 2048 rows of 10 elements into 2048 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce13AVX2(&train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-				acc21 := train_cross_entropy_1_m_grad[i0][i1][0]
-				for i2 := range 10 {
-					acc21 -= train_cross_entropy_1_z_gradRow4[i2]
-				}
-				train_cross_entropy_1_m_grad[i0][i1][0] = acc21
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
+	region.Run(rec42, 8)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap57AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
-				train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
 				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
-				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r20 float32
+					var r44 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r20 = 1
+						r44 = 1
 					}
-					r21 := float32(0)
-					if r20 != 0 {
-						r21 = train_cross_entropy_1_m_gradV
+					r45 := float32(0)
+					if r44 != 0 {
+						r45 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r21
+					train_cross_entropy_1_logits_gradRow2[i2] += r45
 				}
 			}
 		}
@@ -7429,7 +7820,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7444,115 +7835,93 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
-	// float32 across-rows add reduction kernel, 2048 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 256 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
-				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
-				for i2 := range 10 {
-					acc22 := gNetLinear2B[i2]
-					acc22 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc22 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc22 += train_cross_entropy_1_logits_gradRow6[i2]
-					acc22 += train_cross_entropy_1_logits_gradRow7[i2]
-					gNetLinear2B[i2] = acc22
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
+	region.Run(rec43, 8)
+	// The 8 partial sums, added in part order.
+	for j45 := range 10 {
+		acc24 := gNetLinear2B[j45]
+		acc24 += rec43.gNetLinear2BPartial[0][j45]
+		acc24 += rec43.gNetLinear2BPartial[1][j45]
+		acc24 += rec43.gNetLinear2BPartial[2][j45]
+		acc24 += rec43.gNetLinear2BPartial[3][j45]
+		acc24 += rec43.gNetLinear2BPartial[4][j45]
+		acc24 += rec43.gNetLinear2BPartial[5][j45]
+		acc24 += rec43.gNetLinear2BPartial[6][j45]
+		acc24 += rec43.gNetLinear2BPartial[7][j45]
+		gNetLinear2B[j45] = acc24
 	}
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// 5 parts of i2 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.gNetLinear2W = gNetLinear2W
-	rec19.scratch = scratch
-	pool.Run(rec19, 5)
-	*rec19 = ocannlReverserBackwardPart18{}
-	ocannlReverserBackwardPart18Records.Put(rec19)
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.gNetLinear2W = gNetLinear2W
+	rec44.scratch = scratch
+	region.Run(rec44, 5)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.pNetLinear2W = pNetLinear2W
-	rec20.scratch = scratch
-	pool.Run(rec20, 8)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.pNetLinear2W = pNetLinear2W
+	rec45.scratch = scratch
+	region.Run(rec45, 8)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
-	} else {
-		scratch.net_x2_4_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2_gradRow2 := &scratch.net_x2_grad[i0][i1]
-				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0][i1]
-				for i2 := range 32 {
-					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
+	region.Run(rec46, 8)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.scratch = scratch
-	pool.Run(rec21, 8)
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.scratch = scratch
+	region.Run(rec47, 8)
 	// The 8 partial sums, added in part order.
-	for j22 := range 32 {
-		acc25 := gNetLayerNorm2Beta[j22]
-		acc25 += rec21.gNetLayerNorm2BetaPartial[0][j22]
-		acc25 += rec21.gNetLayerNorm2BetaPartial[1][j22]
-		acc25 += rec21.gNetLayerNorm2BetaPartial[2][j22]
-		acc25 += rec21.gNetLayerNorm2BetaPartial[3][j22]
-		acc25 += rec21.gNetLayerNorm2BetaPartial[4][j22]
-		acc25 += rec21.gNetLayerNorm2BetaPartial[5][j22]
-		acc25 += rec21.gNetLayerNorm2BetaPartial[6][j22]
-		acc25 += rec21.gNetLayerNorm2BetaPartial[7][j22]
-		gNetLayerNorm2Beta[j22] = acc25
+	for j50 := range 32 {
+		acc27 := gNetLayerNorm2Beta[j50]
+		acc27 += rec47.gNetLayerNorm2BetaPartial[0][j50]
+		acc27 += rec47.gNetLayerNorm2BetaPartial[1][j50]
+		acc27 += rec47.gNetLayerNorm2BetaPartial[2][j50]
+		acc27 += rec47.gNetLayerNorm2BetaPartial[3][j50]
+		acc27 += rec47.gNetLayerNorm2BetaPartial[4][j50]
+		acc27 += rec47.gNetLayerNorm2BetaPartial[5][j50]
+		acc27 += rec47.gNetLayerNorm2BetaPartial[6][j50]
+		acc27 += rec47.gNetLayerNorm2BetaPartial[7][j50]
+		gNetLayerNorm2Beta[j50] = acc27
 	}
-	*rec21 = ocannlReverserBackwardPart20{}
-	ocannlReverserBackwardPart20Records.Put(rec21)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
-	} else {
-		scratch.net_x2_1_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
+	region.Run(rec48, 8)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.scratch = scratch
-	pool.Run(rec22, 8)
-	*rec22 = ocannlReverserBackwardPart21{}
-	ocannlReverserBackwardPart21Records.Put(rec22)
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
+	region.Run(rec49, 8)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap60AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
@@ -7567,7 +7936,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap61AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -7580,50 +7949,43 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.scratch = scratch
-	pool.Run(rec23, 8)
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
+	region.Run(rec50, 8)
 	// The 8 partial sums, added in part order.
-	for j25 := range 32 {
-		acc28 := gNetLayerNorm2Gamma[j25]
-		acc28 += rec23.gNetLayerNorm2GammaPartial[0][j25]
-		acc28 += rec23.gNetLayerNorm2GammaPartial[1][j25]
-		acc28 += rec23.gNetLayerNorm2GammaPartial[2][j25]
-		acc28 += rec23.gNetLayerNorm2GammaPartial[3][j25]
-		acc28 += rec23.gNetLayerNorm2GammaPartial[4][j25]
-		acc28 += rec23.gNetLayerNorm2GammaPartial[5][j25]
-		acc28 += rec23.gNetLayerNorm2GammaPartial[6][j25]
-		acc28 += rec23.gNetLayerNorm2GammaPartial[7][j25]
-		gNetLayerNorm2Gamma[j25] = acc28
+	for j54 := range 32 {
+		acc30 := gNetLayerNorm2Gamma[j54]
+		acc30 += rec50.gNetLayerNorm2GammaPartial[0][j54]
+		acc30 += rec50.gNetLayerNorm2GammaPartial[1][j54]
+		acc30 += rec50.gNetLayerNorm2GammaPartial[2][j54]
+		acc30 += rec50.gNetLayerNorm2GammaPartial[3][j54]
+		acc30 += rec50.gNetLayerNorm2GammaPartial[4][j54]
+		acc30 += rec50.gNetLayerNorm2GammaPartial[5][j54]
+		acc30 += rec50.gNetLayerNorm2GammaPartial[6][j54]
+		acc30 += rec50.gNetLayerNorm2GammaPartial[7][j54]
+		gNetLayerNorm2Gamma[j54] = acc30
 	}
-	*rec23 = ocannlReverserBackwardPart22{}
-	ocannlReverserBackwardPart22Records.Put(rec23)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec51.scratch = scratch
+	region.Run(rec51, 8)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap63AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_var_2_grad = [256][8][1]float32{}
 		for i0 := range 256 {
 			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
-			net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
+			net_layer_norm_2_var_2_gradRow := &scratch.net_layer_norm_2_var_2_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
 			}
@@ -7631,93 +7993,54 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := net_layer_norm_2_var_2_grad[i0][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
+	region.Run(rec52, 8)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
-	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.scratch = scratch
+	region.Run(rec53, 8)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.scratch = scratch
+	region.Run(rec54, 8)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
+	region.Run(rec55, 8)
+	*rec55 = ocannlReverserBackwardPart54{}
+	ocannlReverserBackwardPart54Records.Put(rec55)
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.scratch = scratch
-	pool.Run(rec24, 8)
-	*rec24 = ocannlReverserBackwardPart23{}
-	ocannlReverserBackwardPart23Records.Put(rec24)
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.scratch = scratch
+	region.Run(rec56, 8)
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap63AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_mean_1_grad = [256][8][1]float32{}
 		for i0 := range 256 {
 			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
-			net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
+			net_layer_norm_2_mean_1_gradRow := &scratch.net_layer_norm_2_mean_1_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
 			}
@@ -7725,236 +8048,180 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap67AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradV := net_layer_norm_2_mean_1_grad[i0][i1][0]
-				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.scratch = scratch
+	region.Run(rec57, 8)
+	*rec57 = ocannlReverserBackwardPart56{}
+	ocannlReverserBackwardPart56Records.Put(rec57)
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else {
-		scratch.net_x1_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0][i1]
-				net_x1_gradRow := &scratch.net_x1_grad[i0][i1]
-				for i2 := range 32 {
-					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.scratch = scratch
+	region.Run(rec58, 8)
+	*rec58 = ocannlReverserBackwardPart57{}
+	ocannlReverserBackwardPart57Records.Put(rec58)
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0][i1]
-				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.scratch = scratch
+	region.Run(rec59, 8)
+	*rec59 = ocannlReverserBackwardPart58{}
+	ocannlReverserBackwardPart58Records.Put(rec59)
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
-				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec60 := ocannlReverserBackwardPart59Records.Get()
+	rec60.scratch = scratch
+	region.Run(rec60, 8)
+	*rec60 = ocannlReverserBackwardPart59{}
+	ocannlReverserBackwardPart59Records.Put(rec60)
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.scratch = scratch
-	pool.Run(rec25, 8)
+	rec61 := ocannlReverserBackwardPart60Records.Get()
+	rec61.scratch = scratch
+	region.Run(rec61, 8)
 	// The 8 partial sums, added in part order.
-	for j28 := range 32 {
-		acc31 := gNetLinear1B[j28]
-		acc31 += rec25.gNetLinear1BPartial[0][j28]
-		acc31 += rec25.gNetLinear1BPartial[1][j28]
-		acc31 += rec25.gNetLinear1BPartial[2][j28]
-		acc31 += rec25.gNetLinear1BPartial[3][j28]
-		acc31 += rec25.gNetLinear1BPartial[4][j28]
-		acc31 += rec25.gNetLinear1BPartial[5][j28]
-		acc31 += rec25.gNetLinear1BPartial[6][j28]
-		acc31 += rec25.gNetLinear1BPartial[7][j28]
-		gNetLinear1B[j28] = acc31
+	for j66 := range 32 {
+		acc33 := gNetLinear1B[j66]
+		acc33 += rec61.gNetLinear1BPartial[0][j66]
+		acc33 += rec61.gNetLinear1BPartial[1][j66]
+		acc33 += rec61.gNetLinear1BPartial[2][j66]
+		acc33 += rec61.gNetLinear1BPartial[3][j66]
+		acc33 += rec61.gNetLinear1BPartial[4][j66]
+		acc33 += rec61.gNetLinear1BPartial[5][j66]
+		acc33 += rec61.gNetLinear1BPartial[6][j66]
+		acc33 += rec61.gNetLinear1BPartial[7][j66]
+		gNetLinear1B[j66] = acc33
 	}
-	*rec25 = ocannlReverserBackwardPart24{}
-	ocannlReverserBackwardPart24Records.Put(rec25)
+	*rec61 = ocannlReverserBackwardPart60{}
+	ocannlReverserBackwardPart60Records.Put(rec61)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.gNetLinear1W = gNetLinear1W
-	rec26.scratch = scratch
-	pool.Run(rec26, 8)
-	*rec26 = ocannlReverserBackwardPart25{}
-	ocannlReverserBackwardPart25Records.Put(rec26)
+	rec62 := ocannlReverserBackwardPart61Records.Get()
+	rec62.gNetLinear1W = gNetLinear1W
+	rec62.scratch = scratch
+	region.Run(rec62, 8)
+	*rec62 = ocannlReverserBackwardPart61{}
+	ocannlReverserBackwardPart61Records.Put(rec62)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.pNetLinear1W = pNetLinear1W
-	rec27.scratch = scratch
-	pool.Run(rec27, 8)
-	*rec27 = ocannlReverserBackwardPart26{}
-	ocannlReverserBackwardPart26Records.Put(rec27)
+	rec63 := ocannlReverserBackwardPart62Records.Get()
+	rec63.pNetLinear1W = pNetLinear1W
+	rec63.scratch = scratch
+	region.Run(rec63, 8)
+	*rec63 = ocannlReverserBackwardPart62{}
+	ocannlReverserBackwardPart62Records.Put(rec63)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.scratch = scratch
-	pool.Run(rec28, 8)
-	*rec28 = ocannlReverserBackwardPart27{}
-	ocannlReverserBackwardPart27Records.Put(rec28)
+	rec64 := ocannlReverserBackwardPart63Records.Get()
+	rec64.scratch = scratch
+	region.Run(rec64, 8)
+	*rec64 = ocannlReverserBackwardPart63{}
+	ocannlReverserBackwardPart63Records.Put(rec64)
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
-	pool.Run(rec29, 8)
-	*rec29 = ocannlReverserBackwardPart28{}
-	ocannlReverserBackwardPart28Records.Put(rec29)
+	rec65 := ocannlReverserBackwardPart64Records.Get()
+	rec65.scratch = scratch
+	region.Run(rec65, 8)
+	*rec65 = ocannlReverserBackwardPart64{}
+	ocannlReverserBackwardPart64Records.Put(rec65)
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.scratch = scratch
-	pool.Run(rec30, 8)
+	rec66 := ocannlReverserBackwardPart65Records.Get()
+	rec66.scratch = scratch
+	region.Run(rec66, 8)
 	// The 8 partial sums, added in part order.
-	for j34 := range 64 {
-		acc34 := gNetDense1B[j34]
-		acc34 += rec30.gNetDense1BPartial[0][j34]
-		acc34 += rec30.gNetDense1BPartial[1][j34]
-		acc34 += rec30.gNetDense1BPartial[2][j34]
-		acc34 += rec30.gNetDense1BPartial[3][j34]
-		acc34 += rec30.gNetDense1BPartial[4][j34]
-		acc34 += rec30.gNetDense1BPartial[5][j34]
-		acc34 += rec30.gNetDense1BPartial[6][j34]
-		acc34 += rec30.gNetDense1BPartial[7][j34]
-		gNetDense1B[j34] = acc34
+	for j72 := range 64 {
+		acc36 := gNetDense1B[j72]
+		acc36 += rec66.gNetDense1BPartial[0][j72]
+		acc36 += rec66.gNetDense1BPartial[1][j72]
+		acc36 += rec66.gNetDense1BPartial[2][j72]
+		acc36 += rec66.gNetDense1BPartial[3][j72]
+		acc36 += rec66.gNetDense1BPartial[4][j72]
+		acc36 += rec66.gNetDense1BPartial[5][j72]
+		acc36 += rec66.gNetDense1BPartial[6][j72]
+		acc36 += rec66.gNetDense1BPartial[7][j72]
+		gNetDense1B[j72] = acc36
 	}
-	*rec30 = ocannlReverserBackwardPart29{}
-	ocannlReverserBackwardPart29Records.Put(rec30)
+	*rec66 = ocannlReverserBackwardPart65{}
+	ocannlReverserBackwardPart65Records.Put(rec66)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.gNetDense1W = gNetDense1W
-	rec31.scratch = scratch
-	pool.Run(rec31, 8)
-	*rec31 = ocannlReverserBackwardPart30{}
-	ocannlReverserBackwardPart30Records.Put(rec31)
+	rec67 := ocannlReverserBackwardPart66Records.Get()
+	rec67.gNetDense1W = gNetDense1W
+	rec67.scratch = scratch
+	region.Run(rec67, 8)
+	*rec67 = ocannlReverserBackwardPart66{}
+	ocannlReverserBackwardPart66Records.Put(rec67)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.pNetDense1W = pNetDense1W
-	rec32.scratch = scratch
-	pool.Run(rec32, 8)
-	*rec32 = ocannlReverserBackwardPart31{}
-	ocannlReverserBackwardPart31Records.Put(rec32)
+	rec68 := ocannlReverserBackwardPart67Records.Get()
+	rec68.pNetDense1W = pNetDense1W
+	rec68.scratch = scratch
+	region.Run(rec68, 8)
+	*rec68 = ocannlReverserBackwardPart67{}
+	ocannlReverserBackwardPart67Records.Put(rec68)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
-	} else {
-		scratch.net_x1_4_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0][i1]
-				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec69 := ocannlReverserBackwardPart68Records.Get()
+	rec69.scratch = scratch
+	region.Run(rec69, 8)
+	*rec69 = ocannlReverserBackwardPart68{}
+	ocannlReverserBackwardPart68Records.Put(rec69)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.scratch = scratch
-	pool.Run(rec33, 8)
+	rec70 := ocannlReverserBackwardPart69Records.Get()
+	rec70.scratch = scratch
+	region.Run(rec70, 8)
 	// The 8 partial sums, added in part order.
-	for j38 := range 32 {
-		acc37 := gNetLayerNorm1Beta[j38]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[0][j38]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[1][j38]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[2][j38]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[3][j38]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[4][j38]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[5][j38]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[6][j38]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[7][j38]
-		gNetLayerNorm1Beta[j38] = acc37
+	for j77 := range 32 {
+		acc39 := gNetLayerNorm1Beta[j77]
+		acc39 += rec70.gNetLayerNorm1BetaPartial[0][j77]
+		acc39 += rec70.gNetLayerNorm1BetaPartial[1][j77]
+		acc39 += rec70.gNetLayerNorm1BetaPartial[2][j77]
+		acc39 += rec70.gNetLayerNorm1BetaPartial[3][j77]
+		acc39 += rec70.gNetLayerNorm1BetaPartial[4][j77]
+		acc39 += rec70.gNetLayerNorm1BetaPartial[5][j77]
+		acc39 += rec70.gNetLayerNorm1BetaPartial[6][j77]
+		acc39 += rec70.gNetLayerNorm1BetaPartial[7][j77]
+		gNetLayerNorm1Beta[j77] = acc39
 	}
-	*rec33 = ocannlReverserBackwardPart32{}
-	ocannlReverserBackwardPart32Records.Put(rec33)
+	*rec70 = ocannlReverserBackwardPart69{}
+	ocannlReverserBackwardPart69Records.Put(rec70)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
-	} else {
-		scratch.net_x1_1_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec71 := ocannlReverserBackwardPart70Records.Get()
+	rec71.scratch = scratch
+	region.Run(rec71, 8)
+	*rec71 = ocannlReverserBackwardPart70{}
+	ocannlReverserBackwardPart70Records.Put(rec71)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
-	pool.Run(rec34, 8)
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
+	rec72 := ocannlReverserBackwardPart71Records.Get()
+	rec72.scratch = scratch
+	region.Run(rec72, 8)
+	*rec72 = ocannlReverserBackwardPart71{}
+	ocannlReverserBackwardPart71Records.Put(rec72)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap60AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
@@ -7969,7 +8236,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap61AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -7982,50 +8249,43 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.scratch = scratch
-	pool.Run(rec35, 8)
+	rec73 := ocannlReverserBackwardPart72Records.Get()
+	rec73.scratch = scratch
+	region.Run(rec73, 8)
 	// The 8 partial sums, added in part order.
-	for j41 := range 32 {
-		acc40 := gNetLayerNorm1Gamma[j41]
-		acc40 += rec35.gNetLayerNorm1GammaPartial[0][j41]
-		acc40 += rec35.gNetLayerNorm1GammaPartial[1][j41]
-		acc40 += rec35.gNetLayerNorm1GammaPartial[2][j41]
-		acc40 += rec35.gNetLayerNorm1GammaPartial[3][j41]
-		acc40 += rec35.gNetLayerNorm1GammaPartial[4][j41]
-		acc40 += rec35.gNetLayerNorm1GammaPartial[5][j41]
-		acc40 += rec35.gNetLayerNorm1GammaPartial[6][j41]
-		acc40 += rec35.gNetLayerNorm1GammaPartial[7][j41]
-		gNetLayerNorm1Gamma[j41] = acc40
+	for j81 := range 32 {
+		acc42 := gNetLayerNorm1Gamma[j81]
+		acc42 += rec73.gNetLayerNorm1GammaPartial[0][j81]
+		acc42 += rec73.gNetLayerNorm1GammaPartial[1][j81]
+		acc42 += rec73.gNetLayerNorm1GammaPartial[2][j81]
+		acc42 += rec73.gNetLayerNorm1GammaPartial[3][j81]
+		acc42 += rec73.gNetLayerNorm1GammaPartial[4][j81]
+		acc42 += rec73.gNetLayerNorm1GammaPartial[5][j81]
+		acc42 += rec73.gNetLayerNorm1GammaPartial[6][j81]
+		acc42 += rec73.gNetLayerNorm1GammaPartial[7][j81]
+		gNetLayerNorm1Gamma[j81] = acc42
 	}
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	*rec73 = ocannlReverserBackwardPart72{}
+	ocannlReverserBackwardPart72Records.Put(rec73)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec74 := ocannlReverserBackwardPart73Records.Get()
+	rec74.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec74.scratch = scratch
+	region.Run(rec74, 8)
+	*rec74 = ocannlReverserBackwardPart73{}
+	ocannlReverserBackwardPart73Records.Put(rec74)
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap63AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_var_2_grad = [256][8][1]float32{}
 		for i0 := range 256 {
 			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
-			net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
+			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
 			}
@@ -8033,93 +8293,54 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec75 := ocannlReverserBackwardPart74Records.Get()
+	rec75.scratch = scratch
+	region.Run(rec75, 8)
+	*rec75 = ocannlReverserBackwardPart74{}
+	ocannlReverserBackwardPart74Records.Put(rec75)
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
-	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec76 := ocannlReverserBackwardPart75Records.Get()
+	rec76.scratch = scratch
+	region.Run(rec76, 8)
+	*rec76 = ocannlReverserBackwardPart75{}
+	ocannlReverserBackwardPart75Records.Put(rec76)
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec77 := ocannlReverserBackwardPart76Records.Get()
+	rec77.scratch = scratch
+	region.Run(rec77, 8)
+	*rec77 = ocannlReverserBackwardPart76{}
+	ocannlReverserBackwardPart76Records.Put(rec77)
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec78 := ocannlReverserBackwardPart77Records.Get()
+	rec78.scratch = scratch
+	region.Run(rec78, 8)
+	*rec78 = ocannlReverserBackwardPart77{}
+	ocannlReverserBackwardPart77Records.Put(rec78)
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
-	pool.Run(rec36, 8)
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	rec79 := ocannlReverserBackwardPart78Records.Get()
+	rec79.scratch = scratch
+	region.Run(rec79, 8)
+	*rec79 = ocannlReverserBackwardPart78{}
+	ocannlReverserBackwardPart78Records.Put(rec79)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap63AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_mean_1_grad = [256][8][1]float32{}
 		for i0 := range 256 {
 			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
-			net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
+			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
 			}
@@ -8127,341 +8348,223 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap67AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
-				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec80 := ocannlReverserBackwardPart79Records.Get()
+	rec80.scratch = scratch
+	region.Run(rec80, 8)
+	*rec80 = ocannlReverserBackwardPart79{}
+	ocannlReverserBackwardPart79Records.Put(rec80)
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else {
-		scratch.net_h_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0][i1]
-				net_h_gradRow := &scratch.net_h_grad[i0][i1]
-				for i2 := range 32 {
-					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec81 := ocannlReverserBackwardPart80Records.Get()
+	rec81.scratch = scratch
+	region.Run(rec81, 8)
+	*rec81 = ocannlReverserBackwardPart80{}
+	ocannlReverserBackwardPart80Records.Put(rec81)
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0][i1]
-				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec82 := ocannlReverserBackwardPart81Records.Get()
+	rec82.scratch = scratch
+	region.Run(rec82, 8)
+	*rec82 = ocannlReverserBackwardPart81{}
+	ocannlReverserBackwardPart81Records.Put(rec82)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.gNetAttention1WO = gNetAttention1WO
-	rec37.scratch = scratch
-	pool.Run(rec37, 8)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	rec83 := ocannlReverserBackwardPart82Records.Get()
+	rec83.gNetAttention1WO = gNetAttention1WO
+	rec83.scratch = scratch
+	region.Run(rec83, 8)
+	*rec83 = ocannlReverserBackwardPart82{}
+	ocannlReverserBackwardPart82Records.Put(rec83)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.pNetAttention1WO = pNetAttention1WO
-	rec38.scratch = scratch
-	pool.Run(rec38, 8)
-	*rec38 = ocannlReverserBackwardPart37{}
-	ocannlReverserBackwardPart37Records.Put(rec38)
+	rec84 := ocannlReverserBackwardPart83Records.Get()
+	rec84.pNetAttention1WO = pNetAttention1WO
+	rec84.scratch = scratch
+	region.Run(rec84, 8)
+	*rec84 = ocannlReverserBackwardPart83{}
+	ocannlReverserBackwardPart83Records.Put(rec84)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
-	pool.Run(rec39, 8)
-	*rec39 = ocannlReverserBackwardPart38{}
-	ocannlReverserBackwardPart38Records.Put(rec39)
+	rec85 := ocannlReverserBackwardPart84Records.Get()
+	rec85.scratch = scratch
+	region.Run(rec85, 8)
+	*rec85 = ocannlReverserBackwardPart84{}
+	ocannlReverserBackwardPart84Records.Put(rec85)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.scratch = scratch
-	pool.Run(rec40, 8)
-	*rec40 = ocannlReverserBackwardPart39{}
-	ocannlReverserBackwardPart39Records.Put(rec40)
+	rec86 := ocannlReverserBackwardPart85Records.Get()
+	rec86.scratch = scratch
+	region.Run(rec86, 8)
+	*rec86 = ocannlReverserBackwardPart85{}
+	ocannlReverserBackwardPart85Records.Put(rec86)
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else {
-		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0][i1][i2]
-					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0][i1][i2][0]
-					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec87 := ocannlReverserBackwardPart86Records.Get()
+	rec87.scratch = scratch
+	region.Run(rec87, 8)
+	*rec87 = ocannlReverserBackwardPart86{}
+	ocannlReverserBackwardPart86Records.Put(rec87)
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
-	pool.Run(rec41, 8)
-	*rec41 = ocannlReverserBackwardPart40{}
-	ocannlReverserBackwardPart40Records.Put(rec41)
+	rec88 := ocannlReverserBackwardPart87Records.Get()
+	rec88.scratch = scratch
+	region.Run(rec88, 8)
+	*rec88 = ocannlReverserBackwardPart87{}
+	ocannlReverserBackwardPart87Records.Put(rec88)
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
-	// float32 pointwise kernel over 8192 rows of 8 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap71AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec89 := ocannlReverserBackwardPart88Records.Get()
+	rec89.scratch = scratch
+	region.Run(rec89, 8)
+	*rec89 = ocannlReverserBackwardPart88{}
+	ocannlReverserBackwardPart88Records.Put(rec89)
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
-	} else {
-		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec90 := ocannlReverserBackwardPart89Records.Get()
+	rec90.scratch = scratch
+	region.Run(rec90, 8)
+	*rec90 = ocannlReverserBackwardPart89{}
+	ocannlReverserBackwardPart89Records.Put(rec90)
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
-	} else {
-		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec91 := ocannlReverserBackwardPart90Records.Get()
+	rec91.scratch = scratch
+	region.Run(rec91, 8)
+	*rec91 = ocannlReverserBackwardPart90{}
+	ocannlReverserBackwardPart90Records.Put(rec91)
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.scratch = scratch
-	pool.Run(rec42, 8)
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
+	rec92 := ocannlReverserBackwardPart91Records.Get()
+	rec92.scratch = scratch
+	region.Run(rec92, 8)
+	*rec92 = ocannlReverserBackwardPart91{}
+	ocannlReverserBackwardPart91Records.Put(rec92)
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
-	// float32 pointwise kernel over 8192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap73AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0][i1][i2]
-					for i3 := range 8 {
-						var r48 float32
-						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r48 = 1
-						}
-						r49 := float32(0)
-						if r48 != 0 {
-							r49 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r49
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec93 := ocannlReverserBackwardPart92Records.Get()
+	rec93.scratch = scratch
+	region.Run(rec93, 8)
+	*rec93 = ocannlReverserBackwardPart92{}
+	ocannlReverserBackwardPart92Records.Put(rec93)
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
-	} else {
-		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
-		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec94 := ocannlReverserBackwardPart93Records.Get()
+	rec94.scratch = scratch
+	region.Run(rec94, 8)
+	*rec94 = ocannlReverserBackwardPart93{}
+	ocannlReverserBackwardPart93Records.Put(rec94)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
-	pool.Run(rec43, 8)
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
+	rec95 := ocannlReverserBackwardPart94Records.Get()
+	rec95.scratch = scratch
+	region.Run(rec95, 8)
+	*rec95 = ocannlReverserBackwardPart94{}
+	ocannlReverserBackwardPart94Records.Put(rec95)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
 	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
-	pool.Run(rec44, 8)
-	*rec44 = ocannlReverserBackwardPart43{}
-	ocannlReverserBackwardPart43Records.Put(rec44)
+	rec96 := ocannlReverserBackwardPart95Records.Get()
+	rec96.scratch = scratch
+	region.Run(rec96, 8)
+	*rec96 = ocannlReverserBackwardPart95{}
+	ocannlReverserBackwardPart95Records.Put(rec96)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 	// 8 parts of i3 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.gNetAttention1WV = gNetAttention1WV
-	rec45.scratch = scratch
-	pool.Run(rec45, 8)
-	*rec45 = ocannlReverserBackwardPart44{}
-	ocannlReverserBackwardPart44Records.Put(rec45)
+	rec97 := ocannlReverserBackwardPart96Records.Get()
+	rec97.gNetAttention1WV = gNetAttention1WV
+	rec97.scratch = scratch
+	region.Run(rec97, 8)
+	*rec97 = ocannlReverserBackwardPart96{}
+	ocannlReverserBackwardPart96Records.Put(rec97)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.pNetAttention1WV = pNetAttention1WV
-	rec46.scratch = scratch
-	pool.Run(rec46, 8)
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
+	rec98 := ocannlReverserBackwardPart97Records.Get()
+	rec98.pNetAttention1WV = pNetAttention1WV
+	rec98.scratch = scratch
+	region.Run(rec98, 8)
+	*rec98 = ocannlReverserBackwardPart97{}
+	ocannlReverserBackwardPart97Records.Put(rec98)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	// 8 parts of i3 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.gNetAttention1WK = gNetAttention1WK
-	rec47.scratch = scratch
-	pool.Run(rec47, 8)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
+	rec99 := ocannlReverserBackwardPart98Records.Get()
+	rec99.gNetAttention1WK = gNetAttention1WK
+	rec99.scratch = scratch
+	region.Run(rec99, 8)
+	*rec99 = ocannlReverserBackwardPart98{}
+	ocannlReverserBackwardPart98Records.Put(rec99)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.pNetAttention1WK = pNetAttention1WK
-	rec48.scratch = scratch
-	pool.Run(rec48, 8)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
+	rec100 := ocannlReverserBackwardPart99Records.Get()
+	rec100.pNetAttention1WK = pNetAttention1WK
+	rec100.scratch = scratch
+	region.Run(rec100, 8)
+	*rec100 = ocannlReverserBackwardPart99{}
+	ocannlReverserBackwardPart99Records.Put(rec100)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	// 8 parts of i3 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.gNetAttention1WQ = gNetAttention1WQ
-	rec49.scratch = scratch
-	pool.Run(rec49, 8)
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
+	rec101 := ocannlReverserBackwardPart100Records.Get()
+	rec101.gNetAttention1WQ = gNetAttention1WQ
+	rec101.scratch = scratch
+	region.Run(rec101, 8)
+	*rec101 = ocannlReverserBackwardPart100{}
+	ocannlReverserBackwardPart100Records.Put(rec101)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.pNetAttention1WQ = pNetAttention1WQ
-	rec50.scratch = scratch
-	pool.Run(rec50, 8)
-	*rec50 = ocannlReverserBackwardPart49{}
-	ocannlReverserBackwardPart49Records.Put(rec50)
+	rec102 := ocannlReverserBackwardPart101Records.Get()
+	rec102.pNetAttention1WQ = pNetAttention1WQ
+	rec102.scratch = scratch
+	region.Run(rec102, 8)
+	*rec102 = ocannlReverserBackwardPart101{}
+	ocannlReverserBackwardPart101Records.Put(rec102)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
-	} else {
-		scratch.net_h_1_grad = [256][8][32]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec103 := ocannlReverserBackwardPart102Records.Get()
+	rec103.scratch = scratch
+	region.Run(rec103, 8)
+	*rec103 = ocannlReverserBackwardPart102{}
+	ocannlReverserBackwardPart102Records.Put(rec103)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.gNetPos = gNetPos
-	rec51.scratch = scratch
-	pool.Run(rec51, 8)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
+	rec104 := ocannlReverserBackwardPart103Records.Get()
+	rec104.gNetPos = gNetPos
+	rec104.scratch = scratch
+	region.Run(rec104, 8)
+	*rec104 = ocannlReverserBackwardPart103{}
+	ocannlReverserBackwardPart103Records.Put(rec104)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// 8 parts of i2 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.gNetEmb = gNetEmb
-	rec52.tokens = tokens
-	rec52.scratch = scratch
-	pool.Run(rec52, 8)
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
+	rec105 := ocannlReverserBackwardPart104Records.Get()
+	rec105.gNetEmb = gNetEmb
+	rec105.tokens = tokens
+	rec105.scratch = scratch
+	region.Run(rec105, 8)
+	*rec105 = ocannlReverserBackwardPart104{}
+	ocannlReverserBackwardPart104Records.Put(rec105)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -8473,6 +8576,7 @@ type ocannlReverserBackwardScratch struct {
 	net_attention_1_k                   [256][8][4][8]float32
 	net_attention_1_v                   [256][8][4][8]float32
 	net_attention_1_scores_1            [256][8][4][8]float32
+	net_attention_1_scores_2            [1]float32
 	net_attention_1_scores              [256][8][4][8]float32
 	net_attention_1_m                   [256][8][4][1]float32
 	net_attention_1_ex_1                [256][8][4][8]float32
@@ -8483,6 +8587,7 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_1_x_1                [256][8][32]float32
 	net_layer_norm_1_x                  [256][8][32]float32
 	net_layer_norm_1_mean_1             [256][8][1]float32
+	net_layer_norm_1_mean               [256][8][1]float32
 	net_layer_norm_1_centered           [256][8][32]float32
 	net_layer_norm_1_var_1              [256][8][32]float32
 	net_layer_norm_1_var_2              [256][8][1]float32
@@ -8497,6 +8602,7 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_2_x_2                [256][8][32]float32
 	net_layer_norm_2_x                  [256][8][32]float32
 	net_layer_norm_2_mean_1             [256][8][1]float32
+	net_layer_norm_2_mean               [256][8][1]float32
 	net_layer_norm_2_centered           [256][8][32]float32
 	net_layer_norm_2_var_1              [256][8][32]float32
 	net_layer_norm_2_var_2              [256][8][1]float32
@@ -8506,10 +8612,13 @@ type ocannlReverserBackwardScratch struct {
 	net_x2                              [256][8][32]float32
 	train_cross_entropy_1_logits_1      [256][8][10]float32
 	train_cross_entropy_1_logits        [256][8][10]float32
+	train_cross_entropy_1_m             [256][8][1]float32
 	train_cross_entropy_1_z             [256][8][10]float32
 	train_cross_entropy_1_logp_1        [256][8][10]float32
+	train_cross_entropy_1_logp_2        [256][8][1]float32
 	train_cross_entropy_1_logp          [256][8][10]float32
 	train_1                             [256][8][10]float32
+	train_2                             [1]float32
 	net_h_1_grad                        [256][8][32]float32
 	net_h_grad                          [256][8][32]float32
 	net_attention_1_q_grad              [256][8][4][8]float32
@@ -8525,9 +8634,11 @@ type ocannlReverserBackwardScratch struct {
 	net_attention_1_ctx_grad            [256][8][4][8]float32
 	net_layer_norm_1_x_1_grad           [256][8][32]float32
 	net_layer_norm_1_x_grad             [256][8][32]float32
+	net_layer_norm_1_mean_1_grad        [256][8][1]float32
 	net_layer_norm_1_mean_grad          [256][8][1]float32
 	net_layer_norm_1_centered_grad      [256][8][32]float32
 	net_layer_norm_1_var_1_grad         [256][8][32]float32
+	net_layer_norm_1_var_2_grad         [256][8][1]float32
 	net_x1_1_grad                       [256][8][32]float32
 	net_x1_3_grad                       [256][8][1]float32
 	net_x1_4_grad                       [256][8][32]float32
@@ -8538,17 +8649,21 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_2_x_1_grad           [256][8][32]float32
 	net_layer_norm_2_x_2_grad           [256][8][32]float32
 	net_layer_norm_2_x_grad             [256][8][32]float32
+	net_layer_norm_2_mean_1_grad        [256][8][1]float32
 	net_layer_norm_2_mean_grad          [256][8][1]float32
 	net_layer_norm_2_centered_grad      [256][8][32]float32
 	net_layer_norm_2_var_1_grad         [256][8][32]float32
+	net_layer_norm_2_var_2_grad         [256][8][1]float32
 	net_x2_1_grad                       [256][8][32]float32
 	net_x2_3_grad                       [256][8][1]float32
 	net_x2_4_grad                       [256][8][32]float32
 	net_x2_grad                         [256][8][32]float32
 	train_cross_entropy_1_logits_1_grad [256][8][10]float32
 	train_cross_entropy_1_logits_grad   [256][8][10]float32
+	train_cross_entropy_1_m_grad        [256][8][1]float32
 	train_cross_entropy_1_z_grad        [256][8][10]float32
 	train_cross_entropy_1_logp_1_grad   [256][8][10]float32
+	train_cross_entropy_1_logp_3_grad   [256][8][1]float32
 	train_cross_entropy_1_logp_grad     [256][8][10]float32
 	train_1_grad                        [256][8][10]float32
 }
@@ -8593,32 +8708,30 @@ var ocannlReverserBackwardPart0Records rt.Records[ocannlReverserBackwardPart0]
 // ocannlReverserBackwardPart1 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart1 struct {
-	pNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	pNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlReverserBackwardPart1) Part(j2 int) {
-	pNetAttention1WQ, scratch := r2.pNetAttention1WQ, r2.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetPos, scratch := r2.pNetPos, r2.scratch
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j2][0][0])
+		for i0 := range 32 {
+			ocannlMap30AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j2][0][0])
+		for i0 := range 32 {
+			ocannlMap30AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow2 := &scratch.net_h[i0+32*j2][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc2 := float32(0)
-						for i4 := range 32 {
-							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
-						}
-						scratch.net_attention_1_q[i0+32*j2][i1][i2][i3] = acc2
-					}
+				net_h_1Row := &scratch.net_h_1[i0+32*j2][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &scratch.net_h[i0+32*j2][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
 				}
 			}
 		}
@@ -8631,31 +8744,31 @@ var ocannlReverserBackwardPart1Records rt.Records[ocannlReverserBackwardPart1]
 // ocannlReverserBackwardPart2 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart2 struct {
-	pNetAttention1WK *[1024]float32
+	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserBackwardPart2) Part(j3 int) {
-	pNetAttention1WK, scratch := r3.pNetAttention1WK, r3.scratch
+	pNetAttention1WQ, scratch := r3.pNetAttention1WQ, r3.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow3 := &scratch.net_h[i0+32*j3][i1]
+				net_hRow2 := &scratch.net_h[i0+32*j3][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc3 := float32(0)
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
 						for i4 := range 32 {
-							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
 						}
-						scratch.net_attention_1_k[i0+32*j3][i1][i2][i3] = acc3
+						scratch.net_attention_1_q[i0+32*j3][i1][i2][i3] = acc2
 					}
 				}
 			}
@@ -8669,31 +8782,31 @@ var ocannlReverserBackwardPart2Records rt.Records[ocannlReverserBackwardPart2]
 // ocannlReverserBackwardPart3 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart3 struct {
-	pNetAttention1WV *[1024]float32
+	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserBackwardPart3) Part(j4 int) {
-	pNetAttention1WV, scratch := r4.pNetAttention1WV, r4.scratch
+	pNetAttention1WK, scratch := r4.pNetAttention1WK, r4.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow4 := &scratch.net_h[i0+32*j4][i1]
+				net_hRow3 := &scratch.net_h[i0+32*j4][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc4 := float32(0)
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
 						for i4 := range 32 {
-							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
 						}
-						scratch.net_attention_1_v[i0+32*j4][i1][i2][i3] = acc4
+						scratch.net_attention_1_k[i0+32*j4][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -8707,38 +8820,31 @@ var ocannlReverserBackwardPart3Records rt.Records[ocannlReverserBackwardPart3]
 // ocannlReverserBackwardPart4 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart4 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserBackwardPart4) Part(j5 int) {
-	scratch := r5.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetAttention1WV, scratch := r5.pNetAttention1WV, r5.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX512(&scratch.net_attention_1_scores_1[i0+32*j5][0][i2][0], &scratch.net_attention_1_q[i0+32*j5][0][i2][0], &scratch.net_attention_1_k[i0+32*j5][0][i2][0])
-			}
-		}
+		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX2(&scratch.net_attention_1_scores_1[i0+32*j5][0][i2][0], &scratch.net_attention_1_q[i0+32*j5][0][i2][0], &scratch.net_attention_1_k[i0+32*j5][0][i2][0])
-			}
-		}
+		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
+				net_hRow4 := &scratch.net_h[i0+32*j5][i1]
 				for i2 := range 4 {
-					net_attention_1_qRow := &scratch.net_attention_1_q[i0+32*j5][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_kRow := &scratch.net_attention_1_k[i0+32*j5][i3][i2]
-						acc5 := float32(0)
-						for i4 := range 8 {
-							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
 						}
-						scratch.net_attention_1_scores_1[i0+32*j5][i1][i2][i3] = acc5
+						scratch.net_attention_1_v[i0+32*j5][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -8758,20 +8864,33 @@ type ocannlReverserBackwardPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce7AVX2(&scratch.net_attention_1_m[32*j6][0][0][0], &scratch.net_attention_1_scores[32*j6][0][0][0])
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX512(&scratch.net_attention_1_scores_1[i0+32*j6][0][i2][0], &scratch.net_attention_1_q[i0+32*j6][0][i2][0], &scratch.net_attention_1_k[i0+32*j6][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&scratch.net_attention_1_scores_1[i0+32*j6][0][i2][0], &scratch.net_attention_1_q[i0+32*j6][0][i2][0], &scratch.net_attention_1_k[i0+32*j6][0][i2][0])
+			}
+		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
-					acc6 := float32(math.Inf(-1))
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0+32*j6][i1][i2]
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0+32*j6][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						scratch.net_attention_1_scores_1[i0+32*j6][i1][i2][i3] = acc5
 					}
-					scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -8790,20 +8909,21 @@ type ocannlReverserBackwardPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j7][0][0][0], &scratch.net_attention_1_ex[32*j7][0][0][0])
+	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap31AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		// reduction accumulated in a local variable.
+		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0+32*j7][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0+32*j7][i1][i2]
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
 					}
-					scratch.net_attention_1_attn_1[i0+32*j7][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -8822,43 +8942,20 @@ type ocannlReverserBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j8][0][i2][0], &scratch.net_attention_1_attn[i0+32*j8][0][i2][0], &scratch.net_attention_1_v[i0+32*j8][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j8][0][i2][0], &scratch.net_attention_1_attn[i0+32*j8][0][i2][0], &scratch.net_attention_1_v[i0+32*j8][0][i2][0])
-			}
-		}
+	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.net_attention_1_m[32*j8][0][0][0], &scratch.net_attention_1_scores[32*j8][0][0][0])
 	} else {
-		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j8][i1][i2]
-					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j8][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j8][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j8][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j8][i4+3][i2]
-						for i3 := range 8 {
-							acc8 := net_attention_1_ctxRow[i3]
-							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-							net_attention_1_ctxRow[i3] = acc8
-						}
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j8][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
+					scratch.net_attention_1_m[i0+32*j8][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -8871,32 +8968,27 @@ var ocannlReverserBackwardPart7Records rt.Records[ocannlReverserBackwardPart7]
 // ocannlReverserBackwardPart8 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart8 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
-	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r9.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j9][0][0][0])
+		ocannlMap32AVX512(&scratch.net_attention_1_ex_1[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j9][0][0][0])
+		ocannlMap32AVX2(&scratch.net_attention_1_ex_1[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j9][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j9][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0+32*j9][i1][i2][0]
+					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j9][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
 					}
-					scratch.net_layer_norm_1_x_1[i0+32*j9][i1][i2] = acc9
 				}
 			}
 		}
@@ -8915,19 +9007,19 @@ type ocannlReverserBackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
 	scratch := r10.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 8192 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j10][0][0], &scratch.net_layer_norm_1_x[32*j10][0][0])
+		ocannlMap33AVX2(&scratch.net_attention_1_ex[32*j10][0][0][0], &scratch.net_attention_1_ex_1[32*j10][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j10][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+				for i2 := range 4 {
+					net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j10][i1][i2]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					}
 				}
-				scratch.net_layer_norm_1_mean_1[i0+32*j10][i1][0] = acc10
 			}
 		}
 	}
@@ -8945,19 +9037,21 @@ type ocannlReverserBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j11][0][0], &scratch.net_layer_norm_1_var_1[32*j11][0][0])
+		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j11][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j11][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					scratch.net_attention_1_attn_1[i0+32*j11][i1][i2][0] = acc7
 				}
-				scratch.net_layer_norm_1_var_2[i0+32*j11][i1][0] = acc11
 			}
 		}
 	}
@@ -8969,30 +9063,27 @@ var ocannlReverserBackwardPart10Records rt.Records[ocannlReverserBackwardPart10]
 // ocannlReverserBackwardPart11 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart11 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserBackwardPart11) Part(j12 int) {
-	pNetDense1W, scratch := r12.pNetDense1W, r12.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r12.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j12][0][0], &pNetDense1W[0], &scratch.net_x1[32*j12][0][0])
+		ocannlMap34AVX512(&scratch.net_attention_1_attn[32*j12][0][0][0], &scratch.net_attention_1_ex[32*j12][0][0][0], &scratch.net_attention_1_attn_1[32*j12][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j12][0][0], &pNetDense1W[0], &scratch.net_x1[32*j12][0][0])
+		ocannlMap34AVX2(&scratch.net_attention_1_attn[32*j12][0][0][0], &scratch.net_attention_1_ex[32*j12][0][0][0], &scratch.net_attention_1_attn_1[32*j12][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j12][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j12][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j12][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j12][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
 					}
-					scratch.net_linear_1_x_1[i0+32*j12][i1][i2] = acc12
 				}
 			}
 		}
@@ -9005,25 +9096,49 @@ var ocannlReverserBackwardPart11Records rt.Records[ocannlReverserBackwardPart11]
 // ocannlReverserBackwardPart12 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart12 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
-	pNetDense1B, scratch := r13.pNetDense1B, r13.scratch
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	scratch := r13.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+			}
+		}
 	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j13][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j13][i1]
-				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j13][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j13][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j13][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j13][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j13][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
+					}
 				}
 			}
 		}
@@ -9036,28 +9151,32 @@ var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
 // ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart13 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
-func (r15 *ocannlReverserBackwardPart13) Part(j14 int) {
-	scratch := r15.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
+	pNetAttention1WO, scratch := r14.pNetAttention1WO, r14.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j14][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j14][i1]
-				for i2 := range 64 {
-					r14 := net_linear_1_x_2Row2[i2]
-					if !(r14 > 0) {
-						r14 = 0
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j14][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					net_linear_1_xRow[i2] = r14
+					scratch.net_layer_norm_1_x_1[i0+32*j14][i1][i2] = acc9
 				}
 			}
 		}
@@ -9070,30 +9189,25 @@ var ocannlReverserBackwardPart13Records rt.Records[ocannlReverserBackwardPart13]
 // ocannlReverserBackwardPart14 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart14 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j15 of the nest (0 <= j15 < 8).
-func (r16 *ocannlReverserBackwardPart14) Part(j15 int) {
-	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r15 *ocannlReverserBackwardPart14) Part(j15 int) {
+	scratch := r15.scratch
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j15][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_x[32*j15][0][0], &scratch.net_h[32*j15][0][0], &scratch.net_layer_norm_1_x_1[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j15][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_x[32*j15][0][0], &scratch.net_h[32*j15][0][0], &scratch.net_layer_norm_1_x_1[32*j15][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j15][i1]
+				net_hRow5 := &scratch.net_h[i0+32*j15][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+32*j15][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+32*j15][i1]
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j15][i1][i2] = acc13
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
 			}
 		}
@@ -9110,21 +9224,21 @@ type ocannlReverserBackwardPart15 struct {
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
-func (r17 *ocannlReverserBackwardPart15) Part(j16 int) {
-	scratch := r17.scratch
+func (r16 *ocannlReverserBackwardPart15) Part(j16 int) {
+	scratch := r16.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j16][0][0], &scratch.net_layer_norm_2_x[32*j16][0][0])
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j16][i1]
-				acc14 := float32(0)
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+32*j16][i1][0] = acc14
+				scratch.net_layer_norm_1_mean_1[i0+32*j16][i1][0] = acc10
 			}
 		}
 	}
@@ -9140,21 +9254,22 @@ type ocannlReverserBackwardPart16 struct {
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
-func (r18 *ocannlReverserBackwardPart16) Part(j17 int) {
-	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j17][0][0], &scratch.net_layer_norm_2_var_1[32*j17][0][0])
+func (r17 *ocannlReverserBackwardPart16) Part(j17 int) {
+	scratch := r17.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j17][i1]
-				acc15 := float32(0)
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j17][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j17][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 				}
-				scratch.net_layer_norm_2_var_2[i0+32*j17][i1][0] = acc15
 			}
 		}
 	}
@@ -9166,30 +9281,24 @@ var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
 // ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart17 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
-func (r19 *ocannlReverserBackwardPart17) Part(j18 int) {
-	pNetLinear2W, scratch := r19.pNetLinear2W, r19.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r18 *ocannlReverserBackwardPart17) Part(j18 int) {
+	scratch := r18.scratch
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j18][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j18][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j18][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j18][i1][i2] = acc16
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j18][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 			}
 		}
@@ -9199,32 +9308,28 @@ func (r19 *ocannlReverserBackwardPart17) Part(j18 int) {
 // ocannlReverserBackwardPart17Records holds the free ocannlReverserBackwardPart17 records.
 var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
 
-// ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
-// for each 2 values of i2 (see rt.Pool).
+// ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart18 struct {
-	gNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 5).
-func (r22 *ocannlReverserBackwardPart18) Part(j19 int) {
-	gNetLinear2W, scratch := r22.gNetLinear2W, r22.scratch
-	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2W[64*j19], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j19], &scratch.net_x2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2W[64*j19], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j19], &scratch.net_x2[0][0][0])
+// Part runs part j19 of the nest (0 <= j19 < 8).
+func (r19 *ocannlReverserBackwardPart18) Part(j19 int) {
+	scratch := r19.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j19][0][0], &scratch.net_layer_norm_1_var_1[32*j19][0][0])
 	} else {
-		for i0 := range 256 {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0][i1]
-				for i2 := range 2 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j19]
-					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j19 : 32*i2+64*j19+32])
-					for i3 := range 32 {
-						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
-					}
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j19][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+32*j19][i1][0] = acc11
 			}
 		}
 	}
@@ -9236,47 +9341,25 @@ var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
 // ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart19 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 8).
-func (r23 *ocannlReverserBackwardPart19) Part(j20 int) {
-	pNetLinear2W, scratch := r23.pNetLinear2W, r23.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r20 *ocannlReverserBackwardPart19) Part(j20 int) {
+	pNetLayerNorm1Gamma, scratch := r20.pNetLayerNorm1Gamma, r20.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j20][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j20][0][0], &pNetLinear2W[0])
+		ocannlMap39AVX512(&scratch.net_x1_1[32*j20][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j20][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j20][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j20][0][0], &pNetLinear2W[0])
+		ocannlMap39AVX2(&scratch.net_x1_1[32*j20][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j20][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j20][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2+3]
-					for i3 := range 32 {
-						acc23 := net_x2_gradRow[i3]
-						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc23
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
-					}
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j20][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+32*j20][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
 				}
 			}
 		}
@@ -9289,33 +9372,25 @@ var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 // ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart20 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
-func (r24 *ocannlReverserBackwardPart20) Part(j21 int) {
-	scratch, gNetLayerNorm2BetaPartial := r24.scratch, &r24.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j21] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j21][0], &scratch.net_x2_grad[32*j21][0][0])
+func (r21 *ocannlReverserBackwardPart20) Part(j21 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_x1_4[32*j21][0][0], &scratch.net_x1_1[32*j21][0][0], &scratch.net_x1_3[32*j21][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_x1_4[32*j21][0][0], &scratch.net_x1_1[32*j21][0][0], &scratch.net_x1_3[32*j21][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j21]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j21][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j21][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j21][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j21][i1+3]
+			for i1 := range 8 {
+				net_x1_1Row2 := &scratch.net_x1_1[i0+32*j21][i1]
+				net_x1_3V := scratch.net_x1_3[i0+32*j21][i1][0]
+				net_x1_4Row := &scratch.net_x1_4[i0+32*j21][i1]
 				for i2 := range 32 {
-					acc24 := gNetLayerNorm2BetaPartialRow[i2]
-					acc24 += net_x2_gradRow3[i2]
-					acc24 += net_x2_gradRow4[i2]
-					acc24 += net_x2_gradRow5[i2]
-					acc24 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc24
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
 				}
 			}
 		}
@@ -9328,27 +9403,26 @@ var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
 // ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart21 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r25 *ocannlReverserBackwardPart21) Part(j23 int) {
-	scratch := r25.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j23][0][0], &scratch.net_x2_4_grad[32*j23][0][0], &scratch.net_x2_1[32*j23][0][0], &scratch.net_x2_3[32*j23][0][0])
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r22 *ocannlReverserBackwardPart21) Part(j22 int) {
+	pNetLayerNorm1Beta, scratch := r22.pNetLayerNorm1Beta, r22.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_x1[32*j22][0][0], &scratch.net_x1_4[32*j22][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_x1[32*j22][0][0], &scratch.net_x1_4[32*j22][0][0], &pNetLayerNorm1Beta[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j23][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j23][i1]
-				v := scratch.net_x2_3[i0+32*j23][i1][0] * scratch.net_x2_3[i0+32*j23][i1][0]
-				acc26 := scratch.net_x2_3_grad[i0+32*j23][i1][0]
+				net_x1_4Row2 := &scratch.net_x1_4[i0+32*j22][i1]
+				net_x1Row := &scratch.net_x1[i0+32*j22][i1]
 				for i2 := range 32 {
-					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
 				}
-				scratch.net_x2_3_grad[i0+32*j23][i1][0] = acc26
 			}
 		}
 	}
@@ -9360,37 +9434,30 @@ var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 // ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart22 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm2GammaPartial [8][32]float32
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r26 *ocannlReverserBackwardPart22) Part(j24 int) {
-	scratch, gNetLayerNorm2GammaPartial := r26.scratch, &r26.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j24] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j24][0], &scratch.net_x2_1_grad[32*j24][0][0], &scratch.net_layer_norm_2_centered[32*j24][0][0])
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r23 *ocannlReverserBackwardPart22) Part(j23 int) {
+	pNetDense1W, scratch := r23.pNetDense1W, r23.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j24]
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j24][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j24][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j24][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j24][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+3]
-				for i2 := range 32 {
-					acc27 := gNetLayerNorm2GammaPartialRow[i2]
-					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-					acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-					acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-					acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-					gNetLayerNorm2GammaPartialRow[i2] = acc27
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+32*j23][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j23][i1][i2] = acc12
 				}
 			}
 		}
@@ -9403,25 +9470,26 @@ var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
 // ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart23 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r27 *ocannlReverserBackwardPart23) Part(j26 int) {
-	scratch := r27.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j26][0][0], &scratch.net_layer_norm_2_centered_grad[32*j26][0][0])
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r24 *ocannlReverserBackwardPart23) Part(j24 int) {
+	pNetDense1B, scratch := r24.pNetDense1B, r24.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_linear_1_x_2[32*j24][0][0], &scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap44AVX2(&scratch.net_linear_1_x_2[32*j24][0][0], &scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j26][i1]
-				acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j26][i1][0]
-				for i2 := range 32 {
-					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j24][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j24][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+32*j26][i1][0] = acc29
 			}
 		}
 	}
@@ -9433,33 +9501,28 @@ var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 // ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart24 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear1BPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r28 *ocannlReverserBackwardPart24) Part(j27 int) {
-	scratch, gNetLinear1BPartial := r28.scratch, &r28.gNetLinear1BPartial
-	gNetLinear1BPartial[j27] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLinear1BPartial[j27][0], &scratch.net_layer_norm_2_x_2_grad[32*j27][0][0])
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r26 *ocannlReverserBackwardPart24) Part(j25 int) {
+	scratch := r26.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap45AVX512(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_2[32*j25][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap45AVX2(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_2[32*j25][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j27]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+3]
-				for i2 := range 32 {
-					acc30 := gNetLinear1BPartialRow[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow3[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow4[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow5[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow6[i2]
-					gNetLinear1BPartialRow[i2] = acc30
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j25][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j25][i1]
+				for i2 := range 64 {
+					r25 := net_linear_1_x_2Row2[i2]
+					if !(r25 > 0) {
+						r25 = 0
+					}
+					net_linear_1_xRow[i2] = r25
 				}
 			}
 		}
@@ -9470,30 +9533,32 @@ func (r28 *ocannlReverserBackwardPart24) Part(j27 int) {
 var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 
 // ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart25 struct {
-	gNetLinear1W *[2048]float32
+	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r29 *ocannlReverserBackwardPart25) Part(j29 int) {
-	gNetLinear1W, scratch := r29.gNetLinear1W, r29.scratch
-	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r27 *ocannlReverserBackwardPart25) Part(j26 int) {
+	pNetLinear1W, scratch := r27.pNetLinear1W, r27.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j29], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j29], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j29], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j29], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
 	} else {
-		for i0 := range 256 {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j29]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j29 : 64*i2+256*j29+64])
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j26][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
 					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
 					}
+					scratch.net_layer_norm_2_x_1[i0+32*j26][i1][i2] = acc13
 				}
 			}
 		}
@@ -9506,40 +9571,25 @@ var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
 // ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart26 struct {
-	pNetLinear1W *[2048]float32
+	pNetLinear1B *[32]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r30 *ocannlReverserBackwardPart26) Part(j30 int) {
-	pNetLinear1W, scratch := r30.pNetLinear1W, r30.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r28 *ocannlReverserBackwardPart26) Part(j27 int) {
+	pNetLinear1B, scratch := r28.pNetLinear1B, r28.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j30][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j30][0][0], &pNetLinear1W[0])
+		ocannlMap43AVX512(&scratch.net_layer_norm_2_x_2[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j30][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j30][0][0], &pNetLinear1W[0])
+		ocannlMap43AVX2(&scratch.net_layer_norm_2_x_2[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j30][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j30][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j30][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j30][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j30][i1][i2+3]
-					for i3 := range 64 {
-						acc32 := net_linear_1_x_gradRow[i3]
-						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc32
-					}
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j27][i1]
+				net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j27][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
 				}
 			}
 		}
@@ -9555,30 +9605,22 @@ type ocannlReverserBackwardPart27 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r33 *ocannlReverserBackwardPart27) Part(j31 int) {
-	scratch := r33.scratch
-	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r29 *ocannlReverserBackwardPart27) Part(j28 int) {
+	scratch := r29.scratch
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_linear_1_x_2_grad[32*j31][0][0], &scratch.net_linear_1_x_2[32*j31][0][0], &scratch.net_linear_1_x_grad[32*j31][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_2[32*j28][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_linear_1_x_2_grad[32*j31][0][0], &scratch.net_linear_1_x_2[32*j31][0][0], &scratch.net_linear_1_x_grad[32*j31][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_2[32*j28][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j31][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j31][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j31][i1]
-				for i2 := range 64 {
-					var r31 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r31 = 1
-					}
-					r32 := float32(0)
-					if r31 != 0 {
-						r32 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r32
+				net_x1Row3 := &scratch.net_x1[i0+32*j28][i1]
+				net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0+32*j28][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j28][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
 				}
 			}
 		}
@@ -9594,22 +9636,22 @@ type ocannlReverserBackwardPart28 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r34 *ocannlReverserBackwardPart28) Part(j32 int) {
-	scratch := r34.scratch
-	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_linear_1_x_1_grad[32*j32][0][0], &scratch.net_linear_1_x_2_grad[32*j32][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_linear_1_x_1_grad[32*j32][0][0], &scratch.net_linear_1_x_2_grad[32*j32][0][0])
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r30 *ocannlReverserBackwardPart28) Part(j29 int) {
+	scratch := r30.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j29][0][0], &scratch.net_layer_norm_2_x[32*j29][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j32][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j32][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j29][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j29][i1][0] = acc14
 			}
 		}
 	}
@@ -9621,33 +9663,25 @@ var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 // ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart29 struct {
-	scratch            *ocannlReverserBackwardScratch
-	gNetDense1BPartial [8][64]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
-	scratch, gNetDense1BPartial := r35.scratch, &r35.gNetDense1BPartial
-	gNetDense1BPartial[j33] = [64]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetDense1BPartial[j33][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r31 *ocannlReverserBackwardPart29) Part(j30 int) {
+	scratch := r31.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j33]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+3]
-				for i2 := range 64 {
-					acc33 := gNetDense1BPartialRow[i2]
-					acc33 += net_linear_1_x_2_gradRow3[i2]
-					acc33 += net_linear_1_x_2_gradRow4[i2]
-					acc33 += net_linear_1_x_2_gradRow5[i2]
-					acc33 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc33
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j30][i1]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j30][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j30][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 				}
 			}
 		}
@@ -9658,30 +9692,26 @@ func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
 var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 
 // ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart30 struct {
-	gNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r36 *ocannlReverserBackwardPart30) Part(j35 int) {
-	gNetDense1W, scratch := r36.gNetDense1W, r36.scratch
-	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r32 *ocannlReverserBackwardPart30) Part(j31 int) {
+	scratch := r32.scratch
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j35], &scratch.net_linear_1_x_1_grad[0][0][8*j35], &scratch.net_x1[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j35], &scratch.net_linear_1_x_1_grad[0][0][8*j35], &scratch.net_x1[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j35]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j35 : 32*i2+256*j35+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
-					}
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j31][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j31][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
 			}
 		}
@@ -9694,41 +9724,25 @@ var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 // ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart31 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r37 *ocannlReverserBackwardPart31) Part(j36 int) {
-	pNetDense1W, scratch := r37.pNetDense1W, r37.scratch
-	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j36][0][0], &scratch.net_linear_1_x_1_grad[32*j36][0][0], &pNetDense1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j36][0][0], &scratch.net_linear_1_x_1_grad[32*j36][0][0], &pNetDense1W[0])
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r33 *ocannlReverserBackwardPart31) Part(j32 int) {
+	scratch := r33.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j32][0][0], &scratch.net_layer_norm_2_var_1[32*j32][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j36][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j36][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j36][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j36][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j36][i1][i2+3]
-					for i3 := range 32 {
-						acc35 := net_x1_gradRow2[i3]
-						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc35 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc35 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc35 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc35
-					}
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j32][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_2_var_2[i0+32*j32][i1][0] = acc15
 			}
 		}
 	}
@@ -9740,33 +9754,25 @@ var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 // ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart32 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm1BetaPartial [8][32]float32
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
-	scratch, gNetLayerNorm1BetaPartial := r38.scratch, &r38.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j37] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j37][0], &scratch.net_x1_grad[32*j37][0][0])
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r34 *ocannlReverserBackwardPart32) Part(j33 int) {
+	pNetLayerNorm2Gamma, scratch := r34.pNetLayerNorm2Gamma, r34.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.net_x2_1[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_x2_1[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j37]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j37][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j37][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j37][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j37][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j33][i1]
+				net_x2_1Row := &scratch.net_x2_1[i0+32*j33][i1]
 				for i2 := range 32 {
-					acc36 := gNetLayerNorm1BetaPartialRow[i2]
-					acc36 += net_x1_gradRow4[i2]
-					acc36 += net_x1_gradRow5[i2]
-					acc36 += net_x1_gradRow6[i2]
-					acc36 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc36
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
 				}
 			}
 		}
@@ -9782,24 +9788,23 @@ type ocannlReverserBackwardPart33 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r39 *ocannlReverserBackwardPart33) Part(j39 int) {
-	scratch := r39.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j39][0][0], &scratch.net_x1_4_grad[32*j39][0][0], &scratch.net_x1_1[32*j39][0][0], &scratch.net_x1_3[32*j39][0][0])
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r35 *ocannlReverserBackwardPart33) Part(j34 int) {
+	scratch := r35.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_x2_4[32*j34][0][0], &scratch.net_x2_1[32*j34][0][0], &scratch.net_x2_3[32*j34][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_x2_4[32*j34][0][0], &scratch.net_x2_1[32*j34][0][0], &scratch.net_x2_3[32*j34][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j39][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j39][i1]
-				v2 := scratch.net_x1_3[i0+32*j39][i1][0] * scratch.net_x1_3[i0+32*j39][i1][0]
-				acc38 := scratch.net_x1_3_grad[i0+32*j39][i1][0]
+				net_x2_1Row2 := &scratch.net_x2_1[i0+32*j34][i1]
+				net_x2_3V := scratch.net_x2_3[i0+32*j34][i1][0]
+				net_x2_4Row := &scratch.net_x2_4[i0+32*j34][i1]
 				for i2 := range 32 {
-					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
 				}
-				scratch.net_x1_3_grad[i0+32*j39][i1][0] = acc38
 			}
 		}
 	}
@@ -9811,37 +9816,25 @@ var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 // ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart34 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm1GammaPartial [8][32]float32
+	pNetLayerNorm2Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r40 *ocannlReverserBackwardPart34) Part(j40 int) {
-	scratch, gNetLayerNorm1GammaPartial := r40.scratch, &r40.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j40] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j40][0], &scratch.net_x1_1_grad[32*j40][0][0], &scratch.net_layer_norm_1_centered[32*j40][0][0])
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r36 *ocannlReverserBackwardPart34) Part(j35 int) {
+	pNetLayerNorm2Beta, scratch := r36.pNetLayerNorm2Beta, r36.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_x2[32*j35][0][0], &scratch.net_x2_4[32*j35][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_x2[32*j35][0][0], &scratch.net_x2_4[32*j35][0][0], &pNetLayerNorm2Beta[0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j40]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j40][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j40][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j40][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j40][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+3]
+			for i1 := range 8 {
+				net_x2_4Row2 := &scratch.net_x2_4[i0+32*j35][i1]
+				net_x2Row := &scratch.net_x2[i0+32*j35][i1]
 				for i2 := range 32 {
-					acc39 := gNetLayerNorm1GammaPartialRow[i2]
-					acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc39
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
 				}
 			}
 		}
@@ -9854,25 +9847,31 @@ var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 // ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart35 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r41 *ocannlReverserBackwardPart35) Part(j42 int) {
-	scratch := r41.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j42][0][0], &scratch.net_layer_norm_1_centered_grad[32*j42][0][0])
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r37 *ocannlReverserBackwardPart35) Part(j36 int) {
+	pNetLinear2W, scratch := r37.pNetLinear2W, r37.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j42][i1]
-				acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j42][i1][0]
-				for i2 := range 32 {
-					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+				net_x2Row2 := &scratch.net_x2[i0+32*j36][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j36][i1][i2] = acc16
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+32*j42][i1][0] = acc41
 			}
 		}
 	}
@@ -9882,33 +9881,27 @@ func (r41 *ocannlReverserBackwardPart35) Part(j42 int) {
 var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
 
 // ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart36 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r42 *ocannlReverserBackwardPart36) Part(j43 int) {
-	gNetAttention1WO, scratch := r42.gNetAttention1WO, r42.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j43], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j43], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j43], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j43], &scratch.net_attention_1_ctx[0][0][0][0])
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r38 *ocannlReverserBackwardPart36) Part(j37 int) {
+	scratch := r38.scratch
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0])
 	} else {
-		for i0 := range 256 {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j43]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j43+8*i3 : 32*i2+128*j43+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
-					}
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j37][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
 				}
+				scratch.train_cross_entropy_1_m[i0+32*j37][i1][0] = acc17
 			}
 		}
 	}
@@ -9920,31 +9913,25 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r43 *ocannlReverserBackwardPart37) Part(j44 int) {
-	pNetAttention1WO, scratch := r43.pNetAttention1WO, r43.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j44][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j44][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j44][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j44][0][0], &pNetAttention1WO[0])
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r39 *ocannlReverserBackwardPart37) Part(j38 int) {
+	scratch := r39.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j38][0][0], &scratch.train_cross_entropy_1_logp_1[32*j38][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j44][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j44][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
-					}
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j38][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
 				}
+				scratch.train_cross_entropy_1_logp_2[i0+32*j38][i1][0] = acc18
 			}
 		}
 	}
@@ -9956,49 +9943,29 @@ var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 // ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart38 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch        *ocannlReverserBackwardScratch
+	train_2Partial [8][1]float32
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r44 *ocannlReverserBackwardPart38) Part(j45 int) {
-	scratch := r44.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j45][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j45][0][i2][0], &scratch.net_attention_1_v[i0+32*j45][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j45][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j45][0][i2][0], &scratch.net_attention_1_v[i0+32*j45][0][i2][0])
-			}
-		}
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r40 *ocannlReverserBackwardPart38) Part(j39 int) {
+	scratch, train_2Partial := r40.scratch, &r40.train_2Partial
+	train_2Partial[j39] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&train_2Partial[j39][0], &scratch.train_1[32*j39][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
+		// reduction accumulated in a local variable.
+		acc19 := train_2Partial[j39][0]
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j45]
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j45][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc42 := net_attention_1_attn_gradRow[i4]
-							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc42
-						}
-					}
+				train_1Row2 := &scratch.train_1[i0+32*j39][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
 				}
 			}
 		}
+		train_2Partial[j39][0] = acc19
 	}
 }
 
@@ -10006,43 +9973,45 @@ func (r44 *ocannlReverserBackwardPart38) Part(j45 int) {
 var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 31 arrays (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r45 *ocannlReverserBackwardPart39) Part(j46 int) {
-	scratch := r45.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_attn[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_attn[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0])
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j46]
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j46][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3]
-						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
-						}
-					}
-				}
-			}
-		}
-	}
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r41 *ocannlReverserBackwardPart39) Part(j41 int) {
+	scratch := r41.scratch
+	clear(scratch.net_h_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_h_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_q_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_k_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_v_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_scores_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_scores_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_m_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_ex_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_ex_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_attn_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_attn_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_attention_1_ctx_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_layer_norm_1_x_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_layer_norm_1_x_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_layer_norm_1_centered_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_layer_norm_1_var_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_x1_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_x1_4_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_x1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_linear_1_x_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_linear_1_x_2_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_linear_1_x_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_layer_norm_2_x_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_layer_norm_2_x_2_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_layer_norm_2_x_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_layer_norm_2_centered_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_layer_norm_2_var_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_x2_1_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_x2_4_grad[32*j41 : 32*j41+32])
+	clear(scratch.net_x2_grad[32*j41 : 32*j41+32])
 }
 
 // ocannlReverserBackwardPart39Records holds the free ocannlReverserBackwardPart39 records.
@@ -10054,26 +10023,22 @@ type ocannlReverserBackwardPart40 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r46 *ocannlReverserBackwardPart40) Part(j47 int) {
-	scratch := r46.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r42 *ocannlReverserBackwardPart40) Part(j42 int) {
+	scratch := r42.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j47][0][0][0], &scratch.net_attention_1_attn_grad[32*j47][0][0][0], &scratch.net_attention_1_ex[32*j47][0][0][0], &scratch.net_attention_1_attn_1[32*j47][0][0][0])
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_logp_3_grad[32*j42][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j42][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j47][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j47][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+32*j47][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j47][i1][i2][0]
-					acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j47][i1][i2][0]
-					for i3 := range 8 {
-						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
-					}
-					scratch.net_attention_1_attn_1_grad[i0+32*j47][i1][i2][0] = acc43
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0+32*j42][i1]
+				acc21 := scratch.train_cross_entropy_1_logp_3_grad[i0+32*j42][i1][0]
+				for i2 := range 10 {
+					acc21 -= train_cross_entropy_1_logp_gradRow3[i2]
 				}
+				scratch.train_cross_entropy_1_logp_3_grad[i0+32*j42][i1][0] = acc21
 			}
 		}
 	}
@@ -10088,24 +10053,22 @@ type ocannlReverserBackwardPart41 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r47 *ocannlReverserBackwardPart41) Part(j48 int) {
-	scratch := r47.scratch
-	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r43 *ocannlReverserBackwardPart41) Part(j43 int) {
+	scratch := r43.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j48][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j48][0][0][0])
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_m_grad[32*j43][0][0], &scratch.train_cross_entropy_1_z_grad[32*j43][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j48][i1][i2]
-					acc44 := scratch.net_attention_1_m_grad[i0+32*j48][i1][i2][0]
-					for i3 := range 8 {
-						acc44 -= net_attention_1_ex_1_gradRow3[i3]
-					}
-					scratch.net_attention_1_m_grad[i0+32*j48][i1][i2][0] = acc44
+				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0+32*j43][i1]
+				acc22 := scratch.train_cross_entropy_1_m_grad[i0+32*j43][i1][0]
+				for i2 := range 10 {
+					acc22 -= train_cross_entropy_1_z_gradRow4[i2]
 				}
+				scratch.train_cross_entropy_1_m_grad[i0+32*j43][i1][0] = acc22
 			}
 		}
 	}
@@ -10117,49 +10080,33 @@ var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 // ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart42 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear2BPartial [8][10]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r50 *ocannlReverserBackwardPart42) Part(j49 int) {
-	scratch := r50.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j49][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j49][0][i2][0], &scratch.net_attention_1_k[i0+32*j49][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j49][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j49][0][i2][0], &scratch.net_attention_1_k[i0+32*j49][0][i2][0])
-			}
-		}
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r46 *ocannlReverserBackwardPart42) Part(j44 int) {
+	scratch, gNetLinear2BPartial := r46.scratch, &r46.gNetLinear2BPartial
+	gNetLinear2BPartial[j44] = [10]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&gNetLinear2BPartial[j44][0], &scratch.train_cross_entropy_1_logits_grad[32*j44][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear2BPartialRow := &gNetLinear2BPartial[j44]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j49][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j49][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j49][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j49][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j49][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j49][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j49][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j49][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j49][i3+3][i2]
-						for i4 := range 8 {
-							acc45 := net_attention_1_q_gradRow[i4]
-							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc45 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc45 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc45 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc45
-						}
-					}
+			for i1 := 0; i1 < 8; i1 += 4 {
+				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j44][i1]
+				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j44][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j44][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j44][i1+3]
+				for i2 := range 10 {
+					acc23 := gNetLinear2BPartialRow[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
+					gNetLinear2BPartialRow[i2] = acc23
 				}
 			}
 		}
@@ -10169,39 +10116,30 @@ func (r50 *ocannlReverserBackwardPart42) Part(j49 int) {
 // ocannlReverserBackwardPart42Records holds the free ocannlReverserBackwardPart42 records.
 var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 
-// ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
+// for each 2 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r51 *ocannlReverserBackwardPart43) Part(j50 int) {
-	scratch := r51.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j46 of the nest (0 <= j46 < 5).
+func (r47 *ocannlReverserBackwardPart43) Part(j46 int) {
+	gNetLinear2W, scratch := r47.gNetLinear2W, r47.scratch
+	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_q[i0+32*j50][0][i2][0])
-			}
-		}
+		ocannlGemm15AVX512(&gNetLinear2W[64*j46], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j46], &scratch.net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_q[i0+32*j50][0][i2][0])
-			}
-		}
+		ocannlGemm15AVX2(&gNetLinear2W[64*j46], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j46], &scratch.net_x2[0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j50][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j50][i3][i2]
-						for i4 := range 8 {
-							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
-						}
+				net_x2Row3 := &scratch.net_x2[i0][i1]
+				for i2 := range 2 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j46]
+					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j46 : 32*i2+64*j46+32])
+					for i3 := range 32 {
+						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
 					}
 				}
 			}
@@ -10213,35 +10151,48 @@ func (r51 *ocannlReverserBackwardPart43) Part(j50 int) {
 var ocannlReverserBackwardPart43Records rt.Records[ocannlReverserBackwardPart43]
 
 // ocannlReverserBackwardPart44 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart44 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r52 *ocannlReverserBackwardPart44) Part(j51 int) {
-	gNetAttention1WV, scratch := r52.gNetAttention1WV, r52.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r48 *ocannlReverserBackwardPart44) Part(j47 int) {
+	pNetLinear2W, scratch := r48.pNetLinear2W, r48.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j51], &scratch.net_attention_1_v_grad[0][0][0][i3+j51], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j47][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j47][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j51], &scratch.net_attention_1_v_grad[0][0][0][i3+j51], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j47][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j47][0][0], &pNetLinear2W[0])
 	} else {
-		for i0 := range 256 {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j51]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j51 : 256*i2+32*i3+32*j51+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j47][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2+3]
+					for i3 := range 32 {
+						acc25 := net_x2_gradRow[i3]
+						acc25 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc25 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc25 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc25 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc25
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
 					}
 				}
 			}
@@ -10255,42 +10206,24 @@ var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r53 *ocannlReverserBackwardPart45) Part(j52 int) {
-	pNetAttention1WV, scratch := r53.pNetAttention1WV, r53.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r49 *ocannlReverserBackwardPart45) Part(j48 int) {
+	scratch := r49.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j52][0][0], &scratch.net_attention_1_v_grad[32*j52][0][0][0], &pNetAttention1WV[0])
+		ocannlMap58AVX512(&scratch.net_x2_4_grad[32*j48][0][0], &scratch.net_x2_grad[32*j48][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j52][0][0], &scratch.net_attention_1_v_grad[32*j52][0][0][0], &pNetAttention1WV[0])
+		ocannlMap58AVX2(&scratch.net_x2_4_grad[32*j48][0][0], &scratch.net_x2_grad[32*j48][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j52][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j52][i1][i2][i3]
-						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j52][i1][i2][i3+1]
-						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j52][i1][i2][i3+2]
-						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j52][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc46 := net_h_gradRow2[i4]
-							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc46 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc46 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc46 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc46
-						}
-					}
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j48][i1]
+				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j48][i1]
+				for i2 := range 32 {
+					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
 				}
 			}
 		}
@@ -10301,36 +10234,35 @@ func (r53 *ocannlReverserBackwardPart45) Part(j52 int) {
 var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 
 // ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart46 struct {
-	gNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r54 *ocannlReverserBackwardPart46) Part(j53 int) {
-	gNetAttention1WK, scratch := r54.gNetAttention1WK, r54.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j53], &scratch.net_attention_1_k_grad[0][0][0][i3+j53], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j53], &scratch.net_attention_1_k_grad[0][0][0][i3+j53], &scratch.net_h[0][0][0])
-		}
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r50 *ocannlReverserBackwardPart46) Part(j49 int) {
+	scratch, gNetLayerNorm2BetaPartial := r50.scratch, &r50.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j49] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j49][0], &scratch.net_x2_grad[32*j49][0][0])
 	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_hRow7 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j53]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j53 : 256*i2+32*i3+32*j53+32])
-						for i4 := range 32 {
-							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
-						}
-					}
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j49]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j49][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j49][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j49][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j49][i1+3]
+				for i2 := range 32 {
+					acc26 := gNetLayerNorm2BetaPartialRow[i2]
+					acc26 += net_x2_gradRow3[i2]
+					acc26 += net_x2_gradRow4[i2]
+					acc26 += net_x2_gradRow5[i2]
+					acc26 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc26
 				}
 			}
 		}
@@ -10343,42 +10275,25 @@ var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
 // ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart47 struct {
-	pNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
-	pNetAttention1WK, scratch := r55.pNetAttention1WK, r55.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r51 *ocannlReverserBackwardPart47) Part(j51 int) {
+	scratch := r51.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j54][0][0], &scratch.net_attention_1_k_grad[32*j54][0][0][0], &pNetAttention1WK[0])
+		ocannlMap59AVX512(&scratch.net_x2_1_grad[32*j51][0][0], &scratch.net_x2_4_grad[32*j51][0][0], &scratch.net_x2_3[32*j51][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j54][0][0], &scratch.net_attention_1_k_grad[32*j54][0][0][0], &pNetAttention1WK[0])
+		ocannlMap59AVX2(&scratch.net_x2_1_grad[32*j51][0][0], &scratch.net_x2_4_grad[32*j51][0][0], &scratch.net_x2_3[32*j51][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j54][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j54][i1][i2][i3]
-						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j54][i1][i2][i3+1]
-						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j54][i1][i2][i3+2]
-						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j54][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc47 := net_h_gradRow3[i4]
-							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc47 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc47 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc47 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc47
-						}
-					}
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j51][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+32*j51][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j51][i1]
+				for i2 := range 32 {
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
 			}
 		}
@@ -10389,37 +10304,29 @@ func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
 var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
 
 // ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart48 struct {
-	gNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r56 *ocannlReverserBackwardPart48) Part(j55 int) {
-	gNetAttention1WQ, scratch := r56.gNetAttention1WQ, r56.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j55], &scratch.net_attention_1_q_grad[0][0][0][i3+j55], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j55], &scratch.net_attention_1_q_grad[0][0][0][i3+j55], &scratch.net_h[0][0][0])
-		}
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r52 *ocannlReverserBackwardPart48) Part(j52 int) {
+	scratch := r52.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j52][0][0], &scratch.net_x2_4_grad[32*j52][0][0], &scratch.net_x2_1[32*j52][0][0], &scratch.net_x2_3[32*j52][0][0])
 	} else {
-		for i0 := range 256 {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow8 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j55]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j55 : 256*i2+32*i3+32*j55+32])
-						for i4 := range 32 {
-							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
-						}
-					}
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j52][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j52][i1]
+				v := scratch.net_x2_3[i0+32*j52][i1][0] * scratch.net_x2_3[i0+32*j52][i1][0]
+				acc28 := scratch.net_x2_3_grad[i0+32*j52][i1][0]
+				for i2 := range 32 {
+					acc28 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
 				}
+				scratch.net_x2_3_grad[i0+32*j52][i1][0] = acc28
 			}
 		}
 	}
@@ -10431,42 +10338,37 @@ var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
 // ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart49 struct {
-	pNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
-	pNetAttention1WQ, scratch := r57.pNetAttention1WQ, r57.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j56][0][0], &scratch.net_attention_1_q_grad[32*j56][0][0][0], &pNetAttention1WQ[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j56][0][0], &scratch.net_attention_1_q_grad[32*j56][0][0][0], &pNetAttention1WQ[0])
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r53 *ocannlReverserBackwardPart49) Part(j53 int) {
+	scratch, gNetLayerNorm2GammaPartial := r53.scratch, &r53.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j53] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j53][0], &scratch.net_x2_1_grad[32*j53][0][0], &scratch.net_layer_norm_2_centered[32*j53][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j53]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j56][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j56][i1][i2][i3]
-						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j56][i1][i2][i3+1]
-						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j56][i1][i2][i3+2]
-						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j56][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc48 := net_h_gradRow4[i4]
-							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc48 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc48 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc48 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc48
-						}
-					}
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j53][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j53][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j53][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j53][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j53][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j53][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j53][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j53][i1+3]
+				for i2 := range 32 {
+					acc29 := gNetLayerNorm2GammaPartialRow[i2]
+					acc29 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc29 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc29 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc29 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc29
 				}
 			}
 		}
@@ -10477,25 +10379,27 @@ func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
 var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 
 // ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart50 struct {
-	gNetPos *[256]float32
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
-	gNetPos, scratch := r58.gNetPos, r58.scratch
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetPos[32*j57], &scratch.net_h_grad[0][j57][0])
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r54 *ocannlReverserBackwardPart50) Part(j55 int) {
+	pNetLayerNorm2Gamma, scratch := r54.pNetLayerNorm2Gamma, r54.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap62AVX512(&scratch.net_layer_norm_2_centered_grad[32*j55][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j55][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap62AVX2(&scratch.net_layer_norm_2_centered_grad[32*j55][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j55][0][0])
 	} else {
-		for i0 := range 256 {
-			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j57]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j57 : 32*i1+32*j57+32])
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j55][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j55][i1]
 				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 				}
 			}
 		}
@@ -10506,28 +10410,1914 @@ func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
 var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
 
 // ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart51 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r55 *ocannlReverserBackwardPart51) Part(j56 int) {
+	scratch := r55.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap64AVX512(&scratch.net_layer_norm_2_var_1_grad[32*j56][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j56][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap64AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j56][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j56][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j56][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j56][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
+var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
+
+// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart52 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r56 *ocannlReverserBackwardPart52) Part(j57 int) {
+	scratch := r56.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j57][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j57][0][0], &scratch.net_layer_norm_2_centered[32*j57][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j57][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j57][0][0], &scratch.net_layer_norm_2_centered[32*j57][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j57][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j57][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j57][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart52Records holds the free ocannlReverserBackwardPart52 records.
+var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]
+
+// ocannlReverserBackwardPart53 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart53 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r57 *ocannlReverserBackwardPart53) Part(j58 int) {
+	scratch := r57.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j58][0][0], &scratch.net_layer_norm_2_centered[32*j58][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j58][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j58][0][0], &scratch.net_layer_norm_2_centered[32*j58][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j58][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j58][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j58][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j58][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart53Records holds the free ocannlReverserBackwardPart53 records.
+var ocannlReverserBackwardPart53Records rt.Records[ocannlReverserBackwardPart53]
+
+// ocannlReverserBackwardPart54 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart54 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r58 *ocannlReverserBackwardPart54) Part(j59 int) {
+	scratch := r58.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_layer_norm_2_x_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered_grad[32*j59][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered_grad[32*j59][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j59][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j59][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart54Records holds the free ocannlReverserBackwardPart54 records.
+var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
+
+// ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart55 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r59 *ocannlReverserBackwardPart55) Part(j60 int) {
+	scratch := r59.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j60][0][0], &scratch.net_layer_norm_2_centered_grad[32*j60][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j60][i1]
+				acc31 := scratch.net_layer_norm_2_mean_grad[i0+32*j60][i1][0]
+				for i2 := range 32 {
+					acc31 -= net_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_2_mean_grad[i0+32*j60][i1][0] = acc31
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart55Records holds the free ocannlReverserBackwardPart55 records.
+var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
+
+// ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart56 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r60 *ocannlReverserBackwardPart56) Part(j61 int) {
+	scratch := r60.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap64AVX512(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j61][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap64AVX2(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j61][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j61][i1][0]
+				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j61][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart56Records holds the free ocannlReverserBackwardPart56 records.
+var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
+
+// ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart57 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r61 *ocannlReverserBackwardPart57) Part(j62 int) {
+	scratch := r61.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_x1_grad[32*j62][0][0], &scratch.net_layer_norm_2_x_grad[32*j62][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_x1_grad[32*j62][0][0], &scratch.net_layer_norm_2_x_grad[32*j62][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j62][i1]
+				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j62][i1]
+				for i2 := range 32 {
+					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart57Records holds the free ocannlReverserBackwardPart57 records.
+var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
+
+// ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart58 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r62 *ocannlReverserBackwardPart58) Part(j63 int) {
+	scratch := r62.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_layer_norm_2_x_2_grad[32*j63][0][0], &scratch.net_layer_norm_2_x_grad[32*j63][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j63][0][0], &scratch.net_layer_norm_2_x_grad[32*j63][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j63][i1]
+				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j63][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart58Records holds the free ocannlReverserBackwardPart58 records.
+var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
+
+// ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart59 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r63 *ocannlReverserBackwardPart59) Part(j64 int) {
+	scratch := r63.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_layer_norm_2_x_1_grad[32*j64][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j64][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j64][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j64][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j64][i1]
+				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j64][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
+var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
+
+// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart60 struct {
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
+}
+
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r64 *ocannlReverserBackwardPart60) Part(j65 int) {
+	scratch, gNetLinear1BPartial := r64.scratch, &r64.gNetLinear1BPartial
+	gNetLinear1BPartial[j65] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLinear1BPartial[j65][0], &scratch.net_layer_norm_2_x_2_grad[32*j65][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j65]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1+3]
+				for i2 := range 32 {
+					acc32 := gNetLinear1BPartialRow[i2]
+					acc32 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc32 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc32 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc32 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc32
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart60Records holds the free ocannlReverserBackwardPart60 records.
+var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
+
+// ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart61 struct {
+	gNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r65 *ocannlReverserBackwardPart61) Part(j67 int) {
+	gNetLinear1W, scratch := r65.gNetLinear1W, r65.scratch
+	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&gNetLinear1W[256*j67], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j67], &scratch.net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm17AVX2(&gNetLinear1W[256*j67], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j67], &scratch.net_linear_1_x[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j67]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j67 : 64*i2+256*j67+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart61Records holds the free ocannlReverserBackwardPart61 records.
+var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
+
+// ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart62 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r66 *ocannlReverserBackwardPart62) Part(j68 int) {
+	pNetLinear1W, scratch := r66.pNetLinear1W, r66.scratch
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j68][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j68][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j68][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j68][0][0], &pNetLinear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j68][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j68][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j68][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j68][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j68][i1][i2+3]
+					for i3 := range 64 {
+						acc34 := net_linear_1_x_gradRow[i3]
+						acc34 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc34 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc34 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc34 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc34
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart62Records holds the free ocannlReverserBackwardPart62 records.
+var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
+
+// ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart63 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r69 *ocannlReverserBackwardPart63) Part(j69 int) {
+	scratch := r69.scratch
+	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap66AVX512(&scratch.net_linear_1_x_2_grad[32*j69][0][0], &scratch.net_linear_1_x_2[32*j69][0][0], &scratch.net_linear_1_x_grad[32*j69][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap66AVX2(&scratch.net_linear_1_x_2_grad[32*j69][0][0], &scratch.net_linear_1_x_2[32*j69][0][0], &scratch.net_linear_1_x_grad[32*j69][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j69][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j69][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j69][i1]
+				for i2 := range 64 {
+					var r67 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r67 = 1
+					}
+					r68 := float32(0)
+					if r67 != 0 {
+						r68 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r68
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart63Records holds the free ocannlReverserBackwardPart63 records.
+var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
+
+// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart64 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r70 *ocannlReverserBackwardPart64) Part(j70 int) {
+	scratch := r70.scratch
+	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap67AVX512(&scratch.net_linear_1_x_1_grad[32*j70][0][0], &scratch.net_linear_1_x_2_grad[32*j70][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap67AVX2(&scratch.net_linear_1_x_1_grad[32*j70][0][0], &scratch.net_linear_1_x_2_grad[32*j70][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j70][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j70][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
+var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
+
+// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart65 struct {
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
+}
+
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r71 *ocannlReverserBackwardPart65) Part(j71 int) {
+	scratch, gNetDense1BPartial := r71.scratch, &r71.gNetDense1BPartial
+	gNetDense1BPartial[j71] = [64]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce19AVX2(&gNetDense1BPartial[j71][0], &scratch.net_linear_1_x_2_grad[32*j71][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j71]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1+3]
+				for i2 := range 64 {
+					acc35 := gNetDense1BPartialRow[i2]
+					acc35 += net_linear_1_x_2_gradRow3[i2]
+					acc35 += net_linear_1_x_2_gradRow4[i2]
+					acc35 += net_linear_1_x_2_gradRow5[i2]
+					acc35 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc35
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
+var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
+
+// ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart66 struct {
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
+}
+
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r72 *ocannlReverserBackwardPart66) Part(j73 int) {
+	gNetDense1W, scratch := r72.gNetDense1W, r72.scratch
+	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm19AVX512(&gNetDense1W[256*j73], &scratch.net_linear_1_x_1_grad[0][0][8*j73], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm19AVX2(&gNetDense1W[256*j73], &scratch.net_linear_1_x_1_grad[0][0][8*j73], &scratch.net_x1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j73]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j73 : 32*i2+256*j73+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart66Records holds the free ocannlReverserBackwardPart66 records.
+var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
+
+// ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart67 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
+}
+
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r73 *ocannlReverserBackwardPart67) Part(j74 int) {
+	pNetDense1W, scratch := r73.pNetDense1W, r73.scratch
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j74][0][0], &scratch.net_linear_1_x_1_grad[32*j74][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j74][0][0], &scratch.net_linear_1_x_1_grad[32*j74][0][0], &pNetDense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j74][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j74][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j74][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j74][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j74][i1][i2+3]
+					for i3 := range 32 {
+						acc37 := net_x1_gradRow2[i3]
+						acc37 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc37 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc37 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc37 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc37
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart67Records holds the free ocannlReverserBackwardPart67 records.
+var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
+
+// ocannlReverserBackwardPart68 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart68 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r74 *ocannlReverserBackwardPart68) Part(j75 int) {
+	scratch := r74.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_x1_4_grad[32*j75][0][0], &scratch.net_x1_grad[32*j75][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_x1_4_grad[32*j75][0][0], &scratch.net_x1_grad[32*j75][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j75][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j75][i1]
+				for i2 := range 32 {
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart68Records holds the free ocannlReverserBackwardPart68 records.
+var ocannlReverserBackwardPart68Records rt.Records[ocannlReverserBackwardPart68]
+
+// ocannlReverserBackwardPart69 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart69 struct {
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
+}
+
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r75 *ocannlReverserBackwardPart69) Part(j76 int) {
+	scratch, gNetLayerNorm1BetaPartial := r75.scratch, &r75.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j76] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j76][0], &scratch.net_x1_grad[32*j76][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j76]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j76][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j76][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j76][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j76][i1+3]
+				for i2 := range 32 {
+					acc38 := gNetLayerNorm1BetaPartialRow[i2]
+					acc38 += net_x1_gradRow4[i2]
+					acc38 += net_x1_gradRow5[i2]
+					acc38 += net_x1_gradRow6[i2]
+					acc38 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc38
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart69Records holds the free ocannlReverserBackwardPart69 records.
+var ocannlReverserBackwardPart69Records rt.Records[ocannlReverserBackwardPart69]
+
+// ocannlReverserBackwardPart70 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart70 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r76 *ocannlReverserBackwardPart70) Part(j78 int) {
+	scratch := r76.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap59AVX512(&scratch.net_x1_1_grad[32*j78][0][0], &scratch.net_x1_4_grad[32*j78][0][0], &scratch.net_x1_3[32*j78][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_x1_1_grad[32*j78][0][0], &scratch.net_x1_4_grad[32*j78][0][0], &scratch.net_x1_3[32*j78][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j78][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+32*j78][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j78][i1]
+				for i2 := range 32 {
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart70Records holds the free ocannlReverserBackwardPart70 records.
+var ocannlReverserBackwardPart70Records rt.Records[ocannlReverserBackwardPart70]
+
+// ocannlReverserBackwardPart71 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart71 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r77 *ocannlReverserBackwardPart71) Part(j79 int) {
+	scratch := r77.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j79][0][0], &scratch.net_x1_4_grad[32*j79][0][0], &scratch.net_x1_1[32*j79][0][0], &scratch.net_x1_3[32*j79][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j79][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j79][i1]
+				v2 := scratch.net_x1_3[i0+32*j79][i1][0] * scratch.net_x1_3[i0+32*j79][i1][0]
+				acc40 := scratch.net_x1_3_grad[i0+32*j79][i1][0]
+				for i2 := range 32 {
+					acc40 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+				}
+				scratch.net_x1_3_grad[i0+32*j79][i1][0] = acc40
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart71Records holds the free ocannlReverserBackwardPart71 records.
+var ocannlReverserBackwardPart71Records rt.Records[ocannlReverserBackwardPart71]
+
+// ocannlReverserBackwardPart72 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart72 struct {
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
+}
+
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r78 *ocannlReverserBackwardPart72) Part(j80 int) {
+	scratch, gNetLayerNorm1GammaPartial := r78.scratch, &r78.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j80] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j80][0], &scratch.net_x1_1_grad[32*j80][0][0], &scratch.net_layer_norm_1_centered[32*j80][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j80]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j80][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j80][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j80][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j80][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j80][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j80][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j80][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j80][i1+3]
+				for i2 := range 32 {
+					acc41 := gNetLayerNorm1GammaPartialRow[i2]
+					acc41 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc41 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc41 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc41 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc41
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart72Records holds the free ocannlReverserBackwardPart72 records.
+var ocannlReverserBackwardPart72Records rt.Records[ocannlReverserBackwardPart72]
+
+// ocannlReverserBackwardPart73 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart73 struct {
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
+}
+
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r79 *ocannlReverserBackwardPart73) Part(j82 int) {
+	pNetLayerNorm1Gamma, scratch := r79.pNetLayerNorm1Gamma, r79.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap62AVX512(&scratch.net_layer_norm_1_centered_grad[32*j82][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j82][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap62AVX2(&scratch.net_layer_norm_1_centered_grad[32*j82][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j82][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j82][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j82][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart73Records holds the free ocannlReverserBackwardPart73 records.
+var ocannlReverserBackwardPart73Records rt.Records[ocannlReverserBackwardPart73]
+
+// ocannlReverserBackwardPart74 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart74 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j83 of the nest (0 <= j83 < 8).
+func (r80 *ocannlReverserBackwardPart74) Part(j83 int) {
+	scratch := r80.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap64AVX512(&scratch.net_layer_norm_1_var_1_grad[32*j83][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j83][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap64AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j83][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j83][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j83][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j83][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart74Records holds the free ocannlReverserBackwardPart74 records.
+var ocannlReverserBackwardPart74Records rt.Records[ocannlReverserBackwardPart74]
+
+// ocannlReverserBackwardPart75 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart75 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j84 of the nest (0 <= j84 < 8).
+func (r81 *ocannlReverserBackwardPart75) Part(j84 int) {
+	scratch := r81.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j84][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j84][0][0], &scratch.net_layer_norm_1_centered[32*j84][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j84][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j84][0][0], &scratch.net_layer_norm_1_centered[32*j84][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j84][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j84][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j84][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart75Records holds the free ocannlReverserBackwardPart75 records.
+var ocannlReverserBackwardPart75Records rt.Records[ocannlReverserBackwardPart75]
+
+// ocannlReverserBackwardPart76 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart76 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j85 of the nest (0 <= j85 < 8).
+func (r82 *ocannlReverserBackwardPart76) Part(j85 int) {
+	scratch := r82.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j85][0][0], &scratch.net_layer_norm_1_centered[32*j85][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j85][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j85][0][0], &scratch.net_layer_norm_1_centered[32*j85][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j85][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j85][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j85][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j85][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart76Records holds the free ocannlReverserBackwardPart76 records.
+var ocannlReverserBackwardPart76Records rt.Records[ocannlReverserBackwardPart76]
+
+// ocannlReverserBackwardPart77 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart77 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j86 of the nest (0 <= j86 < 8).
+func (r83 *ocannlReverserBackwardPart77) Part(j86 int) {
+	scratch := r83.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_layer_norm_1_x_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered_grad[32*j86][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered_grad[32*j86][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j86][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j86][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart77Records holds the free ocannlReverserBackwardPart77 records.
+var ocannlReverserBackwardPart77Records rt.Records[ocannlReverserBackwardPart77]
+
+// ocannlReverserBackwardPart78 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart78 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j87 of the nest (0 <= j87 < 8).
+func (r84 *ocannlReverserBackwardPart78) Part(j87 int) {
+	scratch := r84.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j87][0][0], &scratch.net_layer_norm_1_centered_grad[32*j87][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j87][i1]
+				acc43 := scratch.net_layer_norm_1_mean_grad[i0+32*j87][i1][0]
+				for i2 := range 32 {
+					acc43 -= net_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_1_mean_grad[i0+32*j87][i1][0] = acc43
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart78Records holds the free ocannlReverserBackwardPart78 records.
+var ocannlReverserBackwardPart78Records rt.Records[ocannlReverserBackwardPart78]
+
+// ocannlReverserBackwardPart79 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart79 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j88 of the nest (0 <= j88 < 8).
+func (r85 *ocannlReverserBackwardPart79) Part(j88 int) {
+	scratch := r85.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap64AVX512(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j88][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap64AVX2(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j88][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j88][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j88][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart79Records holds the free ocannlReverserBackwardPart79 records.
+var ocannlReverserBackwardPart79Records rt.Records[ocannlReverserBackwardPart79]
+
+// ocannlReverserBackwardPart80 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart80 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j89 of the nest (0 <= j89 < 8).
+func (r86 *ocannlReverserBackwardPart80) Part(j89 int) {
+	scratch := r86.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_h_grad[32*j89][0][0], &scratch.net_layer_norm_1_x_grad[32*j89][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_h_grad[32*j89][0][0], &scratch.net_layer_norm_1_x_grad[32*j89][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j89][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0+32*j89][i1]
+				for i2 := range 32 {
+					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart80Records holds the free ocannlReverserBackwardPart80 records.
+var ocannlReverserBackwardPart80Records rt.Records[ocannlReverserBackwardPart80]
+
+// ocannlReverserBackwardPart81 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart81 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j90 of the nest (0 <= j90 < 8).
+func (r87 *ocannlReverserBackwardPart81) Part(j90 int) {
+	scratch := r87.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_layer_norm_1_x_1_grad[32*j90][0][0], &scratch.net_layer_norm_1_x_grad[32*j90][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j90][0][0], &scratch.net_layer_norm_1_x_grad[32*j90][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j90][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j90][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart81Records holds the free ocannlReverserBackwardPart81 records.
+var ocannlReverserBackwardPart81Records rt.Records[ocannlReverserBackwardPart81]
+
+// ocannlReverserBackwardPart82 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart82 struct {
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j91 of the nest (0 <= j91 < 8).
+func (r88 *ocannlReverserBackwardPart82) Part(j91 int) {
+	gNetAttention1WO, scratch := r88.gNetAttention1WO, r88.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j91], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j91], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j91], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j91], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j91]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j91+8*i3 : 32*i2+128*j91+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart82Records holds the free ocannlReverserBackwardPart82 records.
+var ocannlReverserBackwardPart82Records rt.Records[ocannlReverserBackwardPart82]
+
+// ocannlReverserBackwardPart83 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart83 struct {
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j92 of the nest (0 <= j92 < 8).
+func (r89 *ocannlReverserBackwardPart83) Part(j92 int) {
+	pNetAttention1WO, scratch := r89.pNetAttention1WO, r89.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j92][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j92][0][0], &pNetAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j92][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j92][0][0], &pNetAttention1WO[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j92][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j92][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart83Records holds the free ocannlReverserBackwardPart83 records.
+var ocannlReverserBackwardPart83Records rt.Records[ocannlReverserBackwardPart83]
+
+// ocannlReverserBackwardPart84 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart84 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j93 of the nest (0 <= j93 < 8).
+func (r90 *ocannlReverserBackwardPart84) Part(j93 int) {
+	scratch := r90.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j93][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j93][0][i2][0], &scratch.net_attention_1_v[i0+32*j93][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j93][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j93][0][i2][0], &scratch.net_attention_1_v[i0+32*j93][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j93]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j93][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc44 := net_attention_1_attn_gradRow[i4]
+							acc44 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc44 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc44 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc44 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc44
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart84Records holds the free ocannlReverserBackwardPart84 records.
+var ocannlReverserBackwardPart84Records rt.Records[ocannlReverserBackwardPart84]
+
+// ocannlReverserBackwardPart85 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart85 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j94 of the nest (0 <= j94 < 8).
+func (r91 *ocannlReverserBackwardPart85) Part(j94 int) {
+	scratch := r91.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_attn[i0+32*j94][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j94][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_attn[i0+32*j94][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j94][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j94]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j94][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3]
+						for i4 := range 8 {
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart85Records holds the free ocannlReverserBackwardPart85 records.
+var ocannlReverserBackwardPart85Records rt.Records[ocannlReverserBackwardPart85]
+
+// ocannlReverserBackwardPart86 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart86 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j95 of the nest (0 <= j95 < 8).
+func (r92 *ocannlReverserBackwardPart86) Part(j95 int) {
+	scratch := r92.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap68AVX512(&scratch.net_attention_1_ex_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_1[32*j95][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_attention_1_ex_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_1[32*j95][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j95][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j95][i1][i2][0]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j95][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart86Records holds the free ocannlReverserBackwardPart86 records.
+var ocannlReverserBackwardPart86Records rt.Records[ocannlReverserBackwardPart86]
+
+// ocannlReverserBackwardPart87 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart87 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r93 *ocannlReverserBackwardPart87) Part(j96 int) {
+	scratch := r93.scratch
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j96][0][0][0], &scratch.net_attention_1_attn_grad[32*j96][0][0][0], &scratch.net_attention_1_ex[32*j96][0][0][0], &scratch.net_attention_1_attn_1[32*j96][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j96][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j96][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j96][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j96][i1][i2][0]
+					acc45 := scratch.net_attention_1_attn_1_grad[i0+32*j96][i1][i2][0]
+					for i3 := range 8 {
+						acc45 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+					}
+					scratch.net_attention_1_attn_1_grad[i0+32*j96][i1][i2][0] = acc45
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart87Records holds the free ocannlReverserBackwardPart87 records.
+var ocannlReverserBackwardPart87Records rt.Records[ocannlReverserBackwardPart87]
+
+// ocannlReverserBackwardPart88 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart88 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j97 of the nest (0 <= j97 < 8).
+func (r94 *ocannlReverserBackwardPart88) Part(j97 int) {
+	scratch := r94.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap69AVX512(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j97][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap69AVX2(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j97][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j97][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j97][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart88Records holds the free ocannlReverserBackwardPart88 records.
+var ocannlReverserBackwardPart88Records rt.Records[ocannlReverserBackwardPart88]
+
+// ocannlReverserBackwardPart89 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart89 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j98 of the nest (0 <= j98 < 8).
+func (r95 *ocannlReverserBackwardPart89) Part(j98 int) {
+	scratch := r95.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap65AVX512(&scratch.net_attention_1_ex_1_grad[32*j98][0][0][0], &scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_ex[32*j98][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_attention_1_ex_1_grad[32*j98][0][0][0], &scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_ex[32*j98][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j98][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j98][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j98][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart89Records holds the free ocannlReverserBackwardPart89 records.
+var ocannlReverserBackwardPart89Records rt.Records[ocannlReverserBackwardPart89]
+
+// ocannlReverserBackwardPart90 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart90 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j99 of the nest (0 <= j99 < 8).
+func (r96 *ocannlReverserBackwardPart90) Part(j99 int) {
+	scratch := r96.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_attention_1_scores_grad[32*j99][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j99][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_attention_1_scores_grad[32*j99][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j99][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j99][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j99][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart90Records holds the free ocannlReverserBackwardPart90 records.
+var ocannlReverserBackwardPart90Records rt.Records[ocannlReverserBackwardPart90]
+
+// ocannlReverserBackwardPart91 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart91 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j100 of the nest (0 <= j100 < 8).
+func (r97 *ocannlReverserBackwardPart91) Part(j100 int) {
+	scratch := r97.scratch
+	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j100][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j100][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j100][i1][i2]
+					acc46 := scratch.net_attention_1_m_grad[i0+32*j100][i1][i2][0]
+					for i3 := range 8 {
+						acc46 -= net_attention_1_ex_1_gradRow3[i3]
+					}
+					scratch.net_attention_1_m_grad[i0+32*j100][i1][i2][0] = acc46
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart91Records holds the free ocannlReverserBackwardPart91 records.
+var ocannlReverserBackwardPart91Records rt.Records[ocannlReverserBackwardPart91]
+
+// ocannlReverserBackwardPart92 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart92 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j101 of the nest (0 <= j101 < 8).
+func (r100 *ocannlReverserBackwardPart92) Part(j101 int) {
+	scratch := r100.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap70AVX512(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_m[32*j101][0][0][0], &scratch.net_attention_1_scores[32*j101][0][0][0], &scratch.net_attention_1_m_grad[32*j101][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap70AVX2(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_m[32*j101][0][0][0], &scratch.net_attention_1_scores[32*j101][0][0][0], &scratch.net_attention_1_m_grad[32*j101][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j101][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j101][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j101][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j101][i1][i2]
+					for i3 := range 8 {
+						var r98 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r98 = 1
+						}
+						r99 := float32(0)
+						if r98 != 0 {
+							r99 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r99
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart92Records holds the free ocannlReverserBackwardPart92 records.
+var ocannlReverserBackwardPart92Records rt.Records[ocannlReverserBackwardPart92]
+
+// ocannlReverserBackwardPart93 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart93 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j102 of the nest (0 <= j102 < 8).
+func (r101 *ocannlReverserBackwardPart93) Part(j102 int) {
+	scratch := r101.scratch
+	// float32 pointwise kernel over 8192 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap71AVX512(&scratch.net_attention_1_scores_1_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap71AVX2(&scratch.net_attention_1_scores_1_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j102][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j102][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart93Records holds the free ocannlReverserBackwardPart93 records.
+var ocannlReverserBackwardPart93Records rt.Records[ocannlReverserBackwardPart93]
+
+// ocannlReverserBackwardPart94 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart94 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j103 of the nest (0 <= j103 < 8).
+func (r102 *ocannlReverserBackwardPart94) Part(j103 int) {
+	scratch := r102.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j103][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j103][0][i2][0], &scratch.net_attention_1_k[i0+32*j103][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j103][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j103][0][i2][0], &scratch.net_attention_1_k[i0+32*j103][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j103][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j103][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j103][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j103][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j103][i3+3][i2]
+						for i4 := range 8 {
+							acc47 := net_attention_1_q_gradRow[i4]
+							acc47 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc47 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc47 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc47 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc47
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart94Records holds the free ocannlReverserBackwardPart94 records.
+var ocannlReverserBackwardPart94Records rt.Records[ocannlReverserBackwardPart94]
+
+// ocannlReverserBackwardPart95 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart95 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j104 of the nest (0 <= j104 < 8).
+func (r103 *ocannlReverserBackwardPart95) Part(j104 int) {
+	scratch := r103.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_q[i0+32*j104][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_q[i0+32*j104][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j104][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j104][i3][i2]
+						for i4 := range 8 {
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart95Records holds the free ocannlReverserBackwardPart95 records.
+var ocannlReverserBackwardPart95Records rt.Records[ocannlReverserBackwardPart95]
+
+// ocannlReverserBackwardPart96 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart96 struct {
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j105 of the nest (0 <= j105 < 8).
+func (r104 *ocannlReverserBackwardPart96) Part(j105 int) {
+	gNetAttention1WV, scratch := r104.gNetAttention1WV, r104.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j105], &scratch.net_attention_1_v_grad[0][0][0][i3+j105], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j105], &scratch.net_attention_1_v_grad[0][0][0][i3+j105], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j105]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j105 : 256*i2+32*i3+32*j105+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart96Records holds the free ocannlReverserBackwardPart96 records.
+var ocannlReverserBackwardPart96Records rt.Records[ocannlReverserBackwardPart96]
+
+// ocannlReverserBackwardPart97 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart97 struct {
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j106 of the nest (0 <= j106 < 8).
+func (r105 *ocannlReverserBackwardPart97) Part(j106 int) {
+	pNetAttention1WV, scratch := r105.pNetAttention1WV, r105.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j106][0][0], &scratch.net_attention_1_v_grad[32*j106][0][0][0], &pNetAttention1WV[0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j106][0][0], &scratch.net_attention_1_v_grad[32*j106][0][0][0], &pNetAttention1WV[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j106][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j106][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j106][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j106][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j106][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc48 := net_h_gradRow2[i4]
+							acc48 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc48 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc48 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc48 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc48
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart97Records holds the free ocannlReverserBackwardPart97 records.
+var ocannlReverserBackwardPart97Records rt.Records[ocannlReverserBackwardPart97]
+
+// ocannlReverserBackwardPart98 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart98 struct {
+	gNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j107 of the nest (0 <= j107 < 8).
+func (r106 *ocannlReverserBackwardPart98) Part(j107 int) {
+	gNetAttention1WK, scratch := r106.gNetAttention1WK, r106.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j107], &scratch.net_attention_1_k_grad[0][0][0][i3+j107], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j107], &scratch.net_attention_1_k_grad[0][0][0][i3+j107], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow7 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j107]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j107 : 256*i2+32*i3+32*j107+32])
+						for i4 := range 32 {
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart98Records holds the free ocannlReverserBackwardPart98 records.
+var ocannlReverserBackwardPart98Records rt.Records[ocannlReverserBackwardPart98]
+
+// ocannlReverserBackwardPart99 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart99 struct {
+	pNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j108 of the nest (0 <= j108 < 8).
+func (r107 *ocannlReverserBackwardPart99) Part(j108 int) {
+	pNetAttention1WK, scratch := r107.pNetAttention1WK, r107.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j108][0][0], &scratch.net_attention_1_k_grad[32*j108][0][0][0], &pNetAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j108][0][0], &scratch.net_attention_1_k_grad[32*j108][0][0][0], &pNetAttention1WK[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j108][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j108][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j108][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j108][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j108][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc49 := net_h_gradRow3[i4]
+							acc49 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc49 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc49 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc49 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc49
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart99Records holds the free ocannlReverserBackwardPart99 records.
+var ocannlReverserBackwardPart99Records rt.Records[ocannlReverserBackwardPart99]
+
+// ocannlReverserBackwardPart100 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart100 struct {
+	gNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r108 *ocannlReverserBackwardPart100) Part(j109 int) {
+	gNetAttention1WQ, scratch := r108.gNetAttention1WQ, r108.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j109], &scratch.net_attention_1_q_grad[0][0][0][i3+j109], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j109], &scratch.net_attention_1_q_grad[0][0][0][i3+j109], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow8 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j109]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j109 : 256*i2+32*i3+32*j109+32])
+						for i4 := range 32 {
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart100Records holds the free ocannlReverserBackwardPart100 records.
+var ocannlReverserBackwardPart100Records rt.Records[ocannlReverserBackwardPart100]
+
+// ocannlReverserBackwardPart101 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart101 struct {
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r109 *ocannlReverserBackwardPart101) Part(j110 int) {
+	pNetAttention1WQ, scratch := r109.pNetAttention1WQ, r109.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j110][0][0], &scratch.net_attention_1_q_grad[32*j110][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j110][0][0], &scratch.net_attention_1_q_grad[32*j110][0][0][0], &pNetAttention1WQ[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j110][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j110][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j110][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j110][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j110][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc50 := net_h_gradRow4[i4]
+							acc50 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc50 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc50 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc50 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc50
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart101Records holds the free ocannlReverserBackwardPart101 records.
+var ocannlReverserBackwardPart101Records rt.Records[ocannlReverserBackwardPart101]
+
+// ocannlReverserBackwardPart102 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart102 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j111 of the nest (0 <= j111 < 8).
+func (r110 *ocannlReverserBackwardPart102) Part(j111 int) {
+	scratch := r110.scratch
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_h_1_grad[32*j111][0][0], &scratch.net_h_grad[32*j111][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_h_1_grad[32*j111][0][0], &scratch.net_h_grad[32*j111][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j111][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j111][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart102Records holds the free ocannlReverserBackwardPart102 records.
+var ocannlReverserBackwardPart102Records rt.Records[ocannlReverserBackwardPart102]
+
+// ocannlReverserBackwardPart103 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlReverserBackwardPart103 struct {
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j112 of the nest (0 <= j112 < 8).
+func (r111 *ocannlReverserBackwardPart103) Part(j112 int) {
+	gNetPos, scratch := r111.gNetPos, r111.scratch
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce22AVX2(&gNetPos[32*j112], &scratch.net_h_grad[0][j112][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j112]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j112 : 32*i1+32*j112+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart103Records holds the free ocannlReverserBackwardPart103 records.
+var ocannlReverserBackwardPart103Records rt.Records[ocannlReverserBackwardPart103]
+
+// ocannlReverserBackwardPart104 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart104 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
-	gNetEmb, tokens, scratch := r59.gNetEmb, r59.tokens, r59.scratch
+// Part runs part j113 of the nest (0 <= j113 < 8).
+func (r112 *ocannlReverserBackwardPart104) Part(j113 int) {
+	gNetEmb, tokens, scratch := r112.gNetEmb, r112.tokens, r112.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEmb[40*j58], &scratch.net_h_1_grad[0][0][4*j58], &tokens[0][0][0])
+		ocannlGemm27AVX512(&gNetEmb[40*j113], &scratch.net_h_1_grad[0][0][4*j113], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEmb[40*j58], &scratch.net_h_1_grad[0][0][4*j58], &tokens[0][0][0])
+		ocannlGemm27AVX2(&gNetEmb[40*j113], &scratch.net_h_1_grad[0][0][4*j113], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j58]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j58 : 10*i2+40*j58+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j113]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j113 : 10*i2+40*j113+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -10537,5 +12327,5 @@ func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
 	}
 }
 
-// ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
-var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
+// ocannlReverserBackwardPart104Records holds the free ocannlReverserBackwardPart104 records.
+var ocannlReverserBackwardPart104Records rt.Records[ocannlReverserBackwardPart104]

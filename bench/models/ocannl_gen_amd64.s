@@ -6628,15 +6628,15 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001900, BX
+	MOVQ         $0x00000320, BX
 
 row1:
 	VMOVUPS (CX), Z0
@@ -6652,14 +6652,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00001900, DX
+	MOVQ         $0x00000320, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -6672,9 +6672,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6696,9 +6696,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6721,9 +6721,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6744,9 +6744,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6769,9 +6769,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6802,9 +6802,58 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000320, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VMOVUPS   (AX), Z2
+	VADDPS    Z2, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000320, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (AX), Z1
+	VADDPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6830,9 +6879,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6851,9 +6900,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6874,16 +6923,16 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00001000, DX
+	MOVQ         $0x00000200, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -6896,9 +6945,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6906,12 +6955,37 @@ TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
 	VMOVUPS.Z    (CX), K1, Z1
 	VSUBPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000000ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000400, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VDIVPS       Z0, Z1, Z0
 	VMOVUPS      Z0, K1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
@@ -6929,32 +7003,7 @@ TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00002000, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VDIVPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, BX
+	MOVQ         $0x00000200, BX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -6969,15 +7018,15 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -6997,14 +7046,14 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, DX
+	MOVQ         $0x00000200, DX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -7018,15 +7067,15 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000002, SI
@@ -7047,15 +7096,15 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -7075,15 +7124,15 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000002, SI
@@ -7104,9 +7153,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7133,9 +7182,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7153,9 +7202,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7177,9 +7226,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7202,9 +7251,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7225,9 +7274,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7250,9 +7299,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7283,17 +7332,71 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (AX), Z1
+	VADDPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, BX
+	MOVQ         $0x00000100, BX
 
-e1:
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000002, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000100, BX
+
+row1:
+	MOVQ $0x00000002, SI
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VMULPS  Z1, Z0, Z0
@@ -7303,19 +7406,22 @@ e1:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-128, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX512(c *float32, x0 *float32)
+// func ocannlMap64AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -7334,9 +7440,34 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000200, BX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z0
+	VMOVUPS (AX), Z1
+	VADDPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap66AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7362,9 +7493,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX512(c *float32, x0 *float32)
+// func ocannlMap67AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7383,16 +7514,43 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX512(c *float32, x0 *float32)
+// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000000ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000400, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VDIVPS       Z0, Z1, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap69AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, DX
 	KMOVW        DX, K1
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -7406,9 +7564,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7417,7 +7575,7 @@ TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVL         $0x000000ff, SI
 	KMOVW        SI, K1
-	MOVQ         $0x00002000, SI
+	MOVQ         $0x00000400, SI
 
 row1:
 	VBROADCASTSS (CX), Z2
@@ -7436,6 +7594,30 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -14191,26 +14373,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float32)
+// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
-	MOVQ         $0x00004000, CX
-
-e1:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14245,9 +14410,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32)
+// func ocannlMap3AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -14267,9 +14432,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32)
+// func ocannlMap4AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -14289,9 +14454,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32)
+// func ocannlMap5AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -14306,9 +14471,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32)
+// func ocannlMap6AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -14328,15 +14493,15 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00001900, BX
+	MOVQ         $0x00000320, BX
 
 row1:
 	MOVQ $0x00000002, SI
@@ -14357,14 +14522,14 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00003200, DX
+	MOVQ         $0x00000640, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -14377,9 +14542,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14400,9 +14565,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14424,9 +14589,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14435,31 +14600,31 @@ TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap12AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap11AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap12AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap11AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap12AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap11AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap12AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap12AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap12AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap12AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap12AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap12AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap12AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap12AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap12AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap12AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap12AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap11AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap11AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap11AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap11AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap11AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap11AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap11AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap11AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap11AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap12AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap12AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap12AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap12AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -14470,123 +14635,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap12AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap11AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap13AVX2(c *float32, x0 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14599,83 +14764,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap13AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap13AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap13AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap13AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap13AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap13AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap13AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap13AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap13AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap13AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap13AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap13AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap13AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap13AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap13AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap13AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap13AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap13AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap13AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap13AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap13AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap13AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap13AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap13AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap13AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap13AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap13AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap13AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap13AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap13AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -14687,91 +14852,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14792,9 +14957,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14811,9 +14976,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14835,9 +15000,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32, x0 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14855,9 +15020,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14879,9 +15044,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14900,9 +15065,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14925,9 +15090,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14957,15 +15122,15 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00003200, BX
+	MOVQ         $0x00000640, BX
 
 e1:
 	VMOVUPS   (CX), Y2
@@ -14974,8 +15139,9 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPS    $0x04, Y0, Y2, Y2
 	VBLENDVPS Y2, Y3, Y0, Y2
-	VADDPS    Y0, Y2, Y2
-	VMOVUPS   Y2, (AX)
+	VMOVUPS   (AX), Y3
+	VADDPS    Y3, Y2, Y3
+	VMOVUPS   Y3, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -14984,18 +15150,19 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00003200, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000640, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -15004,9 +15171,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32)
+// func ocannlMap23AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -15027,9 +15194,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32)
+// func ocannlMap24AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -15050,9 +15217,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32)
+// func ocannlMap25AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -15068,9 +15235,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32)
+// func ocannlMap26AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -15091,9 +15258,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15138,9 +15305,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15166,9 +15333,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15187,9 +15354,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15210,16 +15377,16 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -15232,15 +15399,15 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15255,42 +15422,42 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap33AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap33AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap34AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap33AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap34AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap34AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap34AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap33AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap33AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap33AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap33AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap33AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap33AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap33AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap33AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -15301,129 +15468,129 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15438,15 +15605,15 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -15461,9 +15628,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15482,15 +15649,15 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15510,14 +15677,14 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -15531,15 +15698,15 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -15560,9 +15727,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15581,9 +15748,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15601,15 +15768,15 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15629,15 +15796,15 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -15658,9 +15825,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15687,9 +15854,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15707,9 +15874,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15738,9 +15905,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15767,9 +15934,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15778,31 +15945,31 @@ TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap49AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap48AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap49AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap48AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap49AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap48AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap49AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap49AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap49AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap49AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap48AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap48AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap48AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap48AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap48AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap48AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap48AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap48AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap48AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap48AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap48AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap49AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap49AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap48AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap48AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap49AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap49AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap48AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap48AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -15813,123 +15980,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap49AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap49AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap48AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap48AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15942,83 +16109,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap50AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap50AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap50AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap50AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap50AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap50AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap49AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap49AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap49AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap49AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap49AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap50AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap49AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap50AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap50AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap49AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap49AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap50AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap50AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap50AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap50AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap49AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap49AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap49AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap49AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap50AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap50AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap50AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap49AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap49AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap49AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap50AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap50AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap49AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap50AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap50AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap50AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap50AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap50AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap50AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap49AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap49AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap49AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap49AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap49AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap49AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap50AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap50AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap50AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap50AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap50AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap50AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap49AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap49AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap49AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap49AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap49AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap50AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap49AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap50AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap50AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap49AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap49AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap50AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap50AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap50AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap50AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap49AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap49AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap49AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap49AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap50AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap50AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap50AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap49AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap49AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap49AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap50AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap50AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap49AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap50AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap50AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap50AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap50AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap50AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap50AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap49AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap49AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap49AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap49AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap49AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap49AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -16030,91 +16197,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap50AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap50AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap50AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap50AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap50AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap50AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap50AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap50AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap50AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap50AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap50AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap50AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap50AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap50AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap50AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap50AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap50AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap50AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap50AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap50AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap50AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap50AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap50AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap50AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap50AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap50AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap50AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap50AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap50AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap50AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap50AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap50AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap50AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap50AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap50AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap50AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap50AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap50AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap50AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap50AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap50AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap50AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap50AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap50AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap50AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap50AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap50AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap50AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap50AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap50AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap50AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap50AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap50AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap50AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap50AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap50AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap50AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap50AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap50AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap50AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap50AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap50AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap50AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap50AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap50AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap50AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap50AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap50AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap50AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap50AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap50AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap50AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap50AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap50AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap50AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap50AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap50AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap50AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap50AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap50AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap49AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap49AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap49AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap49AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap49AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap49AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap49AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap49AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap49AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap49AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap49AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap49AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap49AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap49AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap49AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap49AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap49AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap49AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap49AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap49AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap49AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap49AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap49AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap49AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap49AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap49AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap49AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap49AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap49AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap49AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap49AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap49AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap49AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap49AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap49AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap49AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap49AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap49AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap49AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap49AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap49AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap49AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap49AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap49AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap49AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap49AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap49AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap49AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap49AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap49AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap49AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap49AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap49AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap49AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap49AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap49AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap49AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap49AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap49AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap49AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap49AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap49AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap49AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap49AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap49AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap49AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap49AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap49AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap49AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap49AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap49AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap49AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap49AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap49AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap49AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap49AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap49AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap49AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap49AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap49AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap49AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16135,9 +16302,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16154,9 +16321,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16178,9 +16345,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16198,9 +16365,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16222,9 +16389,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16246,9 +16413,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16271,9 +16438,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16313,18 +16480,19 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00002000, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000400, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -16333,24 +16501,25 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (DX), Y1
+	VBROADCASTSS (DX), Y0
 	MOVQ         $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Y2
-	VDIVPS  Y1, Y2, Y2
-	VADDPS  Y0, Y2, Y2
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -16362,9 +16531,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16388,9 +16557,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX2(c *float32, x0 *float32)
+// func ocannlMap61AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16408,24 +16577,25 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -16438,9 +16608,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX2(c *float32, x0 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16460,64 +16630,14 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX2(c *float32, x0 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000004, BX
-
-e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap66AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap67AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -16536,9 +16656,34 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000400, BX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap66AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16564,9 +16709,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32)
+// func ocannlMap67AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16585,21 +16730,22 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00002000, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000400, BX
 
 row1:
-	VBROADCASTSS (DX), Y1
-	VMOVUPS      (CX), Y2
-	VDIVPS       Y1, Y2, Y1
-	VADDPS       Y0, Y1, Y1
+	VBROADCASTSS (DX), Y0
+	VMOVUPS      (CX), Y1
+	VDIVPS       Y0, Y1, Y0
+	VMOVUPS      (AX), Y1
+	VADDPS       Y1, Y0, Y1
 	VMOVUPS      Y1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
@@ -16609,14 +16755,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -16630,40 +16776,16 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00002000, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00002000, SI
+	MOVQ         $0x00000400, SI
 
 row1:
 	VBROADCASTSS (CX), Y2
@@ -16685,21 +16807,22 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (DX), Y1
-	MOVQ         $0x00002000, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000400, DX
 
 e1:
-	VMOVUPS (CX), Y2
-	VDIVPS  Y1, Y2, Y2
-	VADDPS  Y0, Y2, Y2
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -17011,7 +17134,7 @@ TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VMOVUPS      (CX), Y2
@@ -17055,7 +17178,7 @@ TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VMOVUPS      (CX), Y2
@@ -17089,7 +17212,7 @@ TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
 	VMOVUPS      64(CX), Y2
 	VMOVUPS      96(CX), Y3
 	ADDQ         $+128, CX
-	MOVQ         $0x0000027f, DX
+	MOVQ         $0x0000004f, DX
 
 grp1:
 	VMOVUPS      (CX), Y4
@@ -17112,10 +17235,10 @@ grp1:
 	VADDPS       X1, X0, X0
 	VPERMILPS    $0xb1, X0, X1
 	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
+	VMOVSS       (AX), X1
 	VADDPS       X0, X1, X0
 	VMOVSS       X0, (AX)
-	ADDQ         $-81920, CX
+	ADDQ         $-10240, CX
 	VZEROUPPER
 	RET
 
@@ -17126,7 +17249,7 @@ TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VMOVUPS      (CX), Y2
@@ -17158,7 +17281,7 @@ TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
 	VMOVUPS      (AX), Y2
 	VMASKMOVPS   32(AX), Y1, Y3
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VMOVUPS    (CX), Y4

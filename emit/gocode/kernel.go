@@ -57,6 +57,9 @@ type tstore struct {
 	// struct (accessed as scratch.name), whose contents on entry are
 	// whatever the previous call left.
 	scratch bool
+	// partLocal: a private temporary of a parallel plain nest, declared
+	// in its Part method only (see parPlain).
+	partLocal bool
 }
 
 // regroup maps the tensor dims onto the array dims ad: consecutive
@@ -143,9 +146,12 @@ type kgen struct {
 	parPre []jen.Code
 	// parDecls are the task record types and methods of the parallel
 	// nests, rendered after the function; pool names the function's
-	// pool parameter ("" when it takes none).
+	// pool parameter ("" when it takes none); region names the
+	// rt.Region the function enters before its first statement and
+	// leaves when it returns ("" when it has no parallel nest).
 	parDecls []jen.Code
 	pool     string
+	region   string
 	// parLocal marks the tensors a nest large enough to run in parallel
 	// touches: with a scratch, they go there whatever their size (a
 	// stack array cannot be shared with the pool's goroutines).
@@ -829,11 +835,11 @@ func (k *kgen) function() (jen.Code, error) {
 	pro = append(pro, views...)
 	pro = append(pro, zero...)
 	for t := range k.ts {
-		if s := &k.ts[t].st; s.kind == sLocal && s.used && !s.scratch {
+		if s := &k.ts[t].st; s.kind == sLocal && s.used && !s.scratch && !s.partLocal {
 			pro = append(pro, jen.Var().Id(s.name).Add(k.storageType(t)))
 		}
 	}
-	pro = append(pro, copies...)
+	pro = append(append(pro, copies...), k.enterRegion()...)
 	if len(pro) > 0 && len(body) > 0 {
 		pro = append(pro, jen.Line())
 	}
@@ -963,7 +969,8 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 	if elide == nil {
 		asmFill = k.asmFillElision(o)
 	}
-	for _, s := range o.Body {
+	done := map[*loopir.Fill]bool{} // fills run in parallel with an earlier one
+	for i, s := range o.Body {
 		switch s := s.(type) {
 		case *loopir.FetchStmt:
 			before := k.ts[s.Tensor].refs
@@ -977,7 +984,15 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 			}
 			out = append(out, code...)
 		case *loopir.Fill:
-			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill || k.absorb[s] != nil {
+			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill || k.absorb[s] != nil || done[s] {
+				continue
+			}
+			if !k.parFillable(s) {
+				out = append(out, k.fill(s)...)
+				continue
+			}
+			if code, ok := k.fillRun(o.Body[i:], elide, asmFill, done); ok {
+				out = append(out, code...)
 				continue
 			}
 			out = append(out, k.fill(s)...)
@@ -994,7 +1009,7 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 					init = &elide.fill.Value
 				}
 				code, err = k.chain(loops, st, init)
-			} else {
+			} else if code, ok, err = k.parPlain(s); !ok && err == nil {
 				code, err = k.plainFor(s)
 			}
 			if err != nil {
@@ -1018,6 +1033,41 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 	}
 	desc := strings.ReplaceAll(o.Desc, "\n", " ")
 	return append([]jen.Code{jen.Comment("// " + desc)}, out...), nil
+}
+
+// fillRun runs the fills at the head of stmts (the first one
+// parFillable) that may run in parts together on the pool, when they
+// are enough work; it marks them done. The other fills of the run stay
+// where they are.
+func (k *kgen) fillRun(stmts []loopir.Stmt, elide, asmFill *elision, done map[*loopir.Fill]bool) ([]jen.Code, bool) {
+	var fills []*loopir.Fill
+	others := map[int]bool{} // the tensors of the fills staying serial
+	for _, s := range stmts {
+		f, ok := s.(*loopir.Fill)
+		if !ok {
+			break
+		}
+		if done[f] || elide != nil && f == elide.fill || asmFill != nil && f == asmFill.fill || k.absorb[f] != nil {
+			continue
+		}
+		if k.parFillable(f) {
+			fills = append(fills, f)
+		} else {
+			others[f.Tensor] = true
+		}
+	}
+	for _, f := range fills {
+		if others[f.Tensor] {
+			return nil, false // moving the clear would reorder two fills of one tensor
+		}
+	}
+	code, ok := k.parFills(fills)
+	if ok {
+		for _, f := range fills {
+			done[f] = true
+		}
+	}
+	return code, ok
 }
 
 // noteWrites updates the freshness and margin knowledge after stores.

@@ -2,6 +2,8 @@ package gocode
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -41,7 +43,8 @@ import (
 const (
 	// ParMinGoIters is the least number of innermost iterations of a
 	// nest of Go loops handed to the pool (about 10-30 us of work,
-	// against a few microseconds to wake a worker).
+	// against a few microseconds to wake a worker), an iteration
+	// computing a transcendental function counting more (goCost).
 	ParMinGoIters = 1 << 15
 	// ParMinAsmIters is the least number of multiply-adds of a nest an
 	// assembly kernel runs handed to the pool (the kernels do 30-100
@@ -108,22 +111,72 @@ func (k *kgen) heapLocal(t int) bool {
 }
 
 // parWorth applies the size rule to a perfect nest; n0 is its assembly
-// kernel, if any.
+// kernel, if any. Go loops count goCost iterations per iteration.
 func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok bool) {
 	iters := 1
 	for _, l := range loops {
 		iters *= l.Extent
 	}
-	min := ParMinGoIters
 	if k.asm != nil {
 		n0 = asm.Classify(k.p, loops, st, k.elem, false)
 		if n0 != nil {
-			min = ParMinAsmIters
-		} else if asm.ClassifyMap(k.p, loops, st, k.elem) != nil {
-			min = ParMinMapIters
+			return n0, iters >= ParMinAsmIters
+		}
+		if asm.ClassifyMap(k.p, loops, st, k.elem) != nil {
+			return nil, iters >= k.minMapIters()
 		}
 	}
-	return n0, iters >= min
+	return nil, iters*goCost(st.Value) >= k.minGoIters()
+}
+
+// ParModelDiv divides ParMinGoIters and ParMinMapIters in a model's
+// kernels (Kernel.PoolParam): their nests run in one region per call,
+// where handing a nest to an awake worker costs about a microsecond
+// instead of a wake-up, so smaller nests pay (the attention step's
+// 65536-element pointwise maps and 2048x8 Go loops, 17% of its time
+// serial before).
+const ParModelDiv = 4
+
+// minGoIters and minMapIters are the Go-loop and map thresholds of
+// this kernel.
+func (k *kgen) minGoIters() int {
+	if k.k.PoolParam {
+		return ParMinGoIters / ParModelDiv
+	}
+	return ParMinGoIters
+}
+
+func (k *kgen) minMapIters() int {
+	if k.k.PoolParam {
+		return ParMinMapIters / ParModelDiv
+	}
+	return ParMinMapIters
+}
+
+// transcendentalCost is what a call of a math package function (exp,
+// log, tanh, ...) counts for in goCost: about ten times a multiply-add
+// iteration of the Go loops.
+const transcendentalCost = 8
+
+// goCost is the cost of computing e once in Go loops, in iterations:
+// 1, plus transcendentalCost per transcendental primitive (a 256x8x10
+// softmax exp does 2^14 iterations but as much work as 2^17).
+func goCost(e loopir.Expr) int {
+	c := 1
+	var walk func(e loopir.Expr)
+	walk = func(e loopir.Expr) {
+		if a, ok := e.(*loopir.Apply); ok {
+			switch a.Prim {
+			case "exp", "log", "exp2", "log2", "sin", "cos", "tanh", "pow":
+				c += transcendentalCost
+			}
+			for _, x := range a.Args {
+				walk(x)
+			}
+		}
+	}
+	walk(e)
+	return c
 }
 
 // parSplit chooses the loop of a nest to split and its parts (nil: the
@@ -296,7 +349,7 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if len(k.parPre) > 0 {
 		before = append(before, jen.If(k.tierFlags()).Block(k.parPre...))
 	}
-	return append(before, k.parRun(st, split, parts, part, body, nil)...), true, nil
+	return append(before, k.parRun(parTensors(st), split, parts, part, body, nil)...), true, nil
 }
 
 // tierFlags is `flag512 || flag2`.
@@ -312,9 +365,16 @@ func (k *kgen) tierFlags() *jen.Statement {
 }
 
 // parRun declares the task record of a parallel nest (a struct of the
-// storage the part reads and writes, and its Part method running body)
+// storage ts the part reads and writes, and its Part method running body)
 // and returns the statements that fill a record and run its parts.
-func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body []jen.Code, red *parRed) []jen.Code {
+func (k *kgen) parRun(ts []int, split *loopir.For, parts, part int, body []jen.Code, red *parRed) []jen.Code {
+	what := k.loopName(split.Var)
+	return k.parRunDoc(ts, fmt.Sprintf("for each %d values of %s", split.Extent/parts, what), what, parts, part, body, red)
+}
+
+// parRunDoc is parRun with the record's documentation: each says which
+// share of the work a part does, what what the parts split.
+func (k *kgen) parRunDoc(ts []int, each, what string, parts, part int, body []jen.Code, red *parRed) []jen.Code {
 	idx := len(k.parDecls) / 3
 	typ := k.k.Name + "Part" + strconv.Itoa(idx)
 	recs := typ + "Records"
@@ -323,10 +383,7 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 	var set []string
 	var addr []bool // the field takes the address of a local array
 	scratch := false
-	for _, t := range parTensors(st) {
-		if red != nil && t == st.Tensor {
-			continue // the parts write their partial sums only
-		}
+	for _, t := range ts {
 		s := &k.ts[t].st
 		switch {
 		case s.kind == sConst:
@@ -360,7 +417,7 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 	method := append(append([]jen.Code{jen.List(bind...).Op(":=").List(vals...)}, clear...), body...)
 	k.parDecls = append(k.parDecls,
 		jen.Comment(fmt.Sprintf("// %s is the task record of a loop nest of %s that runs in %d parts, one\n"+
-			"// for each %d values of %s (see rt.Pool).", typ, k.k.Name, parts, split.Extent/parts, k.loopName(split.Var))).Line().
+			"// %s (see rt.Pool).", typ, k.k.Name, parts, each)).Line().
 			Type().Id(typ).Struct(fields...),
 		jen.Comment(fmt.Sprintf("// Part runs part %s of the nest (0 <= %s < %d).", pname, pname, parts)).Line().
 			Func().Params(jen.Id(recv).Op("*").Id(typ)).Id("Part").Params(jen.Id(pname).Int()).Block(method...),
@@ -369,7 +426,7 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 	)
 	rec := k.names.fresh("rec")
 	out := []jen.Code{
-		jen.Comment(fmt.Sprintf("// %d parts of %s on the pool.", parts, k.loopName(split.Var))),
+		jen.Comment(fmt.Sprintf("// %d parts of %s on the pool.", parts, what)),
 		jen.Id(rec).Op(":=").Id(recs).Dot("Get").Call(),
 	}
 	for i, n := range set {
@@ -379,14 +436,13 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 		}
 		out = append(out, jen.Id(rec).Dot(n).Op("=").Add(v))
 	}
-	pool := jen.Qual(rtPath, "DefaultPool").Call()
-	if k.k.PoolParam {
-		if k.pool == "" {
-			k.pool = k.names.fresh("pool")
-		}
-		pool = jen.Id(k.pool)
+	if k.region == "" {
+		k.region = k.names.fresh("region")
 	}
-	out = append(out, jen.Add(pool).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)))
+	if k.k.PoolParam && k.pool == "" {
+		k.pool = k.names.fresh("pool")
+	}
+	out = append(out, jen.Id(k.region).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)))
 	if red != nil {
 		out = append(out, red.combine(rec)...)
 	}
@@ -395,6 +451,25 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 		jen.Id(recs).Dot("Put").Call(jen.Id(rec)),
 	)
 	return out
+}
+
+// enterRegion is the kernel's entry into its pool's region (nothing when
+// it has no parallel nest): the workers are woken once per call and stay
+// awake between its nests (rt.Region), and the deferred Leave gives them
+// back however the function returns.
+func (k *kgen) enterRegion() []jen.Code {
+	if k.region == "" {
+		return nil
+	}
+	pool := jen.Qual(rtPath, "DefaultPool").Call()
+	if k.pool != "" {
+		pool = jen.Id(k.pool)
+	}
+	return []jen.Code{
+		jen.Comment("// The parallel nests below run in one region of the pool (see rt.Region)."),
+		jen.Id(k.region).Op(":=").Add(pool).Dot("Enter").Call(),
+		jen.Defer().Id(k.region).Dot("Leave").Call(),
+	}
 }
 
 // parLocals marks the tensors of the perfect nests that may run in
@@ -413,6 +488,11 @@ func (k *kgen) parLocals() {
 		}
 		loops, st, ok := perfect(f)
 		if !ok {
+			if shared, _, ok := k.parPlainPlan(f, true); ok {
+				for _, t := range shared {
+					k.parLocal[t] = true
+				}
+			}
 			return
 		}
 		if _, worth := k.parWorth(loops, st); worth && len(loops) >= 2 && !exprLoads(st.Value, st.Tensor) {
@@ -543,5 +623,347 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 		}
 		return append([]jen.Code{jen.Comment(fmt.Sprintf("// The %d partial sums, added in part order.", parts))}, code...)
 	}
-	return k.parRun(st, split, parts, part, body, red), true, nil
+	// The parts write their partial sums only, not the stored tensor.
+	return k.parRun(parTensors(st)[1:], split, parts, part, body, red), true, nil
+}
+
+// Parallel plain nests (parPlain). A loop nest that is not perfect (its
+// body holds several stores, or loops one after another) runs in parts
+// of its outermost loop L when every iteration of L writes only its own
+// cells and reads only the cells it wrote: every tensor the nest writes
+// either has an axis indexed by exactly the same c*L+offset in every
+// store and load of the nest (a partitioned tensor), or is a stack
+// temporary of this nest alone, written before it is read in the same
+// loop body at the same cell (a private temporary: each part declares
+// its own). The parts run L's values in order and everything inside as
+// the serial nest does, so each cell gets the same updates in the same
+// order: the same bits as the serial nest, on any number of threads.
+// The size rule is the Go loops' (ParMinGoIters iterations of the
+// stores, summed).
+
+// plainAccess is one store or load of a tensor in a plain nest: its
+// index, the loop body holding it (its statement list) and its position
+// there, and whether it is a store (overwriting unless accum).
+type plainAccess struct {
+	idx   []loopir.IndexExpr
+	body  *[]loopir.Stmt
+	pos   int
+	store bool
+	accum bool
+}
+
+// plainNest is what parPlainPlan learns about a plain nest.
+type plainNest struct {
+	access  map[int][]plainAccess // by tensor
+	written map[int]bool
+	iters   int // innermost iterations of the stores, summed
+}
+
+// scanPlain records the accesses of the loop tree f (mult: iterations of
+// the loops around it); ok is false for a statement other than a loop
+// or a store.
+func (pn *plainNest) scan(f *loopir.For, mult int) bool {
+	mult *= f.Extent
+	for i, s := range f.Body {
+		switch s := s.(type) {
+		case *loopir.For:
+			if !pn.scan(s, mult) {
+				return false
+			}
+		case *loopir.Store:
+			pn.iters += mult * goCost(s.Value)
+			visitExpr(s.Value, func(l *loopir.Load) {
+				pn.access[l.Tensor] = append(pn.access[l.Tensor], plainAccess{idx: l.Index, body: &f.Body, pos: i})
+			})
+			pn.access[s.Tensor] = append(pn.access[s.Tensor], plainAccess{idx: s.Index, body: &f.Body, pos: i, store: true, accum: s.Accumulate})
+			pn.written[s.Tensor] = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// normIndex drops the terms with a zero coefficient.
+func normIndex(x loopir.IndexExpr) loopir.IndexExpr {
+	y := loopir.IndexExpr{Offset: x.Offset}
+	for _, t := range x.Terms {
+		if t.Coeff != 0 {
+			y.Terms = append(y.Terms, t)
+		}
+	}
+	return y
+}
+
+func sameIndex(a, b loopir.IndexExpr) bool {
+	a, b = normIndex(a), normIndex(b)
+	return a.Offset == b.Offset && slices.Equal(a.Terms, b.Terms)
+}
+
+// partitioned reports whether some axis of every access is the same
+// c*v + offset (c != 0): iteration v of the loop touches only its cells.
+func partitioned(acc []plainAccess, v int) bool {
+	for a := range acc[0].idx {
+		x := normIndex(acc[0].idx[a])
+		if len(x.Terms) != 1 || x.Terms[0].Var != v {
+			continue
+		}
+		same := true
+		for _, ac := range acc[1:] {
+			same = same && len(ac.idx) == len(acc[0].idx) && sameIndex(ac.idx[a], x)
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+// private reports whether every access is in one loop body at one cell
+// and the first is an overwriting store not reading the tensor: each
+// iteration writes the cell before it reads it.
+func private(acc []plainAccess) bool {
+	first := acc[0]
+	for _, ac := range acc {
+		if ac.body != first.body || len(ac.idx) != len(first.idx) {
+			return false
+		}
+		for a := range ac.idx {
+			if !sameIndex(ac.idx[a], first.idx[a]) {
+				return false
+			}
+		}
+		if ac.pos < first.pos {
+			first = ac
+		}
+	}
+	for _, ac := range acc {
+		if ac.pos == first.pos && (!ac.store || ac.accum) {
+			return false
+		}
+	}
+	return true
+}
+
+// progRefs counts the stores and loads of tensor t in the program.
+func (k *kgen) progRefs(t int) int {
+	n := 0
+	var walk func(s loopir.Stmt)
+	walk = func(s loopir.Stmt) {
+		switch s := s.(type) {
+		case *loopir.For:
+			for _, b := range s.Body {
+				walk(b)
+			}
+		case *loopir.Store:
+			if s.Tensor == t {
+				n++
+			}
+			visitExpr(s.Value, func(l *loopir.Load) {
+				if l.Tensor == t {
+					n++
+				}
+			})
+		case *loopir.Fill:
+			if s.Tensor == t {
+				n++
+			}
+		case *loopir.ResetPadding:
+			if s.Tensor == t {
+				n++
+			}
+		case *loopir.FetchStmt:
+			if s.Tensor == t {
+				n++
+			}
+		}
+	}
+	for _, o := range k.p.Ops {
+		for _, s := range o.Body {
+			walk(s)
+		}
+	}
+	return n
+}
+
+// parPlainPlan decides whether plain nest f runs in parts of its
+// outermost loop: the tensors the records carry (shared) and the
+// private temporaries each part declares; ok is false when it stays
+// serial. local: stack locals are accepted as shared (parLocals asks
+// which tensors to move to the scratch).
+func (k *kgen) parPlainPlan(f *loopir.For, local bool) (shared, priv []int, ok bool) {
+	if !k.par || k.inLoop > 0 || parParts(f.Extent) == 0 {
+		return nil, nil, false
+	}
+	pn := &plainNest{access: map[int][]plainAccess{}, written: map[int]bool{}}
+	if !pn.scan(f, 1) || pn.iters < k.minGoIters() {
+		return nil, nil, false
+	}
+	ts := make([]int, 0, len(pn.access))
+	for t := range pn.access {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	for _, t := range ts {
+		s := &k.ts[t].st
+		acc := pn.access[t]
+		if pn.written[t] && !partitioned(acc, f.Var) {
+			// Before the storage is decided (local), only the structure.
+			if !private(acc) || k.progRefs(t) != len(acc) || k.isParam(t) ||
+				!local && (s.kind != sLocal || s.scratch || s.param != nil || k.pin[t] != nil) {
+				return nil, nil, false
+			}
+			priv = append(priv, t)
+			continue
+		}
+		if !local && (pn.written[t] && s.kind == sConst || s.kind == sLocal && !s.scratch && !k.heapLocal(t)) {
+			return nil, nil, false
+		}
+		shared = append(shared, t)
+	}
+	return shared, priv, true
+}
+
+// isParam reports whether tensor t is bound to a parameter.
+func (k *kgen) isParam(t int) bool {
+	for i := range k.k.Params {
+		if k.k.Params[i].Tensor == t {
+			return true
+		}
+	}
+	return false
+}
+
+// splitStmt rewrites loop variable v as (size)*part + v in a loop tree.
+func splitStmt(s loopir.Stmt, v, part, size int) loopir.Stmt {
+	switch s := s.(type) {
+	case *loopir.For:
+		body := make([]loopir.Stmt, len(s.Body))
+		for i, b := range s.Body {
+			body[i] = splitStmt(b, v, part, size)
+		}
+		return &loopir.For{Var: s.Var, Extent: s.Extent, Body: body}
+	case *loopir.Store:
+		return &loopir.Store{Tensor: s.Tensor, Index: splitIndex(s.Index, v, part, size),
+			Value: splitExpr(s.Value, v, part, size), Accum: s.Accum, Accumulate: s.Accumulate}
+	}
+	return s
+}
+
+// parPlain emits plain nest f as parts of its outermost loop run by the
+// pool, when parPlainPlan allows it; ok is false otherwise (nothing
+// emitted).
+func (k *kgen) parPlain(f *loopir.For) ([]jen.Code, bool, error) {
+	shared, priv, ok := k.parPlainPlan(f, false)
+	if !ok {
+		return nil, false, nil
+	}
+	parts := parParts(f.Extent)
+	size := f.Extent / parts
+	part := k.synthVar()
+	f2 := splitStmt(f, f.Var, part, size).(*loopir.For)
+	f2.Extent = size
+	k.free, k.parPre = map[int]bool{part: true}, nil
+	code, err := k.plainFor(f2)
+	pre := k.parPre
+	k.free, k.parPre = nil, nil
+	if err != nil {
+		return nil, false, err
+	}
+	if len(pre) > 0 {
+		return nil, false, k.fail("parallel plain nest: unexpected assembly pre-fill")
+	}
+	var body []jen.Code
+	for _, t := range priv {
+		s := &k.ts[t].st
+		s.partLocal = true
+		body = append(body, jen.Var().Id(s.name).Add(k.storageType(t)))
+	}
+	return k.parRun(shared, f, parts, part, append(body, code...), nil), true, nil
+}
+
+// ParMinFillCells is the least number of cells of the zero fills in a
+// row of an operation (the gradients zeroed before a backward pass)
+// handed to the pool: a memory clear runs about ten times faster per
+// cell than a Go loop iteration.
+const ParMinFillCells = 1 << 17
+
+// fillParts is the number of parts of a parallel run of fills; a fill
+// takes part when its array's first dim is a multiple.
+const fillParts = 8
+
+// minParFill is the least number of cells of a fill run in parts
+// (smaller ones are cleared at once before the parts).
+const minParFill = 1 << 12
+
+// parFillable reports whether fill s may run in parts: a fill (with +0
+// a memory clear; otherwise loops, as the max pool's -inf) of at least
+// minParFill cells of a shared array (a parameter, a scratch field or a
+// heap local) whose first dim splits into fillParts, that the kernel
+// must emit (not a fresh local).
+func (k *kgen) parFillable(s *loopir.Fill) bool {
+	if !k.par || k.inLoop > 0 {
+		return false
+	}
+	kt := &k.ts[s.Tensor]
+	st := &kt.st
+	zero := s.Value == 0 && !math.Signbit(s.Value)
+	if st.kind == sConst || kt.fresh && zero || len(st.adims) == 0 || st.adims[0]%fillParts != 0 || st.size < minParFill {
+		return false
+	}
+	return st.kind != sLocal || st.scratch || k.heapLocal(s.Tensor)
+}
+
+// rowsFill sets rows [lo, hi) of the first dim of t's array, every
+// cell, to v: nested loops over the array's dims.
+func (k *kgen) rowsFill(t int, lo, hi *jen.Statement, v float64) jen.Code {
+	dims := k.ts[t].st.adims
+	names := make([]string, len(dims))
+	for a := range dims {
+		names[a] = k.names.fresh("f")
+	}
+	cell := k.ref(t)
+	for _, n := range names {
+		cell = cell.Index(jen.Id(n))
+	}
+	var code jen.Code = cell.Op("=").Add(k.typed(k.constVal(v)))
+	for a := len(dims) - 1; a >= 1; a-- {
+		code = jen.For(jen.Id(names[a]).Op(":=").Range().Lit(dims[a])).Block(code)
+	}
+	return jen.For(jen.Id(names[0]).Op(":=").Add(lo), jen.Id(names[0]).Op("<").Add(hi), jen.Id(names[0]).Op("++")).Block(code)
+}
+
+// parFills emits fills (each parFillable) as fillParts parts on the
+// pool when they fill at least ParMinFillCells cells: part p fills
+// rows [p*d/fillParts, (p+1)*d/fillParts) of each array's first dim d.
+// ok is false when they stay serial (nothing emitted). The cells get
+// the same values whatever thread fills them.
+func (k *kgen) parFills(fills []*loopir.Fill) ([]jen.Code, bool) {
+	cells := 0
+	for _, f := range fills {
+		cells += k.ts[f.Tensor].st.size
+	}
+	if cells < ParMinFillCells {
+		return nil, false
+	}
+	part := k.synthVar()
+	j := jen.Id(k.loopName(part))
+	var body []jen.Code
+	var ts []int
+	for _, f := range fills {
+		t := f.Tensor
+		rows := k.ts[t].st.adims[0] / fillParts
+		lo, hi := jen.Lit(rows).Op("*").Add(j), jen.Lit(rows).Op("*").Add(j).Op("+").Lit(rows)
+		if f.Value == 0 && !math.Signbit(f.Value) {
+			body = append(body, jen.Id("clear").Call(k.ref(t).Index(lo, hi)))
+		} else {
+			body = append(body, k.rowsFill(t, lo, hi, f.Value))
+		}
+		k.ts[t].fresh = false
+		k.ts[t].marginKnown, k.ts[t].marginVal = true, f.Value
+		if !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	return k.parRunDoc(ts, fmt.Sprintf("filling 1/%d of the first dim of %d arrays", fillParts, len(ts)), "the filled arrays", fillParts, part, body, nil), true
 }

@@ -65,7 +65,7 @@ func renderPar(t *testing.T, src, scratch string) string {
 // the local, and the function takes the pool.
 func TestParallelRule(t *testing.T) {
 	big := renderPar(t, "input a : 256, 256\ninput b : 256, 256\nlet c = a +* \"ij;jk=>ik\" b", "")
-	for _, want := range []string{"type KPart0 struct", "func (r *KPart0) Part(j int)", "rt.DefaultPool().Run(rec, 8)", "var KPart0Records rt.Records[KPart0]", "*rec = KPart0{}"} {
+	for _, want := range []string{"type KPart0 struct", "func (r *KPart0) Part(j int)", "region := rt.DefaultPool().Enter()", "defer region.Leave()", "region.Run(rec, 8)", "var KPart0Records rt.Records[KPart0]", "*rec = KPart0{}"} {
 		if !strings.Contains(big, want) {
 			t.Errorf("256^3 matmul: no %q in\n%s", want, big)
 		}
@@ -79,7 +79,7 @@ func TestParallelRule(t *testing.T) {
 		t.Errorf("a nest reading a 64 KiB stack local runs in parallel:\n%s", s)
 	}
 	s := renderPar(t, local, "KScratch")
-	for _, want := range []string{"pool *rt.Pool, scratch *KScratch)", "pool.Run(rec, 8)", "scratch *KScratch\n"} {
+	for _, want := range []string{"pool *rt.Pool, scratch *KScratch)", "region := pool.Enter()", "region.Run(rec, 8)", "scratch *KScratch\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("with a scratch: no %q in\n%s", want, s)
 		}
@@ -91,7 +91,7 @@ func TestParallelRule(t *testing.T) {
 // sums the kernel adds in part order.
 func TestParallelReduce(t *testing.T) {
 	s := renderPar(t, "input a : 4096, 16\ninput b : 16\nlet c = a +* \"bc;c=>c\" b", "")
-	for _, want := range []string{"cPartial [8][16]float32", "rt.DefaultPool().Run(rec, 8)", "// The 8 partial sums, added in part order.",
+	for _, want := range []string{"cPartial [8][16]float32", "region := rt.DefaultPool().Enter()", "region.Run(rec, 8)", "// The 8 partial sums, added in part order.",
 		"+= rec.cPartial[0][", "+= rec.cPartial[7][", "cPartial[j] = [16]float32{}"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("no %q in\n%s", want, s)
@@ -100,5 +100,70 @@ func TestParallelReduce(t *testing.T) {
 	// A max reduction is not split (only sums are).
 	if s := renderPar(t, "input a : 4096, 16\ninput b : 16\nlet c = a @^+ \"bc;c=>c\" b", ""); strings.Contains(s, "Partial") {
 		t.Errorf("a max reduction was split:\n%s", s)
+	}
+}
+
+// TestPlainAccessRules: a plain nest over i0 may run in parts of i0 when
+// each written tensor is partitioned by i0 (one axis indexed by the same
+// c*i0+offset everywhere) or a private temporary (written, then read, at
+// one cell of one loop body).
+func TestPlainAccessRules(t *testing.T) {
+	ix := func(off int, terms ...loopir.IndexTerm) loopir.IndexExpr {
+		return loopir.IndexExpr{Terms: terms, Offset: off}
+	}
+	i0, i1 := loopir.IndexTerm{Coeff: 1, Var: 0}, loopir.IndexTerm{Coeff: 1, Var: 1}
+	two0 := loopir.IndexTerm{Coeff: 2, Var: 0}
+	zero1 := loopir.IndexTerm{Coeff: 0, Var: 1}
+	b1, b2 := new([]loopir.Stmt), new([]loopir.Stmt)
+	acc := func(body *[]loopir.Stmt, pos int, store, accum bool, idx ...loopir.IndexExpr) plainAccess {
+		return plainAccess{idx: idx, body: body, pos: pos, store: store, accum: accum}
+	}
+	for _, c := range []struct {
+		name string
+		acc  []plainAccess
+		want bool
+	}{
+		{"x[i0][i1] stored, x[i0][i1+1] read", []plainAccess{acc(b1, 1, true, true, ix(0, i0), ix(0, i1)), acc(b2, 0, false, false, ix(0, i0, zero1), ix(1, i1))}, true},
+		{"x[2*i0+1] everywhere", []plainAccess{acc(b1, 0, true, false, ix(1, two0)), acc(b1, 1, false, false, ix(1, two0))}, true},
+		{"x[i0] stored, x[i0+1] read", []plainAccess{acc(b1, 0, true, false, ix(0, i0)), acc(b1, 1, false, false, ix(1, i0))}, false},
+		{"x[i0+i1]", []plainAccess{acc(b1, 0, true, false, ix(0, i0, i1))}, false},
+		{"x[i1] only", []plainAccess{acc(b1, 0, true, false, ix(0, i1))}, false},
+	} {
+		if got := partitioned(c.acc, 0); got != c.want {
+			t.Errorf("partitioned(%s) = %v, want %v", c.name, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		acc  []plainAccess
+		want bool
+	}{
+		{"s[0] = ..., then read", []plainAccess{acc(b1, 1, false, false, ix(0)), acc(b1, 0, true, false, ix(0)), acc(b1, 2, false, false, ix(0))}, true},
+		{"read before the store", []plainAccess{acc(b1, 0, false, false, ix(0)), acc(b1, 1, true, false, ix(0))}, false},
+		{"accumulated first", []plainAccess{acc(b1, 0, true, true, ix(0)), acc(b1, 1, false, false, ix(0))}, false},
+		{"read by its own store's value", []plainAccess{acc(b1, 0, true, false, ix(0)), acc(b1, 0, false, false, ix(0))}, false},
+		{"read in another body", []plainAccess{acc(b1, 0, true, false, ix(0)), acc(b2, 1, false, false, ix(0))}, false},
+		{"read at another cell", []plainAccess{acc(b1, 0, true, false, ix(0, i1)), acc(b1, 1, false, false, ix(1, i1))}, false},
+	} {
+		if got := private(c.acc); got != c.want {
+			t.Errorf("private(%s) = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestGoCost(t *testing.T) {
+	x := &loopir.Load{Tensor: 0}
+	for _, c := range []struct {
+		e    loopir.Expr
+		want int
+	}{
+		{x, 1},
+		{&loopir.Apply{Prim: "add", Args: []loopir.Expr{x, x}}, 1},
+		{&loopir.Apply{Prim: "exp", Args: []loopir.Expr{x}}, 1 + transcendentalCost},
+		{&loopir.Apply{Prim: "mul", Args: []loopir.Expr{&loopir.Apply{Prim: "log", Args: []loopir.Expr{x}}, &loopir.Apply{Prim: "tanh", Args: []loopir.Expr{x}}}}, 1 + 2*transcendentalCost},
+	} {
+		if got := goCost(c.e); got != c.want {
+			t.Errorf("goCost(%v) = %d, want %d", c.e, got, c.want)
+		}
 	}
 }

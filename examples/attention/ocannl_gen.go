@@ -470,22 +470,22 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	_net.attention#1/scores.1: 32,8 | 8 -> 4 (let, local)
 //	_dim_d.1: 1 (dim, constant)
 //	_net.attention#1/scores.2: 1 (let, local)
-//	net.attention#1/scores: 32,8 | 8 -> 4 (let, local)
-//	net.attention#1/m: 32,8 | 1 -> 4 (let, local)
+//	net.attention#1/scores: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
+//	net.attention#1/m: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 32,8 | 8 -> 4 (let, local)
-//	net.attention#1/ex: 32,8 | 8 -> 4 (let, local)
-//	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local)
+//	net.attention#1/ex: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
+//	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_attn_1)
 //	net.attention#1/attn: 32,8 | 8 -> 4 (let, local)
 //	net.attention#1/ctx: 32,8 | 4,8 (let, local)
 //	net.attention#1.w_o: 4,8 -> 32 (param, parameter pNetAttention1WO)
 //	_net.layer_norm#1/x.1: 32,8 | 32 (let, local)
-//	net.layer_norm#1/x: 32,8 | 32 (let, local)
-//	_net.layer_norm#1/mean.1: 32,8 | 1 (let, local)
+//	net.layer_norm#1/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
+//	_net.layer_norm#1/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
 //	net.layer_norm#1/mean: 32,8 | 1 (let, local)
 //	net.layer_norm#1/centered: 32,8 | 32 (let, local)
-//	_net.layer_norm#1/var.1: 32,8 | 32 (let, local)
-//	_net.layer_norm#1/var.2: 32,8 | 1 (let, local)
+//	_net.layer_norm#1/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
 //	net.layer_norm#1/var: 32,8 | 1 (let, local)
 //	net.layer_norm#1.gamma: 32 (param, parameter pNetLayerNorm1Gamma)
@@ -505,13 +505,13 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	_net.layer_norm#2/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x_1)
 //	net.linear#1.b: 32 (param, parameter pNetLinear1B)
 //	_net.layer_norm#2/x.2: 32,8 | 32 (let, local)
-//	net.layer_norm#2/x: 32,8 | 32 (let, local)
-//	_net.layer_norm#2/mean.1: 32,8 | 1 (let, local)
+//	net.layer_norm#2/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
+//	_net.layer_norm#2/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
 //	net.layer_norm#2/mean: 32,8 | 1 (let, local)
 //	net.layer_norm#2/centered: 32,8 | 32 (let, local)
-//	_net.layer_norm#2/var.1: 32,8 | 32 (let, local)
-//	_net.layer_norm#2/var.2: 32,8 | 1 (let, local)
+//	_net.layer_norm#2/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
+//	_net.layer_norm#2/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.layer_norm#2/var: 32,8 | 1 (let, local)
 //	net.layer_norm#2.gamma: 32 (param, parameter pNetLayerNorm2Gamma)
@@ -930,20 +930,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	var net_attention_1_v [32][8][4][8]float32
 	var net_attention_1_scores_1 [32][8][4][8]float32
 	var net_attention_1_scores_2 [1]float32
-	var net_attention_1_scores [32][8][4][8]float32
-	var net_attention_1_m [32][8][4][1]float32
 	var net_attention_1_ex_1 [32][8][4][8]float32
-	var net_attention_1_ex [32][8][4][8]float32
-	var net_attention_1_attn_1 [32][8][4][1]float32
 	var net_attention_1_attn [32][8][4][8]float32
 	var net_attention_1_ctx [32][8][4][8]float32
 	var net_layer_norm_1_x_1 [32][8][32]float32
-	var net_layer_norm_1_x [32][8][32]float32
-	var net_layer_norm_1_mean_1 [32][8][1]float32
 	var net_layer_norm_1_mean [32][8][1]float32
 	var net_layer_norm_1_centered [32][8][32]float32
-	var net_layer_norm_1_var_1 [32][8][32]float32
-	var net_layer_norm_1_var_2 [32][8][1]float32
 	var net_layer_norm_1_var [32][8][1]float32
 	var net_x1_1 [32][8][32]float32
 	var net_x1_2 [32][8][1]float32
@@ -951,12 +943,8 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	var net_x1_4 [32][8][32]float32
 	var net_linear_1_x_2 [32][8][64]float32
 	var net_layer_norm_2_x_2 [32][8][32]float32
-	var net_layer_norm_2_x [32][8][32]float32
-	var net_layer_norm_2_mean_1 [32][8][1]float32
 	var net_layer_norm_2_mean [32][8][1]float32
 	var net_layer_norm_2_centered [32][8][32]float32
-	var net_layer_norm_2_var_1 [32][8][32]float32
-	var net_layer_norm_2_var_2 [32][8][1]float32
 	var net_layer_norm_2_var [32][8][1]float32
 	var net_x2_1 [32][8][32]float32
 	var net_x2_2 [32][8][1]float32
@@ -974,6 +962,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	var train_1 [32][8][10]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -1135,16 +1126,16 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap1AVX512(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap1AVX2(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
-					net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
 					}
@@ -1154,37 +1145,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce0AVX2(&net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &net_attention_1_scores[i0][i1][i2]
-					acc6 := float32(math.Inf(-1))
-					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
-					}
-					net_attention_1_m[i0][i1][i2][0] = acc6
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlReverserTrainLossPart0Records.Get()
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlReverserTrainLossPart0{}
+	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
-					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
 					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
@@ -1197,13 +1176,13 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// float32 pointwise kernel over 8192 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap3AVX2(&net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_ex_1Row2 := &net_attention_1_ex_1[i0][i1][i2]
-					net_attention_1_exRow := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 					}
@@ -1213,37 +1192,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce1AVX2(&net_attention_1_attn_1[0][0][0][0], &net_attention_1_ex[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
-					acc7 := float32(0)
-					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
-					}
-					net_attention_1_attn_1[i0][i1][i2][0] = acc7
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlReverserTrainLossPart1Records.Get()
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlReverserTrainLossPart1{}
+	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap4AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap4AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
-					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
 					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
@@ -1324,15 +1291,15 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_hRow5 := &net_h[i0][i1]
 				net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
-				net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
@@ -1341,30 +1308,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_layer_norm_1_x[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &net_layer_norm_1_x[i0][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
-				}
-				net_layer_norm_1_mean_1[i0][i1][0] = acc10
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlReverserTrainLossPart2Records.Get()
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlReverserTrainLossPart2{}
+	ocannlReverserTrainLossPart2Records.Put(rec3)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
 			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
@@ -1375,13 +1332,13 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
 				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
 				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
 				for i2 := range 32 {
@@ -1394,14 +1351,14 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
@@ -1410,30 +1367,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
-				}
-				net_layer_norm_1_var_2[i0][i1][0] = acc11
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlReverserTrainLossPart3Records.Get()
+	rec4.scratch = scratch
+	region.Run(rec4, 8)
+	*rec4 = ocannlReverserTrainLossPart3{}
+	ocannlReverserTrainLossPart3Records.Put(rec4)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
 			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
@@ -1526,12 +1473,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec := ocannlReverserTrainLossPart0Records.Get()
-	rec.pNetDense1W = pNetDense1W
-	rec.scratch = scratch
-	pool.Run(rec, 8)
-	*rec = ocannlReverserTrainLossPart0{}
-	ocannlReverserTrainLossPart0Records.Put(rec)
+	rec5 := ocannlReverserTrainLossPart4Records.Get()
+	rec5.pNetDense1W = pNetDense1W
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlReverserTrainLossPart4{}
+	ocannlReverserTrainLossPart4Records.Put(rec5)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1563,11 +1510,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r2 := net_linear_1_x_2Row2[i2]
-					if !(r2 > 0) {
-						r2 = 0
+					r6 := net_linear_1_x_2Row2[i2]
+					if !(r6 > 0) {
+						r6 = 0
 					}
-					net_linear_1_xRow[i2] = r2
+					net_linear_1_xRow[i2] = r6
 				}
 			}
 		}
@@ -1575,12 +1522,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlReverserTrainLossPart1Records.Get()
-	rec2.pNetLinear1W = pNetLinear1W
-	rec2.scratch = scratch
-	pool.Run(rec2, 8)
-	*rec2 = ocannlReverserTrainLossPart1{}
-	ocannlReverserTrainLossPart1Records.Put(rec2)
+	rec6 := ocannlReverserTrainLossPart5Records.Get()
+	rec6.pNetLinear1W = pNetLinear1W
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlReverserTrainLossPart5{}
+	ocannlReverserTrainLossPart5Records.Put(rec6)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1603,15 +1550,15 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row3 := &scratch.net_x1[i0][i1]
 				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
-				net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
 				}
@@ -1620,30 +1567,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&net_layer_norm_2_mean_1[0][0][0], &net_layer_norm_2_x[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &net_layer_norm_2_x[i0][i1]
-				acc14 := float32(0)
-				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
-				}
-				net_layer_norm_2_mean_1[i0][i1][0] = acc14
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlReverserTrainLossPart6Records.Get()
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlReverserTrainLossPart6{}
+	ocannlReverserTrainLossPart6Records.Put(rec7)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
 			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
@@ -1654,13 +1591,13 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
 				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
 				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
 				for i2 := range 32 {
@@ -1673,14 +1610,14 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
@@ -1689,30 +1626,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&net_layer_norm_2_var_2[0][0][0], &net_layer_norm_2_var_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &net_layer_norm_2_var_1[i0][i1]
-				acc15 := float32(0)
-				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
-				}
-				net_layer_norm_2_var_2[i0][i1][0] = acc15
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlReverserTrainLossPart7{}
+	ocannlReverserTrainLossPart7Records.Put(rec8)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
 			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
@@ -1995,39 +1922,47 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 // ocannlReverserTrainLossScratch holds the local arrays of ocannlReverserTrainLoss too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserTrainLossScratch struct {
-	net_x1               [32][8][32]float32
-	net_linear_1_x_1     [32][8][64]float32
-	net_linear_1_x       [32][8][64]float32
-	net_layer_norm_2_x_1 [32][8][32]float32
+	net_attention_1_scores  [32][8][4][8]float32
+	net_attention_1_m       [32][8][4][1]float32
+	net_attention_1_ex      [32][8][4][8]float32
+	net_attention_1_attn_1  [32][8][4][1]float32
+	net_layer_norm_1_x      [32][8][32]float32
+	net_layer_norm_1_mean_1 [32][8][1]float32
+	net_layer_norm_1_var_1  [32][8][32]float32
+	net_layer_norm_1_var_2  [32][8][1]float32
+	net_x1                  [32][8][32]float32
+	net_linear_1_x_1        [32][8][64]float32
+	net_linear_1_x          [32][8][64]float32
+	net_layer_norm_2_x_1    [32][8][32]float32
+	net_layer_norm_2_x      [32][8][32]float32
+	net_layer_norm_2_mean_1 [32][8][1]float32
+	net_layer_norm_2_var_1  [32][8][32]float32
+	net_layer_norm_2_var_2  [32][8][1]float32
 }
 
 // ocannlReverserTrainLossPart0 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart0 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserTrainLossPart0) Part(j int) {
-	pNetDense1W, scratch := r.pNetDense1W, r.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
+	scratch := r.scratch
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j][0][0][0], &scratch.net_attention_1_scores[4*j][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j : 32*i2+256*j+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j] = acc12
+					scratch.net_attention_1_m[i0+4*j][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -2040,30 +1975,26 @@ var ocannlReverserTrainLossPart0Records rt.Records[ocannlReverserTrainLossPart0]
 // ocannlReverserTrainLossPart1 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart1 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r3 *ocannlReverserTrainLossPart1) Part(j2 int) {
-	pNetLinear1W, scratch := r3.pNetLinear1W, r3.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+func (r2 *ocannlReverserTrainLossPart1) Part(j2 int) {
+	scratch := r2.scratch
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j2][0][0][0], &scratch.net_attention_1_ex[4*j2][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j2][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j2][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
 					}
-					scratch.net_layer_norm_2_x_1[i0+4*j2][i1][i2] = acc13
+					scratch.net_attention_1_attn_1[i0+4*j2][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -2072,6 +2003,198 @@ func (r3 *ocannlReverserTrainLossPart1) Part(j2 int) {
 
 // ocannlReverserTrainLossPart1Records holds the free ocannlReverserTrainLossPart1 records.
 var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
+
+// ocannlReverserTrainLossPart2 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart2 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 8).
+func (r3 *ocannlReverserTrainLossPart2) Part(j3 int) {
+	scratch := r3.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j3][0][0], &scratch.net_layer_norm_1_x[4*j3][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j3][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0+4*j3][i1][0] = acc10
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart2Records holds the free ocannlReverserTrainLossPart2 records.
+var ocannlReverserTrainLossPart2Records rt.Records[ocannlReverserTrainLossPart2]
+
+// ocannlReverserTrainLossPart3 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart3 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r4 *ocannlReverserTrainLossPart3) Part(j4 int) {
+	scratch := r4.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j4][0][0], &scratch.net_layer_norm_1_var_1[4*j4][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j4][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0+4*j4][i1][0] = acc11
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart3Records holds the free ocannlReverserTrainLossPart3 records.
+var ocannlReverserTrainLossPart3Records rt.Records[ocannlReverserTrainLossPart3]
+
+// ocannlReverserTrainLossPart4 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlReverserTrainLossPart4 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r5 *ocannlReverserTrainLossPart4) Part(j5 int) {
+	pNetDense1W, scratch := r5.pNetDense1W, r5.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j5], &pNetDense1W[256*j5], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j5], &pNetDense1W[256*j5], &scratch.net_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j5 : 32*i2+256*j5+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j5] = acc12
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart4Records holds the free ocannlReverserTrainLossPart4 records.
+var ocannlReverserTrainLossPart4Records rt.Records[ocannlReverserTrainLossPart4]
+
+// ocannlReverserTrainLossPart5 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart5 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 8).
+func (r7 *ocannlReverserTrainLossPart5) Part(j6 int) {
+	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j6][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j6][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j6][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j6][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart5Records holds the free ocannlReverserTrainLossPart5 records.
+var ocannlReverserTrainLossPart5Records rt.Records[ocannlReverserTrainLossPart5]
+
+// ocannlReverserTrainLossPart6 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart6 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlReverserTrainLossPart6) Part(j7 int) {
+	scratch := r8.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j7][0][0], &scratch.net_layer_norm_2_x[4*j7][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j7][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+4*j7][i1][0] = acc14
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart6Records holds the free ocannlReverserTrainLossPart6 records.
+var ocannlReverserTrainLossPart6Records rt.Records[ocannlReverserTrainLossPart6]
+
+// ocannlReverserTrainLossPart7 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart7 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r9 *ocannlReverserTrainLossPart7) Part(j8 int) {
+	scratch := r9.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j8][0][0], &scratch.net_layer_norm_2_var_1[4*j8][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j8][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+4*j8][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart7Records holds the free ocannlReverserTrainLossPart7 records.
+var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -2094,29 +2217,29 @@ var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
 //	_net.attention#1/scores.1: 32,8 | 8 -> 4 (let, local)
 //	_dim_d.1: 1 (dim, constant)
 //	_net.attention#1/scores.2: 1 (let, local)
-//	net.attention#1/scores: 32,8 | 8 -> 4 (let, local)
-//	net.attention#1/m: 32,8 | 1 -> 4 (let, local)
+//	net.attention#1/scores: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
+//	net.attention#1/m: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 32,8 | 8 -> 4 (let, local)
-//	net.attention#1/ex: 32,8 | 8 -> 4 (let, local)
-//	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local)
+//	net.attention#1/ex: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
+//	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_attn_1)
 //	net.attention#1/attn: 32,8 | 8 -> 4 (let, local)
 //	net.attention#1/ctx: 32,8 | 4,8 (let, local)
 //	net.attention#1.w_o: 4,8 -> 32 (param, parameter pNetAttention1WO)
 //	_net.layer_norm#1/x.1: 32,8 | 32 (let, local)
-//	net.layer_norm#1/x: 32,8 | 32 (let, local)
-//	_net.layer_norm#1/mean.1: 32,8 | 1 (let, local)
+//	net.layer_norm#1/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
+//	_net.layer_norm#1/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
 //	net.layer_norm#1/mean: 32,8 | 1 (let, local)
-//	net.layer_norm#1/centered: 32,8 | 32 (let, local)
-//	_net.layer_norm#1/var.1: 32,8 | 32 (let, local)
-//	_net.layer_norm#1/var.2: 32,8 | 1 (let, local)
+//	net.layer_norm#1/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
+//	_net.layer_norm#1/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
 //	net.layer_norm#1/var: 32,8 | 1 (let, local)
 //	net.layer_norm#1.gamma: 32 (param, parameter pNetLayerNorm1Gamma)
-//	_net/x1.1: 32,8 | 32 (let, local)
+//	_net/x1.1: 32,8 | 32 (let, local, in scratch field net_x1_1)
 //	_num.1: 1 (number, constant)
 //	_net/x1.2: 32,8 | 1 (let, local)
-//	_net/x1.3: 32,8 | 1 (let, local)
+//	_net/x1.3: 32,8 | 1 (let, local, in scratch field net_x1_3)
 //	_net/x1.4: 32,8 | 32 (let, local)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
 //	net/x1: 32,8 | 32 (let, local, in scratch field net_x1)
@@ -2129,20 +2252,20 @@ var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
 //	_net.layer_norm#2/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x_1)
 //	net.linear#1.b: 32 (param, parameter pNetLinear1B)
 //	_net.layer_norm#2/x.2: 32,8 | 32 (let, local)
-//	net.layer_norm#2/x: 32,8 | 32 (let, local)
-//	_net.layer_norm#2/mean.1: 32,8 | 1 (let, local)
+//	net.layer_norm#2/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
+//	_net.layer_norm#2/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
 //	net.layer_norm#2/mean: 32,8 | 1 (let, local)
-//	net.layer_norm#2/centered: 32,8 | 32 (let, local)
-//	_net.layer_norm#2/var.1: 32,8 | 32 (let, local)
-//	_net.layer_norm#2/var.2: 32,8 | 1 (let, local)
+//	net.layer_norm#2/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
+//	_net.layer_norm#2/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
+//	_net.layer_norm#2/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.layer_norm#2/var: 32,8 | 1 (let, local)
 //	net.layer_norm#2.gamma: 32 (param, parameter pNetLayerNorm2Gamma)
-//	_net/x2.1: 32,8 | 32 (let, local)
+//	_net/x2.1: 32,8 | 32 (let, local, in scratch field net_x2_1)
 //	_num.2: 1 (number, constant)
 //	_net/x2.2: 32,8 | 1 (let, local)
-//	_net/x2.3: 32,8 | 1 (let, local)
+//	_net/x2.3: 32,8 | 1 (let, local, in scratch field net_x2_3)
 //	_net/x2.4: 32,8 | 32 (let, local)
 //	net.layer_norm#2.beta: 32 (param, parameter pNetLayerNorm2Beta)
 //	net/x2: 32,8 | 32 (let, local)
@@ -2164,7 +2287,7 @@ var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
 //	net.emb.grad: [32 10] (let, output parameter gNetEmb)
 //	_net/h.1.grad: [32 8 32] (let, local)
 //	net.pos.grad: [8 32] (let, output parameter gNetPos)
-//	net/h.grad: [32 8 32] (let, local)
+//	net/h.grad: [32 8 32] (let, local, in scratch field net_h_grad)
 //	net.attention#1.w_q.grad: [4 8 32] (let, output parameter gNetAttention1WQ)
 //	net.attention#1/q.grad: [32 8 4 8] (let, local)
 //	net.attention#1.w_k.grad: [4 8 32] (let, output parameter gNetAttention1WK)
@@ -2173,51 +2296,51 @@ var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
 //	net.attention#1/v.grad: [32 8 4 8] (let, local)
 //	_net.attention#1/scores.1.grad: [32 8 4 8] (let, local)
 //	net.attention#1/scores.grad: [32 8 4 8] (let, local)
-//	net.attention#1/m.grad: [32 8 4 1] (let, local)
-//	_net.attention#1/ex.1.grad: [32 8 4 8] (let, local)
+//	net.attention#1/m.grad: [32 8 4 1] (let, local, in scratch field net_attention_1_m_grad)
+//	_net.attention#1/ex.1.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_ex_1_grad)
 //	net.attention#1/ex.grad: [32 8 4 8] (let, local)
-//	_net.attention#1/attn.1.grad: [32 8 4 1] (let, local)
-//	net.attention#1/attn.grad: [32 8 4 8] (let, local)
+//	_net.attention#1/attn.1.grad: [32 8 4 1] (let, local, in scratch field net_attention_1_attn_1_grad)
+//	net.attention#1/attn.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_attn_grad)
 //	net.attention#1/ctx.grad: [32 8 4 8] (let, local)
 //	net.attention#1.w_o.grad: [32 4 8] (let, output parameter gNetAttention1WO)
 //	_net.layer_norm#1/x.1.grad: [32 8 32] (let, local)
 //	net.layer_norm#1/x.grad: [32 8 32] (let, local)
 //	_net.layer_norm#1/mean.1.grad: [32 8 1] (let, local)
-//	net.layer_norm#1/mean.grad: [32 8 1] (let, local)
-//	net.layer_norm#1/centered.grad: [32 8 32] (let, local)
+//	net.layer_norm#1/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
+//	net.layer_norm#1/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_centered_grad)
 //	_net.layer_norm#1/var.1.grad: [32 8 32] (let, local)
 //	_net.layer_norm#1/var.2.grad: [32 8 1] (let, local)
 //	net.layer_norm#1/var.grad: [32 8 1] (let, local)
 //	net.layer_norm#1.gamma.grad: [32] (let, output parameter gNetLayerNorm1Gamma)
-//	_net/x1.1.grad: [32 8 32] (let, local)
+//	_net/x1.1.grad: [32 8 32] (let, local, in scratch field net_x1_1_grad)
 //	_net/x1.2.grad: [32 8 1] (let, local)
-//	_net/x1.3.grad: [32 8 1] (let, local)
-//	_net/x1.4.grad: [32 8 32] (let, local)
+//	_net/x1.3.grad: [32 8 1] (let, local, in scratch field net_x1_3_grad)
+//	_net/x1.4.grad: [32 8 32] (let, local, in scratch field net_x1_4_grad)
 //	net.layer_norm#1.beta.grad: [32] (let, output parameter gNetLayerNorm1Beta)
 //	net/x1.grad: [32 8 32] (let, local, in scratch field net_x1_grad)
 //	net.dense#1.w.grad: [64 32] (let, output parameter gNetDense1W)
 //	_net.linear#1/x.1.grad: [32 8 64] (let, local, in scratch field net_linear_1_x_1_grad)
 //	net.dense#1.b.grad: [64] (let, output parameter gNetDense1B)
-//	_net.linear#1/x.2.grad: [32 8 64] (let, local)
+//	_net.linear#1/x.2.grad: [32 8 64] (let, local, in scratch field net_linear_1_x_2_grad)
 //	net.linear#1/x.grad: [32 8 64] (let, local, in scratch field net_linear_1_x_grad)
 //	net.linear#1.w.grad: [32 64] (let, output parameter gNetLinear1W)
 //	_net.layer_norm#2/x.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_x_1_grad)
 //	net.linear#1.b.grad: [32] (let, output parameter gNetLinear1B)
-//	_net.layer_norm#2/x.2.grad: [32 8 32] (let, local)
+//	_net.layer_norm#2/x.2.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_x_2_grad)
 //	net.layer_norm#2/x.grad: [32 8 32] (let, local)
 //	_net.layer_norm#2/mean.1.grad: [32 8 1] (let, local)
-//	net.layer_norm#2/mean.grad: [32 8 1] (let, local)
-//	net.layer_norm#2/centered.grad: [32 8 32] (let, local)
+//	net.layer_norm#2/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_mean_grad)
+//	net.layer_norm#2/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_centered_grad)
 //	_net.layer_norm#2/var.1.grad: [32 8 32] (let, local)
 //	_net.layer_norm#2/var.2.grad: [32 8 1] (let, local)
 //	net.layer_norm#2/var.grad: [32 8 1] (let, local)
 //	net.layer_norm#2.gamma.grad: [32] (let, output parameter gNetLayerNorm2Gamma)
-//	_net/x2.1.grad: [32 8 32] (let, local)
+//	_net/x2.1.grad: [32 8 32] (let, local, in scratch field net_x2_1_grad)
 //	_net/x2.2.grad: [32 8 1] (let, local)
-//	_net/x2.3.grad: [32 8 1] (let, local)
-//	_net/x2.4.grad: [32 8 32] (let, local)
+//	_net/x2.3.grad: [32 8 1] (let, local, in scratch field net_x2_3_grad)
+//	_net/x2.4.grad: [32 8 32] (let, local, in scratch field net_x2_4_grad)
 //	net.layer_norm#2.beta.grad: [32] (let, output parameter gNetLayerNorm2Beta)
-//	net/x2.grad: [32 8 32] (let, local)
+//	net/x2.grad: [32 8 32] (let, local, in scratch field net_x2_grad)
 //	net.linear#2.w.grad: [10 32] (let, output parameter gNetLinear2W)
 //	_train.cross_entropy#1/logits.1.grad: [32 8 10] (let, local)
 //	net.linear#2.b.grad: [10] (let, output parameter gNetLinear2B)
@@ -3229,37 +3352,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var net_attention_1_v [32][8][4][8]float32
 	var net_attention_1_scores_1 [32][8][4][8]float32
 	var net_attention_1_scores_2 [1]float32
-	var net_attention_1_scores [32][8][4][8]float32
-	var net_attention_1_m [32][8][4][1]float32
 	var net_attention_1_ex_1 [32][8][4][8]float32
-	var net_attention_1_ex [32][8][4][8]float32
-	var net_attention_1_attn_1 [32][8][4][1]float32
 	var net_attention_1_attn [32][8][4][8]float32
 	var net_attention_1_ctx [32][8][4][8]float32
 	var net_layer_norm_1_x_1 [32][8][32]float32
-	var net_layer_norm_1_x [32][8][32]float32
-	var net_layer_norm_1_mean_1 [32][8][1]float32
 	var net_layer_norm_1_mean [32][8][1]float32
-	var net_layer_norm_1_centered [32][8][32]float32
-	var net_layer_norm_1_var_1 [32][8][32]float32
-	var net_layer_norm_1_var_2 [32][8][1]float32
 	var net_layer_norm_1_var [32][8][1]float32
-	var net_x1_1 [32][8][32]float32
 	var net_x1_2 [32][8][1]float32
-	var net_x1_3 [32][8][1]float32
 	var net_x1_4 [32][8][32]float32
 	var net_linear_1_x_2 [32][8][64]float32
 	var net_layer_norm_2_x_2 [32][8][32]float32
-	var net_layer_norm_2_x [32][8][32]float32
-	var net_layer_norm_2_mean_1 [32][8][1]float32
 	var net_layer_norm_2_mean [32][8][1]float32
-	var net_layer_norm_2_centered [32][8][32]float32
-	var net_layer_norm_2_var_1 [32][8][32]float32
-	var net_layer_norm_2_var_2 [32][8][1]float32
 	var net_layer_norm_2_var [32][8][1]float32
-	var net_x2_1 [32][8][32]float32
 	var net_x2_2 [32][8][1]float32
-	var net_x2_3 [32][8][1]float32
 	var net_x2_4 [32][8][32]float32
 	var net_x2 [32][8][32]float32
 	var train_cross_entropy_1_logits_1 [32][8][10]float32
@@ -3274,44 +3379,26 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var train_2 [1]float32
 	var train_3 [1]float32
 	var net_h_1_grad [32][8][32]float32
-	var net_h_grad [32][8][32]float32
 	var net_attention_1_q_grad [32][8][4][8]float32
 	var net_attention_1_k_grad [32][8][4][8]float32
 	var net_attention_1_v_grad [32][8][4][8]float32
 	var net_attention_1_scores_1_grad [32][8][4][8]float32
 	var net_attention_1_scores_grad [32][8][4][8]float32
-	var net_attention_1_m_grad [32][8][4][1]float32
-	var net_attention_1_ex_1_grad [32][8][4][8]float32
 	var net_attention_1_ex_grad [32][8][4][8]float32
-	var net_attention_1_attn_1_grad [32][8][4][1]float32
-	var net_attention_1_attn_grad [32][8][4][8]float32
 	var net_attention_1_ctx_grad [32][8][4][8]float32
 	var net_layer_norm_1_x_1_grad [32][8][32]float32
 	var net_layer_norm_1_x_grad [32][8][32]float32
 	var net_layer_norm_1_mean_1_grad [32][8][1]float32
-	var net_layer_norm_1_mean_grad [32][8][1]float32
-	var net_layer_norm_1_centered_grad [32][8][32]float32
 	var net_layer_norm_1_var_1_grad [32][8][32]float32
 	var net_layer_norm_1_var_2_grad [32][8][1]float32
 	var net_layer_norm_1_var_grad [32][8][1]float32
-	var net_x1_1_grad [32][8][32]float32
 	var net_x1_2_grad [32][8][1]float32
-	var net_x1_3_grad [32][8][1]float32
-	var net_x1_4_grad [32][8][32]float32
-	var net_linear_1_x_2_grad [32][8][64]float32
-	var net_layer_norm_2_x_2_grad [32][8][32]float32
 	var net_layer_norm_2_x_grad [32][8][32]float32
 	var net_layer_norm_2_mean_1_grad [32][8][1]float32
-	var net_layer_norm_2_mean_grad [32][8][1]float32
-	var net_layer_norm_2_centered_grad [32][8][32]float32
 	var net_layer_norm_2_var_1_grad [32][8][32]float32
 	var net_layer_norm_2_var_2_grad [32][8][1]float32
 	var net_layer_norm_2_var_grad [32][8][1]float32
-	var net_x2_1_grad [32][8][32]float32
 	var net_x2_2_grad [32][8][1]float32
-	var net_x2_3_grad [32][8][1]float32
-	var net_x2_4_grad [32][8][32]float32
-	var net_x2_grad [32][8][32]float32
 	var train_cross_entropy_1_logits_1_grad [32][8][10]float32
 	var train_cross_entropy_1_logits_grad [32][8][10]float32
 	var train_cross_entropy_1_m_grad [32][8][1]float32
@@ -3324,6 +3411,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -3485,16 +3575,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap1AVX512(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap1AVX2(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
-					net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
 					}
@@ -3504,37 +3594,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce0AVX2(&net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &net_attention_1_scores[i0][i1][i2]
-					acc6 := float32(math.Inf(-1))
-					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
-					}
-					net_attention_1_m[i0][i1][i2][0] = acc6
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlReverserBackwardPart0Records.Get()
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlReverserBackwardPart0{}
+	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
-					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
 					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
@@ -3547,13 +3625,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// float32 pointwise kernel over 8192 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap3AVX2(&net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_ex_1Row2 := &net_attention_1_ex_1[i0][i1][i2]
-					net_attention_1_exRow := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 					}
@@ -3563,37 +3641,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce1AVX2(&net_attention_1_attn_1[0][0][0][0], &net_attention_1_ex[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
-					acc7 := float32(0)
-					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
-					}
-					net_attention_1_attn_1[i0][i1][i2][0] = acc7
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlReverserBackwardPart1Records.Get()
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlReverserBackwardPart1{}
+	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap4AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap4AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
-					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
 					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
@@ -3674,15 +3740,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_hRow5 := &net_h[i0][i1]
 				net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
-				net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
@@ -3691,30 +3757,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_layer_norm_1_x[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &net_layer_norm_1_x[i0][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
-				}
-				net_layer_norm_1_mean_1[i0][i1][0] = acc10
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlReverserBackwardPart2Records.Get()
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlReverserBackwardPart2{}
+	ocannlReverserBackwardPart2Records.Put(rec3)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
 			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
@@ -3725,15 +3781,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap7AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap7AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
 				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 				}
@@ -3744,14 +3800,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
@@ -3760,30 +3816,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
-				}
-				net_layer_norm_1_var_2[i0][i1][0] = acc11
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlReverserBackwardPart3Records.Get()
+	rec4.scratch = scratch
+	region.Run(rec4, 8)
+	*rec4 = ocannlReverserBackwardPart3{}
+	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
 			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
@@ -3794,14 +3840,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap9AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap9AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-				net_x1_1Row := &net_x1_1[i0][i1]
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0][i1]
 				for i2 := range 32 {
 					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
 				}
@@ -3826,11 +3872,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap11AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2Row2 := &net_x1_2[i0]
-			net_x1_3Row := &net_x1_3[i0]
+			net_x1_3Row := &scratch.net_x1_3[i0]
 			for i1 := range 8 {
 				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
 			}
@@ -3840,14 +3886,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap12AVX512(&net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap12AVX2(&net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1Row2 := &net_x1_1[i0][i1]
-				net_x1_3V := net_x1_3[i0][i1][0]
+				net_x1_1Row2 := &scratch.net_x1_1[i0][i1]
+				net_x1_3V := scratch.net_x1_3[i0][i1][0]
 				net_x1_4Row := &net_x1_4[i0][i1]
 				for i2 := range 32 {
 					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
@@ -3876,12 +3922,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec := ocannlReverserBackwardPart0Records.Get()
-	rec.pNetDense1W = pNetDense1W
-	rec.scratch = scratch
-	pool.Run(rec, 8)
-	*rec = ocannlReverserBackwardPart0{}
-	ocannlReverserBackwardPart0Records.Put(rec)
+	rec5 := ocannlReverserBackwardPart4Records.Get()
+	rec5.pNetDense1W = pNetDense1W
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlReverserBackwardPart4{}
+	ocannlReverserBackwardPart4Records.Put(rec5)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -3913,11 +3959,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r2 := net_linear_1_x_2Row2[i2]
-					if !(r2 > 0) {
-						r2 = 0
+					r6 := net_linear_1_x_2Row2[i2]
+					if !(r6 > 0) {
+						r6 = 0
 					}
-					net_linear_1_xRow[i2] = r2
+					net_linear_1_xRow[i2] = r6
 				}
 			}
 		}
@@ -3925,12 +3971,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlReverserBackwardPart1Records.Get()
-	rec2.pNetLinear1W = pNetLinear1W
-	rec2.scratch = scratch
-	pool.Run(rec2, 8)
-	*rec2 = ocannlReverserBackwardPart1{}
-	ocannlReverserBackwardPart1Records.Put(rec2)
+	rec6 := ocannlReverserBackwardPart5Records.Get()
+	rec6.pNetLinear1W = pNetLinear1W
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlReverserBackwardPart5{}
+	ocannlReverserBackwardPart5Records.Put(rec6)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -3953,15 +3999,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row3 := &scratch.net_x1[i0][i1]
 				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
-				net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
 				}
@@ -3970,30 +4016,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&net_layer_norm_2_mean_1[0][0][0], &net_layer_norm_2_x[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &net_layer_norm_2_x[i0][i1]
-				acc14 := float32(0)
-				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
-				}
-				net_layer_norm_2_mean_1[i0][i1][0] = acc14
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlReverserBackwardPart6Records.Get()
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlReverserBackwardPart6{}
+	ocannlReverserBackwardPart6Records.Put(rec7)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
 			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
@@ -4004,15 +4040,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap7AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap7AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
 				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 				}
@@ -4023,14 +4059,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
@@ -4039,30 +4075,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&net_layer_norm_2_var_2[0][0][0], &net_layer_norm_2_var_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &net_layer_norm_2_var_1[i0][i1]
-				acc15 := float32(0)
-				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
-				}
-				net_layer_norm_2_var_2[i0][i1][0] = acc15
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserBackwardPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlReverserBackwardPart7{}
+	ocannlReverserBackwardPart7Records.Put(rec8)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
 			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
@@ -4073,14 +4099,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap9AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap9AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-				net_x2_1Row := &net_x2_1[i0][i1]
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_x2_1Row := &scratch.net_x2_1[i0][i1]
 				for i2 := range 32 {
 					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
 				}
@@ -4105,11 +4131,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap11AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2Row2 := &net_x2_2[i0]
-			net_x2_3Row := &net_x2_3[i0]
+			net_x2_3Row := &scratch.net_x2_3[i0]
 			for i1 := range 8 {
 				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
 			}
@@ -4119,14 +4145,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap12AVX512(&net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap12AVX2(&net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_1Row2 := &net_x2_1[i0][i1]
-				net_x2_3V := net_x2_3[i0][i1][0]
+				net_x2_1Row2 := &scratch.net_x2_1[i0][i1]
+				net_x2_3V := scratch.net_x2_3[i0][i1][0]
 				net_x2_4Row := &net_x2_4[i0][i1]
 				for i2 := range 32 {
 					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
@@ -4347,16 +4373,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*gNetAttention1WQ = [1024]float32{}
 	*gNetAttention1WK = [1024]float32{}
 	*gNetAttention1WV = [1024]float32{}
+	scratch.net_attention_1_m_grad = [32][8][4][1]float32{}
+	scratch.net_attention_1_attn_1_grad = [32][8][4][1]float32{}
+	scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
 	*gNetAttention1WO = [1024]float32{}
+	scratch.net_layer_norm_1_mean_grad = [32][8][1]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
+	scratch.net_x1_3_grad = [32][8][1]float32{}
 	*gNetLayerNorm1Beta = [32]float32{}
 	*gNetDense1W = [2048]float32{}
 	*gNetDense1B = [64]float32{}
 	scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	*gNetLinear1W = [2048]float32{}
 	*gNetLinear1B = [32]float32{}
+	scratch.net_layer_norm_2_mean_grad = [32][8][1]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
+	scratch.net_x2_3_grad = [32][8][1]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
+	scratch.net_x2_grad = [32][8][32]float32{}
 	*gNetLinear2W = [320]float32{}
 	*gNetLinear2B = [10]float32{}
 
@@ -4534,15 +4568,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r4 float32
+					var r10 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r4 = 1
+						r10 = 1
 					}
-					r5 := float32(0)
-					if r4 != 0 {
-						r5 = train_cross_entropy_1_m_gradV
+					r11 := float32(0)
+					if r10 != 0 {
+						r11 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r5
+					train_cross_entropy_1_logits_gradRow2[i2] += r11
 				}
 			}
 		}
@@ -4612,14 +4646,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+		ocannlGemm8AVX512(&scratch.net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+		ocannlGemm8AVX2(&scratch.net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow := &net_x2_grad[i0][i1]
+				net_x2_gradRow := &scratch.net_x2_grad[i0][i1]
 				for i2 := 0; i2 < 8; i2 += 4 {
 					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
 					train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
@@ -4652,12 +4686,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
+		scratch.net_x2_4_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow2 := &net_x2_grad[i0][i1]
-				net_x2_4_gradRow := &net_x2_4_grad[i0][i1]
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0][i1]
+				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0][i1]
 				for i2 := range 32 {
 					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
 				}
@@ -4666,39 +4701,37 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm2Beta[0], &net_x2_grad[0][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &net_x2_grad[i0][i1]
-				net_x2_gradRow4 := &net_x2_grad[i0][i1+1]
-				net_x2_gradRow5 := &net_x2_grad[i0][i1+2]
-				net_x2_gradRow6 := &net_x2_grad[i0][i1+3]
-				for i2 := range 32 {
-					acc24 := gNetLayerNorm2Beta[i2]
-					acc24 += net_x2_gradRow3[i2]
-					acc24 += net_x2_gradRow4[i2]
-					acc24 += net_x2_gradRow5[i2]
-					acc24 += net_x2_gradRow6[i2]
-					gNetLayerNorm2Beta[i2] = acc24
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec9 := ocannlReverserBackwardPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	// The 8 partial sums, added in part order.
+	for j10 := range 32 {
+		acc25 := gNetLayerNorm2Beta[j10]
+		acc25 += rec9.gNetLayerNorm2BetaPartial[0][j10]
+		acc25 += rec9.gNetLayerNorm2BetaPartial[1][j10]
+		acc25 += rec9.gNetLayerNorm2BetaPartial[2][j10]
+		acc25 += rec9.gNetLayerNorm2BetaPartial[3][j10]
+		acc25 += rec9.gNetLayerNorm2BetaPartial[4][j10]
+		acc25 += rec9.gNetLayerNorm2BetaPartial[5][j10]
+		acc25 += rec9.gNetLayerNorm2BetaPartial[6][j10]
+		acc25 += rec9.gNetLayerNorm2BetaPartial[7][j10]
+		gNetLayerNorm2Beta[j10] = acc25
 	}
+	*rec9 = ocannlReverserBackwardPart8{}
+	ocannlReverserBackwardPart8Records.Put(rec9)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
+		scratch.net_x2_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow2 := &net_x2_4_grad[i0][i1]
-				net_x2_3V2 := net_x2_3[i0][i1][0]
-				net_x2_1_gradRow := &net_x2_1_grad[i0][i1]
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0][i1]
 				for i2 := range 32 {
 					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
@@ -4707,33 +4740,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&net_x2_3_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_4_gradRow3 := &net_x2_4_grad[i0][i1]
-				net_x2_1Row3 := &net_x2_1[i0][i1]
-				v := net_x2_3[i0][i1][0] * net_x2_3[i0][i1][0]
-				acc25 := net_x2_3_grad[i0][i1][0]
-				for i2 := range 32 {
-					acc25 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
-				}
-				net_x2_3_grad[i0][i1][0] = acc25
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlReverserBackwardPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlReverserBackwardPart9{}
+	ocannlReverserBackwardPart9Records.Put(rec10)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap30AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x2_3_gradRow := &net_x2_3_grad[i0]
-			net_x2_3Row2 := &net_x2_3[i0]
+			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
+			net_x2_3Row2 := &scratch.net_x2_3[i0]
 			net_x2_2_gradRow := &net_x2_2_grad[i0]
 			for i1 := range 8 {
 				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
@@ -4756,42 +4777,36 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &net_x2_1_grad[i0][i1]
-				net_layer_norm_2_centeredRow4 := &net_layer_norm_2_centered[i0][i1]
-				net_x2_1_gradRow3 := &net_x2_1_grad[i0][i1+1]
-				net_layer_norm_2_centeredRow5 := &net_layer_norm_2_centered[i0][i1+1]
-				net_x2_1_gradRow4 := &net_x2_1_grad[i0][i1+2]
-				net_layer_norm_2_centeredRow6 := &net_layer_norm_2_centered[i0][i1+2]
-				net_x2_1_gradRow5 := &net_x2_1_grad[i0][i1+3]
-				net_layer_norm_2_centeredRow7 := &net_layer_norm_2_centered[i0][i1+3]
-				for i2 := range 32 {
-					acc26 := gNetLayerNorm2Gamma[i2]
-					acc26 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-					acc26 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-					acc26 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-					acc26 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-					gNetLayerNorm2Gamma[i2] = acc26
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlReverserBackwardPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	// The 8 partial sums, added in part order.
+	for j13 := range 32 {
+		acc28 := gNetLayerNorm2Gamma[j13]
+		acc28 += rec11.gNetLayerNorm2GammaPartial[0][j13]
+		acc28 += rec11.gNetLayerNorm2GammaPartial[1][j13]
+		acc28 += rec11.gNetLayerNorm2GammaPartial[2][j13]
+		acc28 += rec11.gNetLayerNorm2GammaPartial[3][j13]
+		acc28 += rec11.gNetLayerNorm2GammaPartial[4][j13]
+		acc28 += rec11.gNetLayerNorm2GammaPartial[5][j13]
+		acc28 += rec11.gNetLayerNorm2GammaPartial[6][j13]
+		acc28 += rec11.gNetLayerNorm2GammaPartial[7][j13]
+		gNetLayerNorm2Gamma[j13] = acc28
 	}
+	*rec11 = ocannlReverserBackwardPart10{}
+	ocannlReverserBackwardPart10Records.Put(rec11)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_centered_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_1_gradRow6 := &net_x2_1_grad[i0][i1]
-				net_layer_norm_2_centered_gradRow := &net_layer_norm_2_centered_grad[i0][i1]
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 				}
@@ -4832,15 +4847,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_var_1_gradRow2 := &net_layer_norm_2_var_1_grad[i0][i1]
-				net_layer_norm_2_centeredRow8 := &net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_centered_gradRow2 := &net_layer_norm_2_centered_grad[i0][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
@@ -4851,15 +4866,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0][i1]
 				net_layer_norm_2_var_1_gradRow3 := &net_layer_norm_2_var_1_grad[i0][i1]
-				net_layer_norm_2_centered_gradRow3 := &net_layer_norm_2_centered_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
@@ -4870,11 +4885,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap28AVX2(&net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &net_layer_norm_2_centered_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
 				net_layer_norm_2_x_gradRow := &net_layer_norm_2_x_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
@@ -4884,30 +4899,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&net_layer_norm_2_mean_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &net_layer_norm_2_centered_grad[i0][i1]
-				acc27 := net_layer_norm_2_mean_grad[i0][i1][0]
-				for i2 := range 32 {
-					acc27 -= net_layer_norm_2_centered_gradRow5[i2]
-				}
-				net_layer_norm_2_mean_grad[i0][i1][0] = acc27
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec12 := ocannlReverserBackwardPart11Records.Get()
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
+	*rec12 = ocannlReverserBackwardPart11{}
+	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap33AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_mean_gradRow := &net_layer_norm_2_mean_grad[i0]
+			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
 			net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
@@ -4953,12 +4958,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_2_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_gradRow4 := &net_layer_norm_2_x_grad[i0][i1]
-				net_layer_norm_2_x_2_gradRow := &net_layer_norm_2_x_2_grad[i0][i1]
+				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
 				}
@@ -4969,12 +4975,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_2_gradRow2 := &net_layer_norm_2_x_2_grad[i0][i1]
+				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
 				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
@@ -4984,67 +4990,65 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1B[0], &net_layer_norm_2_x_2_grad[0][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &net_layer_norm_2_x_2_grad[i0][i1]
-				net_layer_norm_2_x_2_gradRow4 := &net_layer_norm_2_x_2_grad[i0][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &net_layer_norm_2_x_2_grad[i0][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &net_layer_norm_2_x_2_grad[i0][i1+3]
-				for i2 := range 32 {
-					acc28 := gNetLinear1B[i2]
-					acc28 += net_layer_norm_2_x_2_gradRow3[i2]
-					acc28 += net_layer_norm_2_x_2_gradRow4[i2]
-					acc28 += net_layer_norm_2_x_2_gradRow5[i2]
-					acc28 += net_layer_norm_2_x_2_gradRow6[i2]
-					gNetLinear1B[i2] = acc28
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec13 := ocannlReverserBackwardPart12Records.Get()
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	// The 8 partial sums, added in part order.
+	for j16 := range 32 {
+		acc31 := gNetLinear1B[j16]
+		acc31 += rec13.gNetLinear1BPartial[0][j16]
+		acc31 += rec13.gNetLinear1BPartial[1][j16]
+		acc31 += rec13.gNetLinear1BPartial[2][j16]
+		acc31 += rec13.gNetLinear1BPartial[3][j16]
+		acc31 += rec13.gNetLinear1BPartial[4][j16]
+		acc31 += rec13.gNetLinear1BPartial[5][j16]
+		acc31 += rec13.gNetLinear1BPartial[6][j16]
+		acc31 += rec13.gNetLinear1BPartial[7][j16]
+		gNetLinear1B[j16] = acc31
 	}
+	*rec13 = ocannlReverserBackwardPart12{}
+	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec3 := ocannlReverserBackwardPart2Records.Get()
-	rec3.gNetLinear1W = gNetLinear1W
-	rec3.scratch = scratch
-	pool.Run(rec3, 8)
-	*rec3 = ocannlReverserBackwardPart2{}
-	ocannlReverserBackwardPart2Records.Put(rec3)
+	rec14 := ocannlReverserBackwardPart13Records.Get()
+	rec14.gNetLinear1W = gNetLinear1W
+	rec14.scratch = scratch
+	region.Run(rec14, 8)
+	*rec14 = ocannlReverserBackwardPart13{}
+	ocannlReverserBackwardPart13Records.Put(rec14)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlReverserBackwardPart3Records.Get()
-	rec4.pNetLinear1W = pNetLinear1W
-	rec4.scratch = scratch
-	pool.Run(rec4, 8)
-	*rec4 = ocannlReverserBackwardPart3{}
-	ocannlReverserBackwardPart3Records.Put(rec4)
+	rec15 := ocannlReverserBackwardPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
+	region.Run(rec15, 8)
+	*rec15 = ocannlReverserBackwardPart14{}
+	ocannlReverserBackwardPart14Records.Put(rec15)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+		ocannlMap37AVX2(&scratch.net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
 	} else {
+		scratch.net_linear_1_x_2_grad = [32][8][64]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_linear_1_x_2Row3 := &net_linear_1_x_2[i0][i1]
 				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0][i1]
-				net_linear_1_x_2_gradRow := &net_linear_1_x_2_grad[i0][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0][i1]
 				for i2 := range 64 {
-					var r8 float32
+					var r19 float32
 					if 0 < net_linear_1_x_2Row3[i2] {
-						r8 = 1
+						r19 = 1
 					}
-					r9 := float32(0)
-					if r8 != 0 {
-						r9 = net_linear_1_x_gradRow2[i2]
+					r20 := float32(0)
+					if r19 != 0 {
+						r20 = net_linear_1_x_gradRow2[i2]
 					}
-					net_linear_1_x_2_gradRow[i2] += r9
+					net_linear_1_x_2_gradRow[i2] += r20
 				}
 			}
 		}
@@ -5053,12 +5057,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0][i1]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0][i1]
 				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0][i1]
 				for i2 := range 64 {
 					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
@@ -5068,56 +5072,54 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetDense1B[0], &net_linear_1_x_2_grad[0][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &net_linear_1_x_2_grad[i0][i1]
-				net_linear_1_x_2_gradRow4 := &net_linear_1_x_2_grad[i0][i1+1]
-				net_linear_1_x_2_gradRow5 := &net_linear_1_x_2_grad[i0][i1+2]
-				net_linear_1_x_2_gradRow6 := &net_linear_1_x_2_grad[i0][i1+3]
-				for i2 := range 64 {
-					acc30 := gNetDense1B[i2]
-					acc30 += net_linear_1_x_2_gradRow3[i2]
-					acc30 += net_linear_1_x_2_gradRow4[i2]
-					acc30 += net_linear_1_x_2_gradRow5[i2]
-					acc30 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1B[i2] = acc30
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	// The 8 partial sums, added in part order.
+	for j20 := range 64 {
+		acc34 := gNetDense1B[j20]
+		acc34 += rec16.gNetDense1BPartial[0][j20]
+		acc34 += rec16.gNetDense1BPartial[1][j20]
+		acc34 += rec16.gNetDense1BPartial[2][j20]
+		acc34 += rec16.gNetDense1BPartial[3][j20]
+		acc34 += rec16.gNetDense1BPartial[4][j20]
+		acc34 += rec16.gNetDense1BPartial[5][j20]
+		acc34 += rec16.gNetDense1BPartial[6][j20]
+		acc34 += rec16.gNetDense1BPartial[7][j20]
+		gNetDense1B[j20] = acc34
 	}
+	*rec16 = ocannlReverserBackwardPart15{}
+	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec5 := ocannlReverserBackwardPart4Records.Get()
-	rec5.gNetDense1W = gNetDense1W
-	rec5.scratch = scratch
-	pool.Run(rec5, 8)
-	*rec5 = ocannlReverserBackwardPart4{}
-	ocannlReverserBackwardPart4Records.Put(rec5)
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.gNetDense1W = gNetDense1W
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
+	*rec17 = ocannlReverserBackwardPart16{}
+	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserBackwardPart5Records.Get()
-	rec6.pNetDense1W = pNetDense1W
-	rec6.scratch = scratch
-	pool.Run(rec6, 8)
-	*rec6 = ocannlReverserBackwardPart5{}
-	ocannlReverserBackwardPart5Records.Put(rec6)
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.pNetDense1W = pNetDense1W
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
+	*rec18 = ocannlReverserBackwardPart17{}
+	ocannlReverserBackwardPart17Records.Put(rec18)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
+		scratch.net_x1_4_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1_gradRow3 := &scratch.net_x1_grad[i0][i1]
-				net_x1_4_gradRow := &net_x1_4_grad[i0][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0][i1]
 				for i2 := range 32 {
 					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
@@ -5126,39 +5128,37 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1Beta[0], &scratch.net_x1_grad[0][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0][i1+3]
-				for i2 := range 32 {
-					acc32 := gNetLayerNorm1Beta[i2]
-					acc32 += net_x1_gradRow4[i2]
-					acc32 += net_x1_gradRow5[i2]
-					acc32 += net_x1_gradRow6[i2]
-					acc32 += net_x1_gradRow7[i2]
-					gNetLayerNorm1Beta[i2] = acc32
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	// The 8 partial sums, added in part order.
+	for j24 := range 32 {
+		acc37 := gNetLayerNorm1Beta[j24]
+		acc37 += rec19.gNetLayerNorm1BetaPartial[0][j24]
+		acc37 += rec19.gNetLayerNorm1BetaPartial[1][j24]
+		acc37 += rec19.gNetLayerNorm1BetaPartial[2][j24]
+		acc37 += rec19.gNetLayerNorm1BetaPartial[3][j24]
+		acc37 += rec19.gNetLayerNorm1BetaPartial[4][j24]
+		acc37 += rec19.gNetLayerNorm1BetaPartial[5][j24]
+		acc37 += rec19.gNetLayerNorm1BetaPartial[6][j24]
+		acc37 += rec19.gNetLayerNorm1BetaPartial[7][j24]
+		gNetLayerNorm1Beta[j24] = acc37
 	}
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
+		scratch.net_x1_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &net_x1_4_grad[i0][i1]
-				net_x1_3V2 := net_x1_3[i0][i1][0]
-				net_x1_1_gradRow := &net_x1_1_grad[i0][i1]
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0][i1]
 				for i2 := range 32 {
 					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
@@ -5167,33 +5167,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&net_x1_3_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_4_gradRow3 := &net_x1_4_grad[i0][i1]
-				net_x1_1Row3 := &net_x1_1[i0][i1]
-				v2 := net_x1_3[i0][i1][0] * net_x1_3[i0][i1][0]
-				acc33 := net_x1_3_grad[i0][i1][0]
-				for i2 := range 32 {
-					acc33 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
-				}
-				net_x1_3_grad[i0][i1][0] = acc33
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.scratch = scratch
+	region.Run(rec20, 8)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap30AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x1_3_gradRow := &net_x1_3_grad[i0]
-			net_x1_3Row2 := &net_x1_3[i0]
+			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
+			net_x1_3Row2 := &scratch.net_x1_3[i0]
 			net_x1_2_gradRow := &net_x1_2_grad[i0]
 			for i1 := range 8 {
 				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
@@ -5216,42 +5204,36 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &net_x1_1_grad[i0][i1]
-				net_layer_norm_1_centeredRow4 := &net_layer_norm_1_centered[i0][i1]
-				net_x1_1_gradRow3 := &net_x1_1_grad[i0][i1+1]
-				net_layer_norm_1_centeredRow5 := &net_layer_norm_1_centered[i0][i1+1]
-				net_x1_1_gradRow4 := &net_x1_1_grad[i0][i1+2]
-				net_layer_norm_1_centeredRow6 := &net_layer_norm_1_centered[i0][i1+2]
-				net_x1_1_gradRow5 := &net_x1_1_grad[i0][i1+3]
-				net_layer_norm_1_centeredRow7 := &net_layer_norm_1_centered[i0][i1+3]
-				for i2 := range 32 {
-					acc34 := gNetLayerNorm1Gamma[i2]
-					acc34 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc34 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc34 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc34 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1Gamma[i2] = acc34
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.scratch = scratch
+	region.Run(rec21, 8)
+	// The 8 partial sums, added in part order.
+	for j27 := range 32 {
+		acc40 := gNetLayerNorm1Gamma[j27]
+		acc40 += rec21.gNetLayerNorm1GammaPartial[0][j27]
+		acc40 += rec21.gNetLayerNorm1GammaPartial[1][j27]
+		acc40 += rec21.gNetLayerNorm1GammaPartial[2][j27]
+		acc40 += rec21.gNetLayerNorm1GammaPartial[3][j27]
+		acc40 += rec21.gNetLayerNorm1GammaPartial[4][j27]
+		acc40 += rec21.gNetLayerNorm1GammaPartial[5][j27]
+		acc40 += rec21.gNetLayerNorm1GammaPartial[6][j27]
+		acc40 += rec21.gNetLayerNorm1GammaPartial[7][j27]
+		gNetLayerNorm1Gamma[j27] = acc40
 	}
+	*rec21 = ocannlReverserBackwardPart20{}
+	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_centered_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &net_x1_1_grad[i0][i1]
-				net_layer_norm_1_centered_gradRow := &net_layer_norm_1_centered_grad[i0][i1]
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
@@ -5292,15 +5274,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_1_var_1_gradRow2 := &net_layer_norm_1_var_1_grad[i0][i1]
-				net_layer_norm_1_centeredRow8 := &net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_centered_gradRow2 := &net_layer_norm_1_centered_grad[i0][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
@@ -5311,15 +5293,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0][i1]
 				net_layer_norm_1_var_1_gradRow3 := &net_layer_norm_1_var_1_grad[i0][i1]
-				net_layer_norm_1_centered_gradRow3 := &net_layer_norm_1_centered_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
@@ -5330,11 +5312,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap28AVX2(&net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &net_layer_norm_1_centered_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				net_layer_norm_1_x_gradRow := &net_layer_norm_1_x_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
@@ -5344,30 +5326,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
-				acc35 := net_layer_norm_1_mean_grad[i0][i1][0]
-				for i2 := range 32 {
-					acc35 -= net_layer_norm_1_centered_gradRow5[i2]
-				}
-				net_layer_norm_1_mean_grad[i0][i1][0] = acc35
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.scratch = scratch
+	region.Run(rec22, 8)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap33AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_mean_gradRow := &net_layer_norm_1_mean_grad[i0]
+			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
 			net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
@@ -5396,12 +5368,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
+		scratch.net_h_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_1_x_gradRow3 := &net_layer_norm_1_x_grad[i0][i1]
-				net_h_gradRow := &net_h_grad[i0][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0][i1]
 				for i2 := range 32 {
 					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
 				}
@@ -5476,13 +5449,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -5491,19 +5464,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 			net_attention_1_vRow5 := &net_attention_1_v[i0]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &net_attention_1_attn_grad[i0][i1][i2]
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
 						net_attention_1_ctx_gradV := net_attention_1_ctx_grad[i0][i1][i2][i3]
 						net_attention_1_ctx_gradV2 := net_attention_1_ctx_grad[i0][i1][i2][i3+1]
 						net_attention_1_ctx_gradV3 := net_attention_1_ctx_grad[i0][i1][i2][i3+2]
 						net_attention_1_ctx_gradV4 := net_attention_1_ctx_grad[i0][i1][i2][i3+3]
 						for i4 := range 8 {
-							acc36 := net_attention_1_attn_gradRow[i4]
-							acc36 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc36 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc36 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc36 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc36
+							acc42 := net_attention_1_attn_gradRow[i4]
+							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc42
 						}
 					}
 				}
@@ -5545,13 +5518,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap39AVX2(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow2 := &net_attention_1_attn_grad[i0][i1][i2]
-					net_attention_1_attn_1V2 := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0][i1][i2][0]
 					net_attention_1_ex_gradRow := &net_attention_1_ex_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
@@ -5562,38 +5535,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce13AVX2(&net_attention_1_attn_1_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &net_attention_1_attn_grad[i0][i1][i2]
-					net_attention_1_exRow4 := &net_attention_1_ex[i0][i1][i2]
-					v3 := net_attention_1_attn_1[i0][i1][i2][0] * net_attention_1_attn_1[i0][i1][i2][0]
-					acc37 := net_attention_1_attn_1_grad[i0][i1][i2][0]
-					for i3 := range 8 {
-						acc37 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
-					}
-					net_attention_1_attn_1_grad[i0][i1][i2][0] = acc37
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.scratch = scratch
+	region.Run(rec23, 8)
+	*rec23 = ocannlReverserBackwardPart22{}
+	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap40AVX512(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap40AVX2(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := net_attention_1_attn_1_grad[i0][i1][i2][0]
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0][i1][i2][0]
 					net_attention_1_ex_gradRow2 := &net_attention_1_ex_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
@@ -5606,14 +5565,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+		ocannlMap41AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else {
+		scratch.net_attention_1_ex_1_grad = [32][8][4][8]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_ex_gradRow3 := &net_attention_1_ex_grad[i0][i1][i2]
-					net_attention_1_exRow5 := &net_attention_1_ex[i0][i1][i2]
-					net_attention_1_ex_1_gradRow := &net_attention_1_ex_1_grad[i0][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
@@ -5625,12 +5585,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap28AVX2(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &net_attention_1_ex_1_grad[i0][i1][i2]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0][i1][i2]
 					net_attention_1_scores_gradRow := &net_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
@@ -5641,49 +5601,37 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
-	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce14AVX2(&net_attention_1_m_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &net_attention_1_ex_1_grad[i0][i1][i2]
-					acc38 := net_attention_1_m_grad[i0][i1][i2][0]
-					for i3 := range 8 {
-						acc38 -= net_attention_1_ex_1_gradRow3[i3]
-					}
-					net_attention_1_m_grad[i0][i1][i2][0] = acc38
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.scratch = scratch
+	region.Run(rec24, 8)
+	*rec24 = ocannlReverserBackwardPart23{}
+	ocannlReverserBackwardPart23Records.Put(rec24)
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+		ocannlMap42AVX512(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+		ocannlMap42AVX2(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_mV2 := net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_scoresRow4 := &net_attention_1_scores[i0][i1][i2]
-					net_attention_1_m_gradV := net_attention_1_m_grad[i0][i1][i2][0]
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0][i1][i2][0]
 					net_attention_1_scores_gradRow2 := &net_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r12 float32
+						var r30 float32
 						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r12 = 1
+							r30 = 1
 						}
-						r13 := float32(0)
-						if r12 != 0 {
-							r13 = net_attention_1_m_gradV
+						r31 := float32(0)
+						if r30 != 0 {
+							r31 = net_attention_1_m_gradV
 						}
-						net_attention_1_scores_gradRow2[i3] += r13
+						net_attention_1_scores_gradRow2[i3] += r31
 					}
 				}
 			}
@@ -5739,12 +5687,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 						net_attention_1_scores_1_gradV4 := net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
 						net_attention_1_kRow5 := &net_attention_1_k[i0][i3+3][i2]
 						for i4 := range 8 {
-							acc39 := net_attention_1_q_gradRow[i4]
-							acc39 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc39 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc39 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc39 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc39
+							acc45 := net_attention_1_q_gradRow[i4]
+							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc45 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc45 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc45 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc45
 						}
 					}
 				}
@@ -5809,14 +5757,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm14AVX512(&scratch.net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm14AVX2(&scratch.net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &net_h_grad[i0][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
@@ -5828,12 +5776,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
 						net_attention_1_v_gradV5 := net_attention_1_v_grad[i0][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc40 := net_h_gradRow2[i4]
-							acc40 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc40 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc40 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc40 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc40
+							acc46 := net_h_gradRow2[i4]
+							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc46 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc46 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc46 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc46
 						}
 					}
 				}
@@ -5867,14 +5815,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm14AVX512(&scratch.net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm14AVX2(&scratch.net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &net_h_grad[i0][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
@@ -5886,12 +5834,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
 						net_attention_1_k_gradV5 := net_attention_1_k_grad[i0][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc41 := net_h_gradRow3[i4]
-							acc41 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc41 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc41 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc41 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc41
+							acc47 := net_h_gradRow3[i4]
+							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc47 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc47 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc47 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc47
 						}
 					}
 				}
@@ -5925,14 +5873,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm14AVX512(&scratch.net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm14AVX2(&scratch.net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &net_h_grad[i0][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
@@ -5944,12 +5892,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
 						net_attention_1_q_gradV5 := net_attention_1_q_grad[i0][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc42 := net_h_gradRow4[i4]
-							acc42 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc42 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc42 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc42 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc42
+							acc48 := net_h_gradRow4[i4]
+							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc48 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc48 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc48 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc48
 						}
 					}
 				}
@@ -5960,11 +5908,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+		ocannlMap28AVX2(&net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &net_h_grad[i0][i1]
+				net_h_gradRow5 := &scratch.net_h_grad[i0][i1]
 				net_h_1_gradRow := &net_h_1_grad[i0][i1]
 				for i2 := range 32 {
 					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
@@ -5974,20 +5922,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
-	// float32 across-rows add reduction kernel, 32 rows of 256 elements into 256 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[0], &net_h_grad[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_h_gradRow6 := &net_h_grad[i0][i1]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1 : 32*i1+32])
-				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i1 on the pool.
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.gNetPos = gNetPos
+	rec25.scratch = scratch
+	region.Run(rec25, 8)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -6014,43 +5955,75 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserBackwardScratch struct {
-	net_x1                    [32][8][32]float32
-	net_linear_1_x_1          [32][8][64]float32
-	net_linear_1_x            [32][8][64]float32
-	net_layer_norm_2_x_1      [32][8][32]float32
-	net_x1_grad               [32][8][32]float32
-	net_linear_1_x_1_grad     [32][8][64]float32
-	net_linear_1_x_grad       [32][8][64]float32
-	net_layer_norm_2_x_1_grad [32][8][32]float32
+	net_attention_1_scores         [32][8][4][8]float32
+	net_attention_1_m              [32][8][4][1]float32
+	net_attention_1_ex             [32][8][4][8]float32
+	net_attention_1_attn_1         [32][8][4][1]float32
+	net_layer_norm_1_x             [32][8][32]float32
+	net_layer_norm_1_mean_1        [32][8][1]float32
+	net_layer_norm_1_centered      [32][8][32]float32
+	net_layer_norm_1_var_1         [32][8][32]float32
+	net_layer_norm_1_var_2         [32][8][1]float32
+	net_x1_1                       [32][8][32]float32
+	net_x1_3                       [32][8][1]float32
+	net_x1                         [32][8][32]float32
+	net_linear_1_x_1               [32][8][64]float32
+	net_linear_1_x                 [32][8][64]float32
+	net_layer_norm_2_x_1           [32][8][32]float32
+	net_layer_norm_2_x             [32][8][32]float32
+	net_layer_norm_2_mean_1        [32][8][1]float32
+	net_layer_norm_2_centered      [32][8][32]float32
+	net_layer_norm_2_var_1         [32][8][32]float32
+	net_layer_norm_2_var_2         [32][8][1]float32
+	net_x2_1                       [32][8][32]float32
+	net_x2_3                       [32][8][1]float32
+	net_h_grad                     [32][8][32]float32
+	net_attention_1_m_grad         [32][8][4][1]float32
+	net_attention_1_ex_1_grad      [32][8][4][8]float32
+	net_attention_1_attn_1_grad    [32][8][4][1]float32
+	net_attention_1_attn_grad      [32][8][4][8]float32
+	net_layer_norm_1_mean_grad     [32][8][1]float32
+	net_layer_norm_1_centered_grad [32][8][32]float32
+	net_x1_1_grad                  [32][8][32]float32
+	net_x1_3_grad                  [32][8][1]float32
+	net_x1_4_grad                  [32][8][32]float32
+	net_x1_grad                    [32][8][32]float32
+	net_linear_1_x_1_grad          [32][8][64]float32
+	net_linear_1_x_2_grad          [32][8][64]float32
+	net_linear_1_x_grad            [32][8][64]float32
+	net_layer_norm_2_x_1_grad      [32][8][32]float32
+	net_layer_norm_2_x_2_grad      [32][8][32]float32
+	net_layer_norm_2_mean_grad     [32][8][1]float32
+	net_layer_norm_2_centered_grad [32][8][32]float32
+	net_x2_1_grad                  [32][8][32]float32
+	net_x2_3_grad                  [32][8][1]float32
+	net_x2_4_grad                  [32][8][32]float32
+	net_x2_grad                    [32][8][32]float32
 }
 
 // ocannlReverserBackwardPart0 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart0 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserBackwardPart0) Part(j int) {
-	pNetDense1W, scratch := r.pNetDense1W, r.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
+	scratch := r.scratch
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j][0][0][0], &scratch.net_attention_1_scores[4*j][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j : 32*i2+256*j+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j] = acc12
+					scratch.net_attention_1_m[i0+4*j][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -6063,30 +6036,26 @@ var ocannlReverserBackwardPart0Records rt.Records[ocannlReverserBackwardPart0]
 // ocannlReverserBackwardPart1 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart1 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r3 *ocannlReverserBackwardPart1) Part(j2 int) {
-	pNetLinear1W, scratch := r3.pNetLinear1W, r3.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+func (r2 *ocannlReverserBackwardPart1) Part(j2 int) {
+	scratch := r2.scratch
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j2][0][0][0], &scratch.net_attention_1_ex[4*j2][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j2][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j2][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
 					}
-					scratch.net_layer_norm_2_x_1[i0+4*j2][i1][i2] = acc13
+					scratch.net_attention_1_attn_1[i0+4*j2][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -6097,31 +6066,27 @@ func (r3 *ocannlReverserBackwardPart1) Part(j2 int) {
 var ocannlReverserBackwardPart1Records rt.Records[ocannlReverserBackwardPart1]
 
 // ocannlReverserBackwardPart2 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart2 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
-func (r6 *ocannlReverserBackwardPart2) Part(j3 int) {
-	gNetLinear1W, scratch := r6.gNetLinear1W, r6.scratch
-	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1W[256*j3], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j3], &scratch.net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1W[256*j3], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j3], &scratch.net_linear_1_x[0][0][0])
+func (r3 *ocannlReverserBackwardPart2) Part(j3 int) {
+	scratch := r3.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j3][0][0], &scratch.net_layer_norm_1_x[4*j3][0][0])
 	} else {
-		for i0 := range 32 {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j3]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j3 : 64*i2+256*j3+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
-					}
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j3][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
+				scratch.net_layer_norm_1_mean_1[i0+4*j3][i1][0] = acc10
 			}
 		}
 	}
@@ -6133,41 +6098,25 @@ var ocannlReverserBackwardPart2Records rt.Records[ocannlReverserBackwardPart2]
 // ocannlReverserBackwardPart3 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart3 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
-func (r7 *ocannlReverserBackwardPart3) Part(j4 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
-	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j4][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j4][0][0], &pNetLinear1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j4][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j4][0][0], &pNetLinear1W[0])
+func (r4 *ocannlReverserBackwardPart3) Part(j4 int) {
+	scratch := r4.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j4][0][0], &scratch.net_layer_norm_1_var_1[4*j4][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j4][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2+3]
-					for i3 := range 64 {
-						acc29 := net_linear_1_x_gradRow[i3]
-						acc29 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc29 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc29 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc29 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc29
-					}
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j4][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+4*j4][i1][0] = acc11
 			}
 		}
 	}
@@ -6179,28 +6128,30 @@ var ocannlReverserBackwardPart3Records rt.Records[ocannlReverserBackwardPart3]
 // ocannlReverserBackwardPart4 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart4 struct {
-	gNetDense1W *[2048]float32
+	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
-func (r10 *ocannlReverserBackwardPart4) Part(j5 int) {
-	gNetDense1W, scratch := r10.gNetDense1W, r10.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r5 *ocannlReverserBackwardPart4) Part(j5 int) {
+	pNetDense1W, scratch := r5.pNetDense1W, r5.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j5], &scratch.net_linear_1_x_1_grad[0][0][8*j5], &scratch.net_x1[0][0][0])
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j5], &pNetDense1W[256*j5], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j5], &scratch.net_linear_1_x_1_grad[0][0][8*j5], &scratch.net_x1[0][0][0])
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j5], &pNetDense1W[256*j5], &scratch.net_x1[0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
+				net_x1Row2 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j5]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j5 : 32*i2+256*j5+32])
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j5 : 32*i2+256*j5+32])
+					acc12 := float32(0)
 					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j5] = acc12
 				}
 			}
 		}
@@ -6213,40 +6164,30 @@ var ocannlReverserBackwardPart4Records rt.Records[ocannlReverserBackwardPart4]
 // ocannlReverserBackwardPart5 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart5 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
-func (r11 *ocannlReverserBackwardPart5) Part(j6 int) {
-	pNetDense1W, scratch := r11.pNetDense1W, r11.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r7 *ocannlReverserBackwardPart5) Part(j6 int) {
+	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j6][0][0], &scratch.net_linear_1_x_1_grad[4*j6][0][0], &pNetDense1W[0])
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j6][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j6][0][0], &scratch.net_linear_1_x_1_grad[4*j6][0][0], &pNetDense1W[0])
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j6][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j6][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2+3]
-					for i3 := range 32 {
-						acc31 := net_x1_gradRow2[i3]
-						acc31 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc31 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc31 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc31 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc31
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j6][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
 					}
+					scratch.net_layer_norm_2_x_1[i0+4*j6][i1][i2] = acc13
 				}
 			}
 		}
@@ -6255,6 +6196,687 @@ func (r11 *ocannlReverserBackwardPart5) Part(j6 int) {
 
 // ocannlReverserBackwardPart5Records holds the free ocannlReverserBackwardPart5 records.
 var ocannlReverserBackwardPart5Records rt.Records[ocannlReverserBackwardPart5]
+
+// ocannlReverserBackwardPart6 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart6 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlReverserBackwardPart6) Part(j7 int) {
+	scratch := r8.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j7][0][0], &scratch.net_layer_norm_2_x[4*j7][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j7][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+4*j7][i1][0] = acc14
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart6Records holds the free ocannlReverserBackwardPart6 records.
+var ocannlReverserBackwardPart6Records rt.Records[ocannlReverserBackwardPart6]
+
+// ocannlReverserBackwardPart7 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart7 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r9 *ocannlReverserBackwardPart7) Part(j8 int) {
+	scratch := r9.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j8][0][0], &scratch.net_layer_norm_2_var_1[4*j8][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j8][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+4*j8][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart7Records holds the free ocannlReverserBackwardPart7 records.
+var ocannlReverserBackwardPart7Records rt.Records[ocannlReverserBackwardPart7]
+
+// ocannlReverserBackwardPart8 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart8 struct {
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r12 *ocannlReverserBackwardPart8) Part(j9 int) {
+	scratch, gNetLayerNorm2BetaPartial := r12.scratch, &r12.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j9] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j9][0], &scratch.net_x2_grad[4*j9][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j9]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j9][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j9][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j9][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j9][i1+3]
+				for i2 := range 32 {
+					acc24 := gNetLayerNorm2BetaPartialRow[i2]
+					acc24 += net_x2_gradRow3[i2]
+					acc24 += net_x2_gradRow4[i2]
+					acc24 += net_x2_gradRow5[i2]
+					acc24 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc24
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart8Records holds the free ocannlReverserBackwardPart8 records.
+var ocannlReverserBackwardPart8Records rt.Records[ocannlReverserBackwardPart8]
+
+// ocannlReverserBackwardPart9 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart9 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r13 *ocannlReverserBackwardPart9) Part(j11 int) {
+	scratch := r13.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j11][0][0], &scratch.net_x2_4_grad[4*j11][0][0], &scratch.net_x2_1[4*j11][0][0], &scratch.net_x2_3[4*j11][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j11][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j11][i1]
+				v := scratch.net_x2_3[i0+4*j11][i1][0] * scratch.net_x2_3[i0+4*j11][i1][0]
+				acc26 := scratch.net_x2_3_grad[i0+4*j11][i1][0]
+				for i2 := range 32 {
+					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				scratch.net_x2_3_grad[i0+4*j11][i1][0] = acc26
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart9Records holds the free ocannlReverserBackwardPart9 records.
+var ocannlReverserBackwardPart9Records rt.Records[ocannlReverserBackwardPart9]
+
+// ocannlReverserBackwardPart10 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart10 struct {
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r14 *ocannlReverserBackwardPart10) Part(j12 int) {
+	scratch, gNetLayerNorm2GammaPartial := r14.scratch, &r14.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j12] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j12][0], &scratch.net_x2_1_grad[4*j12][0][0], &scratch.net_layer_norm_2_centered[4*j12][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j12]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j12][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j12][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j12][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j12][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j12][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j12][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j12][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j12][i1+3]
+				for i2 := range 32 {
+					acc27 := gNetLayerNorm2GammaPartialRow[i2]
+					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc27
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart10Records holds the free ocannlReverserBackwardPart10 records.
+var ocannlReverserBackwardPart10Records rt.Records[ocannlReverserBackwardPart10]
+
+// ocannlReverserBackwardPart11 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart11 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 8).
+func (r15 *ocannlReverserBackwardPart11) Part(j14 int) {
+	scratch := r15.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j14][0][0], &scratch.net_layer_norm_2_centered_grad[4*j14][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j14][i1]
+				acc29 := scratch.net_layer_norm_2_mean_grad[i0+4*j14][i1][0]
+				for i2 := range 32 {
+					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_2_mean_grad[i0+4*j14][i1][0] = acc29
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart11Records holds the free ocannlReverserBackwardPart11 records.
+var ocannlReverserBackwardPart11Records rt.Records[ocannlReverserBackwardPart11]
+
+// ocannlReverserBackwardPart12 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart12 struct {
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r16 *ocannlReverserBackwardPart12) Part(j15 int) {
+	scratch, gNetLinear1BPartial := r16.scratch, &r16.gNetLinear1BPartial
+	gNetLinear1BPartial[j15] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gNetLinear1BPartial[j15][0], &scratch.net_layer_norm_2_x_2_grad[4*j15][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j15]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j15][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j15][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j15][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j15][i1+3]
+				for i2 := range 32 {
+					acc30 := gNetLinear1BPartialRow[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc30
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart12Records holds the free ocannlReverserBackwardPart12 records.
+var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
+
+// ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart13 struct {
+	gNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j17 of the nest (0 <= j17 < 8).
+func (r17 *ocannlReverserBackwardPart13) Part(j17 int) {
+	gNetLinear1W, scratch := r17.gNetLinear1W, r17.scratch
+	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&gNetLinear1W[256*j17], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j17], &scratch.net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&gNetLinear1W[256*j17], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j17], &scratch.net_linear_1_x[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j17]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j17 : 64*i2+256*j17+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart13Records holds the free ocannlReverserBackwardPart13 records.
+var ocannlReverserBackwardPart13Records rt.Records[ocannlReverserBackwardPart13]
+
+// ocannlReverserBackwardPart14 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart14 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 8).
+func (r18 *ocannlReverserBackwardPart14) Part(j18 int) {
+	pNetLinear1W, scratch := r18.pNetLinear1W, r18.scratch
+	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j18][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j18][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j18][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j18][0][0], &pNetLinear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j18][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j18][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j18][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j18][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j18][i1][i2+3]
+					for i3 := range 64 {
+						acc32 := net_linear_1_x_gradRow[i3]
+						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc32
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart14Records holds the free ocannlReverserBackwardPart14 records.
+var ocannlReverserBackwardPart14Records rt.Records[ocannlReverserBackwardPart14]
+
+// ocannlReverserBackwardPart15 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart15 struct {
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 8).
+func (r21 *ocannlReverserBackwardPart15) Part(j19 int) {
+	scratch, gNetDense1BPartial := r21.scratch, &r21.gNetDense1BPartial
+	gNetDense1BPartial[j19] = [64]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&gNetDense1BPartial[j19][0], &scratch.net_linear_1_x_2_grad[4*j19][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j19]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j19][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j19][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j19][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j19][i1+3]
+				for i2 := range 64 {
+					acc33 := gNetDense1BPartialRow[i2]
+					acc33 += net_linear_1_x_2_gradRow3[i2]
+					acc33 += net_linear_1_x_2_gradRow4[i2]
+					acc33 += net_linear_1_x_2_gradRow5[i2]
+					acc33 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc33
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart15Records holds the free ocannlReverserBackwardPart15 records.
+var ocannlReverserBackwardPart15Records rt.Records[ocannlReverserBackwardPart15]
+
+// ocannlReverserBackwardPart16 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart16 struct {
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r22 *ocannlReverserBackwardPart16) Part(j21 int) {
+	gNetDense1W, scratch := r22.gNetDense1W, r22.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&gNetDense1W[256*j21], &scratch.net_linear_1_x_1_grad[0][0][8*j21], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm11AVX2(&gNetDense1W[256*j21], &scratch.net_linear_1_x_1_grad[0][0][8*j21], &scratch.net_x1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j21]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j21 : 32*i2+256*j21+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart16Records holds the free ocannlReverserBackwardPart16 records.
+var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
+
+// ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart17 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r23 *ocannlReverserBackwardPart17) Part(j22 int) {
+	pNetDense1W, scratch := r23.pNetDense1W, r23.scratch
+	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j22][0][0], &scratch.net_linear_1_x_1_grad[4*j22][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j22][0][0], &scratch.net_linear_1_x_1_grad[4*j22][0][0], &pNetDense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j22][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j22][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j22][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j22][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j22][i1][i2+3]
+					for i3 := range 32 {
+						acc35 := net_x1_gradRow2[i3]
+						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc35 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc35 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc35 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc35
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart17Records holds the free ocannlReverserBackwardPart17 records.
+var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
+
+// ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart18 struct {
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r24 *ocannlReverserBackwardPart18) Part(j23 int) {
+	scratch, gNetLayerNorm1BetaPartial := r24.scratch, &r24.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j23] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j23][0], &scratch.net_x1_grad[4*j23][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j23]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j23][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j23][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j23][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j23][i1+3]
+				for i2 := range 32 {
+					acc36 := gNetLayerNorm1BetaPartialRow[i2]
+					acc36 += net_x1_gradRow4[i2]
+					acc36 += net_x1_gradRow5[i2]
+					acc36 += net_x1_gradRow6[i2]
+					acc36 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc36
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart18Records holds the free ocannlReverserBackwardPart18 records.
+var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
+
+// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart19 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r25 *ocannlReverserBackwardPart19) Part(j25 int) {
+	scratch := r25.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j25][0][0], &scratch.net_x1_4_grad[4*j25][0][0], &scratch.net_x1_1[4*j25][0][0], &scratch.net_x1_3[4*j25][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j25][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j25][i1]
+				v2 := scratch.net_x1_3[i0+4*j25][i1][0] * scratch.net_x1_3[i0+4*j25][i1][0]
+				acc38 := scratch.net_x1_3_grad[i0+4*j25][i1][0]
+				for i2 := range 32 {
+					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+				}
+				scratch.net_x1_3_grad[i0+4*j25][i1][0] = acc38
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart19Records holds the free ocannlReverserBackwardPart19 records.
+var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
+
+// ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart20 struct {
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r26 *ocannlReverserBackwardPart20) Part(j26 int) {
+	scratch, gNetLayerNorm1GammaPartial := r26.scratch, &r26.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j26] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j26][0], &scratch.net_x1_1_grad[4*j26][0][0], &scratch.net_layer_norm_1_centered[4*j26][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j26]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j26][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j26][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j26][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j26][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j26][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j26][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j26][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j26][i1+3]
+				for i2 := range 32 {
+					acc39 := gNetLayerNorm1GammaPartialRow[i2]
+					acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc39
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart20Records holds the free ocannlReverserBackwardPart20 records.
+var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
+
+// ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart21 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r27 *ocannlReverserBackwardPart21) Part(j28 int) {
+	scratch := r27.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j28][0][0], &scratch.net_layer_norm_1_centered_grad[4*j28][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j28][i1]
+				acc41 := scratch.net_layer_norm_1_mean_grad[i0+4*j28][i1][0]
+				for i2 := range 32 {
+					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_1_mean_grad[i0+4*j28][i1][0] = acc41
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
+var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
+
+// ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart22 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r28 *ocannlReverserBackwardPart22) Part(j29 int) {
+	scratch := r28.scratch
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j29][0][0][0], &scratch.net_attention_1_attn_grad[4*j29][0][0][0], &scratch.net_attention_1_ex[4*j29][0][0][0], &scratch.net_attention_1_attn_1[4*j29][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j29][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j29][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+4*j29][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j29][i1][i2][0]
+					acc43 := scratch.net_attention_1_attn_1_grad[i0+4*j29][i1][i2][0]
+					for i3 := range 8 {
+						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+					}
+					scratch.net_attention_1_attn_1_grad[i0+4*j29][i1][i2][0] = acc43
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
+var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
+
+// ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart23 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r29 *ocannlReverserBackwardPart23) Part(j30 int) {
+	scratch := r29.scratch
+	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j30][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j30][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j30][i1][i2]
+					acc44 := scratch.net_attention_1_m_grad[i0+4*j30][i1][i2][0]
+					for i3 := range 8 {
+						acc44 -= net_attention_1_ex_1_gradRow3[i3]
+					}
+					scratch.net_attention_1_m_grad[i0+4*j30][i1][i2][0] = acc44
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart23Records holds the free ocannlReverserBackwardPart23 records.
+var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
+
+// ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlReverserBackwardPart24 struct {
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r32 *ocannlReverserBackwardPart24) Part(j31 int) {
+	gNetPos, scratch := r32.gNetPos, r32.scratch
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetPos[32*j31], &scratch.net_h_grad[0][j31][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j31]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j31 : 32*i1+32*j31+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart24Records holds the free ocannlReverserBackwardPart24 records.
+var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
@@ -6276,22 +6898,22 @@ var ocannlReverserBackwardPart5Records rt.Records[ocannlReverserBackwardPart5]
 //	_net.attention#1/scores.1: 64,8 | 8 -> 4 (let, local)
 //	_dim_d.1: 1 (dim, constant)
 //	_net.attention#1/scores.2: 1 (let, local)
-//	net.attention#1/scores: 64,8 | 8 -> 4 (let, local)
-//	net.attention#1/m: 64,8 | 1 -> 4 (let, local)
+//	net.attention#1/scores: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
+//	net.attention#1/m: 64,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 64,8 | 8 -> 4 (let, local)
-//	net.attention#1/ex: 64,8 | 8 -> 4 (let, local)
-//	_net.attention#1/attn.1: 64,8 | 1 -> 4 (let, local)
+//	net.attention#1/ex: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
+//	_net.attention#1/attn.1: 64,8 | 1 -> 4 (let, local, in scratch field net_attention_1_attn_1)
 //	net.attention#1/attn: 64,8 | 8 -> 4 (let, local)
 //	net.attention#1/ctx: 64,8 | 4,8 (let, local, in scratch field net_attention_1_ctx)
 //	net.attention#1.w_o: 4,8 -> 32 (param, parameter pNetAttention1WO)
 //	_net.layer_norm#1/x.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_x_1)
-//	net.layer_norm#1/x: 64,8 | 32 (let, local)
-//	_net.layer_norm#1/mean.1: 64,8 | 1 (let, local)
+//	net.layer_norm#1/x: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
+//	_net.layer_norm#1/mean.1: 64,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
 //	net.layer_norm#1/mean: 64,8 | 1 (let, local)
 //	net.layer_norm#1/centered: 64,8 | 32 (let, local)
-//	_net.layer_norm#1/var.1: 64,8 | 32 (let, local)
-//	_net.layer_norm#1/var.2: 64,8 | 1 (let, local)
+//	_net.layer_norm#1/var.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.2: 64,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
 //	net.layer_norm#1/var: 64,8 | 1 (let, local)
 //	net.layer_norm#1.gamma: 32 (param, parameter pNetLayerNorm1Gamma)
@@ -6311,13 +6933,13 @@ var ocannlReverserBackwardPart5Records rt.Records[ocannlReverserBackwardPart5]
 //	_net.layer_norm#2/x.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_2_x_1)
 //	net.linear#1.b: 32 (param, parameter pNetLinear1B)
 //	_net.layer_norm#2/x.2: 64,8 | 32 (let, local)
-//	net.layer_norm#2/x: 64,8 | 32 (let, local)
-//	_net.layer_norm#2/mean.1: 64,8 | 1 (let, local)
+//	net.layer_norm#2/x: 64,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
+//	_net.layer_norm#2/mean.1: 64,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
 //	net.layer_norm#2/mean: 64,8 | 1 (let, local)
 //	net.layer_norm#2/centered: 64,8 | 32 (let, local)
-//	_net.layer_norm#2/var.1: 64,8 | 32 (let, local)
-//	_net.layer_norm#2/var.2: 64,8 | 1 (let, local)
+//	_net.layer_norm#2/var.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
+//	_net.layer_norm#2/var.2: 64,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.layer_norm#2/var: 64,8 | 1 (let, local)
 //	net.layer_norm#2.gamma: 32 (param, parameter pNetLayerNorm2Gamma)
@@ -6662,30 +7284,18 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var net_h_1 [64][8][32]float32
 	var net_attention_1_scores_1 [64][8][4][8]float32
 	var net_attention_1_scores_2 [1]float32
-	var net_attention_1_scores [64][8][4][8]float32
-	var net_attention_1_m [64][8][4][1]float32
 	var net_attention_1_ex_1 [64][8][4][8]float32
-	var net_attention_1_ex [64][8][4][8]float32
-	var net_attention_1_attn_1 [64][8][4][1]float32
 	var net_attention_1_attn [64][8][4][8]float32
-	var net_layer_norm_1_x [64][8][32]float32
-	var net_layer_norm_1_mean_1 [64][8][1]float32
 	var net_layer_norm_1_mean [64][8][1]float32
 	var net_layer_norm_1_centered [64][8][32]float32
-	var net_layer_norm_1_var_1 [64][8][32]float32
-	var net_layer_norm_1_var_2 [64][8][1]float32
 	var net_layer_norm_1_var [64][8][1]float32
 	var net_x1_1 [64][8][32]float32
 	var net_x1_2 [64][8][1]float32
 	var net_x1_3 [64][8][1]float32
 	var net_x1_4 [64][8][32]float32
 	var net_layer_norm_2_x_2 [64][8][32]float32
-	var net_layer_norm_2_x [64][8][32]float32
-	var net_layer_norm_2_mean_1 [64][8][1]float32
 	var net_layer_norm_2_mean [64][8][1]float32
 	var net_layer_norm_2_centered [64][8][32]float32
-	var net_layer_norm_2_var_1 [64][8][32]float32
-	var net_layer_norm_2_var_2 [64][8][1]float32
 	var net_layer_norm_2_var [64][8][1]float32
 	var net_x2_1 [64][8][32]float32
 	var net_x2_2 [64][8][1]float32
@@ -6693,6 +7303,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var net_x2_4 [64][8][32]float32
 	var net_x2 [64][8][32]float32
 	var predict_1 [64][8][10]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=512 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -6745,7 +7358,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec := ocannlReverserPredictPart0Records.Get()
 	rec.pNetAttention1WQ = pNetAttention1WQ
 	rec.scratch = scratch
-	pool.Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlReverserPredictPart0{}
 	ocannlReverserPredictPart0Records.Put(rec)
 
@@ -6754,7 +7367,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec2 := ocannlReverserPredictPart1Records.Get()
 	rec2.pNetAttention1WK = pNetAttention1WK
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlReverserPredictPart1{}
 	ocannlReverserPredictPart1Records.Put(rec2)
 
@@ -6763,7 +7376,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec3 := ocannlReverserPredictPart2Records.Get()
 	rec3.pNetAttention1WV = pNetAttention1WV
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlReverserPredictPart2{}
 	ocannlReverserPredictPart2Records.Put(rec3)
 
@@ -6806,16 +7419,16 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap44AVX512(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap44AVX2(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
-					net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
 					}
@@ -6825,37 +7438,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-	// float32 along-rows max reduction kernel, 2048 rows of 8 elements into 2048 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &net_attention_1_scores[i0][i1][i2]
-					acc6 := float32(math.Inf(-1))
-					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
-					}
-					net_attention_1_m[i0][i1][i2][0] = acc6
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlReverserPredictPart3Records.Get()
+	rec4.scratch = scratch
+	region.Run(rec4, 8)
+	*rec4 = ocannlReverserPredictPart3{}
+	ocannlReverserPredictPart3Records.Put(rec4)
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap45AVX512(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap45AVX2(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
-					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
 					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
@@ -6868,13 +7469,13 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap46AVX2(&net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
+		ocannlMap46AVX2(&scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_ex_1Row2 := &net_attention_1_ex_1[i0][i1][i2]
-					net_attention_1_exRow := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 					}
@@ -6884,37 +7485,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// float32 along-rows add reduction kernel, 2048 rows of 8 elements into 2048 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce17AVX2(&net_attention_1_attn_1[0][0][0][0], &net_attention_1_ex[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
-					acc7 := float32(0)
-					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
-					}
-					net_attention_1_attn_1[i0][i1][i2][0] = acc7
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlReverserPredictPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlReverserPredictPart4{}
+	ocannlReverserPredictPart4Records.Put(rec5)
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap47AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap47AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
-					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
 					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
@@ -6970,25 +7559,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlReverserPredictPart3Records.Get()
-	rec4.pNetAttention1WO = pNetAttention1WO
-	rec4.scratch = scratch
-	pool.Run(rec4, 8)
-	*rec4 = ocannlReverserPredictPart3{}
-	ocannlReverserPredictPart3Records.Put(rec4)
+	rec6 := ocannlReverserPredictPart5Records.Get()
+	rec6.pNetAttention1WO = pNetAttention1WO
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlReverserPredictPart5{}
+	ocannlReverserPredictPart5Records.Put(rec6)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap48AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap48AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				net_hRow5 := &scratch.net_h[i0][i1]
 				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
-				net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
@@ -6997,30 +7586,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// float32 along-rows add reduction kernel, 512 rows of 32 elements into 512 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_layer_norm_1_x[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &net_layer_norm_1_x[i0][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
-				}
-				net_layer_norm_1_mean_1[i0][i1][0] = acc10
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlReverserPredictPart6Records.Get()
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlReverserPredictPart6{}
+	ocannlReverserPredictPart6Records.Put(rec7)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap49AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
-			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
 			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
@@ -7031,13 +7610,13 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap50AVX512(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap50AVX2(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
 				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
 				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
 				for i2 := range 32 {
@@ -7050,14 +7629,14 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
@@ -7066,30 +7645,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float32 along-rows add reduction kernel, 512 rows of 32 elements into 512 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
-				}
-				net_layer_norm_1_var_2[i0][i1][0] = acc11
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserPredictPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlReverserPredictPart7{}
+	ocannlReverserPredictPart7Records.Put(rec8)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+		ocannlMap49AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
-			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
 			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
@@ -7182,61 +7751,38 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlReverserPredictPart4Records.Get()
-	rec5.pNetDense1W = pNetDense1W
-	rec5.scratch = scratch
-	pool.Run(rec5, 8)
-	*rec5 = ocannlReverserPredictPart4{}
-	ocannlReverserPredictPart4Records.Put(rec5)
+	rec9 := ocannlReverserPredictPart8Records.Get()
+	rec9.pNetDense1W = pNetDense1W
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlReverserPredictPart8{}
+	ocannlReverserPredictPart8Records.Put(rec9)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	// float32 pointwise kernel over 512 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0][i1]
-				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlReverserPredictPart9Records.Get()
+	rec10.pNetDense1B = pNetDense1B
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlReverserPredictPart9{}
+	ocannlReverserPredictPart9Records.Put(rec10)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// float32 pointwise kernel over 32768 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 64 {
-					r6 := net_linear_1_x_2Row2[i2]
-					if !(r6 > 0) {
-						r6 = 0
-					}
-					net_linear_1_xRow[i2] = r6
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlReverserPredictPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlReverserPredictPart10{}
+	ocannlReverserPredictPart10Records.Put(rec11)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserPredictPart5Records.Get()
-	rec6.pNetLinear1W = pNetLinear1W
-	rec6.scratch = scratch
-	pool.Run(rec6, 8)
-	*rec6 = ocannlReverserPredictPart5{}
-	ocannlReverserPredictPart5Records.Put(rec6)
+	rec12 := ocannlReverserPredictPart11Records.Get()
+	rec12.pNetLinear1W = pNetLinear1W
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
+	*rec12 = ocannlReverserPredictPart11{}
+	ocannlReverserPredictPart11Records.Put(rec12)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -7259,15 +7805,15 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap48AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap48AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				net_x1Row3 := &scratch.net_x1[i0][i1]
 				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
-				net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
 				}
@@ -7276,30 +7822,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// float32 along-rows add reduction kernel, 512 rows of 32 elements into 512 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&net_layer_norm_2_mean_1[0][0][0], &net_layer_norm_2_x[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &net_layer_norm_2_x[i0][i1]
-				acc14 := float32(0)
-				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
-				}
-				net_layer_norm_2_mean_1[i0][i1][0] = acc14
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec13 := ocannlReverserPredictPart12Records.Get()
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlReverserPredictPart12{}
+	ocannlReverserPredictPart12Records.Put(rec13)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap49AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
-			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
 			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
@@ -7310,13 +7846,13 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap50AVX512(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap50AVX2(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
 				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
 				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
 				for i2 := range 32 {
@@ -7329,14 +7865,14 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
@@ -7345,30 +7881,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-	// float32 along-rows add reduction kernel, 512 rows of 32 elements into 512 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&net_layer_norm_2_var_2[0][0][0], &net_layer_norm_2_var_1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &net_layer_norm_2_var_1[i0][i1]
-				acc15 := float32(0)
-				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
-				}
-				net_layer_norm_2_var_2[i0][i1][0] = acc15
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec14 := ocannlReverserPredictPart13Records.Get()
+	rec14.scratch = scratch
+	region.Run(rec14, 8)
+	*rec14 = ocannlReverserPredictPart13{}
+	ocannlReverserPredictPart13Records.Put(rec14)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+		ocannlMap49AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
-			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
 			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
@@ -7504,17 +8030,29 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 // ocannlReverserPredictScratch holds the local arrays of ocannlReverserPredict too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserPredictScratch struct {
-	net_h                [64][8][32]float32
-	net_attention_1_q    [64][8][4][8]float32
-	net_attention_1_k    [64][8][4][8]float32
-	net_attention_1_v    [64][8][4][8]float32
-	net_attention_1_ctx  [64][8][4][8]float32
-	net_layer_norm_1_x_1 [64][8][32]float32
-	net_x1               [64][8][32]float32
-	net_linear_1_x_1     [64][8][64]float32
-	net_linear_1_x_2     [64][8][64]float32
-	net_linear_1_x       [64][8][64]float32
-	net_layer_norm_2_x_1 [64][8][32]float32
+	net_h                   [64][8][32]float32
+	net_attention_1_q       [64][8][4][8]float32
+	net_attention_1_k       [64][8][4][8]float32
+	net_attention_1_v       [64][8][4][8]float32
+	net_attention_1_scores  [64][8][4][8]float32
+	net_attention_1_m       [64][8][4][1]float32
+	net_attention_1_ex      [64][8][4][8]float32
+	net_attention_1_attn_1  [64][8][4][1]float32
+	net_attention_1_ctx     [64][8][4][8]float32
+	net_layer_norm_1_x_1    [64][8][32]float32
+	net_layer_norm_1_x      [64][8][32]float32
+	net_layer_norm_1_mean_1 [64][8][1]float32
+	net_layer_norm_1_var_1  [64][8][32]float32
+	net_layer_norm_1_var_2  [64][8][1]float32
+	net_x1                  [64][8][32]float32
+	net_linear_1_x_1        [64][8][64]float32
+	net_linear_1_x_2        [64][8][64]float32
+	net_linear_1_x          [64][8][64]float32
+	net_layer_norm_2_x_1    [64][8][32]float32
+	net_layer_norm_2_x      [64][8][32]float32
+	net_layer_norm_2_mean_1 [64][8][1]float32
+	net_layer_norm_2_var_1  [64][8][32]float32
+	net_layer_norm_2_var_2  [64][8][1]float32
 }
 
 // ocannlReverserPredictPart0 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
@@ -7634,32 +8172,26 @@ var ocannlReverserPredictPart2Records rt.Records[ocannlReverserPredictPart2]
 // ocannlReverserPredictPart3 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart3 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserPredictPart3) Part(j4 int) {
-	pNetAttention1WO, scratch := r4.pNetAttention1WO, r4.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j4][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j4][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j4][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j4][0][0][0])
+	scratch := r4.scratch
+	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_attention_1_m[8*j4][0][0][0], &scratch.net_attention_1_scores[8*j4][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j4][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+8*j4][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
-					scratch.net_layer_norm_1_x_1[i0+8*j4][i1][i2] = acc9
+					scratch.net_attention_1_m[i0+8*j4][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -7672,30 +8204,26 @@ var ocannlReverserPredictPart3Records rt.Records[ocannlReverserPredictPart3]
 // ocannlReverserPredictPart4 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart4 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserPredictPart4) Part(j5 int) {
-	pNetDense1W, scratch := r5.pNetDense1W, r5.scratch
-	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j5][0][0], &pNetDense1W[0], &scratch.net_x1[8*j5][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j5][0][0], &pNetDense1W[0], &scratch.net_x1[8*j5][0][0])
+	scratch := r5.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&scratch.net_attention_1_attn_1[8*j5][0][0][0], &scratch.net_attention_1_ex[8*j5][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+8*j5][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+8*j5][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
 					}
-					scratch.net_linear_1_x_1[i0+8*j5][i1][i2] = acc12
+					scratch.net_attention_1_attn_1[i0+8*j5][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -7708,30 +8236,32 @@ var ocannlReverserPredictPart4Records rt.Records[ocannlReverserPredictPart4]
 // ocannlReverserPredictPart5 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart5 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserPredictScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
-func (r7 *ocannlReverserPredictPart5) Part(j6 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r6 *ocannlReverserPredictPart5) Part(j6 int) {
+	pNetAttention1WO, scratch := r6.pNetAttention1WO, r6.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j6][0][0])
+		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j6][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j6][0][0])
+		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j6][i1]
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j6][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					scratch.net_layer_norm_2_x_1[i0+8*j6][i1][i2] = acc13
+					scratch.net_layer_norm_1_x_1[i0+8*j6][i1][i2] = acc9
 				}
 			}
 		}
@@ -7740,3 +8270,260 @@ func (r7 *ocannlReverserPredictPart5) Part(j6 int) {
 
 // ocannlReverserPredictPart5Records holds the free ocannlReverserPredictPart5 records.
 var ocannlReverserPredictPart5Records rt.Records[ocannlReverserPredictPart5]
+
+// ocannlReverserPredictPart6 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart6 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r7 *ocannlReverserPredictPart6) Part(j7 int) {
+	scratch := r7.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_1[8*j7][0][0], &scratch.net_layer_norm_1_x[8*j7][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+8*j7][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0+8*j7][i1][0] = acc10
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart6Records holds the free ocannlReverserPredictPart6 records.
+var ocannlReverserPredictPart6Records rt.Records[ocannlReverserPredictPart6]
+
+// ocannlReverserPredictPart7 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart7 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r8 *ocannlReverserPredictPart7) Part(j8 int) {
+	scratch := r8.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_var_2[8*j8][0][0], &scratch.net_layer_norm_1_var_1[8*j8][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+8*j8][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0+8*j8][i1][0] = acc11
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart7Records holds the free ocannlReverserPredictPart7 records.
+var ocannlReverserPredictPart7Records rt.Records[ocannlReverserPredictPart7]
+
+// ocannlReverserPredictPart8 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart8 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserPredictScratch
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
+	pNetDense1W, scratch := r9.pNetDense1W, r9.scratch
+	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j9][0][0], &pNetDense1W[0], &scratch.net_x1[8*j9][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j9][0][0], &pNetDense1W[0], &scratch.net_x1[8*j9][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+8*j9][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+8*j9][i1][i2] = acc12
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart8Records holds the free ocannlReverserPredictPart8 records.
+var ocannlReverserPredictPart8Records rt.Records[ocannlReverserPredictPart8]
+
+// ocannlReverserPredictPart9 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart9 struct {
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserPredictScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r10 *ocannlReverserPredictPart9) Part(j10 int) {
+	pNetDense1B, scratch := r10.pNetDense1B, r10.scratch
+	// float32 pointwise kernel over 64 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_linear_1_x_2[8*j10][0][0], &scratch.net_linear_1_x_1[8*j10][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap57AVX2(&scratch.net_linear_1_x_2[8*j10][0][0], &scratch.net_linear_1_x_1[8*j10][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j10][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+8*j10][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart9Records holds the free ocannlReverserPredictPart9 records.
+var ocannlReverserPredictPart9Records rt.Records[ocannlReverserPredictPart9]
+
+// ocannlReverserPredictPart10 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart10 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r12 *ocannlReverserPredictPart10) Part(j11 int) {
+	scratch := r12.scratch
+	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_linear_1_x[8*j11][0][0], &scratch.net_linear_1_x_2[8*j11][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_linear_1_x[8*j11][0][0], &scratch.net_linear_1_x_2[8*j11][0][0])
+	} else {
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+8*j11][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j11][i1]
+				for i2 := range 64 {
+					r11 := net_linear_1_x_2Row2[i2]
+					if !(r11 > 0) {
+						r11 = 0
+					}
+					net_linear_1_xRow[i2] = r11
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart10Records holds the free ocannlReverserPredictPart10 records.
+var ocannlReverserPredictPart10Records rt.Records[ocannlReverserPredictPart10]
+
+// ocannlReverserPredictPart11 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart11 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r13 *ocannlReverserPredictPart11) Part(j12 int) {
+	pNetLinear1W, scratch := r13.pNetLinear1W, r13.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j12][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j12][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j12][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j12][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j12][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+8*j12][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart11Records holds the free ocannlReverserPredictPart11 records.
+var ocannlReverserPredictPart11Records rt.Records[ocannlReverserPredictPart11]
+
+// ocannlReverserPredictPart12 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart12 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j13 of the nest (0 <= j13 < 8).
+func (r14 *ocannlReverserPredictPart12) Part(j13 int) {
+	scratch := r14.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j13][0][0], &scratch.net_layer_norm_2_x[8*j13][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+8*j13][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+8*j13][i1][0] = acc14
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart12Records holds the free ocannlReverserPredictPart12 records.
+var ocannlReverserPredictPart12Records rt.Records[ocannlReverserPredictPart12]
+
+// ocannlReverserPredictPart13 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart13 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 8).
+func (r15 *ocannlReverserPredictPart13) Part(j14 int) {
+	scratch := r15.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j14][0][0], &scratch.net_layer_norm_2_var_1[8*j14][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j14][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+8*j14][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart13Records holds the free ocannlReverserPredictPart13 records.
+var ocannlReverserPredictPart13Records rt.Records[ocannlReverserPredictPart13]

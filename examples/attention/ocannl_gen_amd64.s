@@ -5151,7 +5151,7 @@ TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -5179,7 +5179,7 @@ TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -11339,7 +11339,7 @@ TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	MOVQ $0x00000008, SI
@@ -11367,7 +11367,7 @@ TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00001000, DX
+	MOVQ         $0x00000200, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -11417,7 +11417,7 @@ TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+20(SB), Y0
-	MOVQ         $0x00000400, DX
+	MOVQ         $0x00000080, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -11453,7 +11453,7 @@ TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000400, DX
+	MOVQ         $0x00000080, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -11479,7 +11479,7 @@ TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000020, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -11685,7 +11685,7 @@ TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
 	VMOVUPS      32(AX), Y1
 	VMOVUPS      64(AX), Y2
 	VMOVUPS      96(AX), Y3
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000020, DX
 
 row1:
 	VMOVUPS (CX), Y4
@@ -11703,7 +11703,7 @@ row1:
 	VMOVUPS Y1, 32(AX)
 	VMOVUPS Y2, 64(AX)
 	VMOVUPS Y3, 96(AX)
-	ADDQ    $-32640, CX
+	ADDQ    $-3968, CX
 	ADDQ    $+128, AX
 	VZEROUPPER
 	RET
@@ -11717,7 +11717,7 @@ TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+24(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000100, SI
+	MOVQ         $0x00000020, SI
 
 row1:
 	VBROADCASTSS (BX), Y1
@@ -11777,7 +11777,7 @@ TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
 	VMOVUPS      32(AX), Y1
 	VMOVUPS      64(AX), Y2
 	VMOVUPS      96(AX), Y3
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000020, BX
 
 row1:
 	VMOVUPS (CX), Y4
@@ -11804,8 +11804,8 @@ row1:
 	VMOVUPS Y1, 32(AX)
 	VMOVUPS Y2, 64(AX)
 	VMOVUPS Y3, 96(AX)
-	ADDQ    $-32640, CX
-	ADDQ    $-32640, DX
+	ADDQ    $-3968, CX
+	ADDQ    $-3968, DX
 	ADDQ    $+128, AX
 	VZEROUPPER
 	RET
@@ -11816,7 +11816,7 @@ TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000020, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -11855,7 +11855,7 @@ blk1:
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
 	VMOVUPS 96(AX), Y3
-	MOVQ    $0x00000100, BX
+	MOVQ    $0x00000020, BX
 
 row2:
 	VMOVUPS (CX), Y4
@@ -11873,7 +11873,7 @@ row2:
 	VMOVUPS Y1, 32(AX)
 	VMOVUPS Y2, 64(AX)
 	VMOVUPS Y3, 96(AX)
-	ADDQ    $-65408, CX
+	ADDQ    $-8064, CX
 	ADDQ    $+128, AX
 	DECQ    DX
 	JNZ     blk1
@@ -11889,7 +11889,7 @@ TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+24(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000400, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (BX), Y1
@@ -11923,7 +11923,7 @@ TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000400, DX
+	MOVQ         $0x00000080, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -11949,16 +11949,13 @@ TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000008, DX
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
+	MOVQ         $0x00000020, DX
 
-blk1:
-	VMOVUPS (AX), Y0
-	VMOVUPS 32(AX), Y1
-	VMOVUPS 64(AX), Y2
-	VMOVUPS 96(AX), Y3
-	MOVQ    $0x00000020, BX
-
-row2:
+row1:
 	VMOVUPS (CX), Y4
 	VADDPS  Y4, Y0, Y0
 	VMOVUPS 32(CX), Y4
@@ -11968,16 +11965,14 @@ row2:
 	VMOVUPS 96(CX), Y4
 	VADDPS  Y4, Y3, Y3
 	ADDQ    $+1024, CX
-	DECQ    BX
-	JNZ     row2
+	DECQ    DX
+	JNZ     row1
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 	VMOVUPS Y2, 64(AX)
 	VMOVUPS Y3, 96(AX)
 	ADDQ    $-32640, CX
 	ADDQ    $+128, AX
-	DECQ    DX
-	JNZ     blk1
 	VZEROUPPER
 	RET
 
@@ -11987,7 +11982,7 @@ TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+20(SB), Y0
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -12023,7 +12018,7 @@ TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -12049,7 +12044,7 @@ TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000200, DX
+	MOVQ         $0x00000040, DX
 
 row1:
 	VMOVUPS      (CX), Y0

@@ -481,6 +481,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -677,7 +680,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	rec := ocannlCNNTrainLossPart0Records.Get()
 	rec.pNetConv2Kernel = pNetConv2Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNTrainLossPart0{}
 	ocannlCNNTrainLossPart0Records.Put(rec)
 
@@ -974,7 +977,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	net.conv2.kernel.grad: [16 3 3 8] (let, output parameter gNetConv2Kernel)
 //	net.conv2/y.grad: [32 5 5 16] (let, local, in scratch field net_conv2_y_grad)
 //	net.conv2.bias.grad: [16] (let, output parameter gNetConv2Bias)
-//	_net.head/x.1.grad: [32 5 5 16] (let, local)
+//	_net.head/x.1.grad: [32 5 5 16] (let, local, in scratch field net_head_x_1_grad)
 //	net.head/x.grad: [32 5 5 16] (let, local)
 //	net.head.w.grad: [4 5 5 16] (let, output parameter gNetHeadW)
 //	_train.cross_entropy#1/logits.1.grad: [32 4] (let, local)
@@ -1341,7 +1344,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_head_x_1_grad [32][5][5][16]float32
 	var net_head_x_grad [32][5][5][16]float32
 	var train_cross_entropy_1_logits_1_grad [32][4]float32
 	var train_cross_entropy_1_logits_grad [32][4]float32
@@ -1355,6 +1357,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -1551,7 +1556,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	rec := ocannlCNNBackwardPart0Records.Get()
 	rec.pNetConv2Kernel = pNetConv2Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNBackwardPart0{}
 	ocannlCNNBackwardPart0Records.Put(rec)
 
@@ -1951,14 +1956,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap12AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else {
+		scratch.net_head_x_1_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					net_head_x_1Row3 := &net_head_x_1[i0][i1][i2]
 					net_head_x_gradRow2 := &net_head_x_grad[i0][i1][i2]
-					net_head_x_1_gradRow := &net_head_x_1_grad[i0][i1][i2]
+					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
 						var r6 float32
 						if 0 < net_head_x_1Row3[i3] {
@@ -1978,13 +1984,13 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+		ocannlMap13AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2_y_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &net_head_x_1_grad[i0][i1][i2]
+					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0][i1][i2]
 					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
 					for i3 := range 16 {
 						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
@@ -1995,58 +2001,53 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2Bias[0], &net_head_x_1_grad[0][0][0][0])
-	} else {
-		// i2 unrolled and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &net_head_x_1_grad[i0][i1][0]
-				net_head_x_1_gradRow4 := &net_head_x_1_grad[i0][i1][1]
-				net_head_x_1_gradRow5 := &net_head_x_1_grad[i0][i1][2]
-				net_head_x_1_gradRow6 := &net_head_x_1_grad[i0][i1][3]
-				net_head_x_1_gradRow7 := &net_head_x_1_grad[i0][i1][4]
-				for i3 := range 16 {
-					acc11 := gNetConv2Bias[i3]
-					acc11 += net_head_x_1_gradRow3[i3]
-					acc11 += net_head_x_1_gradRow4[i3]
-					acc11 += net_head_x_1_gradRow5[i3]
-					acc11 += net_head_x_1_gradRow6[i3]
-					acc11 += net_head_x_1_gradRow7[i3]
-					gNetConv2Bias[i3] = acc11
-				}
-			}
-		}
-	}
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlCNNBackwardPart1Records.Get()
-	rec2.pNetConv2Kernel = pNetConv2Kernel
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
+	// The 8 partial sums, added in part order.
+	for j23 := range 16 {
+		acc12 := gNetConv2Bias[j23]
+		acc12 += rec2.gNetConv2BiasPartial[0][j23]
+		acc12 += rec2.gNetConv2BiasPartial[1][j23]
+		acc12 += rec2.gNetConv2BiasPartial[2][j23]
+		acc12 += rec2.gNetConv2BiasPartial[3][j23]
+		acc12 += rec2.gNetConv2BiasPartial[4][j23]
+		acc12 += rec2.gNetConv2BiasPartial[5][j23]
+		acc12 += rec2.gNetConv2BiasPartial[6][j23]
+		acc12 += rec2.gNetConv2BiasPartial[7][j23]
+		gNetConv2Bias[j23] = acc12
+	}
 	*rec2 = ocannlCNNBackwardPart1{}
 	ocannlCNNBackwardPart1Records.Put(rec2)
 
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 3 parts of i4 on the pool.
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNBackwardPart2Records.Get()
-	rec3.gNetConv2Kernel = gNetConv2Kernel
+	rec3.pNetConv2Kernel = pNetConv2Kernel
 	rec3.scratch = scratch
-	pool.Run(rec3, 3)
+	region.Run(rec3, 8)
 	*rec3 = ocannlCNNBackwardPart2{}
 	ocannlCNNBackwardPart2Records.Put(rec3)
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 3 parts of i4 on the pool.
+	rec4 := ocannlCNNBackwardPart3Records.Get()
+	rec4.gNetConv2Kernel = gNetConv2Kernel
+	rec4.scratch = scratch
+	region.Run(rec4, 3)
+	*rec4 = ocannlCNNBackwardPart3{}
+	ocannlCNNBackwardPart3Records.Put(rec4)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		ocannlMap14AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j24 := range 32 {
-			for j25 := range 8 {
-				for j26 := range 8 {
-					scratch.net_max_pool_1_y[j24][0][j25][j26] = float32(math.Inf(-1))
+		for j26 := range 32 {
+			for j27 := range 8 {
+				for j28 := range 8 {
+					scratch.net_max_pool_1_y[j26][0][j27][j28] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -2055,11 +2056,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j27 := range 32 {
-			for j28 := 6; j28 < 8; j28++ {
-				for j29 := range 8 {
-					for j30 := range 8 {
-						scratch.net_max_pool_1_y[j27][j28][j29][j30] = float32(math.Inf(-1))
+		for j29 := range 32 {
+			for j30 := 6; j30 < 8; j30++ {
+				for j31 := range 8 {
+					for j32 := range 8 {
+						scratch.net_max_pool_1_y[j29][j30][j31][j32] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2067,29 +2068,29 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j31 := 1; j31 < 6; j31++ {
-			ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][j31][0][0])
+		for j33 := 1; j33 < 6; j33++ {
+			ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][j33][0][0])
 		}
 	} else {
-		for j32 := range 32 {
-			for j33 := 1; j33 < 6; j33++ {
-				for j34 := range 8 {
-					scratch.net_max_pool_1_y[j32][j33][0][j34] = float32(math.Inf(-1))
+		for j34 := range 32 {
+			for j35 := 1; j35 < 6; j35++ {
+				for j36 := range 8 {
+					scratch.net_max_pool_1_y[j34][j35][0][j36] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j35 := 1; j35 < 6; j35++ {
-			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j35][6][0])
+		for j37 := 1; j37 < 6; j37++ {
+			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j37][6][0])
 		}
 	} else {
-		for j36 := range 32 {
-			for j37 := 1; j37 < 6; j37++ {
-				for j38 := 6; j38 < 8; j38++ {
-					for j39 := range 8 {
-						scratch.net_max_pool_1_y[j36][j37][j38][j39] = float32(math.Inf(-1))
+		for j38 := range 32 {
+			for j39 := 1; j39 < 6; j39++ {
+				for j40 := 6; j40 < 8; j40++ {
+					for j41 := range 8 {
+						scratch.net_max_pool_1_y[j38][j39][j40][j41] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2099,10 +2100,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
-		for j40 := range 32 {
-			for j41 := range 8 {
-				for j42 := range 8 {
-					scratch.net_max_pool_1_y_grad[j40][0][j41][j42] = 0
+		for j42 := range 32 {
+			for j43 := range 8 {
+				for j44 := range 8 {
+					scratch.net_max_pool_1_y_grad[j42][0][j43][j44] = 0
 				}
 			}
 		}
@@ -2111,11 +2112,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
-		for j43 := range 32 {
-			for j44 := 6; j44 < 8; j44++ {
-				for j45 := range 8 {
-					for j46 := range 8 {
-						scratch.net_max_pool_1_y_grad[j43][j44][j45][j46] = 0
+		for j45 := range 32 {
+			for j46 := 6; j46 < 8; j46++ {
+				for j47 := range 8 {
+					for j48 := range 8 {
+						scratch.net_max_pool_1_y_grad[j45][j46][j47][j48] = 0
 					}
 				}
 			}
@@ -2123,29 +2124,29 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j47 := 1; j47 < 6; j47++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j47][0][0])
+		for j49 := 1; j49 < 6; j49++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j49][0][0])
 		}
 	} else {
-		for j48 := range 32 {
-			for j49 := 1; j49 < 6; j49++ {
-				for j50 := range 8 {
-					scratch.net_max_pool_1_y_grad[j48][j49][0][j50] = 0
+		for j50 := range 32 {
+			for j51 := 1; j51 < 6; j51++ {
+				for j52 := range 8 {
+					scratch.net_max_pool_1_y_grad[j50][j51][0][j52] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j51 := 1; j51 < 6; j51++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j51][6][0])
+		for j53 := 1; j53 < 6; j53++ {
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j53][6][0])
 		}
 	} else {
-		for j52 := range 32 {
-			for j53 := 1; j53 < 6; j53++ {
-				for j54 := 6; j54 < 8; j54++ {
-					for j55 := range 8 {
-						scratch.net_max_pool_1_y_grad[j52][j53][j54][j55] = 0
+		for j54 := range 32 {
+			for j55 := 1; j55 < 6; j55++ {
+				for j56 := 6; j56 < 8; j56++ {
+					for j57 := range 8 {
+						scratch.net_max_pool_1_y_grad[j54][j55][j56][j57] = 0
 					}
 				}
 			}
@@ -2173,15 +2174,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 							net_max_pool_1_y_1Row2 := &net_max_pool_1_y_1[i4]
 							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
 							for i5 := range 2 {
-								var r10 float32
+								var r11 float32
 								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-									r10 = 1
+									r11 = 1
 								}
-								r11 := float32(0)
-								if r10 != 0 {
-									r11 = net_max_pool_1_y_gradV
+								r12 := float32(0)
+								if r11 != 0 {
+									r12 = net_max_pool_1_y_gradV
 								}
-								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r11
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r12
 							}
 						}
 					}
@@ -2203,15 +2204,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r12 float32
+						var r13 float32
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r12 = 1
+							r13 = 1
 						}
-						r13 := float32(0)
-						if r12 != 0 {
-							r13 = net_max_pool_1_x_gradRow2[i3]
+						r14 := float32(0)
+						if r13 != 0 {
+							r14 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r13
+						net_max_pool_1_x_1_gradRow[i3] += r14
 					}
 				}
 			}
@@ -2238,36 +2239,25 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
-	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1Bias[0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
-					for i3 := range 8 {
-						acc12 := gNetConv1Bias[i3]
-						acc12 += net_max_pool_1_x_1_gradRow3[i3]
-						acc12 += net_max_pool_1_x_1_gradRow4[i3]
-						acc12 += net_max_pool_1_x_1_gradRow5[i3]
-						acc12 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1Bias[i3] = acc12
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-					for i3 := range 8 {
-						gNetConv1Bias[i3] += net_max_pool_1_x_1_gradRow7[i3]
-					}
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNBackwardPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	// The 8 partial sums, added in part order.
+	for j59 := range 8 {
+		acc14 := gNetConv1Bias[j59]
+		acc14 += rec5.gNetConv1BiasPartial[0][j59]
+		acc14 += rec5.gNetConv1BiasPartial[1][j59]
+		acc14 += rec5.gNetConv1BiasPartial[2][j59]
+		acc14 += rec5.gNetConv1BiasPartial[3][j59]
+		acc14 += rec5.gNetConv1BiasPartial[4][j59]
+		acc14 += rec5.gNetConv1BiasPartial[5][j59]
+		acc14 += rec5.gNetConv1BiasPartial[6][j59]
+		acc14 += rec5.gNetConv1BiasPartial[7][j59]
+		gNetConv1Bias[j59] = acc14
 	}
+	*rec5 = ocannlCNNBackwardPart4{}
+	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -2320,6 +2310,7 @@ type ocannlCNNBackwardScratch struct {
 	net_max_pool_1_x_grad   [32][10][10][8]float32
 	net_max_pool_1_y_grad   [32][8][8][8]float32
 	net_conv2_y_grad        [32][5][5][16]float32
+	net_head_x_1_grad       [32][5][5][16]float32
 }
 
 // ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
@@ -2375,19 +2366,60 @@ var ocannlCNNBackwardPart0Records rt.Records[ocannlCNNBackwardPart0]
 // ocannlCNNBackwardPart1 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart1 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv2BiasPartial [8][16]float32
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r8 *ocannlCNNBackwardPart1) Part(j22 int) {
-	pNetConv2Kernel, scratch := r8.pNetConv2Kernel, r8.scratch
+	scratch, gNetConv2BiasPartial := r8.scratch, &r8.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j22] = [16]float32{}
+	// float32 across-rows add reduction kernel, 100 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j22][0], &scratch.net_head_x_1_grad[4*j22][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j22]
+		for i0 := range 4 {
+			for i1 := range 5 {
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j22][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j22][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j22][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j22][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+4*j22][i1][4]
+				for i3 := range 16 {
+					acc11 := gNetConv2BiasPartialRow[i3]
+					acc11 += net_head_x_1_gradRow3[i3]
+					acc11 += net_head_x_1_gradRow4[i3]
+					acc11 += net_head_x_1_gradRow5[i3]
+					acc11 += net_head_x_1_gradRow6[i3]
+					acc11 += net_head_x_1_gradRow7[i3]
+					gNetConv2BiasPartialRow[i3] = acc11
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart1Records holds the free ocannlCNNBackwardPart1 records.
+var ocannlCNNBackwardPart1Records rt.Records[ocannlCNNBackwardPart1]
+
+// ocannlCNNBackwardPart2 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart2 struct {
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r9 *ocannlCNNBackwardPart2) Part(j24 int) {
+	pNetConv2Kernel, scratch := r9.pNetConv2Kernel, r9.scratch
 	// float32 broadcast kernel M=5 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j22][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j22][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j24][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j24][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2395,7 +2427,7 @@ func (r8 *ocannlCNNBackwardPart1) Part(j22 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j22][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j22][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j24][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j24][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2404,11 +2436,11 @@ func (r8 *ocannlCNNBackwardPart1) Part(j22 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j22][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j24][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j22][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j24][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
@@ -2421,25 +2453,25 @@ func (r8 *ocannlCNNBackwardPart1) Part(j22 int) {
 	}
 }
 
-// ocannlCNNBackwardPart1Records holds the free ocannlCNNBackwardPart1 records.
-var ocannlCNNBackwardPart1Records rt.Records[ocannlCNNBackwardPart1]
+// ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
+var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
 
-// ocannlCNNBackwardPart2 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
-type ocannlCNNBackwardPart2 struct {
+type ocannlCNNBackwardPart3 struct {
 	gNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 3).
-func (r9 *ocannlCNNBackwardPart2) Part(j23 int) {
-	gNetConv2Kernel, scratch := r9.gNetConv2Kernel, r9.scratch
+// Part runs part j25 of the nest (0 <= j25 < 3).
+func (r10 *ocannlCNNBackwardPart3) Part(j25 int) {
+	gNetConv2Kernel, scratch := r10.gNetConv2Kernel, r10.scratch
 	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j23], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j23][i2][0])
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j25], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j25][i2][0])
 				}
 			}
 		}
@@ -2447,7 +2479,7 @@ func (r9 *ocannlCNNBackwardPart2) Part(j23 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j23], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j23][i2][0])
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j25], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j25][i2][0])
 				}
 			}
 		}
@@ -2459,8 +2491,8 @@ func (r9 *ocannlCNNBackwardPart2) Part(j23 int) {
 						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j23][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j23+8*i5 : 72*i3+24*i4+24*j23+8*i5+8])
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j25][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j25+8*i5 : 72*i3+24*i4+24*j25+8*i5+8])
 								for i6 := range 8 {
 									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
@@ -2473,8 +2505,55 @@ func (r9 *ocannlCNNBackwardPart2) Part(j23 int) {
 	}
 }
 
-// ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
-var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
+// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
+var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
+
+// ocannlCNNBackwardPart4 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart4 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r15 *ocannlCNNBackwardPart4) Part(j58 int) {
+	scratch, gNetConv1BiasPartial := r15.scratch, &r15.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j58] = [8]float32{}
+	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j58][0], &scratch.net_max_pool_1_x_1_grad[4*j58][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j58]
+		for i0 := range 4 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2+3]
+					for i3 := range 8 {
+						acc13 := gNetConv1BiasPartialRow[i3]
+						acc13 += net_max_pool_1_x_1_gradRow3[i3]
+						acc13 += net_max_pool_1_x_1_gradRow4[i3]
+						acc13 += net_max_pool_1_x_1_gradRow5[i3]
+						acc13 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc13
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
+var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 
 // ocannlCNNPredict runs a tensor program generated by ocannlgen.
 //
@@ -2592,6 +2671,9 @@ var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
 //	    predict[i0, i1] = _predict.1[i0, i1] + net.head.b[i1]
 func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[256][4]float32, pool *rt.Pool, scratch *ocannlCNNPredictScratch) {
 	var predict_1 [256][4]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 5 parts of i1 on the pool.
@@ -2599,7 +2681,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNPredictPart0{}
 	ocannlCNNPredictPart0Records.Put(rec)
 
@@ -2608,7 +2690,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	rec2 := ocannlCNNPredictPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlCNNPredictPart1{}
 	ocannlCNNPredictPart1Records.Put(rec2)
 
@@ -2616,7 +2698,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNPredictPart2Records.Get()
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlCNNPredictPart2{}
 	ocannlCNNPredictPart2Records.Put(rec3)
 
@@ -2629,49 +2711,41 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float32 pointwise kernel over 131072 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
-	} else {
-		for j4 := range 256 {
-			for j5 := range 8 {
-				for j6 := range 8 {
-					for j7 := range 8 {
-						scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
-					}
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of the filled arrays on the pool.
 	rec4 := ocannlCNNPredictPart3Records.Get()
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlCNNPredictPart3{}
 	ocannlCNNPredictPart3Records.Put(rec4)
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNPredictPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlCNNPredictPart4{}
+	ocannlCNNPredictPart4Records.Put(rec5)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap21AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j9 := range 256 {
-			for j10 := range 8 {
-				for j11 := range 8 {
-					scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
+		for j6 := range 256 {
+			for j7 := range 8 {
+				for j8 := range 8 {
+					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap22AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j12 := range 256 {
-			for j13 := 6; j13 < 8; j13++ {
-				for j14 := range 8 {
-					for j15 := range 8 {
-						scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+		for j9 := range 256 {
+			for j10 := 6; j10 < 8; j10++ {
+				for j11 := range 8 {
+					for j12 := range 8 {
+						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 					}
 				}
 			}
@@ -2679,85 +2753,58 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j16 := 1; j16 < 6; j16++ {
-			ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][j16][0][0])
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
 	} else {
-		for j17 := range 256 {
-			for j18 := 1; j18 < 6; j18++ {
-				for j19 := range 8 {
-					scratch.net_max_pool_1_y[j17][j18][0][j19] = 0
+		for j14 := range 256 {
+			for j15 := 1; j15 < 6; j15++ {
+				for j16 := range 8 {
+					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j20 := 1; j20 < 6; j20++ {
-			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j20][6][0])
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
 	} else {
-		for j21 := range 256 {
-			for j22 := 1; j22 < 6; j22++ {
-				for j23 := 6; j23 < 8; j23++ {
-					for j24 := range 8 {
-						scratch.net_max_pool_1_y[j21][j22][j23][j24] = 0
+		for j18 := range 256 {
+			for j19 := 1; j19 < 6; j19++ {
+				for j20 := 6; j20 < 8; j20++ {
+					for j21 := range 8 {
+						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
 					}
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec5 := ocannlCNNPredictPart4Records.Get()
-	rec5.pNetConv2Kernel = pNetConv2Kernel
-	rec5.scratch = scratch
-	pool.Run(rec5, 5)
-	*rec5 = ocannlCNNPredictPart4{}
-	ocannlCNNPredictPart4Records.Put(rec5)
+	rec6 := ocannlCNNPredictPart5Records.Get()
+	rec6.pNetConv2Kernel = pNetConv2Kernel
+	rec6.scratch = scratch
+	region.Run(rec6, 5)
+	*rec6 = ocannlCNNPredictPart5{}
+	ocannlCNNPredictPart5Records.Put(rec6)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlCNNPredictPart6Records.Get()
+	rec7.pNetConv2Bias = pNetConv2Bias
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlCNNPredictPart6{}
+	ocannlCNNPredictPart6Records.Put(rec7)
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
-					for i3 := range 16 {
-						r7 := net_head_x_1Row2[i3]
-						if !(r7 > 0) {
-							r7 = 0
-						}
-						net_head_xRow[i3] = r7
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlCNNPredictPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlCNNPredictPart7{}
+	ocannlCNNPredictPart7Records.Put(rec8)
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -2787,9 +2834,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap25AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap25AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &predict_1[i0]
@@ -2933,20 +2980,43 @@ func (r4 *ocannlCNNPredictPart2) Part(j3 int) {
 var ocannlCNNPredictPart2Records rt.Records[ocannlCNNPredictPart2]
 
 // ocannlCNNPredictPart3 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNPredictPart3 struct {
 	scratch *ocannlCNNPredictScratch
 }
 
-// Part runs part j8 of the nest (0 <= j8 < 8).
-func (r5 *ocannlCNNPredictPart3) Part(j8 int) {
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r5 *ocannlCNNPredictPart3) Part(j4 int) {
 	scratch := r5.scratch
+	for f := 32 * j4; f < 32*j4+32; f++ {
+		for f2 := range 8 {
+			for f3 := range 8 {
+				for f4 := range 8 {
+					scratch.net_max_pool_1_y[f][f2][f3][f4] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart3Records holds the free ocannlCNNPredictPart3 records.
+var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
+
+// ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart4 struct {
+	scratch *ocannlCNNPredictScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
+	scratch := r6.scratch
 	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 5 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j5][i1+1][1][0], &scratch.net_max_pool_1_x[32*j5][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -2955,11 +3025,11 @@ func (r5 *ocannlCNNPredictPart3) Part(j8 int) {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j5][i1+1][i2+1]
 					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2]
 						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2+1]
 						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 8 {
 							acc2 := net_max_pool_1_yRow[i3]
@@ -2974,30 +3044,30 @@ func (r5 *ocannlCNNPredictPart3) Part(j8 int) {
 	}
 }
 
-// ocannlCNNPredictPart3Records holds the free ocannlCNNPredictPart3 records.
-var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
+// ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
+var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
 
-// ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
+// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlCNNPredictPart4 struct {
+type ocannlCNNPredictPart5 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNPredictScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 5).
-func (r6 *ocannlCNNPredictPart4) Part(j25 int) {
-	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
+// Part runs part j22 of the nest (0 <= j22 < 5).
+func (r7 *ocannlCNNPredictPart5) Part(j22 int) {
+	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -3009,14 +3079,14 @@ func (r6 *ocannlCNNPredictPart4) Part(j25 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j25+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j25][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
 					}
 				}
 			}
@@ -3024,5 +3094,74 @@ func (r6 *ocannlCNNPredictPart4) Part(j25 int) {
 	}
 }
 
-// ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
-var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
+// ocannlCNNPredictPart5Records holds the free ocannlCNNPredictPart5 records.
+var ocannlCNNPredictPart5Records rt.Records[ocannlCNNPredictPart5]
+
+// ocannlCNNPredictPart6 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart6 struct {
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNPredictScratch
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r8 *ocannlCNNPredictPart6) Part(j23 int) {
+	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j23][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart6Records holds the free ocannlCNNPredictPart6 records.
+var ocannlCNNPredictPart6Records rt.Records[ocannlCNNPredictPart6]
+
+// ocannlCNNPredictPart7 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart7 struct {
+	scratch *ocannlCNNPredictScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r10 *ocannlCNNPredictPart7) Part(j24 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j24][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j24][i1][i2]
+					for i3 := range 16 {
+						r9 := net_head_x_1Row2[i3]
+						if !(r9 > 0) {
+							r9 = 0
+						}
+						net_head_xRow[i3] = r9
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart7Records holds the free ocannlCNNPredictPart7 records.
+var ocannlCNNPredictPart7Records rt.Records[ocannlCNNPredictPart7]

@@ -91,20 +91,10 @@ func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap9AVX512(c *float32, x0 *float32)
 
-// ocannlMap26AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap27AVX512 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap27AVX512(c *float32, x0 *float32)
-
-// ocannlMap28AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
 //
@@ -266,45 +256,30 @@ func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap20AVX2(c *float32, x0 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 131072 elements: c = -Inf.
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap21AVX2(c *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap22AVX2(c *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
 //
 //go:noescape
 func ocannlMap23AVX2(c *float32)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap24AVX2(c *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap25AVX2(c *float32)
-
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap27AVX2(c *float32, x0 *float32)
-
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 4 elements.
 //
@@ -331,12 +306,12 @@ func ocannlReduce3AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce4AVX2(c *float32, x0 *float32)
 
-// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 800 rows of 16 elements.
+// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 100 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce5AVX2(c *float32, x0 *float32)
 
-// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 3200 rows of 8 elements.
+// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 400 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)

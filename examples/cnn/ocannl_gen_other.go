@@ -83,17 +83,9 @@ func ocannlMap8AVX512(c, x0, x1 *float32) {
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
 
-// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
-}
-
-// ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
-
-// ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -207,16 +199,7 @@ func ocannlMap23AVX2(c *float32) { panic("ocannlgen: ocannlMap23AVX2 called with
 func ocannlMap24AVX2(c *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
-
-// ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
-
-// ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
-
-// ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

@@ -187,6 +187,10 @@ func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32
 //	    for i2 in 0..255:  # reduction
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul256(a *[256][256]float32, b *[256][256]float32, out *[256][256]float32) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := rt.DefaultPool().Enter()
+	defer region.Leave()
+
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*out = [256][256]float32{}
@@ -196,7 +200,7 @@ func ocannlMatMul256(a *[256][256]float32, b *[256][256]float32, out *[256][256]
 	rec.out = out
 	rec.a = a
 	rec.b = b
-	rt.DefaultPool().Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlMatMul256Part0{}
 	ocannlMatMul256Part0Records.Put(rec)
 }
@@ -266,6 +270,10 @@ var ocannlMatMul256Part0Records rt.Records[ocannlMatMul256Part0]
 //	    for i2 in 0..511:  # reduction
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]float32) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := rt.DefaultPool().Enter()
+	defer region.Leave()
+
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*out = [512][512]float32{}
@@ -275,7 +283,7 @@ func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]
 	rec.out = out
 	rec.a = a
 	rec.b = b
-	rt.DefaultPool().Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlMatMul512Part0{}
 	ocannlMatMul512Part0Records.Put(rec)
 }
@@ -345,6 +353,10 @@ var ocannlMatMul512Part0Records rt.Records[ocannlMatMul512Part0]
 //	    for i2 in 0..783:  # reduction
 //	      out[i0, i1] += x[i0, i2] * w[i2, i1]
 func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]float32) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := rt.DefaultPool().Enter()
+	defer region.Leave()
+
 	// out = einsum "+*" "b,i; i,o => b,o" of x, w
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*out = [32][128]float32{}
@@ -354,7 +366,7 @@ func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]flo
 	rec.out = out
 	rec.x = x
 	rec.w = w
-	rt.DefaultPool().Run(rec, 4)
+	region.Run(rec, 4)
 	*rec = ocannlMLPLayerPart0{}
 	ocannlMLPLayerPart0Records.Put(rec)
 }
@@ -680,12 +692,16 @@ func ocannlSumRows(x []float32, out []float32) {
 //	  for i1 in 0..4095:  # reduction
 //	    out[i0] += x[i1, i0]
 func ocannlSumBatch(x *[4096][16]float32, out *[16]float32) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := rt.DefaultPool().Enter()
+	defer region.Leave()
+
 	// out = einsum "++" "b,c => c" of x
 	*out = [16]float32{}
 	// 8 parts of i1 on the pool.
 	rec := ocannlSumBatchPart0Records.Get()
 	rec.x = x
-	rt.DefaultPool().Run(rec, 8)
+	region.Run(rec, 8)
 	// The 8 partial sums, added in part order.
 	for j2 := range 16 {
 		acc2 := out[j2]

@@ -40,12 +40,13 @@ type ocannlMoons struct {
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
-	LR          func(step int) float64
-	momentum    ocannlMoonsParams
-	loss        [1]float32
-	outClassify [1][1]float32
-	outPredict  [256][1]float32
-	outScore    [256][1]float32
+	LR             func(step int) float64
+	momentum       ocannlMoonsParams
+	loss           [1]float32
+	outClassify    [1][1]float32
+	outPredict     [256][1]float32
+	outScore       [256][1]float32
+	scratchPredict ocannlMoonsPredictScratch
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -77,7 +78,7 @@ func (m *ocannlMoons) Classify(point *[1][2]float32) *[1][1]float32 {
 
 // Predict runs entry point predict of Moons and returns its result, shape 256 | 1, held in m until the next call. It does not allocate.
 func (m *ocannlMoons) Predict(points *[256][2]float32) *[256][1]float32 {
-	ocannlMoonsPredict(points, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.outPredict)
+	ocannlMoonsPredict(points, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.outPredict, m.Pool, &m.scratchPredict)
 	return &m.outPredict
 }
 
@@ -282,11 +283,12 @@ func (m *ocannlMoons) LoadCheckpoint(r io.Reader) error {
 // LoadCheckpoint during their calls).
 type ocannlMoonsRunner struct {
 	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
-	Pool        *rt.Pool
-	params      *ocannlMoonsParams
-	outClassify [1][1]float32
-	outPredict  [256][1]float32
-	outScore    [256][1]float32
+	Pool           *rt.Pool
+	params         *ocannlMoonsParams
+	outClassify    [1][1]float32
+	outPredict     [256][1]float32
+	outScore       [256][1]float32
+	scratchPredict ocannlMoonsPredictScratch
 }
 
 // NewRunner returns a runner of m's inference entry points (Classify, Predict, Score) reading m.Params.
@@ -308,7 +310,7 @@ func (r *ocannlMoonsRunner) Classify(point *[1][2]float32) *[1][1]float32 {
 // Predict is the model's Predict, with the result held in r until r's next Predict call.
 // It does not allocate.
 func (r *ocannlMoonsRunner) Predict(points *[256][2]float32) *[256][1]float32 {
-	ocannlMoonsPredict(points, &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, &r.outPredict)
+	ocannlMoonsPredict(points, &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, &r.outPredict, r.Pool, &r.scratchPredict)
 	return &r.outPredict
 }
 
@@ -1469,7 +1471,7 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 //
 //	points: 256 | 2 (input, parameter points)
 //	net.w1: 2 -> 16 (param, parameter pNetW1)
-//	_net/a1.1: 256 | 16 (let, local)
+//	_net/a1.1: 256 | 16 (let, local, in scratch field net_a1_1)
 //	net.b1: 16 (param, parameter pNetB1)
 //	_net/a1.2: 256 | 16 (let, local)
 //	net/a1: 256 | 16 (let, local)
@@ -1528,38 +1530,36 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 //	# predict = pointwise "+" of _predict.1, net.b3
 //	for i0 in 0..255:
 //	  predict[i0, 0] = _predict.1[i0, 0] + net.b3[0]
-func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[256][1]float32) {
-	var net_a1_1 [256][16]float32
+func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[256][1]float32, pool *rt.Pool, scratch *ocannlMoonsPredictScratch) {
 	var net_a1_2 [256][16]float32
 	var net_a1 [256][16]float32
 	var net_a2_1 [256][16]float32
 	var net_a2_2 [256][16]float32
 	var net_a2 [256][16]float32
 	var predict_1 [256][1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/a1.1 = compose "*" of net.w1, points
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		pointsRow := &points[i0]
-		for i1 := range 16 {
-			pNetW1Row := (*[2]float32)(pNetW1[2*i1 : 2*i1+2])
-			acc := float32(0)
-			for i2 := range 2 {
-				acc += pNetW1Row[i2] * pointsRow[i2]
-			}
-			net_a1_1[i0][i1] = acc
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlMoonsPredictPart0Records.Get()
+	rec.pNetW1 = pNetW1
+	rec.points = points
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlMoonsPredictPart0{}
+	ocannlMoonsPredictPart0Records.Put(rec)
 
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float32 pointwise kernel over 256 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap5AVX512(&net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap5AVX2(&net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 256 {
-			net_a1_1Row := &net_a1_1[i0]
+			net_a1_1Row := &scratch.net_a1_1[i0]
 			net_a1_2Row := &net_a1_2[i0]
 			for i1 := range 16 {
 				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
@@ -1578,11 +1578,11 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 			net_a1_2Row2 := &net_a1_2[i0]
 			net_a1Row := &net_a1[i0]
 			for i1 := range 16 {
-				r := net_a1_2Row2[i1]
-				if !(r > 0) {
-					r = 0
+				r2 := net_a1_2Row2[i1]
+				if !(r2 > 0) {
+					r2 = 0
 				}
-				net_a1Row[i1] = r
+				net_a1Row[i1] = r2
 			}
 		}
 	}
@@ -1635,11 +1635,11 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 			net_a2_2Row2 := &net_a2_2[i0]
 			net_a2Row := &net_a2[i0]
 			for i1 := range 16 {
-				r2 := net_a2_2Row2[i1]
-				if !(r2 > 0) {
-					r2 = 0
+				r3 := net_a2_2Row2[i1]
+				if !(r3 > 0) {
+					r3 = 0
 				}
-				net_a2Row[i1] = r2
+				net_a2Row[i1] = r3
 			}
 		}
 	}
@@ -1673,6 +1673,40 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 		}
 	}
 }
+
+// ocannlMoonsPredictScratch holds the local arrays of ocannlMoonsPredict too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlMoonsPredictScratch struct {
+	net_a1_1 [256][16]float32
+}
+
+// ocannlMoonsPredictPart0 is the task record of a loop nest of ocannlMoonsPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsPredictPart0 struct {
+	pNetW1  *[32]float32
+	points  *[256][2]float32
+	scratch *ocannlMoonsPredictScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlMoonsPredictPart0) Part(j int) {
+	pNetW1, points, scratch := r.pNetW1, r.points, r.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		pointsRow := &points[i0+32*j]
+		for i1 := range 16 {
+			pNetW1Row := (*[2]float32)(pNetW1[2*i1 : 2*i1+2])
+			acc := float32(0)
+			for i2 := range 2 {
+				acc += pNetW1Row[i2] * pointsRow[i2]
+			}
+			scratch.net_a1_1[i0+32*j][i1] = acc
+		}
+	}
+}
+
+// ocannlMoonsPredictPart0Records holds the free ocannlMoonsPredictPart0 records.
+var ocannlMoonsPredictPart0Records rt.Records[ocannlMoonsPredictPart0]
 
 // ocannlMoonsScore runs a tensor program generated by ocannlgen.
 //

@@ -49,10 +49,12 @@ type ocannlLeNet struct {
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
-	LR         func(step int) float64
-	momentum   ocannlLeNetParams
-	loss       [1]float64
-	outPredict [1][3]float64
+	LR               func(step int) float64
+	momentum         ocannlLeNetParams
+	loss             [1]float64
+	outPredict       [1][3]float64
+	scratchTrainLoss ocannlLeNetTrainLossScratch
+	scratchBackward  ocannlLeNetBackwardScratch
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -76,7 +78,7 @@ func (m *ocannlLeNet) Init(seed uint64) {
 
 // TrainLoss runs entry point train of LeNet (forward only) and returns the loss. It does not allocate.
 func (m *ocannlLeNet) TrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64) float64 {
-	ocannlLeNetTrainLoss(images, labels, &m.Params.NetConv2dValid1Kernel, &m.Params.NetConv2dValid1Bias, &m.Params.NetConv2dValid2Kernel, &m.Params.NetConv2dValid2Bias, &m.Params.NetDense2W, &m.Params.NetDense2B, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
+	ocannlLeNetTrainLoss(images, labels, &m.Params.NetConv2dValid1Kernel, &m.Params.NetConv2dValid1Bias, &m.Params.NetConv2dValid2Kernel, &m.Params.NetConv2dValid2Bias, &m.Params.NetDense2W, &m.Params.NetDense2B, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss, m.Pool, &m.scratchTrainLoss)
 	return m.loss[0]
 }
 
@@ -89,7 +91,7 @@ func (m *ocannlLeNet) Predict(image *[1][14][14][1]float64) *[1][3]float64 {
 // Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLeNet) Backward(images *[4][14][14][1]float64, labels *[4][3]float64) float64 {
-	ocannlLeNetBackward(images, labels, &m.Params.NetConv2dValid1Kernel, &m.Params.NetConv2dValid1Bias, &m.Params.NetConv2dValid2Kernel, &m.Params.NetConv2dValid2Bias, &m.Params.NetDense2W, &m.Params.NetDense2B, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2dValid1Kernel, &m.Grads.NetConv2dValid1Bias, &m.Grads.NetConv2dValid2Kernel, &m.Grads.NetConv2dValid2Bias, &m.Grads.NetDense2W, &m.Grads.NetDense2B, &m.Grads.NetDense1W, &m.Grads.NetDense1B, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss)
+	ocannlLeNetBackward(images, labels, &m.Params.NetConv2dValid1Kernel, &m.Params.NetConv2dValid1Bias, &m.Params.NetConv2dValid2Kernel, &m.Params.NetConv2dValid2Bias, &m.Params.NetDense2W, &m.Params.NetDense2B, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2dValid1Kernel, &m.Grads.NetConv2dValid1Bias, &m.Grads.NetConv2dValid2Kernel, &m.Grads.NetConv2dValid2Bias, &m.Grads.NetDense2W, &m.Grads.NetDense2B, &m.Grads.NetDense1W, &m.Grads.NetDense1B, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
 	return m.loss[0]
 }
 
@@ -387,9 +389,10 @@ type ocannlVGG struct {
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
-	LR       func(step int) float64
-	momentum ocannlVGGParams
-	loss     [1]float64
+	LR              func(step int) float64
+	momentum        ocannlVGGParams
+	loss            [1]float64
+	scratchBackward ocannlVGGBackwardScratch
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -420,7 +423,7 @@ func (m *ocannlVGG) TrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64
 // Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlVGG) Backward(images *[2][8][8][2]float64, labels *[2][3]float64) float64 {
-	ocannlVGGBackward(images, labels, &m.Params.NetVggBlock2Conv2d2Kernel, &m.Params.NetVggBlock2Conv2d2Bias, &m.Params.NetVggBlock2Conv2d1Kernel, &m.Params.NetVggBlock2Conv2d1Bias, &m.Params.NetVggBlock1Conv2d2Kernel, &m.Params.NetVggBlock1Conv2d2Bias, &m.Params.NetVggBlock1Conv2d1Kernel, &m.Params.NetVggBlock1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetVggBlock2Conv2d2Kernel, &m.Grads.NetVggBlock2Conv2d2Bias, &m.Grads.NetVggBlock2Conv2d1Kernel, &m.Grads.NetVggBlock2Conv2d1Bias, &m.Grads.NetVggBlock1Conv2d2Kernel, &m.Grads.NetVggBlock1Conv2d2Bias, &m.Grads.NetVggBlock1Conv2d1Kernel, &m.Grads.NetVggBlock1Conv2d1Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss)
+	ocannlVGGBackward(images, labels, &m.Params.NetVggBlock2Conv2d2Kernel, &m.Params.NetVggBlock2Conv2d2Bias, &m.Params.NetVggBlock2Conv2d1Kernel, &m.Params.NetVggBlock2Conv2d1Bias, &m.Params.NetVggBlock1Conv2d2Kernel, &m.Params.NetVggBlock1Conv2d2Bias, &m.Params.NetVggBlock1Conv2d1Kernel, &m.Params.NetVggBlock1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetVggBlock2Conv2d2Kernel, &m.Grads.NetVggBlock2Conv2d2Bias, &m.Grads.NetVggBlock2Conv2d1Kernel, &m.Grads.NetVggBlock2Conv2d1Bias, &m.Grads.NetVggBlock1Conv2d2Kernel, &m.Grads.NetVggBlock1Conv2d2Bias, &m.Grads.NetVggBlock1Conv2d1Kernel, &m.Grads.NetVggBlock1Conv2d1Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
 	return m.loss[0]
 }
 
@@ -690,9 +693,10 @@ type ocannlResNet struct {
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
-	LR       func(step int) float64
-	momentum ocannlResNetParams
-	loss     [1]float64
+	LR              func(step int) float64
+	momentum        ocannlResNetParams
+	loss            [1]float64
+	scratchBackward ocannlResNetBackwardScratch
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -723,7 +727,7 @@ func (m *ocannlResNet) TrainLoss(images *[2][8][8][1]float64, labels *[2][3]floa
 // Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlResNet) Backward(images *[2][8][8][1]float64, labels *[2][3]float64) float64 {
-	ocannlResNetBackward(images, labels, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetBasicBlock1Conv2d1Kernel, &m.Params.NetBasicBlock1Conv2d1Bias, &m.Params.NetBasicBlock1Conv2d2Kernel, &m.Params.NetBasicBlock1Conv2d2Bias, &m.Params.NetBasicBlock1Conv2d3Kernel, &m.Params.NetBasicBlock1Conv2d3Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2d1Kernel, &m.Grads.NetConv2d1Bias, &m.Grads.NetBasicBlock1Conv2d1Kernel, &m.Grads.NetBasicBlock1Conv2d1Bias, &m.Grads.NetBasicBlock1Conv2d2Kernel, &m.Grads.NetBasicBlock1Conv2d2Bias, &m.Grads.NetBasicBlock1Conv2d3Kernel, &m.Grads.NetBasicBlock1Conv2d3Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss)
+	ocannlResNetBackward(images, labels, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetBasicBlock1Conv2d1Kernel, &m.Params.NetBasicBlock1Conv2d1Bias, &m.Params.NetBasicBlock1Conv2d2Kernel, &m.Params.NetBasicBlock1Conv2d2Bias, &m.Params.NetBasicBlock1Conv2d3Kernel, &m.Params.NetBasicBlock1Conv2d3Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2d1Kernel, &m.Grads.NetConv2d1Bias, &m.Grads.NetBasicBlock1Conv2d1Kernel, &m.Grads.NetBasicBlock1Conv2d1Bias, &m.Grads.NetBasicBlock1Conv2d2Kernel, &m.Grads.NetBasicBlock1Conv2d2Bias, &m.Grads.NetBasicBlock1Conv2d3Kernel, &m.Grads.NetBasicBlock1Conv2d3Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
 	return m.loss[0]
 }
 
@@ -3437,7 +3441,7 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //	images: 4 | 14,14,1 (input, parameter images)
 //	labels: 4 | 3 (input, parameter labels)
 //	net.conv2d_valid#1.kernel: 3,3,1 -> 4 (param, parameter pNetConv2dValid1Kernel)
-//	net.conv2d_valid#1/y: 4 | 12,12,4 (let, local)
+//	net.conv2d_valid#1/y: 4 | 12,12,4 (let, local, in scratch field net_conv2d_valid_1_y)
 //	net.conv2d_valid#1.bias: 4 (param, parameter pNetConv2dValid1Bias)
 //	_net.max_pool#1/x.1: 4 | 12,12,4 (let, local)
 //	net.max_pool#1/x: 4 | 12,12,4 (let, local)
@@ -3671,8 +3675,7 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, out *[1]float64) {
-	var net_conv2d_valid_1_y [4][12][12][4]float64
+func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, out *[1]float64, pool *rt.Pool, scratch *ocannlLeNetTrainLossScratch) {
 	var net_max_pool_1_x_1 [4][12][12][4]float64
 	var net_max_pool_1_x [4][12][12][4]float64
 	var net_max_pool_1_y_1 [2][2]float64
@@ -3699,38 +3702,31 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	var train_1 [4][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := range 12 {
-				for i3 := range 4 {
-					acc := float64(0)
-					for i4 := range 3 {
-						imagesRow := &images[i0][i1+i4]
-						pNetConv2dValid1KernelRow := (*[3]float64)(pNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							acc += imagesRow[i2+i5][0] * pNetConv2dValid1KernelRow[i5]
-						}
-					}
-					net_conv2d_valid_1_y[i0][i1][i2][i3] = acc
-				}
-			}
-		}
-	}
+	// 6 parts of i1 on the pool.
+	rec := ocannlLeNetTrainLossPart0Records.Get()
+	rec.images = images
+	rec.pNetConv2dValid1Kernel = pNetConv2dValid1Kernel
+	rec.scratch = scratch
+	region.Run(rec, 6)
+	*rec = ocannlLeNetTrainLossPart0{}
+	ocannlLeNetTrainLossPart0Records.Put(rec)
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
 	// float64 pointwise kernel over 576 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX512(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX2(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_conv2d_valid_1_yRow := &net_conv2d_valid_1_y[i0][i1][i2]
+					net_conv2d_valid_1_yRow := &scratch.net_conv2d_valid_1_y[i0][i1][i2]
 					net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
 					for i3 := range 4 {
 						net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
@@ -3753,11 +3749,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 					net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
 					net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
 					for i3 := range 4 {
-						r := net_max_pool_1_x_1Row2[i3]
-						if !(r > 0) {
-							r = 0
+						r2 := net_max_pool_1_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
 						}
-						net_max_pool_1_xRow[i3] = r
+						net_max_pool_1_xRow[i3] = r2
 					}
 				}
 			}
@@ -3777,11 +3773,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	if ocannlAVX2 {
 		ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j := range 4 {
-			for j2 := range 6 {
-				for j3 := range 6 {
-					for j4 := range 4 {
-						net_max_pool_1_y[j][j2][j3][j4] = math.Inf(-1)
+		for j2 := range 4 {
+			for j3 := range 6 {
+				for j4 := range 6 {
+					for j5 := range 4 {
+						net_max_pool_1_y[j2][j3][j4][j5] = math.Inf(-1)
 					}
 				}
 			}
@@ -3887,11 +3883,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 					net_max_pool_2_x_1Row2 := &net_max_pool_2_x_1[i0][i1][i2]
 					net_max_pool_2_xRow := &net_max_pool_2_x[i0][i1][i2]
 					for i3 := range 6 {
-						r2 := net_max_pool_2_x_1Row2[i3]
-						if !(r2 > 0) {
-							r2 = 0
+						r3 := net_max_pool_2_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
 						}
-						net_max_pool_2_xRow[i3] = r2
+						net_max_pool_2_xRow[i3] = r3
 					}
 				}
 			}
@@ -3907,11 +3903,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1
-	for j5 := range 4 {
-		for j6 := range 2 {
-			for j7 := range 2 {
-				for j8 := range 6 {
-					net_max_pool_2_y[j5][j6][j7][j8] = math.Inf(-1)
+	for j6 := range 4 {
+		for j7 := range 2 {
+			for j8 := range 2 {
+				for j9 := range 6 {
+					net_max_pool_2_y[j6][j7][j8][j9] = math.Inf(-1)
 				}
 			}
 		}
@@ -3976,11 +3972,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		net_dense_1_x_2Row2 := &net_dense_1_x_2[i0]
 		net_dense_1_xRow := &net_dense_1_x[i0]
 		for i1 := range 16 {
-			r3 := net_dense_1_x_2Row2[i1]
-			if !(r3 > 0) {
-				r3 = 0
+			r4 := net_dense_1_x_2Row2[i1]
+			if !(r4 > 0) {
+				r4 = 0
 			}
-			net_dense_1_xRow[i1] = r3
+			net_dense_1_xRow[i1] = r4
 		}
 	}
 
@@ -4019,11 +4015,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		net_linear_1_x_2Row2 := &net_linear_1_x_2[i0]
 		net_linear_1_xRow := &net_linear_1_x[i0]
 		for i1 := range 12 {
-			r4 := net_linear_1_x_2Row2[i1]
-			if !(r4 > 0) {
-				r4 = 0
+			r5 := net_linear_1_x_2Row2[i1]
+			if !(r5 > 0) {
+				r5 = 0
 			}
-			net_linear_1_xRow[i1] = r4
+			net_linear_1_xRow[i1] = r5
 		}
 	}
 
@@ -4141,6 +4137,46 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	out[0] = -train_3[0]
 }
 
+// ocannlLeNetTrainLossScratch holds the local arrays of ocannlLeNetTrainLoss too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlLeNetTrainLossScratch struct {
+	net_conv2d_valid_1_y [4][12][12][4]float64
+}
+
+// ocannlLeNetTrainLossPart0 is the task record of a loop nest of ocannlLeNetTrainLoss that runs in 6 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlLeNetTrainLossPart0 struct {
+	images                 *[4][14][14][1]float64
+	pNetConv2dValid1Kernel *[36]float64
+	scratch                *ocannlLeNetTrainLossScratch
+}
+
+// Part runs part j of the nest (0 <= j < 6).
+func (r *ocannlLeNetTrainLossPart0) Part(j int) {
+	images, pNetConv2dValid1Kernel, scratch := r.images, r.pNetConv2dValid1Kernel, r.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		for i1 := range 2 {
+			for i2 := range 12 {
+				for i3 := range 4 {
+					acc := float64(0)
+					for i4 := range 3 {
+						imagesRow := &images[i0][i1+2*j+i4]
+						pNetConv2dValid1KernelRow := (*[3]float64)(pNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+						for i5 := range 3 {
+							acc += imagesRow[i2+i5][0] * pNetConv2dValid1KernelRow[i5]
+						}
+					}
+					scratch.net_conv2d_valid_1_y[i0][i1+2*j][i2][i3] = acc
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetTrainLossPart0Records holds the free ocannlLeNetTrainLossPart0 records.
+var ocannlLeNetTrainLossPart0Records rt.Records[ocannlLeNetTrainLossPart0]
+
 // ocannlLeNetBackward runs a tensor program generated by ocannlgen.
 //
 // Forward and backward pass of loss train of model LeNet.
@@ -4150,14 +4186,14 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 //	images: 4 | 14,14,1 (input, parameter images)
 //	labels: 4 | 3 (input, parameter labels)
 //	net.conv2d_valid#1.kernel: 3,3,1 -> 4 (param, parameter pNetConv2dValid1Kernel)
-//	net.conv2d_valid#1/y: 4 | 12,12,4 (let, local)
+//	net.conv2d_valid#1/y: 4 | 12,12,4 (let, local, in scratch field net_conv2d_valid_1_y)
 //	net.conv2d_valid#1.bias: 4 (param, parameter pNetConv2dValid1Bias)
 //	_net.max_pool#1/x.1: 4 | 12,12,4 (let, local)
 //	net.max_pool#1/x: 4 | 12,12,4 (let, local)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
 //	_net.max_pool#1/y.1: 2,2 (let, local)
-//	net.max_pool#1/y: 4 | 6,6,4 (let, local)
+//	net.max_pool#1/y: 4 | 6,6,4 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2d_valid#2.kernel: 3,3,4 -> 6 (param, parameter pNetConv2dValid2Kernel)
 //	net.conv2d_valid#2/y: 4 | 4,4,6 (let, local)
 //	net.conv2d_valid#2.bias: 6 (param, parameter pNetConv2dValid2Bias)
@@ -4193,13 +4229,13 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.conv2d_valid#1.kernel.grad: [4 3 3 1] (let, output parameter gNetConv2dValid1Kernel)
-//	net.conv2d_valid#1/y.grad: [4 12 12 4] (let, local)
+//	net.conv2d_valid#1/y.grad: [4 12 12 4] (let, local, in scratch field net_conv2d_valid_1_y_grad)
 //	net.conv2d_valid#1.bias.grad: [4] (let, output parameter gNetConv2dValid1Bias)
 //	_net.max_pool#1/x.1.grad: [4 12 12 4] (let, local)
 //	net.max_pool#1/x.grad: [4 12 12 4] (let, local)
-//	net.max_pool#1/y.grad: [4 6 6 4] (let, local)
+//	net.max_pool#1/y.grad: [4 6 6 4] (let, local, in scratch field net_max_pool_1_y_grad)
 //	net.conv2d_valid#2.kernel.grad: [6 3 3 4] (let, output parameter gNetConv2dValid2Kernel)
-//	net.conv2d_valid#2/y.grad: [4 4 4 6] (let, local)
+//	net.conv2d_valid#2/y.grad: [4 4 4 6] (let, local, in scratch field net_conv2d_valid_2_y_grad)
 //	net.conv2d_valid#2.bias.grad: [6] (let, output parameter gNetConv2dValid2Bias)
 //	_net.max_pool#2/x.1.grad: [4 4 4 6] (let, local)
 //	net.max_pool#2/x.grad: [4 4 4 6] (let, local)
@@ -4686,12 +4722,10 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            net.conv2d_valid#1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d_valid#1/y.grad[i0, i1, i2, i3]
-func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, gNetConv2dValid1Kernel *[36]float64, gNetConv2dValid1Bias *[4]float64, gNetConv2dValid2Kernel *[216]float64, gNetConv2dValid2Bias *[6]float64, gNetDense2W *[384]float64, gNetDense2B *[16]float64, gNetDense1W *[192]float64, gNetDense1B *[12]float64, gNetLinear1W *[36]float64, gNetLinear1B *[3]float64, loss *[1]float64) {
-	var net_conv2d_valid_1_y [4][12][12][4]float64
+func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, gNetConv2dValid1Kernel *[36]float64, gNetConv2dValid1Bias *[4]float64, gNetConv2dValid2Kernel *[216]float64, gNetConv2dValid2Bias *[6]float64, gNetDense2W *[384]float64, gNetDense2B *[16]float64, gNetDense1W *[192]float64, gNetDense1B *[12]float64, gNetLinear1W *[36]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlLeNetBackwardScratch) {
 	var net_max_pool_1_x_1 [4][12][12][4]float64
 	var net_max_pool_1_x [4][12][12][4]float64
 	var net_max_pool_1_y_1 [2][2]float64
-	var net_max_pool_1_y [4][6][6][4]float64
 	var net_conv2d_valid_2_y [4][4][4][6]float64
 	var net_max_pool_2_x_1 [4][4][4][6]float64
 	var net_max_pool_2_x [4][4][4][6]float64
@@ -4714,11 +4748,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	var train_1 [4][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_conv2d_valid_1_y_grad [4][12][12][4]float64
 	var net_max_pool_1_x_1_grad [4][12][12][4]float64
 	var net_max_pool_1_x_grad [4][12][12][4]float64
-	var net_max_pool_1_y_grad [4][6][6][4]float64
-	var net_conv2d_valid_2_y_grad [4][4][4][6]float64
 	var net_max_pool_2_x_1_grad [4][4][4][6]float64
 	var net_max_pool_2_x_grad [4][4][4][6]float64
 	var net_max_pool_2_y_grad [4][2][2][6]float64
@@ -4740,38 +4771,31 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := range 12 {
-				for i3 := range 4 {
-					acc := float64(0)
-					for i4 := range 3 {
-						imagesRow := &images[i0][i1+i4]
-						pNetConv2dValid1KernelRow := (*[3]float64)(pNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							acc += imagesRow[i2+i5][0] * pNetConv2dValid1KernelRow[i5]
-						}
-					}
-					net_conv2d_valid_1_y[i0][i1][i2][i3] = acc
-				}
-			}
-		}
-	}
+	// 6 parts of i1 on the pool.
+	rec := ocannlLeNetBackwardPart0Records.Get()
+	rec.images = images
+	rec.pNetConv2dValid1Kernel = pNetConv2dValid1Kernel
+	rec.scratch = scratch
+	region.Run(rec, 6)
+	*rec = ocannlLeNetBackwardPart0{}
+	ocannlLeNetBackwardPart0Records.Put(rec)
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
 	// float64 pointwise kernel over 576 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX512(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX2(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_conv2d_valid_1_yRow := &net_conv2d_valid_1_y[i0][i1][i2]
+					net_conv2d_valid_1_yRow := &scratch.net_conv2d_valid_1_y[i0][i1][i2]
 					net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
 					for i3 := range 4 {
 						net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
@@ -4794,11 +4818,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
 					net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
 					for i3 := range 4 {
-						r := net_max_pool_1_x_1Row2[i3]
-						if !(r > 0) {
-							r = 0
+						r2 := net_max_pool_1_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
 						}
-						net_max_pool_1_xRow[i3] = r
+						net_max_pool_1_xRow[i3] = r2
 					}
 				}
 			}
@@ -4816,13 +4840,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0])
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j := range 4 {
-			for j2 := range 6 {
-				for j3 := range 6 {
-					for j4 := range 4 {
-						net_max_pool_1_y[j][j2][j3][j4] = math.Inf(-1)
+		for j2 := range 4 {
+			for j3 := range 6 {
+				for j4 := range 6 {
+					for j5 := range 4 {
+						scratch.net_max_pool_1_y[j2][j3][j4][j5] = math.Inf(-1)
 					}
 				}
 			}
@@ -4832,7 +4856,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap3AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+				ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -4840,7 +4864,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		for i0 := range 4 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1][i2]
 					for i4 := range 2 {
 						net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
 						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
@@ -4863,13 +4887,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm0AVX512(&net_conv2d_valid_2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+				ocannlGemm0AVX512(&net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm0AVX2(&net_conv2d_valid_2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+				ocannlGemm0AVX2(&net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else {
@@ -4881,7 +4905,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						acc3 := float64(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
 								pNetConv2dValid2KernelRow := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								for i6 := range 4 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2dValid2KernelRow[i6]
@@ -4928,11 +4952,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_2_x_1Row2 := &net_max_pool_2_x_1[i0][i1][i2]
 					net_max_pool_2_xRow := &net_max_pool_2_x[i0][i1][i2]
 					for i3 := range 6 {
-						r2 := net_max_pool_2_x_1Row2[i3]
-						if !(r2 > 0) {
-							r2 = 0
+						r3 := net_max_pool_2_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
 						}
-						net_max_pool_2_xRow[i3] = r2
+						net_max_pool_2_xRow[i3] = r3
 					}
 				}
 			}
@@ -4948,11 +4972,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1
-	for j5 := range 4 {
-		for j6 := range 2 {
-			for j7 := range 2 {
-				for j8 := range 6 {
-					net_max_pool_2_y[j5][j6][j7][j8] = math.Inf(-1)
+	for j6 := range 4 {
+		for j7 := range 2 {
+			for j8 := range 2 {
+				for j9 := range 6 {
+					net_max_pool_2_y[j6][j7][j8][j9] = math.Inf(-1)
 				}
 			}
 		}
@@ -5017,11 +5041,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_dense_1_x_2Row2 := &net_dense_1_x_2[i0]
 		net_dense_1_xRow := &net_dense_1_x[i0]
 		for i1 := range 16 {
-			r3 := net_dense_1_x_2Row2[i1]
-			if !(r3 > 0) {
-				r3 = 0
+			r4 := net_dense_1_x_2Row2[i1]
+			if !(r4 > 0) {
+				r4 = 0
 			}
-			net_dense_1_xRow[i1] = r3
+			net_dense_1_xRow[i1] = r4
 		}
 	}
 
@@ -5060,11 +5084,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_linear_1_x_2Row2 := &net_linear_1_x_2[i0]
 		net_linear_1_xRow := &net_linear_1_x[i0]
 		for i1 := range 12 {
-			r4 := net_linear_1_x_2Row2[i1]
-			if !(r4 > 0) {
-				r4 = 0
+			r5 := net_linear_1_x_2Row2[i1]
+			if !(r5 > 0) {
+				r5 = 0
 			}
-			net_linear_1_xRow[i1] = r4
+			net_linear_1_xRow[i1] = r5
 		}
 	}
 
@@ -5184,6 +5208,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// zero the gradients
 	*gNetConv2dValid1Kernel = [36]float64{}
 	*gNetConv2dValid1Bias = [4]float64{}
+	scratch.net_max_pool_1_y_grad = [4][6][6][4]float64{}
 	*gNetConv2dValid2Kernel = [216]float64{}
 	*gNetConv2dValid2Bias = [6]float64{}
 	*gNetDense2W = [384]float64{}
@@ -5292,15 +5317,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
-			var r5 float64
+			var r6 float64
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r5 = 1
+				r6 = 1
 			}
-			r6 := float64(0)
-			if r5 != 0 {
-				r6 = train_cross_entropy_1_m_gradV
+			r7 := float64(0)
+			if r6 != 0 {
+				r7 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logits_gradRow2[i1] += r7
 		}
 	}
 
@@ -5379,15 +5404,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_linear_1_x_gradRow2 := &net_linear_1_x_grad[i0]
 		net_linear_1_x_2_gradRow := &net_linear_1_x_2_grad[i0]
 		for i1 := range 12 {
-			var r7 float64
+			var r8 float64
 			if 0 < net_linear_1_x_2Row3[i1] {
-				r7 = 1
+				r8 = 1
 			}
-			r8 := float64(0)
-			if r7 != 0 {
-				r8 = net_linear_1_x_gradRow2[i1]
+			r9 := float64(0)
+			if r8 != 0 {
+				r9 = net_linear_1_x_gradRow2[i1]
 			}
-			net_linear_1_x_2_gradRow[i1] += r8
+			net_linear_1_x_2_gradRow[i1] += r9
 		}
 	}
 
@@ -5476,15 +5501,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_dense_1_x_gradRow2 := &net_dense_1_x_grad[i0]
 		net_dense_1_x_2_gradRow := &net_dense_1_x_2_grad[i0]
 		for i1 := range 16 {
-			var r9 float64
+			var r10 float64
 			if 0 < net_dense_1_x_2Row3[i1] {
-				r9 = 1
+				r10 = 1
 			}
-			r10 := float64(0)
-			if r9 != 0 {
-				r10 = net_dense_1_x_gradRow2[i1]
+			r11 := float64(0)
+			if r10 != 0 {
+				r11 = net_dense_1_x_gradRow2[i1]
 			}
-			net_dense_1_x_2_gradRow[i1] += r10
+			net_dense_1_x_2_gradRow[i1] += r11
 		}
 	}
 
@@ -5575,15 +5600,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						net_max_pool_2_y_1Row2 := &net_max_pool_2_y_1[i4]
 						net_max_pool_2_x_gradRow := &net_max_pool_2_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r11 float64
+							var r12 float64
 							if net_max_pool_2_yV == (net_max_pool_2_xRow4[2*i2+i5][i3] + net_max_pool_2_y_1Row2[i5]) {
-								r11 = 1
+								r12 = 1
 							}
-							r12 := float64(0)
-							if r11 != 0 {
-								r12 = net_max_pool_2_y_gradV
+							r13 := float64(0)
+							if r12 != 0 {
+								r13 = net_max_pool_2_y_gradV
 							}
-							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r12
+							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r13
 						}
 					}
 				}
@@ -5603,15 +5628,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_2_x_gradRow2 := &net_max_pool_2_x_grad[i0][i1][i2]
 					net_max_pool_2_x_1_gradRow := &net_max_pool_2_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
-						var r13 float64
+						var r14 float64
 						if 0 < net_max_pool_2_x_1Row3[i3] {
-							r13 = 1
+							r14 = 1
 						}
-						r14 := float64(0)
-						if r13 != 0 {
-							r14 = net_max_pool_2_x_gradRow2[i3]
+						r15 := float64(0)
+						if r14 != 0 {
+							r15 = net_max_pool_2_x_gradRow2[i3]
 						}
-						net_max_pool_2_x_1_gradRow[i3] += r14
+						net_max_pool_2_x_1_gradRow[i3] += r15
 					}
 				}
 			}
@@ -5621,13 +5646,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap7AVX2(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+		ocannlMap7AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv2d_valid_2_y_grad = [4][4][4][6]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_max_pool_2_x_1_gradRow2 := &net_max_pool_2_x_1_grad[i0][i1][i2]
-					net_conv2d_valid_2_y_gradRow := &net_conv2d_valid_2_y_grad[i0][i1][i2]
+					net_conv2d_valid_2_y_gradRow := &scratch.net_conv2d_valid_2_y_grad[i0][i1][i2]
 					for i3 := range 6 {
 						net_conv2d_valid_2_y_gradRow[i3] += net_max_pool_2_x_1_gradRow2[i3]
 					}
@@ -5661,92 +5687,44 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i4 := range 3 {
-						ocannlReduce6AVX2(&net_max_pool_1_y_grad[i0][i1+i4][i2][0], &net_conv2d_valid_2_y_grad[i0][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 6 {
-						net_conv2d_valid_2_y_gradV := net_conv2d_valid_2_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_max_pool_1_y_gradRow := &net_max_pool_1_y_grad[i0][i1+i4][i2+i5]
-								for i6 := range 4 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2d_valid_2_y_gradV * pNetConv2dValid2KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 4 parts of i0 on the pool.
+	rec2 := ocannlLeNetBackwardPart1Records.Get()
+	rec2.pNetConv2dValid2Kernel = pNetConv2dValid2Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 4)
+	*rec2 = ocannlLeNetBackwardPart1{}
+	ocannlLeNetBackwardPart1Records.Put(rec2)
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				for i3 := range 6 {
-					for i4 := range 3 {
-						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+12*i4], &net_max_pool_1_y[0][i1+i4][i2][0], &net_conv2d_valid_2_y_grad[0][i1][i2][i3])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 6 {
-						net_conv2d_valid_2_y_gradV2 := net_conv2d_valid_2_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								for i6 := range 4 {
-									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2d_valid_2_y_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 6 parts of i3 on the pool.
+	rec3 := ocannlLeNetBackwardPart2Records.Get()
+	rec3.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
+	rec3.scratch = scratch
+	region.Run(rec3, 6)
+	*rec3 = ocannlLeNetBackwardPart2{}
+	ocannlLeNetBackwardPart2Records.Put(rec3)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	for i0 := range 4 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				for i3 := range 4 {
-					net_max_pool_1_yV := net_max_pool_1_y[i0][i1][i2][i3]
-					net_max_pool_1_y_gradV := net_max_pool_1_y_grad[i0][i1][i2][i3]
+					net_max_pool_1_yV := scratch.net_max_pool_1_y[i0][i1][i2][i3]
+					net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
 						net_max_pool_1_xRow4 := &net_max_pool_1_x[i0][2*i1+i4]
 						net_max_pool_1_y_1Row2 := &net_max_pool_1_y_1[i4]
 						net_max_pool_1_x_gradRow := &net_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r15 float64
+							var r18 float64
 							if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-								r15 = 1
+								r18 = 1
 							}
-							r16 := float64(0)
-							if r15 != 0 {
-								r16 = net_max_pool_1_y_gradV
+							r19 := float64(0)
+							if r18 != 0 {
+								r19 = net_max_pool_1_y_gradV
 							}
-							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r16
+							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r19
 						}
 					}
 				}
@@ -5766,15 +5744,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_1_x_gradRow2 := &net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r17 float64
+						var r20 float64
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r17 = 1
+							r20 = 1
 						}
-						r18 := float64(0)
-						if r17 != 0 {
-							r18 = net_max_pool_1_x_gradRow2[i3]
+						r21 := float64(0)
+						if r20 != 0 {
+							r21 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r18
+						net_max_pool_1_x_1_gradRow[i3] += r21
 					}
 				}
 			}
@@ -5784,13 +5762,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv2d_valid_1_y_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
 					net_max_pool_1_x_1_gradRow2 := &net_max_pool_1_x_1_grad[i0][i1][i2]
-					net_conv2d_valid_1_y_gradRow := &net_conv2d_valid_1_y_grad[i0][i1][i2]
+					net_conv2d_valid_1_y_gradRow := &scratch.net_conv2d_valid_1_y_grad[i0][i1][i2]
 					for i3 := range 4 {
 						net_conv2d_valid_1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
@@ -5826,13 +5805,170 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 0 (net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#1.kernel.grad
+	// 4 parts of i3 on the pool.
+	rec4 := ocannlLeNetBackwardPart3Records.Get()
+	rec4.gNetConv2dValid1Kernel = gNetConv2dValid1Kernel
+	rec4.images = images
+	rec4.scratch = scratch
+	region.Run(rec4, 4)
+	*rec4 = ocannlLeNetBackwardPart3{}
+	ocannlLeNetBackwardPart3Records.Put(rec4)
+}
+
+// ocannlLeNetBackwardScratch holds the local arrays of ocannlLeNetBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlLeNetBackwardScratch struct {
+	net_conv2d_valid_1_y      [4][12][12][4]float64
+	net_max_pool_1_y          [4][6][6][4]float64
+	net_conv2d_valid_1_y_grad [4][12][12][4]float64
+	net_max_pool_1_y_grad     [4][6][6][4]float64
+	net_conv2d_valid_2_y_grad [4][4][4][6]float64
+}
+
+// ocannlLeNetBackwardPart0 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlLeNetBackwardPart0 struct {
+	images                 *[4][14][14][1]float64
+	pNetConv2dValid1Kernel *[36]float64
+	scratch                *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j of the nest (0 <= j < 6).
+func (r *ocannlLeNetBackwardPart0) Part(j int) {
+	images, pNetConv2dValid1Kernel, scratch := r.images, r.pNetConv2dValid1Kernel, r.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		for i1 := range 2 {
+			for i2 := range 12 {
+				for i3 := range 4 {
+					acc := float64(0)
+					for i4 := range 3 {
+						imagesRow := &images[i0][i1+2*j+i4]
+						pNetConv2dValid1KernelRow := (*[3]float64)(pNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+						for i5 := range 3 {
+							acc += imagesRow[i2+i5][0] * pNetConv2dValid1KernelRow[i5]
+						}
+					}
+					scratch.net_conv2d_valid_1_y[i0][i1+2*j][i2][i3] = acc
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetBackwardPart0Records holds the free ocannlLeNetBackwardPart0 records.
+var ocannlLeNetBackwardPart0Records rt.Records[ocannlLeNetBackwardPart0]
+
+// ocannlLeNetBackwardPart1 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlLeNetBackwardPart1 struct {
+	pNetConv2dValid2Kernel *[216]float64
+	scratch                *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 4).
+func (r16 *ocannlLeNetBackwardPart1) Part(j10 int) {
+	pNetConv2dValid2Kernel, scratch := r16.pNetConv2dValid2Kernel, r16.scratch
+	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j10][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j10][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_conv2d_valid_2_y_gradV := scratch.net_conv2d_valid_2_y_grad[i0+j10][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j10][i1+i4][i2+i5]
+								for i6 := range 4 {
+									net_max_pool_1_y_gradRow[i6] += net_conv2d_valid_2_y_gradV * pNetConv2dValid2KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetBackwardPart1Records holds the free ocannlLeNetBackwardPart1 records.
+var ocannlLeNetBackwardPart1Records rt.Records[ocannlLeNetBackwardPart1]
+
+// ocannlLeNetBackwardPart2 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlLeNetBackwardPart2 struct {
+	gNetConv2dValid2Kernel *[216]float64
+	scratch                *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 6).
+func (r17 *ocannlLeNetBackwardPart2) Part(j11 int) {
+	gNetConv2dValid2Kernel, scratch := r17.gNetConv2dValid2Kernel, r17.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j11+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j11])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_conv2d_valid_2_y_gradV2 := scratch.net_conv2d_valid_2_y_grad[i0][i1][i2][i3+j11]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
+								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j11+12*i4+4*i5 : 36*i3+36*j11+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2d_valid_2_y_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetBackwardPart2Records holds the free ocannlLeNetBackwardPart2 records.
+var ocannlLeNetBackwardPart2Records rt.Records[ocannlLeNetBackwardPart2]
+
+// ocannlLeNetBackwardPart3 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlLeNetBackwardPart3 struct {
+	gNetConv2dValid1Kernel *[36]float64
+	images                 *[4][14][14][1]float64
+	scratch                *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 4).
+func (r22 *ocannlLeNetBackwardPart3) Part(j12 int) {
+	gNetConv2dValid1Kernel, images, scratch := r22.gNetConv2dValid1Kernel, r22.images, r22.scratch
 	// float64 across-rows add reduction kernel, 12 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
 			for i2 := range 12 {
-				for i3 := range 4 {
+				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce9AVX2(&gNetConv2dValid1Kernel[9*i3+3*i4], &images[i0][i4][i2][0], &net_conv2d_valid_1_y_grad[i0][0][i2][i3])
+						ocannlReduce9AVX2(&gNetConv2dValid1Kernel[9*i3+9*j12+3*i4], &images[i0][i4][i2][0], &scratch.net_conv2d_valid_1_y_grad[i0][0][i2][i3+j12])
 					}
 				}
 			}
@@ -5841,11 +5977,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					for i3 := range 4 {
-						net_conv2d_valid_1_y_gradV := net_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+					for i3 := range 1 {
+						net_conv2d_valid_1_y_gradV := scratch.net_conv2d_valid_1_y_grad[i0][i1][i2][i3+j12]
 						for i4 := range 3 {
 							imagesRow2 := &images[i0][i1+i4]
-							gNetConv2dValid1KernelRow := (*[3]float64)(gNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							gNetConv2dValid1KernelRow := (*[3]float64)(gNetConv2dValid1Kernel[9*i3+9*j12+3*i4 : 9*i3+9*j12+3*i4+3])
 							for i5 := range 3 {
 								gNetConv2dValid1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv2d_valid_1_y_gradV
 							}
@@ -5856,6 +5992,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 }
+
+// ocannlLeNetBackwardPart3Records holds the free ocannlLeNetBackwardPart3 records.
+var ocannlLeNetBackwardPart3Records rt.Records[ocannlLeNetBackwardPart3]
 
 // ocannlLeNetPredict runs a tensor program generated by ocannlgen.
 //
@@ -7168,13 +7307,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //
 // Tensors (batch | input -> output):
 //
-//	images: 2 | 8,8,2 (input, parameter images, copied into the padded local imagesPad)
+//	images: 2 | 8,8,2 (input, parameter images, copied into the padded scratch field imagesPad)
 //	labels: 2 | 3 (input, parameter labels)
 //	net.vgg_block#2.conv2d#2.kernel: 3,3,2 -> 4 (param, parameter pNetVggBlock2Conv2d2Kernel)
 //	net.vgg_block#2.conv2d#2/y: 2 | 8,8,4 (let, local)
 //	net.vgg_block#2.conv2d#2.bias: 4 (param, parameter pNetVggBlock2Conv2d2Bias)
 //	_net.vgg_block#2.conv2d#1/x.1: 2 | 8,8,4 (let, local)
-//	net.vgg_block#2.conv2d#1/x: 2 | 8,8,4 (let, local)
+//	net.vgg_block#2.conv2d#1/x: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_x)
 //	net.vgg_block#2.conv2d#1.kernel: 3,3,4 -> 4 (param, parameter pNetVggBlock2Conv2d1Kernel)
 //	net.vgg_block#2.conv2d#1/y: 2 | 8,8,4 (let, local)
 //	net.vgg_block#2.conv2d#1.bias: 4 (param, parameter pNetVggBlock2Conv2d1Bias)
@@ -7188,7 +7327,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	net.vgg_block#1.conv2d#2/y: 2 | 4,4,6 (let, local)
 //	net.vgg_block#1.conv2d#2.bias: 6 (param, parameter pNetVggBlock1Conv2d2Bias)
 //	_net.vgg_block#1.conv2d#1/x.1: 2 | 4,4,6 (let, local)
-//	net.vgg_block#1.conv2d#1/x: 2 | 4,4,6 (let, local)
+//	net.vgg_block#1.conv2d#1/x: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_x)
 //	net.vgg_block#1.conv2d#1.kernel: 3,3,6 -> 6 (param, parameter pNetVggBlock1Conv2d1Kernel)
 //	net.vgg_block#1.conv2d#1/y: 2 | 4,4,6 (let, local)
 //	net.vgg_block#1.conv2d#1.bias: 6 (param, parameter pNetVggBlock1Conv2d1Bias)
@@ -7214,12 +7353,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.vgg_block#2.conv2d#2.kernel.grad: [4 3 3 2] (let, output parameter gNetVggBlock2Conv2d2Kernel)
-//	net.vgg_block#2.conv2d#2/y.grad: [2 8 8 4] (let, local)
+//	net.vgg_block#2.conv2d#2/y.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_2_y_grad)
 //	net.vgg_block#2.conv2d#2.bias.grad: [4] (let, output parameter gNetVggBlock2Conv2d2Bias)
 //	_net.vgg_block#2.conv2d#1/x.1.grad: [2 8 8 4] (let, local)
-//	net.vgg_block#2.conv2d#1/x.grad: [2 8 8 4] (let, local)
+//	net.vgg_block#2.conv2d#1/x.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_1_x_grad)
 //	net.vgg_block#2.conv2d#1.kernel.grad: [4 3 3 4] (let, output parameter gNetVggBlock2Conv2d1Kernel)
-//	net.vgg_block#2.conv2d#1/y.grad: [2 8 8 4] (let, local)
+//	net.vgg_block#2.conv2d#1/y.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_1_y_grad)
 //	net.vgg_block#2.conv2d#1.bias.grad: [4] (let, output parameter gNetVggBlock2Conv2d1Bias)
 //	_net.vgg_block#2.max_pool#1/x.1.grad: [2 8 8 4] (let, local)
 //	net.vgg_block#2.max_pool#1/x.grad: [2 8 8 4] (let, local)
@@ -7228,9 +7367,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	net.vgg_block#1.conv2d#2/y.grad: [2 4 4 6] (let, local)
 //	net.vgg_block#1.conv2d#2.bias.grad: [6] (let, output parameter gNetVggBlock1Conv2d2Bias)
 //	_net.vgg_block#1.conv2d#1/x.1.grad: [2 4 4 6] (let, local)
-//	net.vgg_block#1.conv2d#1/x.grad: [2 4 4 6] (let, local)
+//	net.vgg_block#1.conv2d#1/x.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_1_x_grad)
 //	net.vgg_block#1.conv2d#1.kernel.grad: [6 3 3 6] (let, output parameter gNetVggBlock1Conv2d1Kernel)
-//	net.vgg_block#1.conv2d#1/y.grad: [2 4 4 6] (let, local)
+//	net.vgg_block#1.conv2d#1/y.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_1_y_grad)
 //	net.vgg_block#1.conv2d#1.bias.grad: [6] (let, output parameter gNetVggBlock1Conv2d1Bias)
 //	_net.vgg_block#1.max_pool#1/x.1.grad: [2 4 4 6] (let, local)
 //	net.vgg_block#1.max_pool#1/x.grad: [2 4 4 6] (let, local)
@@ -7773,11 +7912,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
 //	              net.vgg_block#2.conv2d#2.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#2/y.grad[i0, i1, i2, i3]
-func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggBlock2Conv2d2Kernel *[72]float64, pNetVggBlock2Conv2d2Bias *[4]float64, pNetVggBlock2Conv2d1Kernel *[144]float64, pNetVggBlock2Conv2d1Bias *[4]float64, pNetVggBlock1Conv2d2Kernel *[216]float64, pNetVggBlock1Conv2d2Bias *[6]float64, pNetVggBlock1Conv2d1Kernel *[324]float64, pNetVggBlock1Conv2d1Bias *[6]float64, pNetLinear1W *[72]float64, pNetLinear1B *[3]float64, gNetVggBlock2Conv2d2Kernel *[72]float64, gNetVggBlock2Conv2d2Bias *[4]float64, gNetVggBlock2Conv2d1Kernel *[144]float64, gNetVggBlock2Conv2d1Bias *[4]float64, gNetVggBlock1Conv2d2Kernel *[216]float64, gNetVggBlock1Conv2d2Bias *[6]float64, gNetVggBlock1Conv2d1Kernel *[324]float64, gNetVggBlock1Conv2d1Bias *[6]float64, gNetLinear1W *[72]float64, gNetLinear1B *[3]float64, loss *[1]float64) {
-	var imagesPad [2][11][11][2]float64
+func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggBlock2Conv2d2Kernel *[72]float64, pNetVggBlock2Conv2d2Bias *[4]float64, pNetVggBlock2Conv2d1Kernel *[144]float64, pNetVggBlock2Conv2d1Bias *[4]float64, pNetVggBlock1Conv2d2Kernel *[216]float64, pNetVggBlock1Conv2d2Bias *[6]float64, pNetVggBlock1Conv2d1Kernel *[324]float64, pNetVggBlock1Conv2d1Bias *[6]float64, pNetLinear1W *[72]float64, pNetLinear1B *[3]float64, gNetVggBlock2Conv2d2Kernel *[72]float64, gNetVggBlock2Conv2d2Bias *[4]float64, gNetVggBlock2Conv2d1Kernel *[144]float64, gNetVggBlock2Conv2d1Bias *[4]float64, gNetVggBlock1Conv2d2Kernel *[216]float64, gNetVggBlock1Conv2d2Bias *[6]float64, gNetVggBlock1Conv2d1Kernel *[324]float64, gNetVggBlock1Conv2d1Bias *[6]float64, gNetLinear1W *[72]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlVGGBackwardScratch) {
 	var net_vgg_block_2_conv2d_2_y [2][8][8][4]float64
 	var net_vgg_block_2_conv2d_1_x_1 [2][8][8][4]float64
-	var net_vgg_block_2_conv2d_1_x [2][11][11][4]float64
 	var net_vgg_block_2_conv2d_1_y [2][8][8][4]float64
 	var net_vgg_block_2_max_pool_1_x_1 [2][8][8][4]float64
 	var net_vgg_block_2_max_pool_1_x [2][8][8][4]float64
@@ -7785,7 +7922,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	var net_vgg_block_2_max_pool_1_y [2][7][7][4]float64
 	var net_vgg_block_1_conv2d_2_y [2][4][4][6]float64
 	var net_vgg_block_1_conv2d_1_x_1 [2][4][4][6]float64
-	var net_vgg_block_1_conv2d_1_x [2][7][7][6]float64
 	var net_vgg_block_1_conv2d_1_y [2][4][4][6]float64
 	var net_vgg_block_1_max_pool_1_x_1 [2][4][4][6]float64
 	var net_vgg_block_1_max_pool_1_x [2][4][4][6]float64
@@ -7802,17 +7938,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_vgg_block_2_conv2d_2_y_grad [2][8][8][4]float64
 	var net_vgg_block_2_conv2d_1_x_1_grad [2][8][8][4]float64
-	var net_vgg_block_2_conv2d_1_x_grad [2][11][11][4]float64
-	var net_vgg_block_2_conv2d_1_y_grad [2][8][8][4]float64
 	var net_vgg_block_2_max_pool_1_x_1_grad [2][8][8][4]float64
 	var net_vgg_block_2_max_pool_1_x_grad [2][8][8][4]float64
 	var net_vgg_block_2_max_pool_1_y_grad [2][7][7][4]float64
 	var net_vgg_block_1_conv2d_2_y_grad [2][4][4][6]float64
 	var net_vgg_block_1_conv2d_1_x_1_grad [2][4][4][6]float64
-	var net_vgg_block_1_conv2d_1_x_grad [2][7][7][6]float64
-	var net_vgg_block_1_conv2d_1_y_grad [2][4][4][6]float64
 	var net_vgg_block_1_max_pool_1_x_1_grad [2][4][4][6]float64
 	var net_vgg_block_1_max_pool_1_x_grad [2][4][4][6]float64
 	var net_vgg_block_1_max_pool_1_y_grad [2][2][2][6]float64
@@ -7828,25 +7959,60 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
-	// imagesPad is images with padding margins: the interior is copied on entry.
+	// scratch.imagesPad is images with padding margins: the interior is copied on entry.
 	for j := range 2 {
 		for j2 := range 8 {
-			copy(imagesPad[j][j2+1][1:9], images[j][j2][:])
+			copy(scratch.imagesPad[j][j2+1][1:9], images[j][j2][:])
 		}
 	}
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
+	for j3 := range 2 {
+		for j4 := range 11 {
+			for j5 := range 2 {
+				scratch.imagesPad[j3][0][j4][j5] = 0
+			}
+		}
+	}
+	for j6 := range 2 {
+		for j7 := 9; j7 < 11; j7++ {
+			for j8 := range 11 {
+				for j9 := range 2 {
+					scratch.imagesPad[j6][j7][j8][j9] = 0
+				}
+			}
+		}
+	}
+	for j10 := range 2 {
+		for j11 := 1; j11 < 9; j11++ {
+			for j12 := range 2 {
+				scratch.imagesPad[j10][j11][0][j12] = 0
+			}
+		}
+	}
+	for j13 := range 2 {
+		for j14 := 1; j14 < 9; j14++ {
+			for j15 := 9; j15 < 11; j15++ {
+				for j16 := range 2 {
+					scratch.imagesPad[j13][j14][j15][j16] = 0
+				}
+			}
+		}
+	}
 	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm8AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+				ocannlGemm8AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm8AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+				ocannlGemm8AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -7858,7 +8024,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						acc := float64(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								imagesPadRow := &imagesPad[i0][i1+i4][i2+i5]
+								imagesPadRow := &scratch.imagesPad[i0][i1+i4][i2+i5]
 								pNetVggBlock2Conv2d2KernelRow := (*[2]float64)(pNetVggBlock2Conv2d2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 								for i6 := range 2 {
 									acc += imagesPadRow[i6] * pNetVggBlock2Conv2d2KernelRow[i6]
@@ -7896,18 +8062,18 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap13AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap13AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_vgg_block_2_conv2d_1_x_1Row2 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_xRow := &net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
+					net_vgg_block_2_conv2d_1_xRow := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
 					for i3 := range 4 {
 						r := net_vgg_block_2_conv2d_1_x_1Row2[i3]
 						if !(r > 0) {
@@ -7921,17 +8087,49 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
+	for j17 := range 2 {
+		for j18 := range 11 {
+			for j19 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x[j17][0][j18][j19] = 0
+			}
+		}
+	}
+	for j20 := range 2 {
+		for j21 := 9; j21 < 11; j21++ {
+			for j22 := range 11 {
+				for j23 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x[j20][j21][j22][j23] = 0
+				}
+			}
+		}
+	}
+	for j24 := range 2 {
+		for j25 := 1; j25 < 9; j25++ {
+			for j26 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x[j24][j25][0][j26] = 0
+			}
+		}
+	}
+	for j27 := range 2 {
+		for j28 := 1; j28 < 9; j28++ {
+			for j29 := 9; j29 < 11; j29++ {
+				for j30 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x[j27][j28][j29][j30] = 0
+				}
+			}
+		}
+	}
 	// float64 dot kernel M=8 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -7943,7 +8141,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						acc2 := float64(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_vgg_block_2_conv2d_1_xRow2 := &net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
+								net_vgg_block_2_conv2d_1_xRow2 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
 								pNetVggBlock2Conv2d1KernelRow := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								for i6 := range 4 {
 									acc2 += net_vgg_block_2_conv2d_1_xRow2[i6] * pNetVggBlock2Conv2d1KernelRow[i6]
@@ -8014,11 +8212,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	if ocannlAVX2 {
 		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
-		for j3 := range 2 {
-			for j4 := range 7 {
-				for j5 := range 7 {
-					for j6 := range 4 {
-						net_vgg_block_2_max_pool_1_y[j3][j4][j5][j6] = math.Inf(-1)
+		for j31 := range 2 {
+			for j32 := range 7 {
+				for j33 := range 7 {
+					for j34 := range 4 {
+						net_vgg_block_2_max_pool_1_y[j31][j32][j33][j34] = math.Inf(-1)
 					}
 				}
 			}
@@ -8046,34 +8244,34 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
-	for j7 := range 2 {
-		for j8 := range 7 {
-			for j9 := range 4 {
-				net_vgg_block_2_max_pool_1_y[j7][0][j8][j9] = 0
+	for j35 := range 2 {
+		for j36 := range 7 {
+			for j37 := range 4 {
+				net_vgg_block_2_max_pool_1_y[j35][0][j36][j37] = 0
 			}
 		}
 	}
-	for j10 := range 2 {
-		for j11 := 5; j11 < 7; j11++ {
-			for j12 := range 7 {
-				for j13 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j10][j11][j12][j13] = 0
+	for j38 := range 2 {
+		for j39 := 5; j39 < 7; j39++ {
+			for j40 := range 7 {
+				for j41 := range 4 {
+					net_vgg_block_2_max_pool_1_y[j38][j39][j40][j41] = 0
 				}
 			}
 		}
 	}
-	for j14 := range 2 {
-		for j15 := 1; j15 < 5; j15++ {
-			for j16 := range 4 {
-				net_vgg_block_2_max_pool_1_y[j14][j15][0][j16] = 0
+	for j42 := range 2 {
+		for j43 := 1; j43 < 5; j43++ {
+			for j44 := range 4 {
+				net_vgg_block_2_max_pool_1_y[j42][j43][0][j44] = 0
 			}
 		}
 	}
-	for j17 := range 2 {
-		for j18 := 1; j18 < 5; j18++ {
-			for j19 := 5; j19 < 7; j19++ {
-				for j20 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j17][j18][j19][j20] = 0
+	for j45 := range 2 {
+		for j46 := 1; j46 < 5; j46++ {
+			for j47 := 5; j47 < 7; j47++ {
+				for j48 := range 4 {
+					net_vgg_block_2_max_pool_1_y[j45][j46][j47][j48] = 0
 				}
 			}
 		}
@@ -8132,7 +8330,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_conv2d_1_x_1Row2 := &net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
-				net_vgg_block_1_conv2d_1_xRow := &net_vgg_block_1_conv2d_1_x[i0][i1+1][i2+1]
+				net_vgg_block_1_conv2d_1_xRow := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+1][i2+1]
 				for i3 := range 6 {
 					r3 := net_vgg_block_1_conv2d_1_x_1Row2[i3]
 					if !(r3 > 0) {
@@ -8145,17 +8343,49 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
+	for j49 := range 2 {
+		for j50 := range 7 {
+			for j51 := range 6 {
+				scratch.net_vgg_block_1_conv2d_1_x[j49][0][j50][j51] = 0
+			}
+		}
+	}
+	for j52 := range 2 {
+		for j53 := 5; j53 < 7; j53++ {
+			for j54 := range 7 {
+				for j55 := range 6 {
+					scratch.net_vgg_block_1_conv2d_1_x[j52][j53][j54][j55] = 0
+				}
+			}
+		}
+	}
+	for j56 := range 2 {
+		for j57 := 1; j57 < 5; j57++ {
+			for j58 := range 6 {
+				scratch.net_vgg_block_1_conv2d_1_x[j56][j57][0][j58] = 0
+			}
+		}
+	}
+	for j59 := range 2 {
+		for j60 := 1; j60 < 5; j60++ {
+			for j61 := 5; j61 < 7; j61++ {
+				for j62 := range 6 {
+					scratch.net_vgg_block_1_conv2d_1_x[j59][j60][j61][j62] = 0
+				}
+			}
+		}
+	}
 	// float64 dot kernel M=4 N=6 K=18x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -8167,7 +8397,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						acc5 := float64(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_vgg_block_1_conv2d_1_xRow2 := &net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
+								net_vgg_block_1_conv2d_1_xRow2 := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
 								pNetVggBlock1Conv2d1KernelRow := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
 								for i6 := range 6 {
 									acc5 += net_vgg_block_1_conv2d_1_xRow2[i6] * pNetVggBlock1Conv2d1KernelRow[i6]
@@ -8220,11 +8450,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1
-	for j21 := range 2 {
-		for j22 := range 2 {
-			for j23 := range 2 {
-				for j24 := range 6 {
-					net_vgg_block_1_max_pool_1_y[j21][j22][j23][j24] = math.Inf(-1)
+	for j63 := range 2 {
+		for j64 := range 2 {
+			for j65 := range 2 {
+				for j66 := range 6 {
+					net_vgg_block_1_max_pool_1_y[j63][j64][j65][j66] = math.Inf(-1)
 				}
 			}
 		}
@@ -8370,11 +8600,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// zero the gradients
 	*gNetVggBlock2Conv2d2Kernel = [72]float64{}
 	*gNetVggBlock2Conv2d2Bias = [4]float64{}
+	scratch.net_vgg_block_2_conv2d_1_x_grad = [2][11][11][4]float64{}
 	*gNetVggBlock2Conv2d1Kernel = [144]float64{}
 	*gNetVggBlock2Conv2d1Bias = [4]float64{}
 	*gNetVggBlock1Conv2d2Kernel = [216]float64{}
 	*gNetVggBlock1Conv2d2Bias = [6]float64{}
+	scratch.net_vgg_block_1_conv2d_1_x_grad = [2][7][7][6]float64{}
 	*gNetVggBlock1Conv2d1Kernel = [324]float64{}
+	scratch.net_vgg_block_1_conv2d_1_y_grad = [2][4][4][6]float64{}
 	*gNetVggBlock1Conv2d1Bias = [6]float64{}
 	*gNetLinear1W = [72]float64{}
 	*gNetLinear1B = [3]float64{}
@@ -8611,7 +8844,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_max_pool_1_x_1_gradRow2 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_1_conv2d_1_y_gradRow := &net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2]
+				net_vgg_block_1_conv2d_1_y_gradRow := &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2]
 				for i3 := range 6 {
 					net_vgg_block_1_conv2d_1_y_gradRow[i3] += net_vgg_block_1_max_pool_1_x_1_gradRow2[i3]
 				}
@@ -8644,100 +8877,52 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#1.conv2d#1/x.grad
-	// float64 across-rows add reduction kernel, 6 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i4 := range 3 {
-						ocannlReduce17AVX2(&net_vgg_block_1_conv2d_1_x_grad[i0][i1+i4][i2][0], &net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 6 {
-						net_vgg_block_1_conv2d_1_y_gradV := net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetVggBlock1Conv2d1KernelRow2 := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
-								net_vgg_block_1_conv2d_1_x_gradRow := &net_vgg_block_1_conv2d_1_x_grad[i0][i1+i4][i2+i5]
-								for i6 := range 6 {
-									net_vgg_block_1_conv2d_1_x_gradRow[i6] += net_vgg_block_1_conv2d_1_y_gradV * pNetVggBlock1Conv2d1KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 2 parts of i0 on the pool.
+	rec := ocannlVGGBackwardPart0Records.Get()
+	rec.pNetVggBlock1Conv2d1Kernel = pNetVggBlock1Conv2d1Kernel
+	rec.scratch = scratch
+	region.Run(rec, 2)
+	*rec = ocannlVGGBackwardPart0{}
+	ocannlVGGBackwardPart0Records.Put(rec)
 
 	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
-	// float64 across-rows add reduction kernel, 4 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				for i3 := range 6 {
-					for i4 := range 3 {
-						ocannlReduce18AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+18*i4], &net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 6 {
-						net_vgg_block_1_conv2d_1_y_gradV2 := net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_vgg_block_1_conv2d_1_xRow3 := &net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetVggBlock1Conv2d1KernelRow := (*[6]float64)(gNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
-								for i6 := range 6 {
-									gNetVggBlock1Conv2d1KernelRow[i6] += net_vgg_block_1_conv2d_1_xRow3[i6] * net_vgg_block_1_conv2d_1_y_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 6 parts of i3 on the pool.
+	rec2 := ocannlVGGBackwardPart1Records.Get()
+	rec2.gNetVggBlock1Conv2d1Kernel = gNetVggBlock1Conv2d1Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 6)
+	*rec2 = ocannlVGGBackwardPart1{}
+	ocannlVGGBackwardPart1Records.Put(rec2)
 
 	// backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
-	for j25 := range 2 {
-		for j26 := range 7 {
-			for j27 := range 6 {
-				net_vgg_block_1_conv2d_1_x_grad[j25][0][j26][j27] = 0
+	for j69 := range 2 {
+		for j70 := range 7 {
+			for j71 := range 6 {
+				scratch.net_vgg_block_1_conv2d_1_x_grad[j69][0][j70][j71] = 0
 			}
 		}
 	}
-	for j28 := range 2 {
-		for j29 := 5; j29 < 7; j29++ {
-			for j30 := range 7 {
-				for j31 := range 6 {
-					net_vgg_block_1_conv2d_1_x_grad[j28][j29][j30][j31] = 0
+	for j72 := range 2 {
+		for j73 := 5; j73 < 7; j73++ {
+			for j74 := range 7 {
+				for j75 := range 6 {
+					scratch.net_vgg_block_1_conv2d_1_x_grad[j72][j73][j74][j75] = 0
 				}
 			}
 		}
 	}
-	for j32 := range 2 {
-		for j33 := 1; j33 < 5; j33++ {
-			for j34 := range 6 {
-				net_vgg_block_1_conv2d_1_x_grad[j32][j33][0][j34] = 0
+	for j76 := range 2 {
+		for j77 := 1; j77 < 5; j77++ {
+			for j78 := range 6 {
+				scratch.net_vgg_block_1_conv2d_1_x_grad[j76][j77][0][j78] = 0
 			}
 		}
 	}
-	for j35 := range 2 {
-		for j36 := 1; j36 < 5; j36++ {
-			for j37 := 5; j37 < 7; j37++ {
-				for j38 := range 6 {
-					net_vgg_block_1_conv2d_1_x_grad[j35][j36][j37][j38] = 0
+	for j79 := range 2 {
+		for j80 := 1; j80 < 5; j80++ {
+			for j81 := 5; j81 < 7; j81++ {
+				for j82 := range 6 {
+					scratch.net_vgg_block_1_conv2d_1_x_grad[j79][j80][j81][j82] = 0
 				}
 			}
 		}
@@ -8746,18 +8931,18 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_conv2d_1_x_1Row3 := &net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
-				net_vgg_block_1_conv2d_1_x_gradRow2 := &net_vgg_block_1_conv2d_1_x_grad[i0][i1+1][i2+1]
+				net_vgg_block_1_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0][i1+1][i2+1]
 				net_vgg_block_1_conv2d_1_x_1_gradRow := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2]
 				for i3 := range 6 {
-					var r11 float64
+					var r13 float64
 					if 0 < net_vgg_block_1_conv2d_1_x_1Row3[i3] {
-						r11 = 1
+						r13 = 1
 					}
-					r12 := float64(0)
-					if r11 != 0 {
-						r12 = net_vgg_block_1_conv2d_1_x_gradRow2[i3]
+					r14 := float64(0)
+					if r13 != 0 {
+						r14 = net_vgg_block_1_conv2d_1_x_gradRow2[i3]
 					}
-					net_vgg_block_1_conv2d_1_x_1_gradRow[i3] += r12
+					net_vgg_block_1_conv2d_1_x_1_gradRow[i3] += r14
 				}
 			}
 		}
@@ -8867,66 +9052,66 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.vgg_block#2.max_pool#1/x.grad
-	for j39 := range 2 {
-		for j40 := range 7 {
-			for j41 := range 4 {
-				net_vgg_block_2_max_pool_1_y[j39][0][j40][j41] = math.Inf(-1)
+	for j83 := range 2 {
+		for j84 := range 7 {
+			for j85 := range 4 {
+				net_vgg_block_2_max_pool_1_y[j83][0][j84][j85] = math.Inf(-1)
 			}
 		}
 	}
-	for j42 := range 2 {
-		for j43 := 5; j43 < 7; j43++ {
-			for j44 := range 7 {
-				for j45 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j42][j43][j44][j45] = math.Inf(-1)
+	for j86 := range 2 {
+		for j87 := 5; j87 < 7; j87++ {
+			for j88 := range 7 {
+				for j89 := range 4 {
+					net_vgg_block_2_max_pool_1_y[j86][j87][j88][j89] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j46 := range 2 {
-		for j47 := 1; j47 < 5; j47++ {
-			for j48 := range 4 {
-				net_vgg_block_2_max_pool_1_y[j46][j47][0][j48] = math.Inf(-1)
+	for j90 := range 2 {
+		for j91 := 1; j91 < 5; j91++ {
+			for j92 := range 4 {
+				net_vgg_block_2_max_pool_1_y[j90][j91][0][j92] = math.Inf(-1)
 			}
 		}
 	}
-	for j49 := range 2 {
-		for j50 := 1; j50 < 5; j50++ {
-			for j51 := 5; j51 < 7; j51++ {
-				for j52 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j49][j50][j51][j52] = math.Inf(-1)
+	for j93 := range 2 {
+		for j94 := 1; j94 < 5; j94++ {
+			for j95 := 5; j95 < 7; j95++ {
+				for j96 := range 4 {
+					net_vgg_block_2_max_pool_1_y[j93][j94][j95][j96] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j53 := range 2 {
-		for j54 := range 7 {
-			for j55 := range 4 {
-				net_vgg_block_2_max_pool_1_y_grad[j53][0][j54][j55] = 0
+	for j97 := range 2 {
+		for j98 := range 7 {
+			for j99 := range 4 {
+				net_vgg_block_2_max_pool_1_y_grad[j97][0][j98][j99] = 0
 			}
 		}
 	}
-	for j56 := range 2 {
-		for j57 := 5; j57 < 7; j57++ {
-			for j58 := range 7 {
-				for j59 := range 4 {
-					net_vgg_block_2_max_pool_1_y_grad[j56][j57][j58][j59] = 0
+	for j100 := range 2 {
+		for j101 := 5; j101 < 7; j101++ {
+			for j102 := range 7 {
+				for j103 := range 4 {
+					net_vgg_block_2_max_pool_1_y_grad[j100][j101][j102][j103] = 0
 				}
 			}
 		}
 	}
-	for j60 := range 2 {
-		for j61 := 1; j61 < 5; j61++ {
-			for j62 := range 4 {
-				net_vgg_block_2_max_pool_1_y_grad[j60][j61][0][j62] = 0
+	for j104 := range 2 {
+		for j105 := 1; j105 < 5; j105++ {
+			for j106 := range 4 {
+				net_vgg_block_2_max_pool_1_y_grad[j104][j105][0][j106] = 0
 			}
 		}
 	}
-	for j63 := range 2 {
-		for j64 := 1; j64 < 5; j64++ {
-			for j65 := 5; j65 < 7; j65++ {
-				for j66 := range 4 {
-					net_vgg_block_2_max_pool_1_y_grad[j63][j64][j65][j66] = 0
+	for j107 := range 2 {
+		for j108 := 1; j108 < 5; j108++ {
+			for j109 := 5; j109 < 7; j109++ {
+				for j110 := range 4 {
+					net_vgg_block_2_max_pool_1_y_grad[j107][j108][j109][j110] = 0
 				}
 			}
 		}
@@ -8942,15 +9127,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						net_vgg_block_2_max_pool_1_y_1Row2 := &net_vgg_block_2_max_pool_1_y_1[i4]
 						net_vgg_block_2_max_pool_1_x_gradRow := &net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r13 float64
+							var r15 float64
 							if net_vgg_block_2_max_pool_1_yV == (net_vgg_block_2_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_2_max_pool_1_y_1Row2[i5]) {
-								r13 = 1
+								r15 = 1
 							}
-							r14 := float64(0)
-							if r13 != 0 {
-								r14 = net_vgg_block_2_max_pool_1_y_gradV
+							r16 := float64(0)
+							if r15 != 0 {
+								r16 = net_vgg_block_2_max_pool_1_y_gradV
 							}
-							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r14
+							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r16
 						}
 					}
 				}
@@ -8970,15 +9155,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					net_vgg_block_2_max_pool_1_x_gradRow2 := &net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_x_1_gradRow := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r15 float64
+						var r17 float64
 						if 0 < net_vgg_block_2_max_pool_1_x_1Row3[i3] {
-							r15 = 1
+							r17 = 1
 						}
-						r16 := float64(0)
-						if r15 != 0 {
-							r16 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
+						r18 := float64(0)
+						if r17 != 0 {
+							r18 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r16
+						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r18
 					}
 				}
 			}
@@ -8988,13 +9173,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap17AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_vgg_block_2_conv2d_1_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_vgg_block_2_max_pool_1_x_1_gradRow2 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_y_gradRow := &net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_y_gradRow := &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2]
 					for i3 := range 4 {
 						net_vgg_block_2_conv2d_1_y_gradRow[i3] += net_vgg_block_2_max_pool_1_x_1_gradRow2[i3]
 					}
@@ -9030,100 +9216,52 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.conv2d#1/x.grad
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					for i4 := range 3 {
-						ocannlReduce21AVX2(&net_vgg_block_2_conv2d_1_x_grad[i0][i1+i4][i2][0], &net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_y_gradV := net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_vgg_block_2_conv2d_1_x_gradRow := &net_vgg_block_2_conv2d_1_x_grad[i0][i1+i4][i2+i5]
-								for i6 := range 4 {
-									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_conv2d_1_y_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 2 parts of i0 on the pool.
+	rec3 := ocannlVGGBackwardPart2Records.Get()
+	rec3.pNetVggBlock2Conv2d1Kernel = pNetVggBlock2Conv2d1Kernel
+	rec3.scratch = scratch
+	region.Run(rec3, 2)
+	*rec3 = ocannlVGGBackwardPart2{}
+	ocannlVGGBackwardPart2Records.Put(rec3)
 
 	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
-	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 8 {
-				for i3 := range 4 {
-					for i4 := range 3 {
-						ocannlReduce22AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+12*i4], &net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_y_gradV2 := net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_vgg_block_2_conv2d_1_xRow3 := &net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								for i6 := range 4 {
-									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_conv2d_1_y_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 4 parts of i3 on the pool.
+	rec4 := ocannlVGGBackwardPart3Records.Get()
+	rec4.gNetVggBlock2Conv2d1Kernel = gNetVggBlock2Conv2d1Kernel
+	rec4.scratch = scratch
+	region.Run(rec4, 4)
+	*rec4 = ocannlVGGBackwardPart3{}
+	ocannlVGGBackwardPart3Records.Put(rec4)
 
 	// backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
-	for j67 := range 2 {
-		for j68 := range 11 {
-			for j69 := range 4 {
-				net_vgg_block_2_conv2d_1_x_grad[j67][0][j68][j69] = 0
+	for j113 := range 2 {
+		for j114 := range 11 {
+			for j115 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j113][0][j114][j115] = 0
 			}
 		}
 	}
-	for j70 := range 2 {
-		for j71 := 9; j71 < 11; j71++ {
-			for j72 := range 11 {
-				for j73 := range 4 {
-					net_vgg_block_2_conv2d_1_x_grad[j70][j71][j72][j73] = 0
+	for j116 := range 2 {
+		for j117 := 9; j117 < 11; j117++ {
+			for j118 := range 11 {
+				for j119 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j116][j117][j118][j119] = 0
 				}
 			}
 		}
 	}
-	for j74 := range 2 {
-		for j75 := 1; j75 < 9; j75++ {
-			for j76 := range 4 {
-				net_vgg_block_2_conv2d_1_x_grad[j74][j75][0][j76] = 0
+	for j120 := range 2 {
+		for j121 := 1; j121 < 9; j121++ {
+			for j122 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j120][j121][0][j122] = 0
 			}
 		}
 	}
-	for j77 := range 2 {
-		for j78 := 1; j78 < 9; j78++ {
-			for j79 := 9; j79 < 11; j79++ {
-				for j80 := range 4 {
-					net_vgg_block_2_conv2d_1_x_grad[j77][j78][j79][j80] = 0
+	for j123 := range 2 {
+		for j124 := 1; j124 < 9; j124++ {
+			for j125 := 9; j125 < 11; j125++ {
+				for j126 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j123][j124][j125][j126] = 0
 				}
 			}
 		}
@@ -9131,25 +9269,25 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap18AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap18AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_vgg_block_2_conv2d_1_x_1Row3 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_x_gradRow2 := &net_vgg_block_2_conv2d_1_x_grad[i0][i1+1][i2+1]
+					net_vgg_block_2_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_vgg_block_2_conv2d_1_x_1_gradRow := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r17 float64
+						var r21 float64
 						if 0 < net_vgg_block_2_conv2d_1_x_1Row3[i3] {
-							r17 = 1
+							r21 = 1
 						}
-						r18 := float64(0)
-						if r17 != 0 {
-							r18 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
+						r22 := float64(0)
+						if r21 != 0 {
+							r22 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r18
+						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r22
 					}
 				}
 			}
@@ -9159,13 +9297,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlMap17AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_vgg_block_2_conv2d_2_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_vgg_block_2_conv2d_1_x_1_gradRow2 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
-					net_vgg_block_2_conv2d_2_y_gradRow := &net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_2_y_gradRow := &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2]
 					for i3 := range 4 {
 						net_vgg_block_2_conv2d_2_y_gradRow[i3] += net_vgg_block_2_conv2d_1_x_1_gradRow2[i3]
 					}
@@ -9201,13 +9340,183 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	// 4 parts of i3 on the pool.
+	rec5 := ocannlVGGBackwardPart4Records.Get()
+	rec5.gNetVggBlock2Conv2d2Kernel = gNetVggBlock2Conv2d2Kernel
+	rec5.scratch = scratch
+	region.Run(rec5, 4)
+	*rec5 = ocannlVGGBackwardPart4{}
+	ocannlVGGBackwardPart4Records.Put(rec5)
+}
+
+// ocannlVGGBackwardScratch holds the local arrays of ocannlVGGBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlVGGBackwardScratch struct {
+	imagesPad                       [2][11][11][2]float64
+	net_vgg_block_2_conv2d_1_x      [2][11][11][4]float64
+	net_vgg_block_1_conv2d_1_x      [2][7][7][6]float64
+	net_vgg_block_2_conv2d_2_y_grad [2][8][8][4]float64
+	net_vgg_block_2_conv2d_1_x_grad [2][11][11][4]float64
+	net_vgg_block_2_conv2d_1_y_grad [2][8][8][4]float64
+	net_vgg_block_1_conv2d_1_x_grad [2][7][7][6]float64
+	net_vgg_block_1_conv2d_1_y_grad [2][4][4][6]float64
+}
+
+// ocannlVGGBackwardPart0 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlVGGBackwardPart0 struct {
+	pNetVggBlock1Conv2d1Kernel *[324]float64
+	scratch                    *ocannlVGGBackwardScratch
+}
+
+// Part runs part j67 of the nest (0 <= j67 < 2).
+func (r11 *ocannlVGGBackwardPart0) Part(j67 int) {
+	pNetVggBlock1Conv2d1Kernel, scratch := r11.pNetVggBlock1Conv2d1Kernel, r11.scratch
+	// float64 across-rows add reduction kernel, 6 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce17AVX2(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j67][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j67][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_vgg_block_1_conv2d_1_y_gradV := scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j67][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetVggBlock1Conv2d1KernelRow2 := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
+								net_vgg_block_1_conv2d_1_x_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j67][i1+i4][i2+i5]
+								for i6 := range 6 {
+									net_vgg_block_1_conv2d_1_x_gradRow[i6] += net_vgg_block_1_conv2d_1_y_gradV * pNetVggBlock1Conv2d1KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlVGGBackwardPart0Records holds the free ocannlVGGBackwardPart0 records.
+var ocannlVGGBackwardPart0Records rt.Records[ocannlVGGBackwardPart0]
+
+// ocannlVGGBackwardPart1 is the task record of a loop nest of ocannlVGGBackward that runs in 6 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlVGGBackwardPart1 struct {
+	gNetVggBlock1Conv2d1Kernel *[324]float64
+	scratch                    *ocannlVGGBackwardScratch
+}
+
+// Part runs part j68 of the nest (0 <= j68 < 6).
+func (r12 *ocannlVGGBackwardPart1) Part(j68 int) {
+	gNetVggBlock1Conv2d1Kernel, scratch := r12.gNetVggBlock1Conv2d1Kernel, r12.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce18AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j68+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j68])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_vgg_block_1_conv2d_1_y_gradV2 := scratch.net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j68]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_1_conv2d_1_xRow3 := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
+								gNetVggBlock1Conv2d1KernelRow := (*[6]float64)(gNetVggBlock1Conv2d1Kernel[54*i3+54*j68+18*i4+6*i5 : 54*i3+54*j68+18*i4+6*i5+6])
+								for i6 := range 6 {
+									gNetVggBlock1Conv2d1KernelRow[i6] += net_vgg_block_1_conv2d_1_xRow3[i6] * net_vgg_block_1_conv2d_1_y_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlVGGBackwardPart1Records holds the free ocannlVGGBackwardPart1 records.
+var ocannlVGGBackwardPart1Records rt.Records[ocannlVGGBackwardPart1]
+
+// ocannlVGGBackwardPart2 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlVGGBackwardPart2 struct {
+	pNetVggBlock2Conv2d1Kernel *[144]float64
+	scratch                    *ocannlVGGBackwardScratch
+}
+
+// Part runs part j111 of the nest (0 <= j111 < 2).
+func (r19 *ocannlVGGBackwardPart2) Part(j111 int) {
+	pNetVggBlock2Conv2d1Kernel, scratch := r19.pNetVggBlock2Conv2d1Kernel, r19.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i4 := range 3 {
+						ocannlReduce21AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j111][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j111][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						net_vgg_block_2_conv2d_1_y_gradV := scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j111][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j111][i1+i4][i2+i5]
+								for i6 := range 4 {
+									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_conv2d_1_y_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlVGGBackwardPart2Records holds the free ocannlVGGBackwardPart2 records.
+var ocannlVGGBackwardPart2Records rt.Records[ocannlVGGBackwardPart2]
+
+// ocannlVGGBackwardPart3 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlVGGBackwardPart3 struct {
+	gNetVggBlock2Conv2d1Kernel *[144]float64
+	scratch                    *ocannlVGGBackwardScratch
+}
+
+// Part runs part j112 of the nest (0 <= j112 < 4).
+func (r20 *ocannlVGGBackwardPart3) Part(j112 int) {
+	gNetVggBlock2Conv2d1Kernel, scratch := r20.gNetVggBlock2Conv2d1Kernel, r20.scratch
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				for i3 := range 4 {
+				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce23AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+6*i4], &imagesPad[i0][i4][i2][0], &net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3])
+						ocannlReduce22AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j112+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j112])
 					}
 				}
 			}
@@ -9216,12 +9525,58 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					for i3 := range 4 {
-						net_vgg_block_2_conv2d_2_y_gradV := net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3]
+					for i3 := range 1 {
+						net_vgg_block_2_conv2d_1_y_gradV2 := scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3+j112]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								imagesPadRow2 := &imagesPad[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
+								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
+								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j112+12*i4+4*i5 : 36*i3+36*j112+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_conv2d_1_y_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlVGGBackwardPart3Records holds the free ocannlVGGBackwardPart3 records.
+var ocannlVGGBackwardPart3Records rt.Records[ocannlVGGBackwardPart3]
+
+// ocannlVGGBackwardPart4 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlVGGBackwardPart4 struct {
+	gNetVggBlock2Conv2d2Kernel *[72]float64
+	scratch                    *ocannlVGGBackwardScratch
+}
+
+// Part runs part j127 of the nest (0 <= j127 < 4).
+func (r23 *ocannlVGGBackwardPart4) Part(j127 int) {
+	gNetVggBlock2Conv2d2Kernel, scratch := r23.gNetVggBlock2Conv2d2Kernel, r23.scratch
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce23AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j127+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j127])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 1 {
+						net_vgg_block_2_conv2d_2_y_gradV := scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3+j127]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
+								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j127+6*i4+2*i5 : 18*i3+18*j127+6*i4+2*i5+2])
 								for i6 := range 2 {
 									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_2_y_gradV
 								}
@@ -9233,6 +9588,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 }
+
+// ocannlVGGBackwardPart4Records holds the free ocannlVGGBackwardPart4 records.
+var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
 
 // ocannlResNetTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -9961,7 +10319,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	net.conv2d#1/y: 2 | 8,8,4 (let, local)
 //	net.conv2d#1.bias: 4 (param, parameter pNetConv2d1Bias)
 //	_net/stem.1: 2 | 8,8,4 (let, local)
-//	net/stem: 2 | 8,8,4 (let, local)
+//	net/stem: 2 | 8,8,4 (let, local, in scratch field net_stem)
 //	net.basic_block#1.conv2d#1.kernel: 3,3,4 -> 8 (param, parameter pNetBasicBlock1Conv2d1Kernel)
 //	net.basic_block#1.conv2d#1/y: 2 | 4,4,8 (let, local)
 //	net.basic_block#1.conv2d#1.bias: 8 (param, parameter pNetBasicBlock1Conv2d1Bias)
@@ -10001,9 +10359,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	net.conv2d#1/y.grad: [2 8 8 4] (let, local)
 //	net.conv2d#1.bias.grad: [4] (let, output parameter gNetConv2d1Bias)
 //	_net/stem.1.grad: [2 8 8 4] (let, local)
-//	net/stem.grad: [2 8 8 4] (let, local)
+//	net/stem.grad: [2 8 8 4] (let, local, in scratch field net_stem_grad)
 //	net.basic_block#1.conv2d#1.kernel.grad: [8 3 3 4] (let, output parameter gNetBasicBlock1Conv2d1Kernel)
-//	net.basic_block#1.conv2d#1/y.grad: [2 4 4 8] (let, local)
+//	net.basic_block#1.conv2d#1/y.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_conv2d_1_y_grad)
 //	net.basic_block#1.conv2d#1.bias.grad: [8] (let, output parameter gNetBasicBlock1Conv2d1Bias)
 //	_net.basic_block#1/h.1.grad: [2 4 4 8] (let, local)
 //	net.basic_block#1/h.grad: [2 4 4 8] (let, local)
@@ -10519,11 +10877,10 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            net.conv2d#1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d#1/y.grad[i0, i1, i2, i3]
-func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pNetConv2d1Kernel *[36]float64, pNetConv2d1Bias *[4]float64, pNetBasicBlock1Conv2d1Kernel *[288]float64, pNetBasicBlock1Conv2d1Bias *[8]float64, pNetBasicBlock1Conv2d2Kernel *[576]float64, pNetBasicBlock1Conv2d2Bias *[8]float64, pNetBasicBlock1Conv2d3Kernel *[32]float64, pNetBasicBlock1Conv2d3Bias *[8]float64, pNetLinear1W *[24]float64, pNetLinear1B *[3]float64, gNetConv2d1Kernel *[36]float64, gNetConv2d1Bias *[4]float64, gNetBasicBlock1Conv2d1Kernel *[288]float64, gNetBasicBlock1Conv2d1Bias *[8]float64, gNetBasicBlock1Conv2d2Kernel *[576]float64, gNetBasicBlock1Conv2d2Bias *[8]float64, gNetBasicBlock1Conv2d3Kernel *[32]float64, gNetBasicBlock1Conv2d3Bias *[8]float64, gNetLinear1W *[24]float64, gNetLinear1B *[3]float64, loss *[1]float64) {
+func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pNetConv2d1Kernel *[36]float64, pNetConv2d1Bias *[4]float64, pNetBasicBlock1Conv2d1Kernel *[288]float64, pNetBasicBlock1Conv2d1Bias *[8]float64, pNetBasicBlock1Conv2d2Kernel *[576]float64, pNetBasicBlock1Conv2d2Bias *[8]float64, pNetBasicBlock1Conv2d3Kernel *[32]float64, pNetBasicBlock1Conv2d3Bias *[8]float64, pNetLinear1W *[24]float64, pNetLinear1B *[3]float64, gNetConv2d1Kernel *[36]float64, gNetConv2d1Bias *[4]float64, gNetBasicBlock1Conv2d1Kernel *[288]float64, gNetBasicBlock1Conv2d1Bias *[8]float64, gNetBasicBlock1Conv2d2Kernel *[576]float64, gNetBasicBlock1Conv2d2Bias *[8]float64, gNetBasicBlock1Conv2d3Kernel *[32]float64, gNetBasicBlock1Conv2d3Bias *[8]float64, gNetLinear1W *[24]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlResNetBackwardScratch) {
 	var imagesPad [2][11][11][1]float64
 	var net_conv2d_1_y [2][8][8][4]float64
 	var net_stem_1 [2][8][8][4]float64
-	var net_stem [2][11][11][4]float64
 	var net_basic_block_1_conv2d_1_y [2][4][4][8]float64
 	var net_basic_block_1_h_1 [2][4][4][8]float64
 	var net_basic_block_1_h [2][7][7][8]float64
@@ -10549,8 +10906,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	var train_3 [1]float64
 	var net_conv2d_1_y_grad [2][8][8][4]float64
 	var net_stem_1_grad [2][8][8][4]float64
-	var net_stem_grad [2][11][11][4]float64
-	var net_basic_block_1_conv2d_1_y_grad [2][4][4][8]float64
 	var net_basic_block_1_h_1_grad [2][4][4][8]float64
 	var net_basic_block_1_h_grad [2][7][7][8]float64
 	var net_basic_block_1_conv2d_2_y_grad [2][4][4][8]float64
@@ -10579,6 +10934,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			copy(imagesPad[j][j2+1][1:9], images[j][j2][:])
 		}
 	}
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
 	// reduction accumulated in a local variable.
@@ -10624,18 +10982,18 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap13AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX512(&scratch.net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap13AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX2(&scratch.net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_stem_1Row2 := &net_stem_1[i0][i1][i2]
-					net_stemRow := &net_stem[i0][i1+1][i2+1]
+					net_stemRow := &scratch.net_stem[i0][i1+1][i2+1]
 					for i3 := range 4 {
 						r := net_stem_1Row2[i3]
 						if !(r > 0) {
@@ -10649,17 +11007,49 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
+	for j3 := range 2 {
+		for j4 := range 11 {
+			for j5 := range 4 {
+				scratch.net_stem[j3][0][j4][j5] = 0
+			}
+		}
+	}
+	for j6 := range 2 {
+		for j7 := 9; j7 < 11; j7++ {
+			for j8 := range 11 {
+				for j9 := range 4 {
+					scratch.net_stem[j6][j7][j8][j9] = 0
+				}
+			}
+		}
+	}
+	for j10 := range 2 {
+		for j11 := 1; j11 < 9; j11++ {
+			for j12 := range 4 {
+				scratch.net_stem[j10][j11][0][j12] = 0
+			}
+		}
+	}
+	for j13 := range 2 {
+		for j14 := 1; j14 < 9; j14++ {
+			for j15 := 9; j15 < 11; j15++ {
+				for j16 := range 4 {
+					scratch.net_stem[j13][j14][j15][j16] = 0
+				}
+			}
+		}
+	}
 	// float64 dot kernel M=4 N=8 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm12AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+				ocannlGemm12AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm12AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+				ocannlGemm12AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -10671,7 +11061,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 						acc2 := float64(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_stemRow2 := &net_stem[i0][2*i1+i4][2*i2+i5]
+								net_stemRow2 := &scratch.net_stem[i0][2*i1+i4][2*i2+i5]
 								pNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								for i6 := range 4 {
 									acc2 += net_stemRow2[i6] * pNetBasicBlock1Conv2d1KernelRow[i6]
@@ -10785,7 +11175,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce24AVX2(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce24AVX2(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &scratch.net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -10794,7 +11184,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_stemRow3 := &net_stem[i0][2*i1+1][2*i2+1]
+					net_stemRow3 := &scratch.net_stem[i0][2*i1+1][2*i2+1]
 					for i3 := range 8 {
 						pNetBasicBlock1Conv2d3KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
 						acc4 := float64(0)
@@ -11022,6 +11412,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// zero the gradients
 	*gNetConv2d1Kernel = [36]float64{}
 	*gNetConv2d1Bias = [4]float64{}
+	scratch.net_stem_grad = [2][11][11][4]float64{}
 	*gNetBasicBlock1Conv2d1Kernel = [288]float64{}
 	*gNetBasicBlock1Conv2d1Bias = [8]float64{}
 	*gNetBasicBlock1Conv2d2Kernel = [576]float64{}
@@ -11332,7 +11723,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce27AVX2(&net_stem_grad[i0][2*i1+1][2*i2+1][0], &net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce27AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -11341,7 +11732,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_stem_gradRow := &net_stem_grad[i0][2*i1+1][2*i2+1]
+					net_stem_gradRow := &scratch.net_stem_grad[i0][2*i1+1][2*i2+1]
 					for i3 := 0; i3 < 8; i3 += 4 {
 						net_basic_block_1_conv2d_3_y_gradV := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
 						pNetBasicBlock1Conv2d3KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
@@ -11369,7 +11760,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_stemRow4 := &net_stem[i0][2*i1+1][2*i2+1]
+				net_stemRow4 := &scratch.net_stem[i0][2*i1+1][2*i2+1]
 				for i3 := range 8 {
 					net_basic_block_1_conv2d_3_y_gradV5 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
 					gNetBasicBlock1Conv2d3KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
@@ -11502,34 +11893,34 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net.basic_block#1/h.1.grad
-	for j3 := range 2 {
-		for j4 := range 7 {
-			for j5 := range 8 {
-				net_basic_block_1_h_grad[j3][0][j4][j5] = 0
+	for j17 := range 2 {
+		for j18 := range 7 {
+			for j19 := range 8 {
+				net_basic_block_1_h_grad[j17][0][j18][j19] = 0
 			}
 		}
 	}
-	for j6 := range 2 {
-		for j7 := 5; j7 < 7; j7++ {
-			for j8 := range 7 {
-				for j9 := range 8 {
-					net_basic_block_1_h_grad[j6][j7][j8][j9] = 0
+	for j20 := range 2 {
+		for j21 := 5; j21 < 7; j21++ {
+			for j22 := range 7 {
+				for j23 := range 8 {
+					net_basic_block_1_h_grad[j20][j21][j22][j23] = 0
 				}
 			}
 		}
 	}
-	for j10 := range 2 {
-		for j11 := 1; j11 < 5; j11++ {
-			for j12 := range 8 {
-				net_basic_block_1_h_grad[j10][j11][0][j12] = 0
+	for j24 := range 2 {
+		for j25 := 1; j25 < 5; j25++ {
+			for j26 := range 8 {
+				net_basic_block_1_h_grad[j24][j25][0][j26] = 0
 			}
 		}
 	}
-	for j13 := range 2 {
-		for j14 := 1; j14 < 5; j14++ {
-			for j15 := 5; j15 < 7; j15++ {
-				for j16 := range 8 {
-					net_basic_block_1_h_grad[j13][j14][j15][j16] = 0
+	for j27 := range 2 {
+		for j28 := 1; j28 < 5; j28++ {
+			for j29 := 5; j29 < 7; j29++ {
+				for j30 := range 8 {
+					net_basic_block_1_h_grad[j27][j28][j29][j30] = 0
 				}
 			}
 		}
@@ -11563,13 +11954,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlMap24AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
+		scratch.net_basic_block_1_conv2d_1_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_basic_block_1_h_1_gradRow2 := &net_basic_block_1_h_1_grad[i0][i1][i2]
-					net_basic_block_1_conv2d_1_y_gradRow := &net_basic_block_1_conv2d_1_y_grad[i0][i1][i2]
+					net_basic_block_1_conv2d_1_y_gradRow := &scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_basic_block_1_conv2d_1_y_gradRow[i3] += net_basic_block_1_h_1_gradRow2[i3]
 					}
@@ -11603,100 +11995,52 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net/stem.grad
-	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i4 := range 3 {
-						ocannlReduce28AVX2(&net_stem_grad[i0][2*i1+i4][2*i2][0], &net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 8 {
-						net_basic_block_1_conv2d_1_y_gradV := net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetBasicBlock1Conv2d1KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_stem_gradRow2 := &net_stem_grad[i0][2*i1+i4][2*i2+i5]
-								for i6 := range 4 {
-									net_stem_gradRow2[i6] += net_basic_block_1_conv2d_1_y_gradV * pNetBasicBlock1Conv2d1KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 2 parts of i0 on the pool.
+	rec := ocannlResNetBackwardPart0Records.Get()
+	rec.pNetBasicBlock1Conv2d1Kernel = pNetBasicBlock1Conv2d1Kernel
+	rec.scratch = scratch
+	region.Run(rec, 2)
+	*rec = ocannlResNetBackwardPart0{}
+	ocannlResNetBackwardPart0Records.Put(rec)
 
 	// backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#1.kernel.grad
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				for i3 := range 8 {
-					for i4 := range 3 {
-						ocannlReduce29AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+12*i4], &net_stem[i0][i4][2*i2][0], &net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 8 {
-						net_basic_block_1_conv2d_1_y_gradV2 := net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_stemRow5 := &net_stem[i0][2*i1+i4][2*i2+i5]
-								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								for i6 := range 4 {
-									gNetBasicBlock1Conv2d1KernelRow[i6] += net_stemRow5[i6] * net_basic_block_1_conv2d_1_y_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i3 on the pool.
+	rec2 := ocannlResNetBackwardPart1Records.Get()
+	rec2.gNetBasicBlock1Conv2d1Kernel = gNetBasicBlock1Conv2d1Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlResNetBackwardPart1{}
+	ocannlResNetBackwardPart1Records.Put(rec2)
 
 	// backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
-	for j17 := range 2 {
-		for j18 := range 11 {
-			for j19 := range 4 {
-				net_stem_grad[j17][0][j18][j19] = 0
+	for j33 := range 2 {
+		for j34 := range 11 {
+			for j35 := range 4 {
+				scratch.net_stem_grad[j33][0][j34][j35] = 0
 			}
 		}
 	}
-	for j20 := range 2 {
-		for j21 := 9; j21 < 11; j21++ {
-			for j22 := range 11 {
-				for j23 := range 4 {
-					net_stem_grad[j20][j21][j22][j23] = 0
+	for j36 := range 2 {
+		for j37 := 9; j37 < 11; j37++ {
+			for j38 := range 11 {
+				for j39 := range 4 {
+					scratch.net_stem_grad[j36][j37][j38][j39] = 0
 				}
 			}
 		}
 	}
-	for j24 := range 2 {
-		for j25 := 1; j25 < 9; j25++ {
-			for j26 := range 4 {
-				net_stem_grad[j24][j25][0][j26] = 0
+	for j40 := range 2 {
+		for j41 := 1; j41 < 9; j41++ {
+			for j42 := range 4 {
+				scratch.net_stem_grad[j40][j41][0][j42] = 0
 			}
 		}
 	}
-	for j27 := range 2 {
-		for j28 := 1; j28 < 9; j28++ {
-			for j29 := 9; j29 < 11; j29++ {
-				for j30 := range 4 {
-					net_stem_grad[j27][j28][j29][j30] = 0
+	for j43 := range 2 {
+		for j44 := 1; j44 < 9; j44++ {
+			for j45 := 9; j45 < 11; j45++ {
+				for j46 := range 4 {
+					scratch.net_stem_grad[j43][j44][j45][j46] = 0
 				}
 			}
 		}
@@ -11704,25 +12048,25 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap18AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
+			ocannlMap18AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_stem_1Row3 := &net_stem_1[i0][i1][i2]
-					net_stem_gradRow3 := &net_stem_grad[i0][i1+1][i2+1]
+					net_stem_gradRow3 := &scratch.net_stem_grad[i0][i1+1][i2+1]
 					net_stem_1_gradRow := &net_stem_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r10 float64
+						var r12 float64
 						if 0 < net_stem_1Row3[i3] {
-							r10 = 1
+							r12 = 1
 						}
-						r11 := float64(0)
-						if r10 != 0 {
-							r11 = net_stem_gradRow3[i3]
+						r13 := float64(0)
+						if r12 != 0 {
+							r13 = net_stem_gradRow3[i3]
 						}
-						net_stem_1_gradRow[i3] += r11
+						net_stem_1_gradRow[i3] += r13
 					}
 				}
 			}
@@ -11791,6 +12135,106 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 }
+
+// ocannlResNetBackwardScratch holds the local arrays of ocannlResNetBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlResNetBackwardScratch struct {
+	net_stem                          [2][11][11][4]float64
+	net_stem_grad                     [2][11][11][4]float64
+	net_basic_block_1_conv2d_1_y_grad [2][4][4][8]float64
+}
+
+// ocannlResNetBackwardPart0 is the task record of a loop nest of ocannlResNetBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlResNetBackwardPart0 struct {
+	pNetBasicBlock1Conv2d1Kernel *[288]float64
+	scratch                      *ocannlResNetBackwardScratch
+}
+
+// Part runs part j31 of the nest (0 <= j31 < 2).
+func (r10 *ocannlResNetBackwardPart0) Part(j31 int) {
+	pNetBasicBlock1Conv2d1Kernel, scratch := r10.pNetBasicBlock1Conv2d1Kernel, r10.scratch
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce28AVX2(&scratch.net_stem_grad[i0+j31][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j31][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						net_basic_block_1_conv2d_1_y_gradV := scratch.net_basic_block_1_conv2d_1_y_grad[i0+j31][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetBasicBlock1Conv2d1KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_stem_gradRow2 := &scratch.net_stem_grad[i0+j31][2*i1+i4][2*i2+i5]
+								for i6 := range 4 {
+									net_stem_gradRow2[i6] += net_basic_block_1_conv2d_1_y_gradV * pNetBasicBlock1Conv2d1KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlResNetBackwardPart0Records holds the free ocannlResNetBackwardPart0 records.
+var ocannlResNetBackwardPart0Records rt.Records[ocannlResNetBackwardPart0]
+
+// ocannlResNetBackwardPart1 is the task record of a loop nest of ocannlResNetBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlResNetBackwardPart1 struct {
+	gNetBasicBlock1Conv2d1Kernel *[288]float64
+	scratch                      *ocannlResNetBackwardScratch
+}
+
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r11 *ocannlResNetBackwardPart1) Part(j32 int) {
+	gNetBasicBlock1Conv2d1Kernel, scratch := r11.gNetBasicBlock1Conv2d1Kernel, r11.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce29AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j32+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j32])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_basic_block_1_conv2d_1_y_gradV2 := scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j32]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_stemRow5 := &scratch.net_stem[i0][2*i1+i4][2*i2+i5]
+								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+36*j32+12*i4+4*i5 : 36*i3+36*j32+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetBasicBlock1Conv2d1KernelRow[i6] += net_stemRow5[i6] * net_basic_block_1_conv2d_1_y_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlResNetBackwardPart1Records holds the free ocannlResNetBackwardPart1 records.
+var ocannlResNetBackwardPart1Records rt.Records[ocannlResNetBackwardPart1]
 
 // ocannlNormalizedTrainLoss runs a tensor program generated by ocannlgen.
 //
