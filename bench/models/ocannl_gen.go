@@ -2668,12 +2668,30 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart17Records.Put(rec18)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// 3 parts of i4 on the pool.
+	// 8 parts of i0 on the pool.
 	rec19 := ocannlCNNBackwardPart18Records.Get()
-	rec19.gNetConv1Kernel = gNetConv1Kernel
 	rec19.images = images
 	rec19.scratch = scratch
-	region.Run(rec19, 3)
+	region.Run(rec19, 8)
+	// The 8 partial sums, added in part order.
+	for j70 := range 8 {
+		for j71 := range 3 {
+			for j72 := range 3 {
+				for j73 := range 1 {
+					acc15 := gNetConv1Kernel[9*j70+3*j71+j72+j73]
+					acc15 += rec19.gNetConv1KernelPartial[0][j70][j71][j72][j73]
+					acc15 += rec19.gNetConv1KernelPartial[1][j70][j71][j72][j73]
+					acc15 += rec19.gNetConv1KernelPartial[2][j70][j71][j72][j73]
+					acc15 += rec19.gNetConv1KernelPartial[3][j70][j71][j72][j73]
+					acc15 += rec19.gNetConv1KernelPartial[4][j70][j71][j72][j73]
+					acc15 += rec19.gNetConv1KernelPartial[5][j70][j71][j72][j73]
+					acc15 += rec19.gNetConv1KernelPartial[6][j70][j71][j72][j73]
+					acc15 += rec19.gNetConv1KernelPartial[7][j70][j71][j72][j73]
+					gNetConv1Kernel[9*j70+3*j71+j72+j73] = acc15
+				}
+			}
+		}
+	}
 	*rec19 = ocannlCNNBackwardPart18{}
 	ocannlCNNBackwardPart18Records.Put(rec19)
 }
@@ -3413,45 +3431,46 @@ func (r28 *ocannlCNNBackwardPart17) Part(j67 int) {
 // ocannlCNNBackwardPart17Records holds the free ocannlCNNBackwardPart17 records.
 var ocannlCNNBackwardPart17Records rt.Records[ocannlCNNBackwardPart17]
 
-// ocannlCNNBackwardPart18 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart18 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart18 struct {
-	gNetConv1Kernel *[72]float32
-	images          *[256][12][12][1]float32
-	scratch         *ocannlCNNBackwardScratch
+	images                 *[256][12][12][1]float32
+	scratch                *ocannlCNNBackwardScratch
+	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 3).
+// Part runs part j69 of the nest (0 <= j69 < 8).
 func (r29 *ocannlCNNBackwardPart18) Part(j69 int) {
-	gNetConv1Kernel, images, scratch := r29.gNetConv1Kernel, r29.images, r29.scratch
-	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	images, scratch, gNetConv1KernelPartial := r29.images, r29.scratch, &r29.gNetConv1KernelPartial
+	gNetConv1KernelPartial[j69] = [8][3][3][1]float32{}
+	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j69], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j69][i2][0])
+				for i4 := range 3 {
+					ocannlGemm7AVX512(&gNetConv1KernelPartial[j69][0][i4][0][0], &scratch.net_conv1_y_grad[32*j69][i1][i2][0], &images[32*j69][i1+i4][i2][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j69], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j69][i2][0])
+				for i4 := range 3 {
+					ocannlGemm7AVX2(&gNetConv1KernelPartial[j69][0][i4][0][0], &scratch.net_conv1_y_grad[32*j69][i1][i2][0], &images[32*j69][i1+i4][i2][0])
 				}
 			}
 		}
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j69]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j69 : 9*i3+3*i4+3*j69+3])
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j69][i1][i2][i3]
+						for i4 := range 3 {
+							imagesRow2 := &images[i0+32*j69][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j69][i3][i4]
 							for i5 := range 3 {
-								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
+								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
 						}
 					}

@@ -51,7 +51,7 @@ func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=8 N=3 K=256 (14x32 tile); strides C 9,1 A 1,800 B 144,1.
+// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=8 N=3 K=32 (14x32 tile); strides C 9,1 A 1,800 B 144,1.
 //
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
@@ -396,7 +396,7 @@ func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=8 N=3 K=256 (6x16 tile); strides C 9,1 A 1,800 B 144,1.
+// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=8 N=3 K=32 (6x16 tile); strides C 9,1 A 1,800 B 144,1.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)

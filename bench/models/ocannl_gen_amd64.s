@@ -1415,7 +1415,7 @@ TEXT ·ocannlGemm7AVX512(SB), NOSPLIT, $0-24
 	MOVL   $0x00000007, BX
 	KMOVW  BX, K1
 	MOVQ   DX, DX
-	MOVQ   $0x00000100, BX
+	MOVQ   $0x00000020, BX
 
 k1:
 	VMOVUPS.Z    (DX), K1, Z8
@@ -8885,7 +8885,7 @@ TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $0-24
 	VMOVUPS ocannlMask32<>+20(SB), Y6
 	MOVQ    CX, BX
 	MOVQ    DX, SI
-	MOVQ    $0x00000100, DI
+	MOVQ    $0x00000020, DI
 
 k1:
 	VMASKMOVPS   (SI), Y6, Y7
@@ -8929,7 +8929,7 @@ k1:
 	VXORPS       Y1, Y1, Y1
 	VMOVUPS      ocannlMask32<>+20(SB), Y2
 	MOVQ         DX, DX
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000020, BX
 
 k2:
 	VMASKMOVPS   (DX), Y2, Y3

@@ -55,6 +55,10 @@ const (
 	ParMinMapIters = 1 << 17
 )
 
+// minOutputParts: a nest whose output splits into fewer parts tries
+// partial sums over its reduction first (parReduce).
+const minOutputParts = 4
+
 // parParts is the number of parts of a loop of extent e (0: none).
 func parParts(e int) int {
 	for _, r := range [][2]int{{8, 2}, {16, 9}} {
@@ -291,6 +295,15 @@ func splitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
 // zero only the assembly kernel absorbs (the Go loops need it first).
 func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fill *loopir.Fill) ([]jen.Code, bool, error) {
 	split, parts := k.parSplit(loops, st)
+	if split != nil && parts < minOutputParts && fill == nil {
+		// Few output parts (a convolution's kernel gradient split on kh:
+		// 3 parts keep one of 2 threads idle a third of the nest): fixed
+		// partial sums over the reduction, when the output is small enough
+		// for them, share the work in 8 parts.
+		if code, ok, err := k.parReduce(loops, st, init); ok || err != nil {
+			return code, ok, err
+		}
+	}
 	if split == nil {
 		if fill == nil {
 			return k.parReduce(loops, st, init)
