@@ -723,6 +723,24 @@ func (k *kgen) forStmt(v, from, to, step int, used bool, body []jen.Code) jen.Co
 	return jen.For(jen.Id(name).Op(":=").Lit(from), jen.Id(name).Op("<").Lit(to), inc).Block(body...)
 }
 
+// itoaFunc declares the local closure name that formats an operand's
+// length for the length panics (without importing strconv).
+func itoaFunc(name string) []jen.Code {
+	return []jen.Code{
+		jen.Comment("// " + name + " formats an operand's length for the panics below (without importing strconv)."),
+		jen.Id(name).Op(":=").Func().Params(jen.Id("n").Int()).String().Block(
+			jen.Var().Id("buf").Index(jen.Lit(20)).Byte(),
+			jen.Id("i").Op(":=").Len(jen.Id("buf")),
+			jen.For().Block(
+				jen.Id("i").Op("--"),
+				jen.Id("buf").Index(jen.Id("i")).Op("=").Byte().Call(jen.LitRune('0').Op("+").Id("n").Op("%").Lit(10)),
+				jen.Id("n").Op("/=").Lit(10),
+				jen.If(jen.Id("n").Op("==").Lit(0)).Block(jen.Return(jen.String().Call(jen.Id("buf").Index(jen.Id("i"), jen.Empty())))),
+			),
+		),
+	}
+}
+
 // function generates the whole function declaration.
 func (k *kgen) function() (jen.Code, error) {
 	// The padded copies of parameters are generated first (their loop
@@ -797,18 +815,7 @@ func (k *kgen) function() (jen.Code, error) {
 			params = append(params, jen.Id(pr.Name).Index().Id(k.elem))
 			if itoa == "" {
 				itoa = k.names.fresh("itoa")
-				pro = append(pro,
-					jen.Comment("// "+itoa+" formats an operand's length for the panics below (without importing strconv)."),
-					jen.Id(itoa).Op(":=").Func().Params(jen.Id("n").Int()).String().Block(
-						jen.Var().Id("buf").Index(jen.Lit(20)).Byte(),
-						jen.Id("i").Op(":=").Len(jen.Id("buf")),
-						jen.For().Block(
-							jen.Id("i").Op("--"),
-							jen.Id("buf").Index(jen.Id("i")).Op("=").Byte().Call(jen.LitRune('0').Op("+").Id("n").Op("%").Lit(10)),
-							jen.Id("n").Op("/=").Lit(10),
-							jen.If(jen.Id("n").Op("==").Lit(0)).Block(jen.Return(jen.String().Call(jen.Id("buf").Index(jen.Id("i"), jen.Empty())))),
-						),
-					))
+				pro = append(pro, itoaFunc(itoa)...)
 			}
 			msg := fmt.Sprintf("ocannlgen: %s: operand %s has length ", k.k.Name, pr.Name)
 			pro = append(pro, jen.If(jen.Len(jen.Id(pr.Name)).Op("!=").Lit(s.size)).Block(
