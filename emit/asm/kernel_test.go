@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -120,24 +118,11 @@ func TestKernelsAgainstLoops(t *testing.T) {
 // runs it with OCANNLGEN_CPU unset, returning its output.
 func runKernelModule(t *testing.T, files map[string][]byte, main []byte) (string, error) {
 	t.Helper()
-	dir := testutil.WriteModule(t, map[string][]byte{"main.go": main})
+	all := map[string][]byte{"main.go": main}
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		all[name] = data
 	}
-	root := testutil.RepoRoot(t)
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gomod := fmt.Sprintf("module gentest\n\ngo 1.26\n\nrequire (\n\tgithub.com/ocannlgen/ocannlgen v0.0.0\n\tgithub.com/klauspost/cpuid/v2 v2.4.2\n)\n\nreplace github.com/ocannlgen/ocannlgen => %s\n", root)
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := testutil.WriteRepoModule(t, all)
 	if out, err := testutil.GoCmd(t, dir, []string{"GOFLAGS=-mod=mod", "OCANNLGEN_CPU="}, "vet", "."); err != nil {
 		t.Fatalf("go vet of the generated kernels: %v\n%s", err, out)
 	}

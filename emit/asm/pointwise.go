@@ -216,23 +216,30 @@ func mapOperands(st *loopir.Store) (expr loopir.Expr, loads []*loopir.Load, ok b
 	return expr, loads, ok
 }
 
+// strideMaps flattens C's index and each load's into strides per loop
+// variable (see flat); ok is false when one is not flat.
+func strideMaps(p *loopir.Program, st *loopir.Store, loads []*loopir.Load) (sc map[int]int, ss []map[int]int, ok bool) {
+	if sc, ok = flat(st.Index, p.Tensors[st.Tensor].BufDims); !ok {
+		return nil, nil, false
+	}
+	ss = make([]map[int]int, len(loads))
+	for i, l := range loads {
+		if ss[i], ok = flat(l.Index, p.Tensors[l.Tensor].BufDims); !ok {
+			return nil, nil, false
+		}
+	}
+	return sc, ss, true
+}
+
 // mapAxes returns one axis per loop, with the strides of C and of each
 // operand along it. ok is false when an index is not flat, a stride is
 // negative, a loop of extent > 1 does not move C (a reduction), or an
 // index mentions a variable bound neither in the nest nor in free.
 // With red, a reduction loop is allowed (marked red: it stays in Go).
 func mapAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*loopir.Load, free map[int]bool, red bool) ([]*mapAxis, bool) {
-	sc, okc := flat(st.Index, p.Tensors[st.Tensor].BufDims)
-	if !okc {
+	sc, ss, ok := strideMaps(p, st, loads)
+	if !ok {
 		return nil, false
-	}
-	ss := make([]map[int]int, len(loads))
-	for i, l := range loads {
-		s, okl := flat(l.Index, p.Tensors[l.Tensor].BufDims)
-		if !okl {
-			return nil, false
-		}
-		ss[i] = s
 	}
 	inNest := map[int]bool{}
 	var axes []*mapAxis
@@ -298,15 +305,7 @@ func mergeMapAxes(axes []*mapAxis) []*mapAxis {
 // rows is the longest other axis, run as rows inside the kernel (nil
 // otherwise). ok is false when no axis fits or the rows stay too short.
 func pickMapAxes(axes []*mapAxis, minElems int) (k, rows *mapAxis, ok bool) {
-	for _, x := range axes {
-		good := x.st[0] == 1
-		for _, s := range x.st[1:] {
-			good = good && (s == 0 || s == 1)
-		}
-		if good && !x.red && (k == nil || x.extent > k.extent) {
-			k = x
-		}
-	}
+	k = kernelAxis(axes)
 	if k == nil {
 		return nil, nil, false
 	}
@@ -323,11 +322,9 @@ func pickMapAxes(axes []*mapAxis, minElems int) (k, rows *mapAxis, ok bool) {
 	return k, rows, true
 }
 
-// pickMapAxes2 is pickMapAxes with the rows of ClassifyMapNew: the
-// inner level along the axis of smallest stride in C, and when that
-// leaves the call under MinMapElems elements, rows2 along the longest
-// other axis.
-func pickMapAxes2(axes []*mapAxis) (k, rows, rows2 *mapAxis, ok bool) {
+// kernelAxis is the longest axis (not a reduction) along which C and
+// every operand have unit or zero stride, C unit; nil if none.
+func kernelAxis(axes []*mapAxis) (k *mapAxis) {
 	for _, x := range axes {
 		good := x.st[0] == 1
 		for _, s := range x.st[1:] {
@@ -337,6 +334,15 @@ func pickMapAxes2(axes []*mapAxis) (k, rows, rows2 *mapAxis, ok bool) {
 			k = x
 		}
 	}
+	return k
+}
+
+// pickMapAxes2 is pickMapAxes with the rows of ClassifyMapNew: the
+// inner level along the axis of smallest stride in C, and when that
+// leaves the call under MinMapElems elements, rows2 along the longest
+// other axis.
+func pickMapAxes2(axes []*mapAxis) (k, rows, rows2 *mapAxis, ok bool) {
+	k = kernelAxis(axes)
 	if k == nil {
 		return nil, nil, nil, false
 	}

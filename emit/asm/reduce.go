@@ -212,17 +212,9 @@ func negAsMul(e loopir.Expr) loopir.Expr {
 // negative, no loop is a reduction, or an index mentions a variable
 // bound neither in the nest nor in free.
 func redAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*loopir.Load, free map[int]bool) ([]*mapAxis, bool) {
-	sc, okc := flat(st.Index, p.Tensors[st.Tensor].BufDims)
-	if !okc {
+	sc, ss, ok := strideMaps(p, st, loads)
+	if !ok {
 		return nil, false
-	}
-	ss := make([]map[int]int, len(loads))
-	for i, l := range loads {
-		s, okl := flat(l.Index, p.Tensors[l.Tensor].BufDims)
-		if !okl {
-			return nil, false
-		}
-		ss[i] = s
 	}
 	inNest := map[int]bool{}
 	reduces := false

@@ -2,8 +2,6 @@ package gocode
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -99,20 +97,7 @@ func asmModule(t *testing.T, src, main []byte, files map[string][]byte) string {
 	for name, data := range files {
 		all[name] = data
 	}
-	dir := testutil.WriteModule(t, all)
-	root := testutil.RepoRoot(t)
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gomod := fmt.Sprintf("module gentest\n\ngo 1.26\n\nrequire (\n\tgithub.com/ocannlgen/ocannlgen v0.0.0\n\tgithub.com/klauspost/cpuid/v2 v2.4.2\n)\n\nreplace github.com/ocannlgen/ocannlgen => %s\n", root)
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return testutil.WriteRepoModule(t, all)
 }
 
 // checkOutputs compares every output parameter with the interpreter's

@@ -6,6 +6,7 @@
 package testutil
 
 import (
+	"fmt"
 	"hash/fnv"
 	"io/fs"
 	"math"
@@ -149,6 +150,40 @@ func WriteModule(t testing.TB, files map[string][]byte) string {
 	dir := t.TempDir()
 	files["go.mod"] = []byte("module gentest\n\ngo 1.26\n")
 	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// WriteRepoModule is WriteModule for a module that requires this
+// repository (replaced by the working tree, with its go.sum) and the
+// cpuid module generated assembly stubs import; run its go commands with
+// GOFLAGS=-mod=mod.
+func WriteRepoModule(t testing.TB, files map[string][]byte) string {
+	t.Helper()
+	dir := WriteModule(t, files)
+	root := RepoRoot(t)
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuid := ""
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/klauspost/cpuid/v2" {
+			cpuid = f[1]
+		}
+	}
+	if cpuid == "" {
+		t.Fatal("go.mod does not require github.com/klauspost/cpuid/v2")
+	}
+	gomod := fmt.Sprintf("module gentest\n\ngo 1.26\n\nrequire (\n\tgithub.com/ocannlgen/ocannlgen v0.0.0\n\tgithub.com/klauspost/cpuid/v2 %s\n)\n\nreplace github.com/ocannlgen/ocannlgen => %s\n", cpuid, root)
+	for name, data := range map[string][]byte{"go.mod": []byte(gomod), "go.sum": sum} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
