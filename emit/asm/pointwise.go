@@ -262,14 +262,23 @@ func mapAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*
 		inNest[l.Var] = true
 		axes = append(axes, x)
 	}
+	if !boundIn(sc, ss, inNest, free) {
+		return nil, false
+	}
+	return axes, true
+}
+
+// boundIn reports whether every variable that moves C (sc) or an
+// operand (ss) is a loop of the nest or a free variable.
+func boundIn(sc map[int]int, ss []map[int]int, inNest, free map[int]bool) bool {
 	for _, m := range append([]map[int]int{sc}, ss...) {
 		for v, s := range m {
 			if s != 0 && !inNest[v] && !free[v] {
-				return nil, false
+				return false
 			}
 		}
 	}
-	return axes, true
+	return true
 }
 
 // mergeMapAxes merges axis u into v wherever every stride of u is v's
@@ -522,17 +531,20 @@ const (
 	cmpUNORD = 3
 )
 
+// binary emits d = f(x, y) in a new register, with the packed-single
+// or packed-double instruction for the element type.
+func (g *mgen) binary(f32, f64 func(...operand.Op), x, y reg.VecVirtual) reg.VecVirtual {
+	d := g.vec()
+	if g.es == 8 {
+		f64(y, x, d)
+	} else {
+		f32(y, x, d)
+	}
+	return d
+}
+
 func (g *mgen) eval(e loopir.Expr, off int) reg.VecVirtual {
 	c := g.c
-	arith := func(f32, f64 func(...operand.Op), x, y reg.VecVirtual) reg.VecVirtual {
-		d := g.vec()
-		if g.es == 8 {
-			f64(y, x, d)
-		} else {
-			f32(y, x, d)
-		}
-		return d
-	}
 	switch e := e.(type) {
 	case *loopir.Const:
 		return g.constVec(e.Value)
@@ -560,16 +572,16 @@ func (g *mgen) eval(e loopir.Expr, off int) reg.VecVirtual {
 		case "id":
 			return a[0]
 		case "add":
-			return arith(c.VADDPS, c.VADDPD, a[0], a[1])
+			return g.binary(c.VADDPS, c.VADDPD, a[0], a[1])
 		case "sub":
-			return arith(c.VSUBPS, c.VSUBPD, a[0], a[1])
+			return g.binary(c.VSUBPS, c.VSUBPD, a[0], a[1])
 		case "mul":
-			return arith(c.VMULPS, c.VMULPD, a[0], a[1])
+			return g.binary(c.VMULPS, c.VMULPD, a[0], a[1])
 		case "div":
-			return arith(c.VDIVPS, c.VDIVPD, a[0], a[1])
+			return g.binary(c.VDIVPS, c.VDIVPD, a[0], a[1])
 		case "relu":
 			// max(x, 0) with x first: x > 0 ? x : 0, NaN and -0 give +0.
-			return arith(c.VMAXPS, c.VMAXPD, a[0], g.constVec(0))
+			return g.binary(c.VMAXPS, c.VMAXPD, a[0], g.constVec(0))
 		case "lt", "eq", "ne":
 			pred := map[string]uint8{"lt": cmpLT, "eq": cmpEQ, "ne": cmpNEQ}[e.Prim]
 			return g.sel(g.cmp(pred, a[0], a[1]), g.constVec(1), g.constVec(0))
@@ -618,25 +630,16 @@ func (g *mgen) goMinMax(op string, a, b reg.VecVirtual) reg.VecVirtual {
 	if g.cfg.Wide {
 		panic("asm: max/min map kernels are AVX2 only")
 	}
-	two := func(f32, f64 func(...operand.Op), x, y reg.VecVirtual) reg.VecVirtual {
-		d := g.vec()
-		if g.es == 8 {
-			f64(y, x, d)
-		} else {
-			f32(y, x, d)
-		}
-		return d
-	}
 	var r1, r2, r reg.VecVirtual
 	if op == "max" {
-		r1, r2 = two(c.VMAXPS, c.VMAXPD, a, b), two(c.VMAXPS, c.VMAXPD, b, a)
-		r = two(c.VANDPS, c.VANDPD, r1, r2)
+		r1, r2 = g.binary(c.VMAXPS, c.VMAXPD, a, b), g.binary(c.VMAXPS, c.VMAXPD, b, a)
+		r = g.binary(c.VANDPS, c.VANDPD, r1, r2)
 	} else {
-		r1, r2 = two(c.VMINPS, c.VMINPD, a, b), two(c.VMINPS, c.VMINPD, b, a)
-		r = two(c.VORPS, c.VORPD, r1, r2)
+		r1, r2 = g.binary(c.VMINPS, c.VMINPD, a, b), g.binary(c.VMINPS, c.VMINPD, b, a)
+		r = g.binary(c.VORPS, c.VORPD, r1, r2)
 	}
 	nan := g.cmp(cmpUNORD, a, b)
-	return g.sel(nan, two(c.VADDPS, c.VADDPD, a, b), r)
+	return g.sel(nan, g.binary(c.VADDPS, c.VADDPD, a, b), r)
 }
 
 // emitMap adds the pointwise kernel name implementing m.

@@ -236,12 +236,8 @@ func redAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*
 		inNest[l.Var] = true
 		axes = append(axes, x)
 	}
-	for _, m := range append([]map[int]int{sc}, ss...) {
-		for v, s := range m {
-			if s != 0 && !inNest[v] && !free[v] {
-				return nil, false
-			}
-		}
+	if !boundIn(sc, ss, inNest, free) {
+		return nil, false
 	}
 	return axes, reduces
 }
