@@ -1289,13 +1289,17 @@ type ocannlCNNTrainLossPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r5 *ocannlCNNTrainLossPart3) Part(j4 int) {
 	scratch := r5.scratch
-	for f := 32 * j4; f < 32*j4+32; f++ {
-		for f2 := range 8 {
-			for f3 := range 8 {
-				for f4 := range 8 {
-					scratch.net_max_pool_1_y[f][f2][f3][f4] = float32(math.Inf(-1))
+	{
+		rows := scratch.net_max_pool_1_y[32*j4 : 32*j4+32]
+		for f := range 8 {
+			for f2 := range 8 {
+				for f3 := range 8 {
+					rows[0][f][f2][f3] = float32(math.Inf(-1))
 				}
 			}
+		}
+		for n := 1; n < len(rows); n *= 2 {
+			copy(rows[n:], rows[:n])
 		}
 	}
 }
@@ -1312,12 +1316,12 @@ type ocannlCNNTrainLossPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r6 *ocannlCNNTrainLossPart4) Part(j5 int) {
 	scratch := r6.scratch
-	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 5 {
+		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap2AVX2(&scratch.net_max_pool_1_y[32*j5][i1+1][1][0], &scratch.net_max_pool_1_x[32*j5][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0+32*j5][1][1][0], &scratch.net_max_pool_1_x[i0+32*j5][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -2196,13 +2200,13 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// zero the gradients
 	*gNetConv1Kernel = [72]float32{}
+	*gNetConv1Bias = [8]float32{}
 	// 8 parts of the filled arrays on the pool.
 	rec9 := ocannlCNNBackwardPart8Records.Get()
 	rec9.scratch = scratch
 	region.Run(rec9, 8)
 	*rec9 = ocannlCNNBackwardPart8{}
 	ocannlCNNBackwardPart8Records.Put(rec9)
-	*gNetConv1Bias = [8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadW = [1600]float32{}
@@ -2456,6 +2460,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_head_x_1_grad = [256][5][5][16]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlCNNBackwardPart9Records.Get()
 	rec10.scratch = scratch
@@ -2464,6 +2471,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart9Records.Put(rec10)
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_conv2_y_grad = [256][5][5][16]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlCNNBackwardPart10Records.Get()
 	rec11.scratch = scratch
@@ -2623,6 +2633,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			}
 		}
 	}
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_max_pool_1_x_grad = [256][10][10][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlCNNBackwardPart14Records.Get()
 	rec15.scratch = scratch
@@ -2631,6 +2644,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart14Records.Put(rec15)
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_max_pool_1_x_1_grad = [256][10][10][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec16 := ocannlCNNBackwardPart15Records.Get()
 	rec16.scratch = scratch
@@ -2639,6 +2655,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart15Records.Put(rec16)
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_conv1_y_grad = [256][10][10][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec17 := ocannlCNNBackwardPart16Records.Get()
 	rec17.scratch = scratch
@@ -2843,13 +2862,17 @@ type ocannlCNNBackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r5 *ocannlCNNBackwardPart3) Part(j4 int) {
 	scratch := r5.scratch
-	for f := 32 * j4; f < 32*j4+32; f++ {
-		for f2 := range 8 {
-			for f3 := range 8 {
-				for f4 := range 8 {
-					scratch.net_max_pool_1_y[f][f2][f3][f4] = float32(math.Inf(-1))
+	{
+		rows := scratch.net_max_pool_1_y[32*j4 : 32*j4+32]
+		for f := range 8 {
+			for f2 := range 8 {
+				for f3 := range 8 {
+					rows[0][f][f2][f3] = float32(math.Inf(-1))
 				}
 			}
+		}
+		for n := 1; n < len(rows); n *= 2 {
+			copy(rows[n:], rows[:n])
 		}
 	}
 }
@@ -2866,12 +2889,12 @@ type ocannlCNNBackwardPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r6 *ocannlCNNBackwardPart4) Part(j5 int) {
 	scratch := r6.scratch
-	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 5 {
+		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap2AVX2(&scratch.net_max_pool_1_y[32*j5][i1+1][1][0], &scratch.net_max_pool_1_x[32*j5][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0+32*j5][1][1][0], &scratch.net_max_pool_1_x[i0+32*j5][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -3022,7 +3045,7 @@ func (r10 *ocannlCNNBackwardPart7) Part(j24 int) {
 var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
 
 // ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// filling 1/8 of the first dim of 7 arrays (see rt.Pool).
+// filling 1/8 of the first dim of 2 arrays (see rt.Pool).
 type ocannlCNNBackwardPart8 struct {
 	scratch *ocannlCNNBackwardScratch
 }
@@ -3030,12 +3053,7 @@ type ocannlCNNBackwardPart8 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r11 *ocannlCNNBackwardPart8) Part(j25 int) {
 	scratch := r11.scratch
-	clear(scratch.net_conv1_y_grad[32*j25 : 32*j25+32])
-	clear(scratch.net_max_pool_1_x_1_grad[32*j25 : 32*j25+32])
-	clear(scratch.net_max_pool_1_x_grad[32*j25 : 32*j25+32])
 	clear(scratch.net_max_pool_1_y_grad[32*j25 : 32*j25+32])
-	clear(scratch.net_conv2_y_grad[32*j25 : 32*j25+32])
-	clear(scratch.net_head_x_1_grad[32*j25 : 32*j25+32])
 	clear(scratch.net_head_x_grad[32*j25 : 32*j25+32])
 }
 
@@ -3051,10 +3069,8 @@ type ocannlCNNBackwardPart9 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r16 *ocannlCNNBackwardPart9) Part(j26 int) {
 	scratch := r16.scratch
-	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_head_x_1_grad[32*j26][0][0][0], &scratch.net_head_x_1[32*j26][0][0][0], &scratch.net_head_x_grad[32*j26][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap21AVX2(&scratch.net_head_x_1_grad[32*j26][0][0][0], &scratch.net_head_x_1[32*j26][0][0][0], &scratch.net_head_x_grad[32*j26][0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3092,10 +3108,8 @@ type ocannlCNNBackwardPart10 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r17 *ocannlCNNBackwardPart10) Part(j27 int) {
 	scratch := r17.scratch
-	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_conv2_y_grad[32*j27][0][0][0], &scratch.net_head_x_1_grad[32*j27][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_conv2_y_grad[32*j27][0][0][0], &scratch.net_head_x_1_grad[32*j27][0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3269,12 +3283,12 @@ type ocannlCNNBackwardPart14 struct {
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r23 *ocannlCNNBackwardPart14) Part(j64 int) {
 	scratch := r23.scratch
-	// float32 pointwise kernel over 32x2 rows of 8 elements (c += where(eq(x0,add(x1,x2)),x3,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
+		for i0 := range 32 {
+			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap27AVX2(&scratch.net_max_pool_1_x_grad[32*j64][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y[32*j64][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j64][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[32*j64][i1+1][i2+1][0])
+					ocannlMap27AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j64][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j64][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j64][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j64][i1+1][1][0])
 				}
 			}
 		}
@@ -3320,10 +3334,8 @@ type ocannlCNNBackwardPart15 struct {
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r26 *ocannlCNNBackwardPart15) Part(j65 int) {
 	scratch := r26.scratch
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_max_pool_1_x_1_grad[32*j65][0][0][0], &scratch.net_max_pool_1_x_1[32*j65][0][0][0], &scratch.net_max_pool_1_x_grad[32*j65][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap28AVX2(&scratch.net_max_pool_1_x_1_grad[32*j65][0][0][0], &scratch.net_max_pool_1_x_1[32*j65][0][0][0], &scratch.net_max_pool_1_x_grad[32*j65][0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3361,10 +3373,8 @@ type ocannlCNNBackwardPart16 struct {
 // Part runs part j66 of the nest (0 <= j66 < 8).
 func (r27 *ocannlCNNBackwardPart16) Part(j66 int) {
 	scratch := r27.scratch
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_conv1_y_grad[32*j66][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j66][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap29AVX2(&scratch.net_conv1_y_grad[32*j66][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j66][0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -7635,14 +7645,14 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// zero the gradients
 	*gNetEmb = [320]float32{}
+	*gNetPos = [256]float32{}
+	*gNetAttention1WQ = [1024]float32{}
 	// 8 parts of the filled arrays on the pool.
 	rec40 := ocannlReverserBackwardPart39Records.Get()
 	rec40.scratch = scratch
 	region.Run(rec40, 8)
 	*rec40 = ocannlReverserBackwardPart39{}
 	ocannlReverserBackwardPart39Records.Put(rec40)
-	*gNetPos = [256]float32{}
-	*gNetAttention1WQ = [1024]float32{}
 	*gNetAttention1WK = [1024]float32{}
 	*gNetAttention1WV = [1024]float32{}
 	*gNetAttention1WO = [1024]float32{}
@@ -7893,6 +7903,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x2_4_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec46 := ocannlReverserBackwardPart45Records.Get()
 	rec46.scratch = scratch
@@ -7922,6 +7935,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart46Records.Put(rec47)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x2_1_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec48 := ocannlReverserBackwardPart47Records.Get()
 	rec48.scratch = scratch
@@ -7988,6 +8004,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart49Records.Put(rec50)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec51 := ocannlReverserBackwardPart50Records.Get()
 	rec51.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
@@ -8012,6 +8031,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec52 := ocannlReverserBackwardPart51Records.Get()
 	rec52.scratch = scratch
@@ -8036,6 +8058,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart53Records.Put(rec54)
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec55 := ocannlReverserBackwardPart54Records.Get()
 	rec55.scratch = scratch
@@ -8075,6 +8100,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart56Records.Put(rec57)
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x1_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec58 := ocannlReverserBackwardPart57Records.Get()
 	rec58.scratch = scratch
@@ -8083,6 +8111,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart57Records.Put(rec58)
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec59 := ocannlReverserBackwardPart58Records.Get()
 	rec59.scratch = scratch
@@ -8091,6 +8122,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart58Records.Put(rec59)
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec60 := ocannlReverserBackwardPart59Records.Get()
 	rec60.scratch = scratch
@@ -8138,6 +8172,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart62Records.Put(rec63)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec64 := ocannlReverserBackwardPart63Records.Get()
 	rec64.scratch = scratch
@@ -8146,6 +8183,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart63Records.Put(rec64)
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec65 := ocannlReverserBackwardPart64Records.Get()
 	rec65.scratch = scratch
@@ -8193,6 +8233,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart67Records.Put(rec68)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x1_4_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec69 := ocannlReverserBackwardPart68Records.Get()
 	rec69.scratch = scratch
@@ -8222,6 +8265,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart69Records.Put(rec70)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x1_1_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec71 := ocannlReverserBackwardPart70Records.Get()
 	rec71.scratch = scratch
@@ -8288,6 +8334,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart72Records.Put(rec73)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec74 := ocannlReverserBackwardPart73Records.Get()
 	rec74.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
@@ -8312,6 +8361,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec75 := ocannlReverserBackwardPart74Records.Get()
 	rec75.scratch = scratch
@@ -8336,6 +8388,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart76Records.Put(rec77)
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec78 := ocannlReverserBackwardPart77Records.Get()
 	rec78.scratch = scratch
@@ -8375,6 +8430,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart79Records.Put(rec80)
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_h_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec81 := ocannlReverserBackwardPart80Records.Get()
 	rec81.scratch = scratch
@@ -8383,6 +8441,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart80Records.Put(rec81)
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec82 := ocannlReverserBackwardPart81Records.Get()
 	rec82.scratch = scratch
@@ -8425,6 +8486,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart85Records.Put(rec86)
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec87 := ocannlReverserBackwardPart86Records.Get()
 	rec87.scratch = scratch
@@ -8449,6 +8513,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart88Records.Put(rec89)
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec90 := ocannlReverserBackwardPart89Records.Get()
 	rec90.scratch = scratch
@@ -8457,6 +8524,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart89Records.Put(rec90)
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec91 := ocannlReverserBackwardPart90Records.Get()
 	rec91.scratch = scratch
@@ -8481,6 +8551,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart92Records.Put(rec93)
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec94 := ocannlReverserBackwardPart93Records.Get()
 	rec94.scratch = scratch
@@ -8559,6 +8632,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart101Records.Put(rec102)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_h_1_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec103 := ocannlReverserBackwardPart102Records.Get()
 	rec103.scratch = scratch
@@ -9992,7 +10068,7 @@ func (r40 *ocannlReverserBackwardPart38) Part(j39 int) {
 var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// filling 1/8 of the first dim of 31 arrays (see rt.Pool).
+// filling 1/8 of the first dim of 9 arrays (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
 	scratch *ocannlReverserBackwardScratch
 }
@@ -10000,36 +10076,14 @@ type ocannlReverserBackwardPart39 struct {
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r41 *ocannlReverserBackwardPart39) Part(j41 int) {
 	scratch := r41.scratch
-	clear(scratch.net_h_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_h_grad[32*j41 : 32*j41+32])
 	clear(scratch.net_attention_1_q_grad[32*j41 : 32*j41+32])
 	clear(scratch.net_attention_1_k_grad[32*j41 : 32*j41+32])
 	clear(scratch.net_attention_1_v_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_scores_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_scores_grad[32*j41 : 32*j41+32])
 	clear(scratch.net_attention_1_m_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_ex_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_ex_grad[32*j41 : 32*j41+32])
 	clear(scratch.net_attention_1_attn_1_grad[32*j41 : 32*j41+32])
 	clear(scratch.net_attention_1_attn_grad[32*j41 : 32*j41+32])
 	clear(scratch.net_attention_1_ctx_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_layer_norm_1_x_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_layer_norm_1_x_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_layer_norm_1_centered_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_layer_norm_1_var_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_x1_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_x1_4_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_x1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_linear_1_x_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_linear_1_x_2_grad[32*j41 : 32*j41+32])
 	clear(scratch.net_linear_1_x_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_layer_norm_2_x_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_layer_norm_2_x_2_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_layer_norm_2_x_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_layer_norm_2_centered_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_layer_norm_2_var_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_x2_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_x2_4_grad[32*j41 : 32*j41+32])
 	clear(scratch.net_x2_grad[32*j41 : 32*j41+32])
 }
 
@@ -10231,10 +10285,8 @@ type ocannlReverserBackwardPart45 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r49 *ocannlReverserBackwardPart45) Part(j48 int) {
 	scratch := r49.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_x2_4_grad[32*j48][0][0], &scratch.net_x2_grad[32*j48][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_x2_4_grad[32*j48][0][0], &scratch.net_x2_grad[32*j48][0][0])
 	} else {
 		for i0 := range 32 {
@@ -10300,10 +10352,8 @@ type ocannlReverserBackwardPart47 struct {
 // Part runs part j51 of the nest (0 <= j51 < 8).
 func (r51 *ocannlReverserBackwardPart47) Part(j51 int) {
 	scratch := r51.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.net_x2_1_grad[32*j51][0][0], &scratch.net_x2_4_grad[32*j51][0][0], &scratch.net_x2_3[32*j51][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap59AVX2(&scratch.net_x2_1_grad[32*j51][0][0], &scratch.net_x2_4_grad[32*j51][0][0], &scratch.net_x2_3[32*j51][0][0])
 	} else {
 		for i0 := range 32 {
@@ -10407,10 +10457,8 @@ type ocannlReverserBackwardPart50 struct {
 // Part runs part j55 of the nest (0 <= j55 < 8).
 func (r54 *ocannlReverserBackwardPart50) Part(j55 int) {
 	pNetLayerNorm2Gamma, scratch := r54.pNetLayerNorm2Gamma, r54.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap62AVX512(&scratch.net_layer_norm_2_centered_grad[32*j55][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j55][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap62AVX2(&scratch.net_layer_norm_2_centered_grad[32*j55][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j55][0][0])
 	} else {
 		for i0 := range 32 {
@@ -10437,10 +10485,8 @@ type ocannlReverserBackwardPart51 struct {
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r55 *ocannlReverserBackwardPart51) Part(j56 int) {
 	scratch := r55.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.net_layer_norm_2_var_1_grad[32*j56][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j56][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap64AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j56][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j56][0][0])
 	} else {
 		for i0 := range 32 {
@@ -10529,10 +10575,8 @@ type ocannlReverserBackwardPart54 struct {
 // Part runs part j59 of the nest (0 <= j59 < 8).
 func (r58 *ocannlReverserBackwardPart54) Part(j59 int) {
 	scratch := r58.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_layer_norm_2_x_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered_grad[32*j59][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered_grad[32*j59][0][0])
 	} else {
 		for i0 := range 32 {
@@ -10591,9 +10635,9 @@ func (r60 *ocannlReverserBackwardPart56) Part(j61 int) {
 	scratch := r60.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j61][0][0])
+		ocannlMap66AVX512(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j61][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j61][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -10619,10 +10663,8 @@ type ocannlReverserBackwardPart57 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r61 *ocannlReverserBackwardPart57) Part(j62 int) {
 	scratch := r61.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_x1_grad[32*j62][0][0], &scratch.net_layer_norm_2_x_grad[32*j62][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_x1_grad[32*j62][0][0], &scratch.net_layer_norm_2_x_grad[32*j62][0][0])
 	} else {
 		for i0 := range 32 {
@@ -10649,10 +10691,8 @@ type ocannlReverserBackwardPart58 struct {
 // Part runs part j63 of the nest (0 <= j63 < 8).
 func (r62 *ocannlReverserBackwardPart58) Part(j63 int) {
 	scratch := r62.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_layer_norm_2_x_2_grad[32*j63][0][0], &scratch.net_layer_norm_2_x_grad[32*j63][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j63][0][0], &scratch.net_layer_norm_2_x_grad[32*j63][0][0])
 	} else {
 		for i0 := range 32 {
@@ -10679,10 +10719,8 @@ type ocannlReverserBackwardPart59 struct {
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r63 *ocannlReverserBackwardPart59) Part(j64 int) {
 	scratch := r63.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_layer_norm_2_x_1_grad[32*j64][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j64][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j64][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j64][0][0])
 	} else {
 		for i0 := range 32 {
@@ -10828,11 +10866,9 @@ type ocannlReverserBackwardPart63 struct {
 // Part runs part j69 of the nest (0 <= j69 < 8).
 func (r69 *ocannlReverserBackwardPart63) Part(j69 int) {
 	scratch := r69.scratch
-	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_linear_1_x_2_grad[32*j69][0][0], &scratch.net_linear_1_x_2[32*j69][0][0], &scratch.net_linear_1_x_grad[32*j69][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_linear_1_x_2_grad[32*j69][0][0], &scratch.net_linear_1_x_2[32*j69][0][0], &scratch.net_linear_1_x_grad[32*j69][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap67AVX2(&scratch.net_linear_1_x_2_grad[32*j69][0][0], &scratch.net_linear_1_x_2[32*j69][0][0], &scratch.net_linear_1_x_grad[32*j69][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -10867,11 +10903,9 @@ type ocannlReverserBackwardPart64 struct {
 // Part runs part j70 of the nest (0 <= j70 < 8).
 func (r70 *ocannlReverserBackwardPart64) Part(j70 int) {
 	scratch := r70.scratch
-	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap67AVX512(&scratch.net_linear_1_x_1_grad[32*j70][0][0], &scratch.net_linear_1_x_2_grad[32*j70][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_linear_1_x_1_grad[32*j70][0][0], &scratch.net_linear_1_x_2_grad[32*j70][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_linear_1_x_1_grad[32*j70][0][0], &scratch.net_linear_1_x_2_grad[32*j70][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -11016,10 +11050,8 @@ type ocannlReverserBackwardPart68 struct {
 // Part runs part j75 of the nest (0 <= j75 < 8).
 func (r74 *ocannlReverserBackwardPart68) Part(j75 int) {
 	scratch := r74.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_x1_4_grad[32*j75][0][0], &scratch.net_x1_grad[32*j75][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_x1_4_grad[32*j75][0][0], &scratch.net_x1_grad[32*j75][0][0])
 	} else {
 		for i0 := range 32 {
@@ -11085,10 +11117,8 @@ type ocannlReverserBackwardPart70 struct {
 // Part runs part j78 of the nest (0 <= j78 < 8).
 func (r76 *ocannlReverserBackwardPart70) Part(j78 int) {
 	scratch := r76.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.net_x1_1_grad[32*j78][0][0], &scratch.net_x1_4_grad[32*j78][0][0], &scratch.net_x1_3[32*j78][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap59AVX2(&scratch.net_x1_1_grad[32*j78][0][0], &scratch.net_x1_4_grad[32*j78][0][0], &scratch.net_x1_3[32*j78][0][0])
 	} else {
 		for i0 := range 32 {
@@ -11192,10 +11222,8 @@ type ocannlReverserBackwardPart73 struct {
 // Part runs part j82 of the nest (0 <= j82 < 8).
 func (r79 *ocannlReverserBackwardPart73) Part(j82 int) {
 	pNetLayerNorm1Gamma, scratch := r79.pNetLayerNorm1Gamma, r79.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap62AVX512(&scratch.net_layer_norm_1_centered_grad[32*j82][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j82][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap62AVX2(&scratch.net_layer_norm_1_centered_grad[32*j82][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j82][0][0])
 	} else {
 		for i0 := range 32 {
@@ -11222,10 +11250,8 @@ type ocannlReverserBackwardPart74 struct {
 // Part runs part j83 of the nest (0 <= j83 < 8).
 func (r80 *ocannlReverserBackwardPart74) Part(j83 int) {
 	scratch := r80.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.net_layer_norm_1_var_1_grad[32*j83][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j83][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap64AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j83][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j83][0][0])
 	} else {
 		for i0 := range 32 {
@@ -11314,10 +11340,8 @@ type ocannlReverserBackwardPart77 struct {
 // Part runs part j86 of the nest (0 <= j86 < 8).
 func (r83 *ocannlReverserBackwardPart77) Part(j86 int) {
 	scratch := r83.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_layer_norm_1_x_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered_grad[32*j86][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered_grad[32*j86][0][0])
 	} else {
 		for i0 := range 32 {
@@ -11376,9 +11400,9 @@ func (r85 *ocannlReverserBackwardPart79) Part(j88 int) {
 	scratch := r85.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j88][0][0])
+		ocannlMap66AVX512(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j88][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j88][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j88][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -11404,10 +11428,8 @@ type ocannlReverserBackwardPart80 struct {
 // Part runs part j89 of the nest (0 <= j89 < 8).
 func (r86 *ocannlReverserBackwardPart80) Part(j89 int) {
 	scratch := r86.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_h_grad[32*j89][0][0], &scratch.net_layer_norm_1_x_grad[32*j89][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_h_grad[32*j89][0][0], &scratch.net_layer_norm_1_x_grad[32*j89][0][0])
 	} else {
 		for i0 := range 32 {
@@ -11434,10 +11456,8 @@ type ocannlReverserBackwardPart81 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r87 *ocannlReverserBackwardPart81) Part(j90 int) {
 	scratch := r87.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_layer_norm_1_x_1_grad[32*j90][0][0], &scratch.net_layer_norm_1_x_grad[32*j90][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j90][0][0], &scratch.net_layer_norm_1_x_grad[32*j90][0][0])
 	} else {
 		for i0 := range 32 {
@@ -11631,11 +11651,9 @@ type ocannlReverserBackwardPart86 struct {
 // Part runs part j95 of the nest (0 <= j95 < 8).
 func (r92 *ocannlReverserBackwardPart86) Part(j95 int) {
 	scratch := r92.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_attention_1_ex_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_1[32*j95][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_attention_1_ex_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_1[32*j95][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap69AVX2(&scratch.net_attention_1_ex_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_1[32*j95][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -11700,9 +11718,9 @@ func (r94 *ocannlReverserBackwardPart88) Part(j97 int) {
 	scratch := r94.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j97][0][0][0])
+		ocannlMap70AVX512(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j97][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j97][0][0][0])
+		ocannlMap70AVX2(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j97][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -11730,11 +11748,9 @@ type ocannlReverserBackwardPart89 struct {
 // Part runs part j98 of the nest (0 <= j98 < 8).
 func (r95 *ocannlReverserBackwardPart89) Part(j98 int) {
 	scratch := r95.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_attention_1_ex_1_grad[32*j98][0][0][0], &scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_ex[32*j98][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_attention_1_ex_1_grad[32*j98][0][0][0], &scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_ex[32*j98][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap71AVX2(&scratch.net_attention_1_ex_1_grad[32*j98][0][0][0], &scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_ex[32*j98][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -11763,10 +11779,8 @@ type ocannlReverserBackwardPart90 struct {
 // Part runs part j99 of the nest (0 <= j99 < 8).
 func (r96 *ocannlReverserBackwardPart90) Part(j99 int) {
 	scratch := r96.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_attention_1_scores_grad[32*j99][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j99][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_attention_1_scores_grad[32*j99][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j99][0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -11829,9 +11843,9 @@ func (r100 *ocannlReverserBackwardPart92) Part(j101 int) {
 	scratch := r100.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_m[32*j101][0][0][0], &scratch.net_attention_1_scores[32*j101][0][0][0], &scratch.net_attention_1_m_grad[32*j101][0][0][0])
+		ocannlMap72AVX512(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_m[32*j101][0][0][0], &scratch.net_attention_1_scores[32*j101][0][0][0], &scratch.net_attention_1_m_grad[32*j101][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_m[32*j101][0][0][0], &scratch.net_attention_1_scores[32*j101][0][0][0], &scratch.net_attention_1_m_grad[32*j101][0][0][0])
+		ocannlMap72AVX2(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_m[32*j101][0][0][0], &scratch.net_attention_1_scores[32*j101][0][0][0], &scratch.net_attention_1_m_grad[32*j101][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -11869,11 +11883,9 @@ type ocannlReverserBackwardPart93 struct {
 // Part runs part j102 of the nest (0 <= j102 < 8).
 func (r101 *ocannlReverserBackwardPart93) Part(j102 int) {
 	scratch := r101.scratch
-	// float32 pointwise kernel over 8192 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap71AVX512(&scratch.net_attention_1_scores_1_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_attention_1_scores_1_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_2[0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap73AVX2(&scratch.net_attention_1_scores_1_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -12264,10 +12276,8 @@ type ocannlReverserBackwardPart102 struct {
 // Part runs part j111 of the nest (0 <= j111 < 8).
 func (r110 *ocannlReverserBackwardPart102) Part(j111 int) {
 	scratch := r110.scratch
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_h_1_grad[32*j111][0][0], &scratch.net_h_grad[32*j111][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_h_1_grad[32*j111][0][0], &scratch.net_h_grad[32*j111][0][0])
 	} else {
 		for i0 := range 32 {

@@ -201,26 +201,6 @@ func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap22AVX512 runs a float32 pointwise kernel over 12800 elements: c += x0.
-//
-//go:noescape
-func ocannlMap22AVX512(c *float32, x0 *float32)
-
-// ocannlMap28AVX512 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap29AVX512 runs a float32 pointwise kernel over 25600 elements: c += x0.
-//
-//go:noescape
-func ocannlMap29AVX512(c *float32, x0 *float32)
-
 // ocannlMap30AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -306,60 +286,25 @@ func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap58AVX512 runs a float32 pointwise kernel over 8192 elements: c += x0.
-//
-//go:noescape
-func ocannlMap58AVX512(c *float32, x0 *float32)
-
-// ocannlMap59AVX512 runs a float32 pointwise kernel over 32 elements: c += div(x0,x1).
-//
-//go:noescape
-func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap62AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap64AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
-//
-//go:noescape
-func ocannlMap64AVX512(c *float32, x0 *float32)
-
 // ocannlMap65AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap66AVX512 runs a float32 pointwise kernel over 16384 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap66AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
-func ocannlMap66AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap66AVX512(c *float32, x0 *float32)
 
-// ocannlMap67AVX512 runs a float32 pointwise kernel over 16384 elements: c += x0.
+// ocannlMap70AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
-func ocannlMap67AVX512(c *float32, x0 *float32)
+func ocannlMap70AVX512(c *float32, x0 *float32)
 
-// ocannlMap68AVX512 runs a float32 pointwise kernel over 8 elements: c += div(x0,x1).
+// ocannlMap72AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap69AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
-//
-//go:noescape
-func ocannlMap69AVX512(c *float32, x0 *float32)
-
-// ocannlMap70AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
-//
-//go:noescape
-func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap71AVX512 runs a float32 pointwise kernel over 8192 elements: c += div(x0,x1).
-//
-//go:noescape
-func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=256 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
 //
@@ -606,12 +551,12 @@ func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 12800 elements: c += x0.
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap22AVX2(c *float32, x0 *float32)
@@ -636,17 +581,17 @@ func ocannlMap25AVX2(c *float32)
 //go:noescape
 func ocannlMap26AVX2(c *float32)
 
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,add(x1,x2)),x3,0).
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,add(x1,x2)),x3,0),0).
 //
 //go:noescape
 func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 25600 elements: c += x0.
+// ocannlMap29AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap29AVX2(c *float32, x0 *float32)
@@ -791,12 +736,12 @@ func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap58AVX2 runs a float32 pointwise kernel over 8192 elements: c += x0.
+// ocannlMap58AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap58AVX2(c *float32, x0 *float32)
 
-// ocannlMap59AVX2 runs a float32 pointwise kernel over 32 elements: c += div(x0,x1).
+// ocannlMap59AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
@@ -811,7 +756,7 @@ func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap61AVX2(c *float32, x0 *float32)
 
-// ocannlMap62AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
+// ocannlMap62AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
@@ -821,7 +766,7 @@ func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap63AVX2(c *float32, x0 *float32)
 
-// ocannlMap64AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap64AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap64AVX2(c *float32, x0 *float32)
@@ -831,35 +776,45 @@ func ocannlMap64AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap66AVX2 runs a float32 pointwise kernel over 16384 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap66AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
-func ocannlMap66AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap66AVX2(c *float32, x0 *float32)
 
-// ocannlMap67AVX2 runs a float32 pointwise kernel over 16384 elements: c += x0.
+// ocannlMap67AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap67AVX2(c *float32, x0 *float32)
+func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap68AVX2 runs a float32 pointwise kernel over 8 elements: c += div(x0,x1).
+// ocannlMap68AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap68AVX2(c *float32, x0 *float32)
 
-// ocannlMap69AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap69AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap69AVX2(c *float32, x0 *float32)
+func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap70AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap70AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
-func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap70AVX2(c *float32, x0 *float32)
 
-// ocannlMap71AVX2 runs a float32 pointwise kernel over 8192 elements: c += div(x0,x1).
+// ocannlMap71AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap72AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+//
+//go:noescape
+func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap73AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //

@@ -193,22 +193,6 @@ func ocannlMap20AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
 }
 
-// ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
-}
-
-// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
-
-// ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
-}
-
-// ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX512 called without assembly") }
-
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
@@ -290,51 +274,20 @@ func ocannlMap57AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
 }
 
-// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX512 called without assembly") }
-
-// ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
-}
-
-// ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap62AVX512 called without assembly")
-}
-
-// ocannlMap64AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX512 called without assembly") }
-
 // ocannlMap65AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap65AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap65AVX512 called without assembly")
 }
 
 // ocannlMap66AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap66AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap66AVX512 called without assembly")
-}
-
-// ocannlMap67AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX512 called without assembly") }
-
-// ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap68AVX512 called without assembly")
-}
-
-// ocannlMap69AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX512 called without assembly") }
+func ocannlMap66AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX512 called without assembly") }
 
 // ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap70AVX512 called without assembly")
-}
+func ocannlMap70AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX512 called without assembly") }
 
-// ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap71AVX512 called without assembly")
+// ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap72AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap72AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -626,24 +579,30 @@ func ocannlMap64AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX2 called 
 func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 called without assembly") }
 
 // ocannlMap66AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap66AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
+func ocannlMap66AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
 
 // ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
+func ocannlMap67AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
 
 // ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
+func ocannlMap68AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
 
 // ocannlMap69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
+func ocannlMap69AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
 
 // ocannlMap70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap70AVX2 called without assembly")
-}
+func ocannlMap70AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX2 called without assembly") }
 
 // ocannlMap71AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap71AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
+
+// ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap72AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap72AVX2 called without assembly")
+}
+
+// ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

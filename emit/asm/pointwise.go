@@ -92,6 +92,9 @@ const (
 	maxMapIns   = 6
 	// minMapRow is the shortest row of a map over rows.
 	minMapRow = 4
+	// minLocalMapElems is the least number of elements of a call whose
+	// two levels of rows follow C's memory order (see pickMapAxes2).
+	minLocalMapElems = 64
 )
 
 // mapPrims are the primitives a pointwise kernel evaluates.
@@ -348,8 +351,12 @@ func kernelAxis(axes []*mapAxis) (k *mapAxis) {
 
 // pickMapAxes2 is pickMapAxes with the rows of ClassifyMapNew: the
 // inner level along the axis of smallest stride in C, and when that
-// leaves the call under MinMapElems elements, rows2 along the longest
-// other axis.
+// leaves the call under MinMapElems elements, rows2 along the axis of
+// next smallest stride in C if the call then holds minLocalMapElems
+// elements, else along the longest other axis. Rows in memory order keep
+// a call's cells together (the max pool's backward at a batch of 256:
+// rows2 along the batch put 64 rows 3 KiB apart in every call, each cell
+// a cache miss).
 func pickMapAxes2(axes []*mapAxis) (k, rows, rows2 *mapAxis, ok bool) {
 	k = kernelAxis(axes)
 	if k == nil {
@@ -358,17 +365,17 @@ func pickMapAxes2(axes []*mapAxis) (k, rows, rows2 *mapAxis, ok bool) {
 	if k.extent >= MinMapElems {
 		return k, nil, nil, true
 	}
-	for _, x := range axes {
-		if x != k && !x.red && x.extent > 1 && (rows == nil || x.st[0] < rows.st[0] || x.st[0] == rows.st[0] && x.extent > rows.extent) {
-			rows = x
-		}
-	}
+	rows = nearestAxis(axes, k, nil)
 	if rows == nil || k.extent < minMapRow {
 		return nil, nil, nil, false
 	}
 	if k.extent*rows.extent >= MinMapElems {
 		return k, rows, nil, true
 	}
+	if rows2 = nearestAxis(axes, k, rows); rows2 != nil && k.extent*rows.extent*rows2.extent >= minLocalMapElems {
+		return k, rows, rows2, true
+	}
+	rows2 = nil
 	for _, x := range axes {
 		if x != k && x != rows && !x.red && (rows2 == nil || x.extent > rows2.extent) {
 			rows2 = x
@@ -378,6 +385,17 @@ func pickMapAxes2(axes []*mapAxis) (k, rows, rows2 *mapAxis, ok bool) {
 		return nil, nil, nil, false
 	}
 	return k, rows, rows2, true
+}
+
+// nearestAxis is the axis besides k and not of smallest stride in C
+// (the longest among equal strides), skipping reductions and unit axes.
+func nearestAxis(axes []*mapAxis, k, not *mapAxis) (n *mapAxis) {
+	for _, x := range axes {
+		if x != k && x != not && !x.red && x.extent > 1 && (n == nil || x.st[0] < n.st[0] || x.st[0] == n.st[0] && x.extent > n.extent) {
+			n = x
+		}
+	}
+	return n
 }
 
 // buildMapNest assembles the MapNest for kernel axis k (and rows, if

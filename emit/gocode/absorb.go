@@ -61,22 +61,12 @@ func (k *kgen) absorbingNest(loops []*loopir.For, st *loopir.Store, t int) bool 
 	if st.Tensor != t || !st.Accumulate || st.Accum != "add" || exprLoads(st.Value, t) {
 		return false
 	}
-	if k.par && k.parSplitWould(loops, st) {
-		return false
-	}
 	ow := overwriteStore(st)
 	ow.Value = k.foldConstLoads(ow.Value)
 	if asm.ClassifyMapNew(k.p, loops, ow, k.elem, nil, true) == nil {
 		return false
 	}
 	return coversOnce(loops, st.Index, k.p.Tensors[t].BufDims)
-}
-
-// parSplitWould reports whether the nest would run on the pool (its
-// parts would not absorb the fill).
-func (k *kgen) parSplitWould(loops []*loopir.For, st *loopir.Store) bool {
-	l, _ := k.parSplit(loops, st)
-	return l != nil
 }
 
 // overwriteStore is st (an addition into the cell) as the store of the
@@ -156,6 +146,9 @@ func stmtTouches(s loopir.Stmt, t int) bool {
 // all (the caller emits the fill and the nest as usual).
 func (k *kgen) chainAbsorb(loops []*loopir.For, st *loopir.Store, f *loopir.Fill) ([]jen.Code, bool, error) {
 	k.curInlined = true // a new form: AVX2 only
+	if code, ok, err := k.parChain(loops, st, nil, f); ok || err != nil {
+		return code, ok, err
+	}
 	calls, note := k.asmMapNest(loops, overwriteStore(st), nil)
 	if calls == nil {
 		return nil, false, nil

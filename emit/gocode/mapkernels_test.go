@@ -159,3 +159,50 @@ func TestCoversOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratedMapKernelsParallel is TestGeneratedMapKernels at a batch
+// of 1024 with the nests run in parts on the pool: the parts of the
+// backward's first nest into m's gradient each store their cells (the
+// zero fill absorbed in every part), and the Go branch fills before the
+// parts; both tiers against the interpreter, twice on a scratch poisoned
+// with NaN. In float64: the loss sums 200k squares, beyond float32's
+// tolerance.
+func TestGeneratedMapKernelsParallel(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the assembly kernels are amd64 only")
+	}
+	if testing.Short() {
+		t.Skip("builds a module (slow)")
+	}
+	src := strings.Replace(poolLossSrc, "16 |", "1024 |", 1)
+	b := buildBackward(t, ecase{"PoolBackwardPar64", "float64", src, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"})
+	bs := []*built{withScratch(b, "PoolBackwardPar64S", 0)}
+	set := asm.NewSet(asm.Tiers()...)
+	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{bs[0].k}, Asm: set, Parallel: true})
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	whole := string(gen)
+	if i := strings.Index(whole, ") Part(j"); i < 0 || !strings.Contains(whole[i:], "the zero fill absorbed: float64 pointwise kernel") {
+		t.Errorf("no part of a nest absorbs a zero fill:\n%s", whole)
+	}
+	files, err := set.Files("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h strings.Builder
+	h.WriteString(harnessHead)
+	h.WriteString(scratchPoison)
+	h.WriteString("func main() {\n")
+	harnessCallScratch(&h, bs[0], true)
+	h.WriteString("}\n")
+	dir := asmModule(t, gen, []byte(h.String()), files)
+	for _, tier := range []string{"", "purego"} {
+		out, err := testutil.GoCmd(t, dir, append(goEnv, "GOFLAGS=-mod=mod", "OCANNLGEN_CPU="+tier), "run", ".")
+		if err != nil {
+			t.Fatalf("go run (OCANNLGEN_CPU=%q): %v\n%s", tier, err, head(out, 4000))
+		}
+		got, _ := parseOutputs(t, out)
+		checkOutputs(t, "OCANNLGEN_CPU="+tier, bs, got)
+	}
+}

@@ -587,12 +587,12 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
-	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 5 {
+		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][i1+1][1][0], &scratch.net_max_pool_1_x[0][2*i1+i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -1463,12 +1463,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 5 {
+		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][i1+1][1][0], &scratch.net_max_pool_1_x[0][2*i1+i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -2152,12 +2152,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// the zero fill absorbed: float32 pointwise kernel over 32x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
+		for i0 := range 32 {
+			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap18AVX2(&scratch.net_max_pool_1_x_grad[0][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y[0][i1+1][i2+1][0], &scratch.net_max_pool_1_x[0][2*i1+i4][2*i2][0], &net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[0][i1+1][i2+1][0])
+					ocannlMap18AVX2(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0][i1+1][1][0], &scratch.net_max_pool_1_x[i0][2*i1+i4][0][0], &net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
 				}
 			}
 		}
@@ -2988,13 +2988,17 @@ type ocannlCNNPredictPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r5 *ocannlCNNPredictPart3) Part(j4 int) {
 	scratch := r5.scratch
-	for f := 32 * j4; f < 32*j4+32; f++ {
-		for f2 := range 8 {
-			for f3 := range 8 {
-				for f4 := range 8 {
-					scratch.net_max_pool_1_y[f][f2][f3][f4] = float32(math.Inf(-1))
+	{
+		rows := scratch.net_max_pool_1_y[32*j4 : 32*j4+32]
+		for f := range 8 {
+			for f2 := range 8 {
+				for f3 := range 8 {
+					rows[0][f][f2][f3] = float32(math.Inf(-1))
 				}
 			}
+		}
+		for n := 1; n < len(rows); n *= 2 {
+			copy(rows[n:], rows[:n])
 		}
 	}
 }
@@ -3011,12 +3015,12 @@ type ocannlCNNPredictPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	scratch := r6.scratch
-	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 5 {
+		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j5][i1+1][1][0], &scratch.net_max_pool_1_x[32*j5][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[i0+32*j5][1][1][0], &scratch.net_max_pool_1_x[i0+32*j5][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}

@@ -4008,7 +4008,7 @@ TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000005, DX
 
 rowb1:
 	MOVQ $0x00000005, BX
@@ -4029,8 +4029,8 @@ row2:
 	ADDQ      $+32, CX
 	DECQ      BX
 	JNZ       row2
-	ADDQ      $+1888, AX
-	ADDQ      $+2880, CX
+	ADDQ      $+96, AX
+	ADDQ      $+320, CX
 	DECQ      DX
 	JNZ       rowb1
 	VZEROUPPER
@@ -4657,7 +4657,7 @@ TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, DI
+	MOVQ         $0x00000005, DI
 
 rowb1:
 	MOVQ $0x00000002, R8
@@ -4683,11 +4683,9 @@ row2:
 	ADDQ         $-32, SI
 	DECQ         R8
 	JNZ          row2
-	ADDQ         $+3136, AX
-	ADDQ         $+2048, CX
-	ADDQ         $+3136, DX
+	ADDQ         $+32, CX
 	ADDQ         $-8, BX
-	ADDQ         $+2048, SI
+	ADDQ         $+32, SI
 	DECQ         DI
 	JNZ          rowb1
 	VZEROUPPER

@@ -6041,9 +6041,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6065,9 +6065,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float64, x0 *float64)
+// func ocannlMap12AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6085,9 +6085,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6109,9 +6109,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float64, x0 *float64)
+// func ocannlMap15AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6135,9 +6135,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float64, x0 *float64)
+// func ocannlMap16AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6155,9 +6155,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6179,9 +6179,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6202,9 +6202,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float64, x0 *float64)
+// func ocannlMap25AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6222,9 +6222,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float64, x0 *float64)
+// func ocannlMap30AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6247,9 +6247,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap31AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6271,9 +6271,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float64, x0 *float64)
+// func ocannlMap32AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -11836,6 +11836,54 @@ TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD (DX), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000008, DX
+
+rowb1:
+	MOVQ $0x00000002, BX
+
+row2:
+	VMOVUPS    (CX), Y2
+	VADDPD     Y0, Y2, Y2
+	VMOVUPS    (AX), Y3
+	VMAXPD     Y2, Y3, Y4
+	VMAXPD     Y3, Y2, Y5
+	VANDPD     Y5, Y4, Y4
+	VCMPPD     $0x03, Y2, Y3, Y5
+	VADDPD     Y2, Y3, Y2
+	VBLENDVPD  Y5, Y2, Y4, Y2
+	VMOVUPS    Y2, (AX)
+	ADDQ       $+32, AX
+	ADDQ       $+32, CX
+	VMASKMOVPD (CX), Y1, Y2
+	VADDPD     Y0, Y2, Y2
+	VMASKMOVPD (AX), Y1, Y3
+	VMAXPD     Y2, Y3, Y4
+	VMAXPD     Y3, Y2, Y5
+	VANDPD     Y5, Y4, Y4
+	VCMPPD     $0x03, Y2, Y3, Y5
+	VADDPD     Y2, Y3, Y2
+	VBLENDVPD  Y5, Y2, Y4, Y2
+	VMASKMOVPD Y2, Y1, (AX)
+	ADDQ       $+16, AX
+	ADDQ       $+64, CX
+	DECQ       BX
+	JNZ        row2
+	ADDQ       $+192, CX
+	DECQ       DX
+	JNZ        rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000060, BX
 
@@ -11856,9 +11904,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float64, x0 *float64)
+// func ocannlMap8AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -11876,9 +11924,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11903,9 +11951,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float64, x0 *float64)
+// func ocannlMap10AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -11923,9 +11971,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11947,9 +11995,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64)
+// func ocannlMap12AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -11967,9 +12015,45 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD (DX), Y0
+	MOVQ         $0x00000006, DX
+
+rowb1:
+	MOVQ $0x00000006, BX
+
+row2:
+	VMOVUPS   (CX), Y1
+	VADDPD    Y0, Y1, Y1
+	VMOVUPS   (AX), Y2
+	VMAXPD    Y1, Y2, Y3
+	VMAXPD    Y2, Y1, Y4
+	VANDPD    Y4, Y3, Y3
+	VCMPPD    $0x03, Y1, Y2, Y4
+	VADDPD    Y1, Y2, Y1
+	VBLENDVPD Y4, Y1, Y3, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+384, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11991,9 +12075,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float64, x0 *float64)
+// func ocannlMap15AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12017,9 +12101,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float64, x0 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12037,9 +12121,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float64)
+// func ocannlMap17AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
@@ -12054,9 +12138,85 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD (DX), Y0
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000004, BX
+
+row2:
+	VMOVUPS   (CX), Y1
+	VADDPD    Y0, Y1, Y1
+	VMOVUPS   (AX), Y2
+	VMAXPD    Y1, Y2, Y3
+	VMAXPD    Y2, Y1, Y4
+	VANDPD    Y4, Y3, Y3
+	VCMPPD    $0x03, Y1, Y2, Y4
+	VADDPD    Y1, Y2, Y1
+	VBLENDVPD Y4, Y1, Y3, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+96, AX
+	ADDQ      $+256, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000006, DI
+
+e3:
+	VMOVUPS   (CX), Y2
+	VCMPPD    $0x01, Y2, Y0, Y2
+	VBLENDVPD Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPD    $0x04, Y0, Y2, Y2
+	VBLENDVPD Y2, Y3, Y0, Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+144, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+1008, DX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12081,9 +12241,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64, x0 *float64)
+// func ocannlMap21AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12101,9 +12261,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12134,9 +12294,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12163,9 +12323,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12186,9 +12346,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12206,9 +12366,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64)
+// func ocannlMap26AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12238,9 +12398,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12265,9 +12425,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12285,9 +12445,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12324,9 +12484,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float64, x0 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12344,9 +12504,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12375,9 +12535,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float64, x0 *float64)
+// func ocannlMap32AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12395,9 +12555,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12422,9 +12582,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float64, x0 *float64)
+// func ocannlMap34AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12442,9 +12602,59 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float64, x0 *float64)
+// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VMOVUPS      ocannlMask64<>+16(SB), Y2
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000006, SI
+
+row2:
+	MOVQ $0x00000004, DI
+
+e3:
+	VMOVUPS    (CX), Y3
+	VCMPPD     $0x01, Y3, Y0, Y3
+	VBLENDVPD  Y3, Y1, Y0, Y3
+	VMOVUPS    (DX), Y4
+	VCMPPD     $0x04, Y0, Y3, Y3
+	VBLENDVPD  Y3, Y4, Y0, Y3
+	VADDPD     Y0, Y3, Y3
+	VMOVUPS    Y3, (AX)
+	ADDQ       $+32, AX
+	ADDQ       $+32, CX
+	ADDQ       $+32, DX
+	DECQ       DI
+	JNZ        e3
+	VMASKMOVPD (CX), Y2, Y3
+	VCMPPD     $0x01, Y3, Y0, Y3
+	VBLENDVPD  Y3, Y1, Y0, Y3
+	VMASKMOVPD (DX), Y2, Y4
+	VCMPPD     $0x04, Y0, Y3, Y3
+	VBLENDVPD  Y3, Y4, Y0, Y3
+	VADDPD     Y0, Y3, Y3
+	VMASKMOVPD Y3, Y2, (AX)
+	ADDQ       $+16, AX
+	ADDQ       $+16, CX
+	ADDQ       $+40, DX
+	DECQ       SI
+	JNZ        row2
+	ADDQ       $+168, DX
+	DECQ       BX
+	JNZ        rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12453,37 +12663,37 @@ TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap31AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap36AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap31AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap36AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap31AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap36AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap31AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap31AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap31AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap31AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap31AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap36AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap36AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap36AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap36AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap36AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap31AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap31AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap36AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap36AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap31AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap31AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap36AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap36AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12494,91 +12704,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap31AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap31AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap31AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap31AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap31AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap31AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap31AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap31AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap31AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap31AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap31AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap31AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap31AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap31AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap31AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap31AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap31AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap31AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap31AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap31AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap31AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap31AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap31AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap31AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap31AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap31AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap31AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap31AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap31AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap31AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap31AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap31AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap31AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap31AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap31AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap31AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap31AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap31AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap31AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap31AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap31AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap31AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap31AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap31AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap31AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap31AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap31AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap31AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap31AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap31AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap31AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap31AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap31AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap31AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap31AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap31AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap31AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap31AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap31AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap31AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap31AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap31AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap31AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap31AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap31AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap36AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap36AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap36AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap36AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap36AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap36AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap36AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap36AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap36AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap36AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap36AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap36AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap36AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap36AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap36AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap36AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap36AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap36AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap36AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap36AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap36AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap36AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap36AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap36AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap36AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap36AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap36AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap36AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap36AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap36AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap36AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap36AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap36AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap36AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap36AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap36AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap36AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap36AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap36AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap36AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap36AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap36AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap36AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap36AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap36AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap36AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap36AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap36AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap36AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap36AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap36AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap36AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap36AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap36AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap36AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap36AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap36AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap36AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap36AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap36AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap36AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap36AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap36AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap36AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap36AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap36AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap36AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap36AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap36AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap36AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap36AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap36AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap36AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap36AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap36AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap36AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap36AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap36AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap36AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap36AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap32AVX2(c *float64, x0 *float64)
+// func ocannlMap37AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12587,37 +12797,37 @@ TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap32AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap37AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap32AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap37AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap32AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap37AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap32AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap32AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap32AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap32AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap32AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap37AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap37AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap37AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap37AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap32AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap32AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap37AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap37AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap32AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap32AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap37AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap37AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12628,91 +12838,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap32AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap32AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap32AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap32AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap32AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap32AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap32AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap32AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap32AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap32AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap32AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap32AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap32AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap32AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap32AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap32AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap32AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap32AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap32AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap32AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap32AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap32AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap32AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap32AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap32AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap32AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap32AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap32AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap32AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap32AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap32AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap32AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap32AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap32AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap32AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap32AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap32AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap32AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap32AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap32AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap32AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap32AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap37AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap37AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap37AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap37AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap37AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap37AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap37AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap37AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap37AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap37AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap37AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap37AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap37AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap37AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap37AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap37AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap37AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap37AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap37AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap37AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap37AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap37AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap37AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap37AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap37AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap37AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap37AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap37AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap37AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap37AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap37AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap37AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap37AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap37AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap37AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap37AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap37AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap37AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap37AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap37AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap37AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap37AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap37AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap37AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap37AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap37AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap37AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap37AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap37AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap37AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap37AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap37AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap37AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap37AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap37AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap37AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap37AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap37AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap37AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap37AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap37AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap37AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap37AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap37AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap37AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap37AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap37AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap37AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap37AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap33AVX2(c *float64, x0 *float64)
+// func ocannlMap38AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12721,37 +12931,37 @@ TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap33AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap38AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap33AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap38AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap33AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap38AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap33AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap33AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap33AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap33AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap33AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap38AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap38AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap38AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap38AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap33AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap33AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap33AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap33AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12762,87 +12972,119 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap33AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap33AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap33AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap33AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap33AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap33AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap33AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap33AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap33AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap33AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap33AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap33AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap33AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap33AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap33AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap33AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap33AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap33AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap33AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap33AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap33AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap33AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap33AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap33AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap33AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap33AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap33AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap33AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap33AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap33AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap33AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap33AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap33AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap33AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap33AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap33AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap33AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap38AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap38AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap39AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000002, DX
+
+rowb1:
+	MOVQ $0x00000004, BX
+
+row2:
+	MOVQ $0x00000002, SI
+
+e3:
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    SI
+	JNZ     e3
+	ADDQ    $-64, CX
+	DECQ    BX
+	JNZ     row2
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     rowb1
+	VZEROUPPER
+	RET
 
 // func ocannlReduce0AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
