@@ -848,12 +848,12 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// 5 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec := ocannlCNNTrainLossPart0Records.Get()
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 5)
+	region.Run(rec, 8)
 	*rec = ocannlCNNTrainLossPart0{}
 	ocannlCNNTrainLossPart0Records.Put(rec)
 
@@ -953,11 +953,11 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 			}
 		}
 	}
-	// 5 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNTrainLossPart5Records.Get()
 	rec6.pNetConv2Kernel = pNetConv2Kernel
 	rec6.scratch = scratch
-	region.Run(rec6, 5)
+	region.Run(rec6, 8)
 	*rec6 = ocannlCNNTrainLossPart5{}
 	ocannlCNNTrainLossPart5Records.Put(rec6)
 
@@ -1162,45 +1162,45 @@ type ocannlCNNTrainLossScratch struct {
 	net_head_x         [256][5][5][16]float32
 }
 
-// ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNTrainLossPart0 struct {
 	images          *[256][12][12][1]float32
 	pNetConv1Kernel *[72]float32
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j of the nest (0 <= j < 5).
+// Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNTrainLossPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 2 {
+		for i1 := range 10 {
 			for i2 := range 10 {
-				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+				ocannlGemm0AVX512(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
+		for i1 := range 10 {
 			for i2 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+				ocannlGemm0AVX2(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 2 {
+		for i0 := range 32 {
+			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
 						acc := float32(0)
 						for i4 := range 3 {
-							imagesRow := &images[i0][i1+2*j+i4]
+							imagesRow := &images[i0+32*j][i1+i4]
 							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
 								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
 							}
 						}
-						scratch.net_conv1_y[i0][i1+2*j][i2][i3] = acc
+						scratch.net_conv1_y[i0+32*j][i1][i2][i3] = acc
 					}
 				}
 			}
@@ -1352,46 +1352,46 @@ func (r6 *ocannlCNNTrainLossPart4) Part(j5 int) {
 // ocannlCNNTrainLossPart4Records holds the free ocannlCNNTrainLossPart4 records.
 var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
 
-// ocannlCNNTrainLossPart5 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// ocannlCNNTrainLossPart5 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNTrainLossPart5 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 5).
+// Part runs part j22 of the nest (0 <= j22 < 8).
 func (r7 *ocannlCNNTrainLossPart5) Part(j22 int) {
 	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
-	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 1 {
+		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 1 {
+		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 1 {
+		for i0 := range 32 {
+			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j22][i1+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
+						scratch.net_conv2_y[i0+32*j22][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -1898,12 +1898,12 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// 5 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec := ocannlCNNBackwardPart0Records.Get()
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 5)
+	region.Run(rec, 8)
 	*rec = ocannlCNNBackwardPart0{}
 	ocannlCNNBackwardPart0Records.Put(rec)
 
@@ -2003,11 +2003,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			}
 		}
 	}
-	// 5 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNBackwardPart5Records.Get()
 	rec6.pNetConv2Kernel = pNetConv2Kernel
 	rec6.scratch = scratch
-	region.Run(rec6, 5)
+	region.Run(rec6, 8)
 	*rec6 = ocannlCNNBackwardPart5{}
 	ocannlCNNBackwardPart5Records.Put(rec6)
 
@@ -2735,45 +2735,45 @@ type ocannlCNNBackwardScratch struct {
 	net_head_x_grad         [256][5][5][16]float32
 }
 
-// ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart0 struct {
 	images          *[256][12][12][1]float32
 	pNetConv1Kernel *[72]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j of the nest (0 <= j < 5).
+// Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNBackwardPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 2 {
+		for i1 := range 10 {
 			for i2 := range 10 {
-				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+				ocannlGemm0AVX512(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
+		for i1 := range 10 {
 			for i2 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+				ocannlGemm0AVX2(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 2 {
+		for i0 := range 32 {
+			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
 						acc := float32(0)
 						for i4 := range 3 {
-							imagesRow := &images[i0][i1+2*j+i4]
+							imagesRow := &images[i0+32*j][i1+i4]
 							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
 								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
 							}
 						}
-						scratch.net_conv1_y[i0][i1+2*j][i2][i3] = acc
+						scratch.net_conv1_y[i0+32*j][i1][i2][i3] = acc
 					}
 				}
 			}
@@ -2925,46 +2925,46 @@ func (r6 *ocannlCNNBackwardPart4) Part(j5 int) {
 // ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
 var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 
-// ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart5 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 5).
+// Part runs part j22 of the nest (0 <= j22 < 8).
 func (r7 *ocannlCNNBackwardPart5) Part(j22 int) {
 	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
-	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 1 {
+		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 1 {
+		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 1 {
+		for i0 := range 32 {
+			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j22][i1+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
+						scratch.net_conv2_y[i0+32*j22][i1][i2][i3] = acc3
 					}
 				}
 			}

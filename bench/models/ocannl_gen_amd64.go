@@ -16,12 +16,12 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=256 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=32 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX512 runs a float32 dot kernel, M=256 N=16 K=24 (4x4 tile); strides C 400,1 A 512,1 B 1,72.
+// ocannlGemm1AVX512 runs a float32 dot kernel, M=32 N=16 K=24 (4x4 tile); strides C 400,1 A 512,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
@@ -306,12 +306,12 @@ func ocannlMap70AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=256 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX2 runs a float32 dot kernel, M=256 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
+// ocannlGemm1AVX2 runs a float32 dot kernel, M=32 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)

@@ -223,6 +223,21 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int
 		}
 		return 0
 	}
+	parts := func(l *loopir.For) int {
+		if l.Var == nVar {
+			return nParts(l.Extent)
+		}
+		return parParts(l.Extent)
+	}
+	// A contraction kernel's own axis counts its balance only when its
+	// parts stay minKernelPart long (a kernel gradient's 8 output
+	// channels in 8 parts would make 8 kernels of one row).
+	bal := func(l *loopir.For) int {
+		if n0 != nil && rank(l) == 0 && l.Extent/parts(l) < minKernelPart {
+			return 0
+		}
+		return balance(parts(l))
+	}
 	var best *loopir.For
 	for _, l := range loops[:len(loops)-1] {
 		if pl.red[l.Var] || !splittable(st, l.Var) || parParts(l.Extent) == 0 {
@@ -234,17 +249,45 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int
 		if l.Var == pl.loops[len(pl.loops)-1].Var && l.Var != nVar {
 			continue
 		}
-		if best == nil || rank(l) > rank(best) || rank(l) == rank(best) && l.Extent > best.Extent {
+		if best == nil || better(bal(l), rank(l), l.Extent, bal(best), rank(best), best.Extent) {
 			best = l
 		}
 	}
 	if best == nil {
 		return nil, 0
 	}
-	if best.Var == nVar {
-		return best, nParts(best.Extent)
+	return best, parts(best)
+}
+
+// minKernelPart is the least extent of a contraction kernel's axis in
+// one part for the split to count as balanced (see parSplit).
+const minKernelPart = 16
+
+// balance grades a number of parts by how evenly 2 and 4 threads share
+// them: 2 for a multiple of 4, 1 for even, 0 for odd (5 parts on 2
+// threads leave one idle a fifth of the nest: the convolutions split on
+// 5 or 10 output rows, where their batch splits in 8).
+func balance(parts int) int {
+	switch {
+	case parts%4 == 0:
+		return 2
+	case parts%2 == 0:
+		return 1
 	}
-	return best, parParts(best.Extent)
+	return 0
+}
+
+// better orders the loops parSplit may split: by balance, then by rank
+// (a loop around the kernel call, then a broadcast kernel's n axis),
+// then by extent.
+func better(bal, rank, ext, bal0, rank0, ext0 int) bool {
+	if bal != bal0 {
+		return bal > bal0
+	}
+	if rank != rank0 {
+		return rank > rank0
+	}
+	return ext > ext0
 }
 
 // nParts is the number of parts of a broadcast kernel's n loop of extent

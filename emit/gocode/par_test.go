@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -34,8 +35,8 @@ func TestSplittable(t *testing.T) {
 }
 
 // renderPar renders one kernel of src (tensors a, b inputs, c output)
-// with parallel nests on.
-func renderPar(t *testing.T, src, scratch string) string {
+// with parallel nests on (and the assembly kernels of set, if given).
+func renderPar(t *testing.T, src, scratch string, set ...*asm.Set) string {
 	t.Helper()
 	_, p := compileProgram(t, src, nil)
 	k := &Kernel{Name: "K", Elem: "float32", Prog: p, Scratch: scratch, ScratchOver: DefaultScratchOver, PoolParam: scratch != ""}
@@ -52,7 +53,11 @@ func renderPar(t *testing.T, src, scratch string) string {
 		}
 		k.Params = append(k.Params, Param{Name: ps.name, Kind: PtrArray, Tensor: id, Output: ps.out})
 	}
-	out, err := Render(&File{Package: "p", Kernels: []*Kernel{k}, Parallel: true})
+	f := &File{Package: "p", Kernels: []*Kernel{k}, Parallel: true}
+	if len(set) > 0 {
+		f.Asm = set[0]
+	}
+	out, err := Render(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,5 +170,22 @@ func TestGoCost(t *testing.T) {
 		if got := goCost(c.e); got != c.want {
 			t.Errorf("goCost(%v) = %d, want %d", c.e, got, c.want)
 		}
+	}
+}
+
+// TestParallelBalance: a convolution over 5 output rows, whose kernel
+// runs over the batch, splits its batch in 8 parts (5 parts of rows
+// would leave one of 2 threads idle a fifth of the nest); its kernel
+// gradient stays 8 partial sums over the batch instead of 8 one-row
+// kernels of its output channels.
+func TestParallelBalance(t *testing.T) {
+	const conv = "input a : 256 | 7, 7, 8\ninput b : 3, 3, 8 -> 16\nlet c = a +* \"... | oh<+kh, ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc\" b"
+	s := renderPar(t, conv, "", asm.NewSet(asm.Tiers()...))
+	if !strings.Contains(s, "runs in 8 parts, one\n// for each 32 values of i0") {
+		t.Errorf("the convolution does not run in 8 parts of its batch:\n%s", s)
+	}
+	const grad = "input a : 256 | 12, 12, 1\ninput b : 256 | 10, 10, 8\nlet c = a +* \"... | oh<+kh, ow<+kw, ic; ... | oh, ow, oc => kh, kw, ic -> oc\" b"
+	if g := renderPar(t, grad, "", asm.NewSet(asm.Tiers()...)); !strings.Contains(g, "cPartial [8]") || strings.Contains(g, "for each 1 values of i0") {
+		t.Errorf("the kernel gradient is not 8 partial sums over the batch:\n%s", g)
 	}
 }

@@ -2676,12 +2676,12 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// 5 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec := ocannlCNNPredictPart0Records.Get()
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 5)
+	region.Run(rec, 8)
 	*rec = ocannlCNNPredictPart0{}
 	ocannlCNNPredictPart0Records.Put(rec)
 
@@ -2781,11 +2781,11 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			}
 		}
 	}
-	// 5 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNPredictPart5Records.Get()
 	rec6.pNetConv2Kernel = pNetConv2Kernel
 	rec6.scratch = scratch
-	region.Run(rec6, 5)
+	region.Run(rec6, 8)
 	*rec6 = ocannlCNNPredictPart5{}
 	ocannlCNNPredictPart5Records.Put(rec6)
 
@@ -2809,9 +2809,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm8AVX512(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm8AVX2(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
@@ -2861,45 +2861,45 @@ type ocannlCNNPredictScratch struct {
 	net_head_x         [256][5][5][16]float32
 }
 
-// ocannlCNNPredictPart0 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlCNNPredictPart0 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNPredictPart0 struct {
 	images          *[256][12][12][1]float32
 	pNetConv1Kernel *[72]float32
 	scratch         *ocannlCNNPredictScratch
 }
 
-// Part runs part j of the nest (0 <= j < 5).
+// Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNPredictPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 2 {
+		for i1 := range 10 {
 			for i2 := range 10 {
-				ocannlGemm8AVX512(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+				ocannlGemm0AVX512(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
+		for i1 := range 10 {
 			for i2 := range 10 {
-				ocannlGemm8AVX2(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+				ocannlGemm0AVX2(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 2 {
+		for i0 := range 32 {
+			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
 						acc := float32(0)
 						for i4 := range 3 {
-							imagesRow := &images[i0][i1+2*j+i4]
+							imagesRow := &images[i0+32*j][i1+i4]
 							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
 								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
 							}
 						}
-						scratch.net_conv1_y[i0][i1+2*j][i2][i3] = acc
+						scratch.net_conv1_y[i0+32*j][i1][i2][i3] = acc
 					}
 				}
 			}
@@ -3051,46 +3051,46 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 // ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
 var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
 
-// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNPredictPart5 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNPredictScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 5).
+// Part runs part j22 of the nest (0 <= j22 < 8).
 func (r7 *ocannlCNNPredictPart5) Part(j22 int) {
 	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
-	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 1 {
+		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 1 {
+		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 1 {
+		for i0 := range 32 {
+			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j22][i1+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
+						scratch.net_conv2_y[i0+32*j22][i1][i2][i3] = acc3
 					}
 				}
 			}

@@ -56,20 +56,10 @@ func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX512 runs a float32 dot kernel, M=256 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm8AVX512 runs a float32 dot kernel, M=4 N=256 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm9AVX512 runs a float32 dot kernel, M=256 N=16 K=24 (4x4 tile); strides C 400,1 A 512,1 B 1,72.
-//
-//go:noescape
-func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm10AVX512 runs a float32 dot kernel, M=4 N=256 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
-//
-//go:noescape
-func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //
@@ -136,20 +126,10 @@ func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX2 runs a float32 dot kernel, M=256 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm8AVX2 runs a float32 dot kernel, M=4 N=256 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm9AVX2 runs a float32 dot kernel, M=256 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
-//
-//go:noescape
-func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm10AVX2 runs a float32 dot kernel, M=4 N=256 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
-//
-//go:noescape
-func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //

@@ -3707,12 +3707,12 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	defer region.Leave()
 
 	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
-	// 6 parts of i1 on the pool.
+	// 4 parts of i0 on the pool.
 	rec := ocannlLeNetTrainLossPart0Records.Get()
 	rec.images = images
 	rec.pNetConv2dValid1Kernel = pNetConv2dValid1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 6)
+	region.Run(rec, 4)
 	*rec = ocannlLeNetTrainLossPart0{}
 	ocannlLeNetTrainLossPart0Records.Put(rec)
 
@@ -4152,31 +4152,31 @@ type ocannlLeNetTrainLossScratch struct {
 	net_conv2d_valid_1_y [4][12][12][4]float64
 }
 
-// ocannlLeNetTrainLossPart0 is the task record of a loop nest of ocannlLeNetTrainLoss that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlLeNetTrainLossPart0 is the task record of a loop nest of ocannlLeNetTrainLoss that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlLeNetTrainLossPart0 struct {
 	images                 *[4][14][14][1]float64
 	pNetConv2dValid1Kernel *[36]float64
 	scratch                *ocannlLeNetTrainLossScratch
 }
 
-// Part runs part j of the nest (0 <= j < 6).
+// Part runs part j of the nest (0 <= j < 4).
 func (r *ocannlLeNetTrainLossPart0) Part(j int) {
 	images, pNetConv2dValid1Kernel, scratch := r.images, r.pNetConv2dValid1Kernel, r.scratch
 	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
+	for i0 := range 1 {
+		for i1 := range 12 {
 			for i2 := range 12 {
 				for i3 := range 4 {
 					acc := float64(0)
 					for i4 := range 3 {
-						imagesRow := &images[i0][i1+2*j+i4]
+						imagesRow := &images[i0+j][i1+i4]
 						pNetConv2dValid1KernelRow := (*[3]float64)(pNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 						for i5 := range 3 {
 							acc += imagesRow[i2+i5][0] * pNetConv2dValid1KernelRow[i5]
 						}
 					}
-					scratch.net_conv2d_valid_1_y[i0][i1+2*j][i2][i3] = acc
+					scratch.net_conv2d_valid_1_y[i0+j][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -4785,12 +4785,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	defer region.Leave()
 
 	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
-	// 6 parts of i1 on the pool.
+	// 4 parts of i0 on the pool.
 	rec := ocannlLeNetBackwardPart0Records.Get()
 	rec.images = images
 	rec.pNetConv2dValid1Kernel = pNetConv2dValid1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 6)
+	region.Run(rec, 4)
 	*rec = ocannlLeNetBackwardPart0{}
 	ocannlLeNetBackwardPart0Records.Put(rec)
 
@@ -5843,31 +5843,31 @@ type ocannlLeNetBackwardScratch struct {
 	net_conv2d_valid_2_y_grad [4][4][4][6]float64
 }
 
-// ocannlLeNetBackwardPart0 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlLeNetBackwardPart0 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlLeNetBackwardPart0 struct {
 	images                 *[4][14][14][1]float64
 	pNetConv2dValid1Kernel *[36]float64
 	scratch                *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j of the nest (0 <= j < 6).
+// Part runs part j of the nest (0 <= j < 4).
 func (r *ocannlLeNetBackwardPart0) Part(j int) {
 	images, pNetConv2dValid1Kernel, scratch := r.images, r.pNetConv2dValid1Kernel, r.scratch
 	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
+	for i0 := range 1 {
+		for i1 := range 12 {
 			for i2 := range 12 {
 				for i3 := range 4 {
 					acc := float64(0)
 					for i4 := range 3 {
-						imagesRow := &images[i0][i1+2*j+i4]
+						imagesRow := &images[i0+j][i1+i4]
 						pNetConv2dValid1KernelRow := (*[3]float64)(pNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 						for i5 := range 3 {
 							acc += imagesRow[i2+i5][0] * pNetConv2dValid1KernelRow[i5]
 						}
 					}
-					scratch.net_conv2d_valid_1_y[i0][i1+2*j][i2][i3] = acc
+					scratch.net_conv2d_valid_1_y[i0+j][i1][i2][i3] = acc
 				}
 			}
 		}
