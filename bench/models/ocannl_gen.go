@@ -2512,11 +2512,29 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart12Records.Put(rec13)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 3 parts of i4 on the pool.
+	// 8 parts of i0 on the pool.
 	rec14 := ocannlCNNBackwardPart13Records.Get()
-	rec14.gNetConv2Kernel = gNetConv2Kernel
 	rec14.scratch = scratch
-	region.Run(rec14, 3)
+	region.Run(rec14, 8)
+	// The 8 partial sums, added in part order.
+	for j32 := range 16 {
+		for j33 := range 3 {
+			for j34 := range 3 {
+				for j35 := range 8 {
+					acc13 := gNetConv2Kernel[72*j32+24*j33+8*j34+j35]
+					acc13 += rec14.gNetConv2KernelPartial[0][j32][j33][j34][j35]
+					acc13 += rec14.gNetConv2KernelPartial[1][j32][j33][j34][j35]
+					acc13 += rec14.gNetConv2KernelPartial[2][j32][j33][j34][j35]
+					acc13 += rec14.gNetConv2KernelPartial[3][j32][j33][j34][j35]
+					acc13 += rec14.gNetConv2KernelPartial[4][j32][j33][j34][j35]
+					acc13 += rec14.gNetConv2KernelPartial[5][j32][j33][j34][j35]
+					acc13 += rec14.gNetConv2KernelPartial[6][j32][j33][j34][j35]
+					acc13 += rec14.gNetConv2KernelPartial[7][j32][j33][j34][j35]
+					gNetConv2Kernel[72*j32+24*j33+8*j34+j35] = acc13
+				}
+			}
+		}
+	}
 	*rec14 = ocannlCNNBackwardPart13{}
 	ocannlCNNBackwardPart13Records.Put(rec14)
 
@@ -2525,10 +2543,10 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j32 := range 256 {
-			for j33 := range 8 {
-				for j34 := range 8 {
-					scratch.net_max_pool_1_y[j32][0][j33][j34] = float32(math.Inf(-1))
+		for j36 := range 256 {
+			for j37 := range 8 {
+				for j38 := range 8 {
+					scratch.net_max_pool_1_y[j36][0][j37][j38] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -2537,11 +2555,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j35 := range 256 {
-			for j36 := 6; j36 < 8; j36++ {
-				for j37 := range 8 {
-					for j38 := range 8 {
-						scratch.net_max_pool_1_y[j35][j36][j37][j38] = float32(math.Inf(-1))
+		for j39 := range 256 {
+			for j40 := 6; j40 < 8; j40++ {
+				for j41 := range 8 {
+					for j42 := range 8 {
+						scratch.net_max_pool_1_y[j39][j40][j41][j42] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2549,29 +2567,29 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j39 := 1; j39 < 6; j39++ {
-			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j39][0][0])
+		for j43 := 1; j43 < 6; j43++ {
+			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j43][0][0])
 		}
 	} else {
-		for j40 := range 256 {
-			for j41 := 1; j41 < 6; j41++ {
-				for j42 := range 8 {
-					scratch.net_max_pool_1_y[j40][j41][0][j42] = float32(math.Inf(-1))
+		for j44 := range 256 {
+			for j45 := 1; j45 < 6; j45++ {
+				for j46 := range 8 {
+					scratch.net_max_pool_1_y[j44][j45][0][j46] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j43 := 1; j43 < 6; j43++ {
-			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j43][6][0])
+		for j47 := 1; j47 < 6; j47++ {
+			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j47][6][0])
 		}
 	} else {
-		for j44 := range 256 {
-			for j45 := 1; j45 < 6; j45++ {
-				for j46 := 6; j46 < 8; j46++ {
-					for j47 := range 8 {
-						scratch.net_max_pool_1_y[j44][j45][j46][j47] = float32(math.Inf(-1))
+		for j48 := range 256 {
+			for j49 := 1; j49 < 6; j49++ {
+				for j50 := 6; j50 < 8; j50++ {
+					for j51 := range 8 {
+						scratch.net_max_pool_1_y[j48][j49][j50][j51] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2581,10 +2599,10 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
-		for j48 := range 256 {
-			for j49 := range 8 {
-				for j50 := range 8 {
-					scratch.net_max_pool_1_y_grad[j48][0][j49][j50] = 0
+		for j52 := range 256 {
+			for j53 := range 8 {
+				for j54 := range 8 {
+					scratch.net_max_pool_1_y_grad[j52][0][j53][j54] = 0
 				}
 			}
 		}
@@ -2593,11 +2611,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
-		for j51 := range 256 {
-			for j52 := 6; j52 < 8; j52++ {
-				for j53 := range 8 {
-					for j54 := range 8 {
-						scratch.net_max_pool_1_y_grad[j51][j52][j53][j54] = 0
+		for j55 := range 256 {
+			for j56 := 6; j56 < 8; j56++ {
+				for j57 := range 8 {
+					for j58 := range 8 {
+						scratch.net_max_pool_1_y_grad[j55][j56][j57][j58] = 0
 					}
 				}
 			}
@@ -2605,29 +2623,29 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j55 := 1; j55 < 6; j55++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j55][0][0])
+		for j59 := 1; j59 < 6; j59++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j59][0][0])
 		}
 	} else {
-		for j56 := range 256 {
-			for j57 := 1; j57 < 6; j57++ {
-				for j58 := range 8 {
-					scratch.net_max_pool_1_y_grad[j56][j57][0][j58] = 0
+		for j60 := range 256 {
+			for j61 := 1; j61 < 6; j61++ {
+				for j62 := range 8 {
+					scratch.net_max_pool_1_y_grad[j60][j61][0][j62] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j59 := 1; j59 < 6; j59++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j59][6][0])
+		for j63 := 1; j63 < 6; j63++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j63][6][0])
 		}
 	} else {
-		for j60 := range 256 {
-			for j61 := 1; j61 < 6; j61++ {
-				for j62 := 6; j62 < 8; j62++ {
-					for j63 := range 8 {
-						scratch.net_max_pool_1_y_grad[j60][j61][j62][j63] = 0
+		for j64 := range 256 {
+			for j65 := 1; j65 < 6; j65++ {
+				for j66 := 6; j66 < 8; j66++ {
+					for j67 := range 8 {
+						scratch.net_max_pool_1_y_grad[j64][j65][j66][j67] = 0
 					}
 				}
 			}
@@ -2671,17 +2689,17 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec18.scratch = scratch
 	region.Run(rec18, 8)
 	// The 8 partial sums, added in part order.
-	for j68 := range 8 {
-		acc14 := gNetConv1Bias[j68]
-		acc14 += rec18.gNetConv1BiasPartial[0][j68]
-		acc14 += rec18.gNetConv1BiasPartial[1][j68]
-		acc14 += rec18.gNetConv1BiasPartial[2][j68]
-		acc14 += rec18.gNetConv1BiasPartial[3][j68]
-		acc14 += rec18.gNetConv1BiasPartial[4][j68]
-		acc14 += rec18.gNetConv1BiasPartial[5][j68]
-		acc14 += rec18.gNetConv1BiasPartial[6][j68]
-		acc14 += rec18.gNetConv1BiasPartial[7][j68]
-		gNetConv1Bias[j68] = acc14
+	for j72 := range 8 {
+		acc15 := gNetConv1Bias[j72]
+		acc15 += rec18.gNetConv1BiasPartial[0][j72]
+		acc15 += rec18.gNetConv1BiasPartial[1][j72]
+		acc15 += rec18.gNetConv1BiasPartial[2][j72]
+		acc15 += rec18.gNetConv1BiasPartial[3][j72]
+		acc15 += rec18.gNetConv1BiasPartial[4][j72]
+		acc15 += rec18.gNetConv1BiasPartial[5][j72]
+		acc15 += rec18.gNetConv1BiasPartial[6][j72]
+		acc15 += rec18.gNetConv1BiasPartial[7][j72]
+		gNetConv1Bias[j72] = acc15
 	}
 	*rec18 = ocannlCNNBackwardPart17{}
 	ocannlCNNBackwardPart17Records.Put(rec18)
@@ -2693,20 +2711,20 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec19.scratch = scratch
 	region.Run(rec19, 8)
 	// The 8 partial sums, added in part order.
-	for j70 := range 8 {
-		for j71 := range 3 {
-			for j72 := range 3 {
-				for j73 := range 1 {
-					acc15 := gNetConv1Kernel[9*j70+3*j71+j72+j73]
-					acc15 += rec19.gNetConv1KernelPartial[0][j70][j71][j72][j73]
-					acc15 += rec19.gNetConv1KernelPartial[1][j70][j71][j72][j73]
-					acc15 += rec19.gNetConv1KernelPartial[2][j70][j71][j72][j73]
-					acc15 += rec19.gNetConv1KernelPartial[3][j70][j71][j72][j73]
-					acc15 += rec19.gNetConv1KernelPartial[4][j70][j71][j72][j73]
-					acc15 += rec19.gNetConv1KernelPartial[5][j70][j71][j72][j73]
-					acc15 += rec19.gNetConv1KernelPartial[6][j70][j71][j72][j73]
-					acc15 += rec19.gNetConv1KernelPartial[7][j70][j71][j72][j73]
-					gNetConv1Kernel[9*j70+3*j71+j72+j73] = acc15
+	for j74 := range 8 {
+		for j75 := range 3 {
+			for j76 := range 3 {
+				for j77 := range 1 {
+					acc16 := gNetConv1Kernel[9*j74+3*j75+j76+j77]
+					acc16 += rec19.gNetConv1KernelPartial[0][j74][j75][j76][j77]
+					acc16 += rec19.gNetConv1KernelPartial[1][j74][j75][j76][j77]
+					acc16 += rec19.gNetConv1KernelPartial[2][j74][j75][j76][j77]
+					acc16 += rec19.gNetConv1KernelPartial[3][j74][j75][j76][j77]
+					acc16 += rec19.gNetConv1KernelPartial[4][j74][j75][j76][j77]
+					acc16 += rec19.gNetConv1KernelPartial[5][j74][j75][j76][j77]
+					acc16 += rec19.gNetConv1KernelPartial[6][j74][j75][j76][j77]
+					acc16 += rec19.gNetConv1KernelPartial[7][j74][j75][j76][j77]
+					gNetConv1Kernel[9*j74+3*j75+j76+j77] = acc16
 				}
 			}
 		}
@@ -3222,45 +3240,46 @@ func (r19 *ocannlCNNBackwardPart12) Part(j30 int) {
 // ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
 var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 
-// ocannlCNNBackwardPart13 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart13 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart13 struct {
-	gNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	scratch                *ocannlCNNBackwardScratch
+	gNetConv2KernelPartial [8][16][3][3][8]float32
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 3).
+// Part runs part j31 of the nest (0 <= j31 < 8).
 func (r20 *ocannlCNNBackwardPart13) Part(j31 int) {
-	gNetConv2Kernel, scratch := r20.gNetConv2Kernel, r20.scratch
-	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch, gNetConv2KernelPartial := r20.scratch, &r20.gNetConv2KernelPartial
+	gNetConv2KernelPartial[j31] = [16][3][3][8]float32{}
+	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j31], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j31][i2][0])
+				for i4 := range 3 {
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j31][0][i4][0][0], &scratch.net_conv2_y_grad[32*j31][i1][i2][0], &scratch.net_max_pool_1_y[32*j31][i1+i4][i2][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j31], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j31][i2][0])
+				for i4 := range 3 {
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j31][0][i4][0][0], &scratch.net_conv2_y_grad[32*j31][i1][i2][0], &scratch.net_max_pool_1_y[32*j31][i1+i4][i2][0])
 				}
 			}
 		}
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+32*j31][i1][i2][i3]
+						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j31][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j31+8*i5 : 72*i3+24*i4+24*j31+8*i5+8])
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+32*j31][i1+i4][i2+i5]
+								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j31][i3][i4][i5]
 								for i6 := range 8 {
-									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
 							}
 						}
@@ -3280,15 +3299,15 @@ type ocannlCNNBackwardPart14 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r23 *ocannlCNNBackwardPart14) Part(j64 int) {
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r23 *ocannlCNNBackwardPart14) Part(j68 int) {
 	scratch := r23.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap27AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j64][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j64][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j64][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j64][i1+1][1][0])
+					ocannlMap27AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j68][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j68][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j68][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j68][i1+1][1][0])
 				}
 			}
 		}
@@ -3297,12 +3316,12 @@ func (r23 *ocannlCNNBackwardPart14) Part(j64 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 8 {
-						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j64][i1+1][i2+1][i3]
-						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j64][i1+1][i2+1][i3]
+						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j68][i1+1][i2+1][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j68][i1+1][i2+1][i3]
 						for i4 := range 2 {
-							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j64][2*i1+i4]
+							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j68][2*i1+i4]
 							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
-							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j64][2*i1+i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j68][2*i1+i4]
 							for i5 := range 2 {
 								var r21 float32
 								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
@@ -3331,19 +3350,19 @@ type ocannlCNNBackwardPart15 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r26 *ocannlCNNBackwardPart15) Part(j65 int) {
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r26 *ocannlCNNBackwardPart15) Part(j69 int) {
 	scratch := r26.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_max_pool_1_x_1_grad[32*j65][0][0][0], &scratch.net_max_pool_1_x_1[32*j65][0][0][0], &scratch.net_max_pool_1_x_grad[32*j65][0][0][0])
+		ocannlMap28AVX2(&scratch.net_max_pool_1_x_1_grad[32*j69][0][0][0], &scratch.net_max_pool_1_x_1[32*j69][0][0][0], &scratch.net_max_pool_1_x_grad[32*j69][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j65][i1][i2]
-					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j65][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j69][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j69][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j69][i1][i2]
 					for i3 := range 8 {
 						var r24 float32
 						if 0 < net_max_pool_1_x_1Row3[i3] {
@@ -3370,18 +3389,18 @@ type ocannlCNNBackwardPart16 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r27 *ocannlCNNBackwardPart16) Part(j66 int) {
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r27 *ocannlCNNBackwardPart16) Part(j70 int) {
 	scratch := r27.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_conv1_y_grad[32*j66][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j66][0][0][0])
+		ocannlMap29AVX2(&scratch.net_conv1_y_grad[32*j70][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j70][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j66][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j66][i1][i2]
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j70][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j70][i1][i2]
 					for i3 := range 8 {
 						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
@@ -3401,34 +3420,34 @@ type ocannlCNNBackwardPart17 struct {
 	gNetConv1BiasPartial [8][8]float32
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r28 *ocannlCNNBackwardPart17) Part(j67 int) {
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r28 *ocannlCNNBackwardPart17) Part(j71 int) {
 	scratch, gNetConv1BiasPartial := r28.scratch, &r28.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j67] = [8]float32{}
+	gNetConv1BiasPartial[j71] = [8]float32{}
 	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j67][0], &scratch.net_max_pool_1_x_1_grad[32*j67][0][0][0])
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j71][0], &scratch.net_max_pool_1_x_1_grad[32*j71][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j67]
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j71]
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2+3]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2+3]
 					for i3 := range 8 {
-						acc13 := gNetConv1BiasPartialRow[i3]
-						acc13 += net_max_pool_1_x_1_gradRow3[i3]
-						acc13 += net_max_pool_1_x_1_gradRow4[i3]
-						acc13 += net_max_pool_1_x_1_gradRow5[i3]
-						acc13 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1BiasPartialRow[i3] = acc13
+						acc14 := gNetConv1BiasPartialRow[i3]
+						acc14 += net_max_pool_1_x_1_gradRow3[i3]
+						acc14 += net_max_pool_1_x_1_gradRow4[i3]
+						acc14 += net_max_pool_1_x_1_gradRow5[i3]
+						acc14 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc14
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j67][i1][i2]
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2]
 					for i3 := range 8 {
 						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 					}
@@ -3449,16 +3468,16 @@ type ocannlCNNBackwardPart18 struct {
 	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r29 *ocannlCNNBackwardPart18) Part(j69 int) {
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r29 *ocannlCNNBackwardPart18) Part(j73 int) {
 	images, scratch, gNetConv1KernelPartial := r29.images, r29.scratch, &r29.gNetConv1KernelPartial
-	gNetConv1KernelPartial[j69] = [8][3][3][1]float32{}
+	gNetConv1KernelPartial[j73] = [8][3][3][1]float32{}
 	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 3 {
-					ocannlGemm7AVX512(&gNetConv1KernelPartial[j69][0][i4][0][0], &scratch.net_conv1_y_grad[32*j69][i1][i2][0], &images[32*j69][i1+i4][i2][0])
+					ocannlGemm7AVX512(&gNetConv1KernelPartial[j73][0][i4][0][0], &scratch.net_conv1_y_grad[32*j73][i1][i2][0], &images[32*j73][i1+i4][i2][0])
 				}
 			}
 		}
@@ -3466,7 +3485,7 @@ func (r29 *ocannlCNNBackwardPart18) Part(j69 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 3 {
-					ocannlGemm7AVX2(&gNetConv1KernelPartial[j69][0][i4][0][0], &scratch.net_conv1_y_grad[32*j69][i1][i2][0], &images[32*j69][i1+i4][i2][0])
+					ocannlGemm7AVX2(&gNetConv1KernelPartial[j73][0][i4][0][0], &scratch.net_conv1_y_grad[32*j73][i1][i2][0], &images[32*j73][i1+i4][i2][0])
 				}
 			}
 		}
@@ -3475,10 +3494,10 @@ func (r29 *ocannlCNNBackwardPart18) Part(j69 int) {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j69][i1][i2][i3]
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j73][i1][i2][i3]
 						for i4 := range 3 {
-							imagesRow2 := &images[i0+32*j69][i1+i4]
-							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j69][i3][i4]
+							imagesRow2 := &images[i0+32*j73][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j73][i3][i4]
 							for i5 := range 3 {
 								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -7885,11 +7904,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart42Records.Put(rec43)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
-	// 5 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.gNetLinear2W = gNetLinear2W
 	rec44.scratch = scratch
-	region.Run(rec44, 5)
+	region.Run(rec44, 8)
+	// The 8 partial sums, added in part order.
+	for j47 := range 10 {
+		for j48 := range 32 {
+			acc25 := gNetLinear2W[32*j47+j48]
+			acc25 += rec44.gNetLinear2WPartial[0][j47][j48]
+			acc25 += rec44.gNetLinear2WPartial[1][j47][j48]
+			acc25 += rec44.gNetLinear2WPartial[2][j47][j48]
+			acc25 += rec44.gNetLinear2WPartial[3][j47][j48]
+			acc25 += rec44.gNetLinear2WPartial[4][j47][j48]
+			acc25 += rec44.gNetLinear2WPartial[5][j47][j48]
+			acc25 += rec44.gNetLinear2WPartial[6][j47][j48]
+			acc25 += rec44.gNetLinear2WPartial[7][j47][j48]
+			gNetLinear2W[32*j47+j48] = acc25
+		}
+	}
 	*rec44 = ocannlReverserBackwardPart43{}
 	ocannlReverserBackwardPart43Records.Put(rec44)
 
@@ -7919,17 +7952,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec47.scratch = scratch
 	region.Run(rec47, 8)
 	// The 8 partial sums, added in part order.
-	for j50 := range 32 {
-		acc27 := gNetLayerNorm2Beta[j50]
-		acc27 += rec47.gNetLayerNorm2BetaPartial[0][j50]
-		acc27 += rec47.gNetLayerNorm2BetaPartial[1][j50]
-		acc27 += rec47.gNetLayerNorm2BetaPartial[2][j50]
-		acc27 += rec47.gNetLayerNorm2BetaPartial[3][j50]
-		acc27 += rec47.gNetLayerNorm2BetaPartial[4][j50]
-		acc27 += rec47.gNetLayerNorm2BetaPartial[5][j50]
-		acc27 += rec47.gNetLayerNorm2BetaPartial[6][j50]
-		acc27 += rec47.gNetLayerNorm2BetaPartial[7][j50]
-		gNetLayerNorm2Beta[j50] = acc27
+	for j52 := range 32 {
+		acc28 := gNetLayerNorm2Beta[j52]
+		acc28 += rec47.gNetLayerNorm2BetaPartial[0][j52]
+		acc28 += rec47.gNetLayerNorm2BetaPartial[1][j52]
+		acc28 += rec47.gNetLayerNorm2BetaPartial[2][j52]
+		acc28 += rec47.gNetLayerNorm2BetaPartial[3][j52]
+		acc28 += rec47.gNetLayerNorm2BetaPartial[4][j52]
+		acc28 += rec47.gNetLayerNorm2BetaPartial[5][j52]
+		acc28 += rec47.gNetLayerNorm2BetaPartial[6][j52]
+		acc28 += rec47.gNetLayerNorm2BetaPartial[7][j52]
+		gNetLayerNorm2Beta[j52] = acc28
 	}
 	*rec47 = ocannlReverserBackwardPart46{}
 	ocannlReverserBackwardPart46Records.Put(rec47)
@@ -7988,17 +8021,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec50.scratch = scratch
 	region.Run(rec50, 8)
 	// The 8 partial sums, added in part order.
-	for j54 := range 32 {
-		acc30 := gNetLayerNorm2Gamma[j54]
-		acc30 += rec50.gNetLayerNorm2GammaPartial[0][j54]
-		acc30 += rec50.gNetLayerNorm2GammaPartial[1][j54]
-		acc30 += rec50.gNetLayerNorm2GammaPartial[2][j54]
-		acc30 += rec50.gNetLayerNorm2GammaPartial[3][j54]
-		acc30 += rec50.gNetLayerNorm2GammaPartial[4][j54]
-		acc30 += rec50.gNetLayerNorm2GammaPartial[5][j54]
-		acc30 += rec50.gNetLayerNorm2GammaPartial[6][j54]
-		acc30 += rec50.gNetLayerNorm2GammaPartial[7][j54]
-		gNetLayerNorm2Gamma[j54] = acc30
+	for j56 := range 32 {
+		acc31 := gNetLayerNorm2Gamma[j56]
+		acc31 += rec50.gNetLayerNorm2GammaPartial[0][j56]
+		acc31 += rec50.gNetLayerNorm2GammaPartial[1][j56]
+		acc31 += rec50.gNetLayerNorm2GammaPartial[2][j56]
+		acc31 += rec50.gNetLayerNorm2GammaPartial[3][j56]
+		acc31 += rec50.gNetLayerNorm2GammaPartial[4][j56]
+		acc31 += rec50.gNetLayerNorm2GammaPartial[5][j56]
+		acc31 += rec50.gNetLayerNorm2GammaPartial[6][j56]
+		acc31 += rec50.gNetLayerNorm2GammaPartial[7][j56]
+		gNetLayerNorm2Gamma[j56] = acc31
 	}
 	*rec50 = ocannlReverserBackwardPart49{}
 	ocannlReverserBackwardPart49Records.Put(rec50)
@@ -8138,17 +8171,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec61.scratch = scratch
 	region.Run(rec61, 8)
 	// The 8 partial sums, added in part order.
-	for j66 := range 32 {
-		acc33 := gNetLinear1B[j66]
-		acc33 += rec61.gNetLinear1BPartial[0][j66]
-		acc33 += rec61.gNetLinear1BPartial[1][j66]
-		acc33 += rec61.gNetLinear1BPartial[2][j66]
-		acc33 += rec61.gNetLinear1BPartial[3][j66]
-		acc33 += rec61.gNetLinear1BPartial[4][j66]
-		acc33 += rec61.gNetLinear1BPartial[5][j66]
-		acc33 += rec61.gNetLinear1BPartial[6][j66]
-		acc33 += rec61.gNetLinear1BPartial[7][j66]
-		gNetLinear1B[j66] = acc33
+	for j68 := range 32 {
+		acc34 := gNetLinear1B[j68]
+		acc34 += rec61.gNetLinear1BPartial[0][j68]
+		acc34 += rec61.gNetLinear1BPartial[1][j68]
+		acc34 += rec61.gNetLinear1BPartial[2][j68]
+		acc34 += rec61.gNetLinear1BPartial[3][j68]
+		acc34 += rec61.gNetLinear1BPartial[4][j68]
+		acc34 += rec61.gNetLinear1BPartial[5][j68]
+		acc34 += rec61.gNetLinear1BPartial[6][j68]
+		acc34 += rec61.gNetLinear1BPartial[7][j68]
+		gNetLinear1B[j68] = acc34
 	}
 	*rec61 = ocannlReverserBackwardPart60{}
 	ocannlReverserBackwardPart60Records.Put(rec61)
@@ -8199,17 +8232,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec66.scratch = scratch
 	region.Run(rec66, 8)
 	// The 8 partial sums, added in part order.
-	for j72 := range 64 {
-		acc36 := gNetDense1B[j72]
-		acc36 += rec66.gNetDense1BPartial[0][j72]
-		acc36 += rec66.gNetDense1BPartial[1][j72]
-		acc36 += rec66.gNetDense1BPartial[2][j72]
-		acc36 += rec66.gNetDense1BPartial[3][j72]
-		acc36 += rec66.gNetDense1BPartial[4][j72]
-		acc36 += rec66.gNetDense1BPartial[5][j72]
-		acc36 += rec66.gNetDense1BPartial[6][j72]
-		acc36 += rec66.gNetDense1BPartial[7][j72]
-		gNetDense1B[j72] = acc36
+	for j74 := range 64 {
+		acc37 := gNetDense1B[j74]
+		acc37 += rec66.gNetDense1BPartial[0][j74]
+		acc37 += rec66.gNetDense1BPartial[1][j74]
+		acc37 += rec66.gNetDense1BPartial[2][j74]
+		acc37 += rec66.gNetDense1BPartial[3][j74]
+		acc37 += rec66.gNetDense1BPartial[4][j74]
+		acc37 += rec66.gNetDense1BPartial[5][j74]
+		acc37 += rec66.gNetDense1BPartial[6][j74]
+		acc37 += rec66.gNetDense1BPartial[7][j74]
+		gNetDense1B[j74] = acc37
 	}
 	*rec66 = ocannlReverserBackwardPart65{}
 	ocannlReverserBackwardPart65Records.Put(rec66)
@@ -8249,17 +8282,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec70.scratch = scratch
 	region.Run(rec70, 8)
 	// The 8 partial sums, added in part order.
-	for j77 := range 32 {
-		acc39 := gNetLayerNorm1Beta[j77]
-		acc39 += rec70.gNetLayerNorm1BetaPartial[0][j77]
-		acc39 += rec70.gNetLayerNorm1BetaPartial[1][j77]
-		acc39 += rec70.gNetLayerNorm1BetaPartial[2][j77]
-		acc39 += rec70.gNetLayerNorm1BetaPartial[3][j77]
-		acc39 += rec70.gNetLayerNorm1BetaPartial[4][j77]
-		acc39 += rec70.gNetLayerNorm1BetaPartial[5][j77]
-		acc39 += rec70.gNetLayerNorm1BetaPartial[6][j77]
-		acc39 += rec70.gNetLayerNorm1BetaPartial[7][j77]
-		gNetLayerNorm1Beta[j77] = acc39
+	for j79 := range 32 {
+		acc40 := gNetLayerNorm1Beta[j79]
+		acc40 += rec70.gNetLayerNorm1BetaPartial[0][j79]
+		acc40 += rec70.gNetLayerNorm1BetaPartial[1][j79]
+		acc40 += rec70.gNetLayerNorm1BetaPartial[2][j79]
+		acc40 += rec70.gNetLayerNorm1BetaPartial[3][j79]
+		acc40 += rec70.gNetLayerNorm1BetaPartial[4][j79]
+		acc40 += rec70.gNetLayerNorm1BetaPartial[5][j79]
+		acc40 += rec70.gNetLayerNorm1BetaPartial[6][j79]
+		acc40 += rec70.gNetLayerNorm1BetaPartial[7][j79]
+		gNetLayerNorm1Beta[j79] = acc40
 	}
 	*rec70 = ocannlReverserBackwardPart69{}
 	ocannlReverserBackwardPart69Records.Put(rec70)
@@ -8318,17 +8351,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec73.scratch = scratch
 	region.Run(rec73, 8)
 	// The 8 partial sums, added in part order.
-	for j81 := range 32 {
-		acc42 := gNetLayerNorm1Gamma[j81]
-		acc42 += rec73.gNetLayerNorm1GammaPartial[0][j81]
-		acc42 += rec73.gNetLayerNorm1GammaPartial[1][j81]
-		acc42 += rec73.gNetLayerNorm1GammaPartial[2][j81]
-		acc42 += rec73.gNetLayerNorm1GammaPartial[3][j81]
-		acc42 += rec73.gNetLayerNorm1GammaPartial[4][j81]
-		acc42 += rec73.gNetLayerNorm1GammaPartial[5][j81]
-		acc42 += rec73.gNetLayerNorm1GammaPartial[6][j81]
-		acc42 += rec73.gNetLayerNorm1GammaPartial[7][j81]
-		gNetLayerNorm1Gamma[j81] = acc42
+	for j83 := range 32 {
+		acc43 := gNetLayerNorm1Gamma[j83]
+		acc43 += rec73.gNetLayerNorm1GammaPartial[0][j83]
+		acc43 += rec73.gNetLayerNorm1GammaPartial[1][j83]
+		acc43 += rec73.gNetLayerNorm1GammaPartial[2][j83]
+		acc43 += rec73.gNetLayerNorm1GammaPartial[3][j83]
+		acc43 += rec73.gNetLayerNorm1GammaPartial[4][j83]
+		acc43 += rec73.gNetLayerNorm1GammaPartial[5][j83]
+		acc43 += rec73.gNetLayerNorm1GammaPartial[6][j83]
+		acc43 += rec73.gNetLayerNorm1GammaPartial[7][j83]
+		gNetLayerNorm1Gamma[j83] = acc43
 	}
 	*rec73 = ocannlReverserBackwardPart72{}
 	ocannlReverserBackwardPart72Records.Put(rec73)
@@ -10189,30 +10222,31 @@ func (r46 *ocannlReverserBackwardPart42) Part(j44 int) {
 // ocannlReverserBackwardPart42Records holds the free ocannlReverserBackwardPart42 records.
 var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 
-// ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
-// for each 2 values of i2 (see rt.Pool).
+// ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	gNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear2WPartial [8][10][32]float32
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 5).
+// Part runs part j46 of the nest (0 <= j46 < 8).
 func (r47 *ocannlReverserBackwardPart43) Part(j46 int) {
-	gNetLinear2W, scratch := r47.gNetLinear2W, r47.scratch
-	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	scratch, gNetLinear2WPartial := r47.scratch, &r47.gNetLinear2WPartial
+	gNetLinear2WPartial[j46] = [10][32]float32{}
+	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2W[64*j46], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j46], &scratch.net_x2[0][0][0])
+		ocannlGemm15AVX512(&gNetLinear2WPartial[j46][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j46][0][0], &scratch.net_x2[32*j46][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2W[64*j46], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j46], &scratch.net_x2[0][0][0])
+		ocannlGemm15AVX2(&gNetLinear2WPartial[j46][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j46][0][0], &scratch.net_x2[32*j46][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0][i1]
-				for i2 := range 2 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j46]
-					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j46 : 32*i2+64*j46+32])
+				net_x2Row3 := &scratch.net_x2[i0+32*j46][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j46][i1][i2]
+					gNetLinear2WPartialRow := &gNetLinear2WPartial[j46][i2]
 					for i3 := range 32 {
-						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
 					}
 				}
 			}
@@ -10230,40 +10264,40 @@ type ocannlReverserBackwardPart44 struct {
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r48 *ocannlReverserBackwardPart44) Part(j47 int) {
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r48 *ocannlReverserBackwardPart44) Part(j49 int) {
 	pNetLinear2W, scratch := r48.pNetLinear2W, r48.scratch
 	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j47][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j47][0][0], &pNetLinear2W[0])
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j49][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j49][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j47][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j47][0][0], &pNetLinear2W[0])
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j49][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j49][0][0], &pNetLinear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j47][i1]
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j49][i1]
 				for i2 := 0; i2 < 8; i2 += 4 {
 					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2]
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2]
 					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2+1]
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2+1]
 					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2+2]
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2+2]
 					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2+3]
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2+3]
 					for i3 := range 32 {
-						acc25 := net_x2_gradRow[i3]
-						acc25 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc25 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc25 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc25 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc25
+						acc26 := net_x2_gradRow[i3]
+						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc26
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
 					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j47][i1][i2]
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2]
 					for i3 := range 32 {
 						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
 					}
@@ -10282,17 +10316,17 @@ type ocannlReverserBackwardPart45 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r49 *ocannlReverserBackwardPart45) Part(j48 int) {
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r49 *ocannlReverserBackwardPart45) Part(j50 int) {
 	scratch := r49.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_x2_4_grad[32*j48][0][0], &scratch.net_x2_grad[32*j48][0][0])
+		ocannlMap58AVX2(&scratch.net_x2_4_grad[32*j50][0][0], &scratch.net_x2_grad[32*j50][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j48][i1]
-				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j48][i1]
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j50][i1]
+				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j50][i1]
 				for i2 := range 32 {
 					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
 				}
@@ -10311,29 +10345,29 @@ type ocannlReverserBackwardPart46 struct {
 	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r50 *ocannlReverserBackwardPart46) Part(j49 int) {
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r50 *ocannlReverserBackwardPart46) Part(j51 int) {
 	scratch, gNetLayerNorm2BetaPartial := r50.scratch, &r50.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j49] = [32]float32{}
+	gNetLayerNorm2BetaPartial[j51] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j49][0], &scratch.net_x2_grad[32*j49][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j51][0], &scratch.net_x2_grad[32*j51][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j49]
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j51]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j49][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j49][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j49][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j49][i1+3]
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j51][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j51][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j51][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j51][i1+3]
 				for i2 := range 32 {
-					acc26 := gNetLayerNorm2BetaPartialRow[i2]
-					acc26 += net_x2_gradRow3[i2]
-					acc26 += net_x2_gradRow4[i2]
-					acc26 += net_x2_gradRow5[i2]
-					acc26 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc26
+					acc27 := gNetLayerNorm2BetaPartialRow[i2]
+					acc27 += net_x2_gradRow3[i2]
+					acc27 += net_x2_gradRow4[i2]
+					acc27 += net_x2_gradRow5[i2]
+					acc27 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc27
 				}
 			}
 		}
@@ -10349,18 +10383,18 @@ type ocannlReverserBackwardPart47 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r51 *ocannlReverserBackwardPart47) Part(j51 int) {
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r51 *ocannlReverserBackwardPart47) Part(j53 int) {
 	scratch := r51.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_x2_1_grad[32*j51][0][0], &scratch.net_x2_4_grad[32*j51][0][0], &scratch.net_x2_3[32*j51][0][0])
+		ocannlMap59AVX2(&scratch.net_x2_1_grad[32*j53][0][0], &scratch.net_x2_4_grad[32*j53][0][0], &scratch.net_x2_3[32*j53][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j51][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+32*j51][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j51][i1]
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j53][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+32*j53][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j53][i1]
 				for i2 := range 32 {
 					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
@@ -10378,24 +10412,24 @@ type ocannlReverserBackwardPart48 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r52 *ocannlReverserBackwardPart48) Part(j52 int) {
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r52 *ocannlReverserBackwardPart48) Part(j54 int) {
 	scratch := r52.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j52][0][0], &scratch.net_x2_4_grad[32*j52][0][0], &scratch.net_x2_1[32*j52][0][0], &scratch.net_x2_3[32*j52][0][0])
+		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j54][0][0], &scratch.net_x2_4_grad[32*j54][0][0], &scratch.net_x2_1[32*j54][0][0], &scratch.net_x2_3[32*j54][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j52][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j52][i1]
-				v := scratch.net_x2_3[i0+32*j52][i1][0] * scratch.net_x2_3[i0+32*j52][i1][0]
-				acc28 := scratch.net_x2_3_grad[i0+32*j52][i1][0]
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j54][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j54][i1]
+				v := scratch.net_x2_3[i0+32*j54][i1][0] * scratch.net_x2_3[i0+32*j54][i1][0]
+				acc29 := scratch.net_x2_3_grad[i0+32*j54][i1][0]
 				for i2 := range 32 {
-					acc28 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
 				}
-				scratch.net_x2_3_grad[i0+32*j52][i1][0] = acc28
+				scratch.net_x2_3_grad[i0+32*j54][i1][0] = acc29
 			}
 		}
 	}
@@ -10411,33 +10445,33 @@ type ocannlReverserBackwardPart49 struct {
 	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r53 *ocannlReverserBackwardPart49) Part(j53 int) {
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r53 *ocannlReverserBackwardPart49) Part(j55 int) {
 	scratch, gNetLayerNorm2GammaPartial := r53.scratch, &r53.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j53] = [32]float32{}
+	gNetLayerNorm2GammaPartial[j55] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j53][0], &scratch.net_x2_1_grad[32*j53][0][0], &scratch.net_layer_norm_2_centered[32*j53][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j55][0], &scratch.net_x2_1_grad[32*j55][0][0], &scratch.net_layer_norm_2_centered[32*j55][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j53]
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j55]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j53][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j53][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j53][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j53][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j53][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j53][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j53][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j53][i1+3]
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j55][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j55][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j55][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j55][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1+3]
 				for i2 := range 32 {
-					acc29 := gNetLayerNorm2GammaPartialRow[i2]
-					acc29 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-					acc29 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-					acc29 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-					acc29 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-					gNetLayerNorm2GammaPartialRow[i2] = acc29
+					acc30 := gNetLayerNorm2GammaPartialRow[i2]
+					acc30 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc30 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc30 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc30 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc30
 				}
 			}
 		}
@@ -10454,17 +10488,17 @@ type ocannlReverserBackwardPart50 struct {
 	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r54 *ocannlReverserBackwardPart50) Part(j55 int) {
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r54 *ocannlReverserBackwardPart50) Part(j57 int) {
 	pNetLayerNorm2Gamma, scratch := r54.pNetLayerNorm2Gamma, r54.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_layer_norm_2_centered_grad[32*j55][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j55][0][0])
+		ocannlMap62AVX2(&scratch.net_layer_norm_2_centered_grad[32*j57][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j57][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j55][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j55][i1]
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j57][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j57][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 				}
@@ -10482,17 +10516,17 @@ type ocannlReverserBackwardPart51 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r55 *ocannlReverserBackwardPart51) Part(j56 int) {
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r55 *ocannlReverserBackwardPart51) Part(j58 int) {
 	scratch := r55.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j56][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j56][0][0])
+		ocannlMap64AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j58][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j58][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j56][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j56][i1]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j58][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j58][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
@@ -10510,20 +10544,20 @@ type ocannlReverserBackwardPart52 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r56 *ocannlReverserBackwardPart52) Part(j57 int) {
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r56 *ocannlReverserBackwardPart52) Part(j59 int) {
 	scratch := r56.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j57][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j57][0][0], &scratch.net_layer_norm_2_centered[32*j57][0][0])
+		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j59][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered[32*j59][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j57][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j57][0][0], &scratch.net_layer_norm_2_centered[32*j57][0][0])
+		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j59][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered[32*j59][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j57][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j57][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j57][i1]
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j59][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j59][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j59][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
@@ -10541,20 +10575,20 @@ type ocannlReverserBackwardPart53 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r57 *ocannlReverserBackwardPart53) Part(j58 int) {
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r57 *ocannlReverserBackwardPart53) Part(j60 int) {
 	scratch := r57.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j58][0][0], &scratch.net_layer_norm_2_centered[32*j58][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j58][0][0])
+		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j60][0][0], &scratch.net_layer_norm_2_centered[32*j60][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j60][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j58][0][0], &scratch.net_layer_norm_2_centered[32*j58][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j58][0][0])
+		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j60][0][0], &scratch.net_layer_norm_2_centered[32*j60][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j60][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j58][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j58][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j58][i1]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j60][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j60][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j60][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
@@ -10572,17 +10606,17 @@ type ocannlReverserBackwardPart54 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r58 *ocannlReverserBackwardPart54) Part(j59 int) {
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r58 *ocannlReverserBackwardPart54) Part(j61 int) {
 	scratch := r58.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered_grad[32*j59][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_centered_grad[32*j61][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j59][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j59][i1]
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j61][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j61][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
 				}
@@ -10600,22 +10634,22 @@ type ocannlReverserBackwardPart55 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r59 *ocannlReverserBackwardPart55) Part(j60 int) {
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r59 *ocannlReverserBackwardPart55) Part(j62 int) {
 	scratch := r59.scratch
 	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j60][0][0], &scratch.net_layer_norm_2_centered_grad[32*j60][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j62][0][0], &scratch.net_layer_norm_2_centered_grad[32*j62][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j60][i1]
-				acc31 := scratch.net_layer_norm_2_mean_grad[i0+32*j60][i1][0]
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j62][i1]
+				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j62][i1][0]
 				for i2 := range 32 {
-					acc31 -= net_layer_norm_2_centered_gradRow5[i2]
+					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+32*j60][i1][0] = acc31
+				scratch.net_layer_norm_2_mean_grad[i0+32*j62][i1][0] = acc32
 			}
 		}
 	}
@@ -10630,19 +10664,19 @@ type ocannlReverserBackwardPart56 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r60 *ocannlReverserBackwardPart56) Part(j61 int) {
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r60 *ocannlReverserBackwardPart56) Part(j63 int) {
 	scratch := r60.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j61][0][0])
+		ocannlMap66AVX512(&scratch.net_layer_norm_2_x_grad[32*j63][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j63][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j61][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_x_grad[32*j63][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j63][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j61][i1][0]
-				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j61][i1]
+				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j63][i1][0]
+				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j63][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
 				}
@@ -10660,17 +10694,17 @@ type ocannlReverserBackwardPart57 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r61 *ocannlReverserBackwardPart57) Part(j62 int) {
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r61 *ocannlReverserBackwardPart57) Part(j64 int) {
 	scratch := r61.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_x1_grad[32*j62][0][0], &scratch.net_layer_norm_2_x_grad[32*j62][0][0])
+		ocannlMap58AVX2(&scratch.net_x1_grad[32*j64][0][0], &scratch.net_layer_norm_2_x_grad[32*j64][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j62][i1]
-				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j62][i1]
+				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j64][i1]
+				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j64][i1]
 				for i2 := range 32 {
 					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
 				}
@@ -10688,17 +10722,17 @@ type ocannlReverserBackwardPart58 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r62 *ocannlReverserBackwardPart58) Part(j63 int) {
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r62 *ocannlReverserBackwardPart58) Part(j65 int) {
 	scratch := r62.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j63][0][0], &scratch.net_layer_norm_2_x_grad[32*j63][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j65][0][0], &scratch.net_layer_norm_2_x_grad[32*j65][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j63][i1]
-				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j63][i1]
+				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j65][i1]
+				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
 				}
@@ -10716,17 +10750,17 @@ type ocannlReverserBackwardPart59 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r63 *ocannlReverserBackwardPart59) Part(j64 int) {
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r63 *ocannlReverserBackwardPart59) Part(j66 int) {
 	scratch := r63.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j64][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j64][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j66][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j66][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j64][i1]
-				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j64][i1]
+				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1]
+				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j66][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
 				}
@@ -10745,29 +10779,29 @@ type ocannlReverserBackwardPart60 struct {
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r64 *ocannlReverserBackwardPart60) Part(j65 int) {
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r64 *ocannlReverserBackwardPart60) Part(j67 int) {
 	scratch, gNetLinear1BPartial := r64.scratch, &r64.gNetLinear1BPartial
-	gNetLinear1BPartial[j65] = [32]float32{}
+	gNetLinear1BPartial[j67] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLinear1BPartial[j65][0], &scratch.net_layer_norm_2_x_2_grad[32*j65][0][0])
+		ocannlReduce15AVX2(&gNetLinear1BPartial[j67][0], &scratch.net_layer_norm_2_x_2_grad[32*j67][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j65]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j67]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1+3]
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j67][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j67][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j67][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j67][i1+3]
 				for i2 := range 32 {
-					acc32 := gNetLinear1BPartialRow[i2]
-					acc32 += net_layer_norm_2_x_2_gradRow3[i2]
-					acc32 += net_layer_norm_2_x_2_gradRow4[i2]
-					acc32 += net_layer_norm_2_x_2_gradRow5[i2]
-					acc32 += net_layer_norm_2_x_2_gradRow6[i2]
-					gNetLinear1BPartialRow[i2] = acc32
+					acc33 := gNetLinear1BPartialRow[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc33
 				}
 			}
 		}
@@ -10784,21 +10818,21 @@ type ocannlReverserBackwardPart61 struct {
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r65 *ocannlReverserBackwardPart61) Part(j67 int) {
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r65 *ocannlReverserBackwardPart61) Part(j69 int) {
 	gNetLinear1W, scratch := r65.gNetLinear1W, r65.scratch
 	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j67], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j67], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX512(&gNetLinear1W[256*j69], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j69], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j67], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j67], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX2(&gNetLinear1W[256*j69], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j69], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j67]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j67 : 64*i2+256*j67+64])
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j69]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j69 : 64*i2+256*j69+64])
 					for i3 := range 64 {
 						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
@@ -10818,35 +10852,35 @@ type ocannlReverserBackwardPart62 struct {
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r66 *ocannlReverserBackwardPart62) Part(j68 int) {
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r66 *ocannlReverserBackwardPart62) Part(j70 int) {
 	pNetLinear1W, scratch := r66.pNetLinear1W, r66.scratch
 	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j68][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j68][0][0], &pNetLinear1W[0])
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j70][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j70][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j68][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j68][0][0], &pNetLinear1W[0])
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j70][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j70][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j68][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j70][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j68][i1][i2]
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j70][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j68][i1][i2+1]
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j70][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j68][i1][i2+2]
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j70][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j68][i1][i2+3]
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j70][i1][i2+3]
 					for i3 := range 64 {
-						acc34 := net_linear_1_x_gradRow[i3]
-						acc34 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc34 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc34 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc34 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc34
+						acc35 := net_linear_1_x_gradRow[i3]
+						acc35 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc35 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc35 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc35 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc35
 					}
 				}
 			}
@@ -10863,18 +10897,18 @@ type ocannlReverserBackwardPart63 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r69 *ocannlReverserBackwardPart63) Part(j69 int) {
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r69 *ocannlReverserBackwardPart63) Part(j71 int) {
 	scratch := r69.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_linear_1_x_2_grad[32*j69][0][0], &scratch.net_linear_1_x_2[32*j69][0][0], &scratch.net_linear_1_x_grad[32*j69][0][0])
+		ocannlMap67AVX2(&scratch.net_linear_1_x_2_grad[32*j71][0][0], &scratch.net_linear_1_x_2[32*j71][0][0], &scratch.net_linear_1_x_grad[32*j71][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j69][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j69][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j69][i1]
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j71][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j71][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1]
 				for i2 := range 64 {
 					var r67 float32
 					if 0 < net_linear_1_x_2Row3[i2] {
@@ -10900,17 +10934,17 @@ type ocannlReverserBackwardPart64 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r70 *ocannlReverserBackwardPart64) Part(j70 int) {
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r70 *ocannlReverserBackwardPart64) Part(j72 int) {
 	scratch := r70.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_linear_1_x_1_grad[32*j70][0][0], &scratch.net_linear_1_x_2_grad[32*j70][0][0])
+		ocannlMap68AVX2(&scratch.net_linear_1_x_1_grad[32*j72][0][0], &scratch.net_linear_1_x_2_grad[32*j72][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j70][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j70][i1]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j72][i1]
 				for i2 := range 64 {
 					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
@@ -10929,29 +10963,29 @@ type ocannlReverserBackwardPart65 struct {
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r71 *ocannlReverserBackwardPart65) Part(j71 int) {
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r71 *ocannlReverserBackwardPart65) Part(j73 int) {
 	scratch, gNetDense1BPartial := r71.scratch, &r71.gNetDense1BPartial
-	gNetDense1BPartial[j71] = [64]float32{}
+	gNetDense1BPartial[j73] = [64]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetDense1BPartial[j71][0], &scratch.net_linear_1_x_2_grad[32*j71][0][0])
+		ocannlReduce19AVX2(&gNetDense1BPartial[j73][0], &scratch.net_linear_1_x_2_grad[32*j73][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j71]
+		gNetDense1BPartialRow := &gNetDense1BPartial[j73]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1+3]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j73][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j73][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j73][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j73][i1+3]
 				for i2 := range 64 {
-					acc35 := gNetDense1BPartialRow[i2]
-					acc35 += net_linear_1_x_2_gradRow3[i2]
-					acc35 += net_linear_1_x_2_gradRow4[i2]
-					acc35 += net_linear_1_x_2_gradRow5[i2]
-					acc35 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc35
+					acc36 := gNetDense1BPartialRow[i2]
+					acc36 += net_linear_1_x_2_gradRow3[i2]
+					acc36 += net_linear_1_x_2_gradRow4[i2]
+					acc36 += net_linear_1_x_2_gradRow5[i2]
+					acc36 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc36
 				}
 			}
 		}
@@ -10968,21 +11002,21 @@ type ocannlReverserBackwardPart66 struct {
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r72 *ocannlReverserBackwardPart66) Part(j73 int) {
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r72 *ocannlReverserBackwardPart66) Part(j75 int) {
 	gNetDense1W, scratch := r72.gNetDense1W, r72.scratch
 	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j73], &scratch.net_linear_1_x_1_grad[0][0][8*j73], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX512(&gNetDense1W[256*j75], &scratch.net_linear_1_x_1_grad[0][0][8*j75], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j73], &scratch.net_linear_1_x_1_grad[0][0][8*j73], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX2(&gNetDense1W[256*j75], &scratch.net_linear_1_x_1_grad[0][0][8*j75], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j73]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j73 : 32*i2+256*j73+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j75]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j75 : 32*i2+256*j75+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -11002,35 +11036,35 @@ type ocannlReverserBackwardPart67 struct {
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r73 *ocannlReverserBackwardPart67) Part(j74 int) {
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r73 *ocannlReverserBackwardPart67) Part(j76 int) {
 	pNetDense1W, scratch := r73.pNetDense1W, r73.scratch
 	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j74][0][0], &scratch.net_linear_1_x_1_grad[32*j74][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j76][0][0], &scratch.net_linear_1_x_1_grad[32*j76][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j74][0][0], &scratch.net_linear_1_x_1_grad[32*j74][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j76][0][0], &scratch.net_linear_1_x_1_grad[32*j76][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j74][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j76][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j74][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j76][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j74][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j76][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j74][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j76][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j74][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j76][i1][i2+3]
 					for i3 := range 32 {
-						acc37 := net_x1_gradRow2[i3]
-						acc37 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc37 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc37 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc37 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc37
+						acc38 := net_x1_gradRow2[i3]
+						acc38 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc38 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc38 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc38 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc38
 					}
 				}
 			}
@@ -11047,17 +11081,17 @@ type ocannlReverserBackwardPart68 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r74 *ocannlReverserBackwardPart68) Part(j75 int) {
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r74 *ocannlReverserBackwardPart68) Part(j77 int) {
 	scratch := r74.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_x1_4_grad[32*j75][0][0], &scratch.net_x1_grad[32*j75][0][0])
+		ocannlMap58AVX2(&scratch.net_x1_4_grad[32*j77][0][0], &scratch.net_x1_grad[32*j77][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j75][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j75][i1]
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j77][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j77][i1]
 				for i2 := range 32 {
 					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
@@ -11076,29 +11110,29 @@ type ocannlReverserBackwardPart69 struct {
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r75 *ocannlReverserBackwardPart69) Part(j76 int) {
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r75 *ocannlReverserBackwardPart69) Part(j78 int) {
 	scratch, gNetLayerNorm1BetaPartial := r75.scratch, &r75.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j76] = [32]float32{}
+	gNetLayerNorm1BetaPartial[j78] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j76][0], &scratch.net_x1_grad[32*j76][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j78][0], &scratch.net_x1_grad[32*j78][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j76]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j78]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j76][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j76][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j76][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j76][i1+3]
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j78][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j78][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j78][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j78][i1+3]
 				for i2 := range 32 {
-					acc38 := gNetLayerNorm1BetaPartialRow[i2]
-					acc38 += net_x1_gradRow4[i2]
-					acc38 += net_x1_gradRow5[i2]
-					acc38 += net_x1_gradRow6[i2]
-					acc38 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc38
+					acc39 := gNetLayerNorm1BetaPartialRow[i2]
+					acc39 += net_x1_gradRow4[i2]
+					acc39 += net_x1_gradRow5[i2]
+					acc39 += net_x1_gradRow6[i2]
+					acc39 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc39
 				}
 			}
 		}
@@ -11114,18 +11148,18 @@ type ocannlReverserBackwardPart70 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r76 *ocannlReverserBackwardPart70) Part(j78 int) {
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r76 *ocannlReverserBackwardPart70) Part(j80 int) {
 	scratch := r76.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_x1_1_grad[32*j78][0][0], &scratch.net_x1_4_grad[32*j78][0][0], &scratch.net_x1_3[32*j78][0][0])
+		ocannlMap59AVX2(&scratch.net_x1_1_grad[32*j80][0][0], &scratch.net_x1_4_grad[32*j80][0][0], &scratch.net_x1_3[32*j80][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j78][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+32*j78][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j78][i1]
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j80][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+32*j80][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j80][i1]
 				for i2 := range 32 {
 					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
@@ -11143,24 +11177,24 @@ type ocannlReverserBackwardPart71 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r77 *ocannlReverserBackwardPart71) Part(j79 int) {
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r77 *ocannlReverserBackwardPart71) Part(j81 int) {
 	scratch := r77.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j79][0][0], &scratch.net_x1_4_grad[32*j79][0][0], &scratch.net_x1_1[32*j79][0][0], &scratch.net_x1_3[32*j79][0][0])
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j81][0][0], &scratch.net_x1_4_grad[32*j81][0][0], &scratch.net_x1_1[32*j81][0][0], &scratch.net_x1_3[32*j81][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j79][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j79][i1]
-				v2 := scratch.net_x1_3[i0+32*j79][i1][0] * scratch.net_x1_3[i0+32*j79][i1][0]
-				acc40 := scratch.net_x1_3_grad[i0+32*j79][i1][0]
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j81][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j81][i1]
+				v2 := scratch.net_x1_3[i0+32*j81][i1][0] * scratch.net_x1_3[i0+32*j81][i1][0]
+				acc41 := scratch.net_x1_3_grad[i0+32*j81][i1][0]
 				for i2 := range 32 {
-					acc40 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
-				scratch.net_x1_3_grad[i0+32*j79][i1][0] = acc40
+				scratch.net_x1_3_grad[i0+32*j81][i1][0] = acc41
 			}
 		}
 	}
@@ -11176,33 +11210,33 @@ type ocannlReverserBackwardPart72 struct {
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r78 *ocannlReverserBackwardPart72) Part(j80 int) {
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r78 *ocannlReverserBackwardPart72) Part(j82 int) {
 	scratch, gNetLayerNorm1GammaPartial := r78.scratch, &r78.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j80] = [32]float32{}
+	gNetLayerNorm1GammaPartial[j82] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j80][0], &scratch.net_x1_1_grad[32*j80][0][0], &scratch.net_layer_norm_1_centered[32*j80][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j82][0], &scratch.net_x1_1_grad[32*j82][0][0], &scratch.net_layer_norm_1_centered[32*j82][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j80]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j82]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j80][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j80][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j80][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j80][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j80][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j80][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j80][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j80][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j82][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j82][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j82][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j82][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1+3]
 				for i2 := range 32 {
-					acc41 := gNetLayerNorm1GammaPartialRow[i2]
-					acc41 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc41 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc41 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc41 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc41
+					acc42 := gNetLayerNorm1GammaPartialRow[i2]
+					acc42 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc42 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc42 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc42 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc42
 				}
 			}
 		}
@@ -11219,17 +11253,17 @@ type ocannlReverserBackwardPart73 struct {
 	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r79 *ocannlReverserBackwardPart73) Part(j82 int) {
+// Part runs part j84 of the nest (0 <= j84 < 8).
+func (r79 *ocannlReverserBackwardPart73) Part(j84 int) {
 	pNetLayerNorm1Gamma, scratch := r79.pNetLayerNorm1Gamma, r79.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_layer_norm_1_centered_grad[32*j82][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j82][0][0])
+		ocannlMap62AVX2(&scratch.net_layer_norm_1_centered_grad[32*j84][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j84][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j82][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j82][i1]
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j84][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j84][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
@@ -11247,17 +11281,17 @@ type ocannlReverserBackwardPart74 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 8).
-func (r80 *ocannlReverserBackwardPart74) Part(j83 int) {
+// Part runs part j85 of the nest (0 <= j85 < 8).
+func (r80 *ocannlReverserBackwardPart74) Part(j85 int) {
 	scratch := r80.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j83][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j83][0][0])
+		ocannlMap64AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j85][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j85][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j83][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j83][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j85][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j85][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
@@ -11275,20 +11309,20 @@ type ocannlReverserBackwardPart75 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
-func (r81 *ocannlReverserBackwardPart75) Part(j84 int) {
+// Part runs part j86 of the nest (0 <= j86 < 8).
+func (r81 *ocannlReverserBackwardPart75) Part(j86 int) {
 	scratch := r81.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j84][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j84][0][0], &scratch.net_layer_norm_1_centered[32*j84][0][0])
+		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j86][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered[32*j86][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j84][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j84][0][0], &scratch.net_layer_norm_1_centered[32*j84][0][0])
+		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j86][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered[32*j86][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j84][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j84][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j84][i1]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j86][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j86][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j86][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
@@ -11306,20 +11340,20 @@ type ocannlReverserBackwardPart76 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j85 of the nest (0 <= j85 < 8).
-func (r82 *ocannlReverserBackwardPart76) Part(j85 int) {
+// Part runs part j87 of the nest (0 <= j87 < 8).
+func (r82 *ocannlReverserBackwardPart76) Part(j87 int) {
 	scratch := r82.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j85][0][0], &scratch.net_layer_norm_1_centered[32*j85][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j85][0][0])
+		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j87][0][0], &scratch.net_layer_norm_1_centered[32*j87][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j87][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j85][0][0], &scratch.net_layer_norm_1_centered[32*j85][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j85][0][0])
+		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j87][0][0], &scratch.net_layer_norm_1_centered[32*j87][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j87][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j85][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j85][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j85][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j87][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j87][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j87][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
@@ -11337,17 +11371,17 @@ type ocannlReverserBackwardPart77 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j86 of the nest (0 <= j86 < 8).
-func (r83 *ocannlReverserBackwardPart77) Part(j86 int) {
+// Part runs part j88 of the nest (0 <= j88 < 8).
+func (r83 *ocannlReverserBackwardPart77) Part(j88 int) {
 	scratch := r83.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered_grad[32*j86][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_centered_grad[32*j88][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j86][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j86][i1]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j88][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j88][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
@@ -11365,22 +11399,22 @@ type ocannlReverserBackwardPart78 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 8).
-func (r84 *ocannlReverserBackwardPart78) Part(j87 int) {
+// Part runs part j89 of the nest (0 <= j89 < 8).
+func (r84 *ocannlReverserBackwardPart78) Part(j89 int) {
 	scratch := r84.scratch
 	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j87][0][0], &scratch.net_layer_norm_1_centered_grad[32*j87][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j89][0][0], &scratch.net_layer_norm_1_centered_grad[32*j89][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j87][i1]
-				acc43 := scratch.net_layer_norm_1_mean_grad[i0+32*j87][i1][0]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j89][i1]
+				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j89][i1][0]
 				for i2 := range 32 {
-					acc43 -= net_layer_norm_1_centered_gradRow5[i2]
+					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+32*j87][i1][0] = acc43
+				scratch.net_layer_norm_1_mean_grad[i0+32*j89][i1][0] = acc44
 			}
 		}
 	}
@@ -11395,19 +11429,19 @@ type ocannlReverserBackwardPart79 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j88 of the nest (0 <= j88 < 8).
-func (r85 *ocannlReverserBackwardPart79) Part(j88 int) {
+// Part runs part j90 of the nest (0 <= j90 < 8).
+func (r85 *ocannlReverserBackwardPart79) Part(j90 int) {
 	scratch := r85.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j88][0][0])
+		ocannlMap66AVX512(&scratch.net_layer_norm_1_x_grad[32*j90][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j90][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j88][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_x_grad[32*j90][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j90][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j88][i1][0]
-				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j88][i1]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j90][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j90][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
 				}
@@ -11425,17 +11459,17 @@ type ocannlReverserBackwardPart80 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j89 of the nest (0 <= j89 < 8).
-func (r86 *ocannlReverserBackwardPart80) Part(j89 int) {
+// Part runs part j91 of the nest (0 <= j91 < 8).
+func (r86 *ocannlReverserBackwardPart80) Part(j91 int) {
 	scratch := r86.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_h_grad[32*j89][0][0], &scratch.net_layer_norm_1_x_grad[32*j89][0][0])
+		ocannlMap58AVX2(&scratch.net_h_grad[32*j91][0][0], &scratch.net_layer_norm_1_x_grad[32*j91][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j89][i1]
-				net_h_gradRow := &scratch.net_h_grad[i0+32*j89][i1]
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j91][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0+32*j91][i1]
 				for i2 := range 32 {
 					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
 				}
@@ -11453,17 +11487,17 @@ type ocannlReverserBackwardPart81 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j90 of the nest (0 <= j90 < 8).
-func (r87 *ocannlReverserBackwardPart81) Part(j90 int) {
+// Part runs part j92 of the nest (0 <= j92 < 8).
+func (r87 *ocannlReverserBackwardPart81) Part(j92 int) {
 	scratch := r87.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j90][0][0], &scratch.net_layer_norm_1_x_grad[32*j90][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j92][0][0], &scratch.net_layer_norm_1_x_grad[32*j92][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j90][i1]
-				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j90][i1]
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j92][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j92][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
 				}
@@ -11482,22 +11516,22 @@ type ocannlReverserBackwardPart82 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r88 *ocannlReverserBackwardPart82) Part(j91 int) {
+// Part runs part j93 of the nest (0 <= j93 < 8).
+func (r88 *ocannlReverserBackwardPart82) Part(j93 int) {
 	gNetAttention1WO, scratch := r88.gNetAttention1WO, r88.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j91], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j91], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j93], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j93], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j91], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j91], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j93], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j93], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j91]
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j93]
 					for i3 := range 4 {
 						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j91+8*i3 : 32*i2+128*j91+8*i3+8])
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j93+8*i3 : 32*i2+128*j93+8*i3+8])
 						for i4 := range 8 {
 							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
 						}
@@ -11518,22 +11552,22 @@ type ocannlReverserBackwardPart83 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j92 of the nest (0 <= j92 < 8).
-func (r89 *ocannlReverserBackwardPart83) Part(j92 int) {
+// Part runs part j94 of the nest (0 <= j94 < 8).
+func (r89 *ocannlReverserBackwardPart83) Part(j94 int) {
 	pNetAttention1WO, scratch := r89.pNetAttention1WO, r89.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j92][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j92][0][0], &pNetAttention1WO[0])
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j94][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j94][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j92][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j92][0][0], &pNetAttention1WO[0])
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j94][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j94][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j92][i1][i2]
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j94][i1][i2]
 					for i3 := range 4 {
 						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j92][i1][i3]
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i3]
 						for i4 := range 8 {
 							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
@@ -11553,41 +11587,41 @@ type ocannlReverserBackwardPart84 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j93 of the nest (0 <= j93 < 8).
-func (r90 *ocannlReverserBackwardPart84) Part(j93 int) {
+// Part runs part j95 of the nest (0 <= j95 < 8).
+func (r90 *ocannlReverserBackwardPart84) Part(j95 int) {
 	scratch := r90.scratch
 	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j93][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j93][0][i2][0], &scratch.net_attention_1_v[i0+32*j93][0][i2][0])
+				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_v[i0+32*j95][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j93][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j93][0][i2][0], &scratch.net_attention_1_v[i0+32*j93][0][i2][0])
+				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_v[i0+32*j95][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j93]
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j95]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j93][i1][i2]
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j95][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i2][i3+3]
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3+3]
 						for i4 := range 8 {
-							acc44 := net_attention_1_attn_gradRow[i4]
-							acc44 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc44 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc44 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc44 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc44
+							acc45 := net_attention_1_attn_gradRow[i4]
+							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc45
 						}
 					}
 				}
@@ -11605,30 +11639,30 @@ type ocannlReverserBackwardPart85 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j94 of the nest (0 <= j94 < 8).
-func (r91 *ocannlReverserBackwardPart85) Part(j94 int) {
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r91 *ocannlReverserBackwardPart85) Part(j96 int) {
 	scratch := r91.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_attn[i0+32*j94][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j94][0][i2][0])
+				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j96][0][i2][0], &scratch.net_attention_1_attn[i0+32*j96][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j96][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_attn[i0+32*j94][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j94][0][i2][0])
+				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j96][0][i2][0], &scratch.net_attention_1_attn[i0+32*j96][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j96][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j94]
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j96]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j94][i1][i2]
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j96][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3]
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j96][i1][i2][i3]
 						for i4 := range 8 {
 							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
 						}
@@ -11648,19 +11682,19 @@ type ocannlReverserBackwardPart86 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j95 of the nest (0 <= j95 < 8).
-func (r92 *ocannlReverserBackwardPart86) Part(j95 int) {
+// Part runs part j97 of the nest (0 <= j97 < 8).
+func (r92 *ocannlReverserBackwardPart86) Part(j97 int) {
 	scratch := r92.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_attention_1_ex_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_grad[32*j95][0][0][0], &scratch.net_attention_1_attn_1[32*j95][0][0][0])
+		ocannlMap69AVX2(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1[32*j97][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j95][i1][i2]
-					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j95][i1][i2][0]
-					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j95][i1][i2]
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j97][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j97][i1][i2][0]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j97][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
 					}
@@ -11679,25 +11713,25 @@ type ocannlReverserBackwardPart87 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j96 of the nest (0 <= j96 < 8).
-func (r93 *ocannlReverserBackwardPart87) Part(j96 int) {
+// Part runs part j98 of the nest (0 <= j98 < 8).
+func (r93 *ocannlReverserBackwardPart87) Part(j98 int) {
 	scratch := r93.scratch
 	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j96][0][0][0], &scratch.net_attention_1_attn_grad[32*j96][0][0][0], &scratch.net_attention_1_ex[32*j96][0][0][0], &scratch.net_attention_1_attn_1[32*j96][0][0][0])
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j98][0][0][0], &scratch.net_attention_1_attn_grad[32*j98][0][0][0], &scratch.net_attention_1_ex[32*j98][0][0][0], &scratch.net_attention_1_attn_1[32*j98][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j96][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j96][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+32*j96][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j96][i1][i2][0]
-					acc45 := scratch.net_attention_1_attn_1_grad[i0+32*j96][i1][i2][0]
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j98][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j98][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j98][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j98][i1][i2][0]
+					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j98][i1][i2][0]
 					for i3 := range 8 {
-						acc45 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
-					scratch.net_attention_1_attn_1_grad[i0+32*j96][i1][i2][0] = acc45
+					scratch.net_attention_1_attn_1_grad[i0+32*j98][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -11713,20 +11747,20 @@ type ocannlReverserBackwardPart88 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j97 of the nest (0 <= j97 < 8).
-func (r94 *ocannlReverserBackwardPart88) Part(j97 int) {
+// Part runs part j99 of the nest (0 <= j99 < 8).
+func (r94 *ocannlReverserBackwardPart88) Part(j99 int) {
 	scratch := r94.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j97][0][0][0])
+		ocannlMap70AVX512(&scratch.net_attention_1_ex_grad[32*j99][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j99][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j97][0][0][0])
+		ocannlMap70AVX2(&scratch.net_attention_1_ex_grad[32*j99][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j99][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j97][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j97][i1][i2]
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j99][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j99][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
@@ -11745,19 +11779,19 @@ type ocannlReverserBackwardPart89 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j98 of the nest (0 <= j98 < 8).
-func (r95 *ocannlReverserBackwardPart89) Part(j98 int) {
+// Part runs part j100 of the nest (0 <= j100 < 8).
+func (r95 *ocannlReverserBackwardPart89) Part(j100 int) {
 	scratch := r95.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_attention_1_ex_1_grad[32*j98][0][0][0], &scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_ex[32*j98][0][0][0])
+		ocannlMap71AVX2(&scratch.net_attention_1_ex_1_grad[32*j100][0][0][0], &scratch.net_attention_1_ex_grad[32*j100][0][0][0], &scratch.net_attention_1_ex[32*j100][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j98][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j98][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j98][i1][i2]
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j100][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j100][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j100][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
@@ -11776,18 +11810,18 @@ type ocannlReverserBackwardPart90 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 8).
-func (r96 *ocannlReverserBackwardPart90) Part(j99 int) {
+// Part runs part j101 of the nest (0 <= j101 < 8).
+func (r96 *ocannlReverserBackwardPart90) Part(j101 int) {
 	scratch := r96.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_attention_1_scores_grad[32*j99][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j99][0][0][0])
+		ocannlMap58AVX2(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j101][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j99][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j99][i1][i2]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j101][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j101][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
 					}
@@ -11806,23 +11840,23 @@ type ocannlReverserBackwardPart91 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j100 of the nest (0 <= j100 < 8).
-func (r97 *ocannlReverserBackwardPart91) Part(j100 int) {
+// Part runs part j102 of the nest (0 <= j102 < 8).
+func (r97 *ocannlReverserBackwardPart91) Part(j102 int) {
 	scratch := r97.scratch
 	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j100][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j100][0][0][0])
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j102][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j102][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j100][i1][i2]
-					acc46 := scratch.net_attention_1_m_grad[i0+32*j100][i1][i2][0]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j102][i1][i2]
+					acc47 := scratch.net_attention_1_m_grad[i0+32*j102][i1][i2][0]
 					for i3 := range 8 {
-						acc46 -= net_attention_1_ex_1_gradRow3[i3]
+						acc47 -= net_attention_1_ex_1_gradRow3[i3]
 					}
-					scratch.net_attention_1_m_grad[i0+32*j100][i1][i2][0] = acc46
+					scratch.net_attention_1_m_grad[i0+32*j102][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -11838,22 +11872,22 @@ type ocannlReverserBackwardPart92 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j101 of the nest (0 <= j101 < 8).
-func (r100 *ocannlReverserBackwardPart92) Part(j101 int) {
+// Part runs part j103 of the nest (0 <= j103 < 8).
+func (r100 *ocannlReverserBackwardPart92) Part(j103 int) {
 	scratch := r100.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap72AVX512(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_m[32*j101][0][0][0], &scratch.net_attention_1_scores[32*j101][0][0][0], &scratch.net_attention_1_m_grad[32*j101][0][0][0])
+		ocannlMap72AVX512(&scratch.net_attention_1_scores_grad[32*j103][0][0][0], &scratch.net_attention_1_m[32*j103][0][0][0], &scratch.net_attention_1_scores[32*j103][0][0][0], &scratch.net_attention_1_m_grad[32*j103][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_m[32*j101][0][0][0], &scratch.net_attention_1_scores[32*j101][0][0][0], &scratch.net_attention_1_m_grad[32*j101][0][0][0])
+		ocannlMap72AVX2(&scratch.net_attention_1_scores_grad[32*j103][0][0][0], &scratch.net_attention_1_m[32*j103][0][0][0], &scratch.net_attention_1_scores[32*j103][0][0][0], &scratch.net_attention_1_m_grad[32*j103][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j101][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j101][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j101][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j101][i1][i2]
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j103][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j103][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j103][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j103][i1][i2]
 					for i3 := range 8 {
 						var r98 float32
 						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
@@ -11880,19 +11914,19 @@ type ocannlReverserBackwardPart93 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j102 of the nest (0 <= j102 < 8).
-func (r101 *ocannlReverserBackwardPart93) Part(j102 int) {
+// Part runs part j104 of the nest (0 <= j104 < 8).
+func (r101 *ocannlReverserBackwardPart93) Part(j104 int) {
 	scratch := r101.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_attention_1_scores_1_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap73AVX2(&scratch.net_attention_1_scores_1_grad[32*j104][0][0][0], &scratch.net_attention_1_scores_grad[32*j104][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j102][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j102][i1][i2]
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j104][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
 					}
@@ -11911,20 +11945,20 @@ type ocannlReverserBackwardPart94 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j103 of the nest (0 <= j103 < 8).
-func (r102 *ocannlReverserBackwardPart94) Part(j103 int) {
+// Part runs part j105 of the nest (0 <= j105 < 8).
+func (r102 *ocannlReverserBackwardPart94) Part(j105 int) {
 	scratch := r102.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j103][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j103][0][i2][0], &scratch.net_attention_1_k[i0+32*j103][0][i2][0])
+				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_k[i0+32*j105][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j103][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j103][0][i2][0], &scratch.net_attention_1_k[i0+32*j103][0][i2][0])
+				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_k[i0+32*j105][0][i2][0])
 			}
 		}
 	} else {
@@ -11932,23 +11966,23 @@ func (r102 *ocannlReverserBackwardPart94) Part(j103 int) {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j103][i1][i2]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j105][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j103][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j103][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j103][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j103][i3+3][i2]
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j105][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j105][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j105][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j105][i3+3][i2]
 						for i4 := range 8 {
-							acc47 := net_attention_1_q_gradRow[i4]
-							acc47 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc47 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc47 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc47 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc47
+							acc48 := net_attention_1_q_gradRow[i4]
+							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc48
 						}
 					}
 				}
@@ -11966,30 +12000,30 @@ type ocannlReverserBackwardPart95 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j104 of the nest (0 <= j104 < 8).
-func (r103 *ocannlReverserBackwardPart95) Part(j104 int) {
+// Part runs part j106 of the nest (0 <= j106 < 8).
+func (r103 *ocannlReverserBackwardPart95) Part(j106 int) {
 	scratch := r103.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_q[i0+32*j104][0][i2][0])
+				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j106][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j106][0][i2][0], &scratch.net_attention_1_q[i0+32*j106][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_q[i0+32*j104][0][i2][0])
+				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j106][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j106][0][i2][0], &scratch.net_attention_1_q[i0+32*j106][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j104][i1][i2]
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j106][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j104][i3][i2]
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j106][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j106][i3][i2]
 						for i4 := range 8 {
 							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
@@ -12010,17 +12044,17 @@ type ocannlReverserBackwardPart96 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j105 of the nest (0 <= j105 < 8).
-func (r104 *ocannlReverserBackwardPart96) Part(j105 int) {
+// Part runs part j107 of the nest (0 <= j107 < 8).
+func (r104 *ocannlReverserBackwardPart96) Part(j107 int) {
 	gNetAttention1WV, scratch := r104.gNetAttention1WV, r104.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j105], &scratch.net_attention_1_v_grad[0][0][0][i3+j105], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j107], &scratch.net_attention_1_v_grad[0][0][0][i3+j107], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j105], &scratch.net_attention_1_v_grad[0][0][0][i3+j105], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j107], &scratch.net_attention_1_v_grad[0][0][0][i3+j107], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -12028,8 +12062,8 @@ func (r104 *ocannlReverserBackwardPart96) Part(j105 int) {
 				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j105]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j105 : 256*i2+32*i3+32*j105+32])
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j107]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j107 : 256*i2+32*i3+32*j107+32])
 						for i4 := range 32 {
 							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
@@ -12050,36 +12084,36 @@ type ocannlReverserBackwardPart97 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j106 of the nest (0 <= j106 < 8).
-func (r105 *ocannlReverserBackwardPart97) Part(j106 int) {
+// Part runs part j108 of the nest (0 <= j108 < 8).
+func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
 	pNetAttention1WV, scratch := r105.pNetAttention1WV, r105.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j106][0][0], &scratch.net_attention_1_v_grad[32*j106][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j108][0][0], &scratch.net_attention_1_v_grad[32*j108][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j106][0][0], &scratch.net_attention_1_v_grad[32*j106][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j108][0][0], &scratch.net_attention_1_v_grad[32*j108][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j106][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j108][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j106][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j108][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j106][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j108][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j106][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j108][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j106][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j108][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc48 := net_h_gradRow2[i4]
-							acc48 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc48 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc48 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc48 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc48
+							acc49 := net_h_gradRow2[i4]
+							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc49 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc49 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc49 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc49
 						}
 					}
 				}
@@ -12098,17 +12132,17 @@ type ocannlReverserBackwardPart98 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j107 of the nest (0 <= j107 < 8).
-func (r106 *ocannlReverserBackwardPart98) Part(j107 int) {
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
 	gNetAttention1WK, scratch := r106.gNetAttention1WK, r106.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j107], &scratch.net_attention_1_k_grad[0][0][0][i3+j107], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j109], &scratch.net_attention_1_k_grad[0][0][0][i3+j109], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j107], &scratch.net_attention_1_k_grad[0][0][0][i3+j107], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j109], &scratch.net_attention_1_k_grad[0][0][0][i3+j109], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -12116,8 +12150,8 @@ func (r106 *ocannlReverserBackwardPart98) Part(j107 int) {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j107]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j107 : 256*i2+32*i3+32*j107+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j109]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j109 : 256*i2+32*i3+32*j109+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -12138,36 +12172,36 @@ type ocannlReverserBackwardPart99 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j108 of the nest (0 <= j108 < 8).
-func (r107 *ocannlReverserBackwardPart99) Part(j108 int) {
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
 	pNetAttention1WK, scratch := r107.pNetAttention1WK, r107.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j108][0][0], &scratch.net_attention_1_k_grad[32*j108][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j110][0][0], &scratch.net_attention_1_k_grad[32*j110][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j108][0][0], &scratch.net_attention_1_k_grad[32*j108][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j110][0][0], &scratch.net_attention_1_k_grad[32*j110][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j108][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j110][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j108][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j110][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j108][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j110][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j108][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j110][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j108][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j110][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc49 := net_h_gradRow3[i4]
-							acc49 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc49 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc49 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc49 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc49
+							acc50 := net_h_gradRow3[i4]
+							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc50 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc50 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc50 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc50
 						}
 					}
 				}
@@ -12186,17 +12220,17 @@ type ocannlReverserBackwardPart100 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 8).
-func (r108 *ocannlReverserBackwardPart100) Part(j109 int) {
+// Part runs part j111 of the nest (0 <= j111 < 8).
+func (r108 *ocannlReverserBackwardPart100) Part(j111 int) {
 	gNetAttention1WQ, scratch := r108.gNetAttention1WQ, r108.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j109], &scratch.net_attention_1_q_grad[0][0][0][i3+j109], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j111], &scratch.net_attention_1_q_grad[0][0][0][i3+j111], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j109], &scratch.net_attention_1_q_grad[0][0][0][i3+j109], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j111], &scratch.net_attention_1_q_grad[0][0][0][i3+j111], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -12204,8 +12238,8 @@ func (r108 *ocannlReverserBackwardPart100) Part(j109 int) {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j109]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j109 : 256*i2+32*i3+32*j109+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j111]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j111 : 256*i2+32*i3+32*j111+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -12226,36 +12260,36 @@ type ocannlReverserBackwardPart101 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j110 of the nest (0 <= j110 < 8).
-func (r109 *ocannlReverserBackwardPart101) Part(j110 int) {
+// Part runs part j112 of the nest (0 <= j112 < 8).
+func (r109 *ocannlReverserBackwardPart101) Part(j112 int) {
 	pNetAttention1WQ, scratch := r109.pNetAttention1WQ, r109.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j110][0][0], &scratch.net_attention_1_q_grad[32*j110][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j112][0][0], &scratch.net_attention_1_q_grad[32*j112][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j110][0][0], &scratch.net_attention_1_q_grad[32*j110][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j112][0][0], &scratch.net_attention_1_q_grad[32*j112][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j110][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j112][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j110][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j112][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j110][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j112][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j110][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j112][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j110][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j112][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc50 := net_h_gradRow4[i4]
-							acc50 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc50 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc50 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc50 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc50
+							acc51 := net_h_gradRow4[i4]
+							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc51 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc51 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc51 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc51
 						}
 					}
 				}
@@ -12273,17 +12307,17 @@ type ocannlReverserBackwardPart102 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j111 of the nest (0 <= j111 < 8).
-func (r110 *ocannlReverserBackwardPart102) Part(j111 int) {
+// Part runs part j113 of the nest (0 <= j113 < 8).
+func (r110 *ocannlReverserBackwardPart102) Part(j113 int) {
 	scratch := r110.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_h_1_grad[32*j111][0][0], &scratch.net_h_grad[32*j111][0][0])
+		ocannlMap58AVX2(&scratch.net_h_1_grad[32*j113][0][0], &scratch.net_h_grad[32*j113][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j111][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j111][i1]
+				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j113][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j113][i1]
 				for i2 := range 32 {
 					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
 				}
@@ -12302,17 +12336,17 @@ type ocannlReverserBackwardPart103 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 8).
-func (r111 *ocannlReverserBackwardPart103) Part(j112 int) {
+// Part runs part j114 of the nest (0 <= j114 < 8).
+func (r111 *ocannlReverserBackwardPart103) Part(j114 int) {
 	gNetPos, scratch := r111.gNetPos, r111.scratch
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetPos[32*j112], &scratch.net_h_grad[0][j112][0])
+		ocannlReduce22AVX2(&gNetPos[32*j114], &scratch.net_h_grad[0][j114][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j112]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j112 : 32*i1+32*j112+32])
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j114]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j114 : 32*i1+32*j114+32])
 				for i2 := range 32 {
 					gNetPosRow[i2] += net_h_gradRow6[i2]
 				}
@@ -12332,21 +12366,21 @@ type ocannlReverserBackwardPart104 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j113 of the nest (0 <= j113 < 8).
-func (r112 *ocannlReverserBackwardPart104) Part(j113 int) {
+// Part runs part j115 of the nest (0 <= j115 < 8).
+func (r112 *ocannlReverserBackwardPart104) Part(j115 int) {
 	gNetEmb, tokens, scratch := r112.gNetEmb, r112.tokens, r112.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEmb[40*j113], &scratch.net_h_1_grad[0][0][4*j113], &tokens[0][0][0])
+		ocannlGemm27AVX512(&gNetEmb[40*j115], &scratch.net_h_1_grad[0][0][4*j115], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEmb[40*j113], &scratch.net_h_1_grad[0][0][4*j113], &tokens[0][0][0])
+		ocannlGemm27AVX2(&gNetEmb[40*j115], &scratch.net_h_1_grad[0][0][4*j115], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j113]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j113 : 10*i2+40*j113+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j115]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j115 : 10*i2+40*j115+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}

@@ -46,7 +46,7 @@ func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=16 N=24 K=256 (14x32 tile); strides C 72,1 A 1,400 B 512,1.
+// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=16 N=24 K=32 (14x32 tile); strides C 72,1 A 1,400 B 512,1.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
@@ -91,7 +91,7 @@ func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX512 runs a float32 broadcast kernel, M=2 N=32 K=2048 (14x32 tile); strides C 32,1 A 1,10 B 32,1.
+// ocannlGemm15AVX512 runs a float32 broadcast kernel, M=10 N=32 K=256 (14x32 tile); strides C 32,1 A 1,10 B 32,1.
 //
 //go:noescape
 func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
@@ -336,7 +336,7 @@ func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=16 N=24 K=256 (6x16 tile); strides C 72,1 A 1,400 B 512,1.
+// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=16 N=24 K=32 (6x16 tile); strides C 72,1 A 1,400 B 512,1.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
@@ -381,7 +381,7 @@ func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX2 runs a float32 broadcast kernel, M=2 N=32 K=2048 (6x16 tile); strides C 32,1 A 1,10 B 32,1.
+// ocannlGemm15AVX2 runs a float32 broadcast kernel, M=10 N=32 K=256 (6x16 tile); strides C 32,1 A 1,10 B 32,1.
 //
 //go:noescape
 func ocannlGemm15AVX2(c *float32, a *float32, b *float32)

@@ -339,11 +339,11 @@ func splitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
 // contraction kernel's, or a map kernel's that planAbsorbs chose.
 func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fill *loopir.Fill) ([]jen.Code, bool, error) {
 	split, parts := k.parSplit(loops, st)
-	if split != nil && parts < minOutputParts && fill == nil {
+	if split != nil && (parts < minOutputParts || balance(parts) == 0) && fill == nil {
 		// Few output parts (a convolution's kernel gradient split on kh:
-		// 3 parts keep one of 2 threads idle a third of the nest): fixed
-		// partial sums over the reduction, when the output is small enough
-		// for them, share the work in 8 parts.
+		// 3 parts keep one of 2 threads idle a third of the nest), or an
+		// odd number: fixed partial sums over the reduction, when the
+		// output is small enough for them, share the work in 8 parts.
 		if code, ok, err := k.parReduce(loops, st, init); ok || err != nil {
 			return code, ok, err
 		}
@@ -585,8 +585,10 @@ type parRed struct {
 }
 
 // maxPartialCells bounds the output of a reduction split between parts:
-// the record holds parts times as many partial sums.
-const maxPartialCells = 1024
+// the record holds parts times as many partial sums, and their serial
+// combination adds as many values (16k: a few microseconds). The CNN's
+// conv2 kernel gradient, 1152 cells, needs 2048.
+const maxPartialCells = 2048
 
 // parReduce emits a nest whose only non-reduction loops cannot be split
 // (a bias gradient: a small output summed over the batch) as parts of

@@ -188,4 +188,13 @@ func TestParallelBalance(t *testing.T) {
 	if g := renderPar(t, grad, "", asm.NewSet(asm.Tiers()...)); !strings.Contains(g, "cPartial [8]") || strings.Contains(g, "for each 1 values of i0") {
 		t.Errorf("the kernel gradient is not 8 partial sums over the batch:\n%s", g)
 	}
+	// A weight gradient of 10 rows (5 parts) sums over the batch in 8.
+	b := buildBackward(t, ecase{"WGrad", "float32", "input x : 2048 | 32\nleaf w : 32 -> 10 = 0\nlet y = w * x\nlet l = (y *. y) ++ \"...|... => 0\"", []pspec{pa("x"), out(pa("l"))}}, "l", []string{"w"})
+	gen, err := Render(&File{Package: "p", Kernels: []*Kernel{withScratch(b, "WGradS", 0).k}, Asm: asm.NewSet(asm.Tiers()...), Parallel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := string(gen); !strings.Contains(g, "Partial [8][10][32]float32") || strings.Contains(g, "runs in 5 parts") {
+		t.Errorf("the 10-row weight gradient is not 8 partial sums over the batch:\n%s", g)
+	}
 }

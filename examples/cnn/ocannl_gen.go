@@ -2031,11 +2031,29 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 3 parts of i4 on the pool.
+	// 8 parts of i0 on the pool.
 	rec4 := ocannlCNNBackwardPart3Records.Get()
-	rec4.gNetConv2Kernel = gNetConv2Kernel
 	rec4.scratch = scratch
-	region.Run(rec4, 3)
+	region.Run(rec4, 8)
+	// The 8 partial sums, added in part order.
+	for j26 := range 16 {
+		for j27 := range 3 {
+			for j28 := range 3 {
+				for j29 := range 8 {
+					acc13 := gNetConv2Kernel[72*j26+24*j27+8*j28+j29]
+					acc13 += rec4.gNetConv2KernelPartial[0][j26][j27][j28][j29]
+					acc13 += rec4.gNetConv2KernelPartial[1][j26][j27][j28][j29]
+					acc13 += rec4.gNetConv2KernelPartial[2][j26][j27][j28][j29]
+					acc13 += rec4.gNetConv2KernelPartial[3][j26][j27][j28][j29]
+					acc13 += rec4.gNetConv2KernelPartial[4][j26][j27][j28][j29]
+					acc13 += rec4.gNetConv2KernelPartial[5][j26][j27][j28][j29]
+					acc13 += rec4.gNetConv2KernelPartial[6][j26][j27][j28][j29]
+					acc13 += rec4.gNetConv2KernelPartial[7][j26][j27][j28][j29]
+					gNetConv2Kernel[72*j26+24*j27+8*j28+j29] = acc13
+				}
+			}
+		}
+	}
 	*rec4 = ocannlCNNBackwardPart3{}
 	ocannlCNNBackwardPart3Records.Put(rec4)
 
@@ -2044,10 +2062,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap14AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j26 := range 32 {
-			for j27 := range 8 {
-				for j28 := range 8 {
-					scratch.net_max_pool_1_y[j26][0][j27][j28] = float32(math.Inf(-1))
+		for j30 := range 32 {
+			for j31 := range 8 {
+				for j32 := range 8 {
+					scratch.net_max_pool_1_y[j30][0][j31][j32] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -2056,11 +2074,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j29 := range 32 {
-			for j30 := 6; j30 < 8; j30++ {
-				for j31 := range 8 {
-					for j32 := range 8 {
-						scratch.net_max_pool_1_y[j29][j30][j31][j32] = float32(math.Inf(-1))
+		for j33 := range 32 {
+			for j34 := 6; j34 < 8; j34++ {
+				for j35 := range 8 {
+					for j36 := range 8 {
+						scratch.net_max_pool_1_y[j33][j34][j35][j36] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2068,29 +2086,29 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j33 := 1; j33 < 6; j33++ {
-			ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][j33][0][0])
+		for j37 := 1; j37 < 6; j37++ {
+			ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][j37][0][0])
 		}
 	} else {
-		for j34 := range 32 {
-			for j35 := 1; j35 < 6; j35++ {
-				for j36 := range 8 {
-					scratch.net_max_pool_1_y[j34][j35][0][j36] = float32(math.Inf(-1))
+		for j38 := range 32 {
+			for j39 := 1; j39 < 6; j39++ {
+				for j40 := range 8 {
+					scratch.net_max_pool_1_y[j38][j39][0][j40] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j37 := 1; j37 < 6; j37++ {
-			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j37][6][0])
+		for j41 := 1; j41 < 6; j41++ {
+			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j41][6][0])
 		}
 	} else {
-		for j38 := range 32 {
-			for j39 := 1; j39 < 6; j39++ {
-				for j40 := 6; j40 < 8; j40++ {
-					for j41 := range 8 {
-						scratch.net_max_pool_1_y[j38][j39][j40][j41] = float32(math.Inf(-1))
+		for j42 := range 32 {
+			for j43 := 1; j43 < 6; j43++ {
+				for j44 := 6; j44 < 8; j44++ {
+					for j45 := range 8 {
+						scratch.net_max_pool_1_y[j42][j43][j44][j45] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2100,10 +2118,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
-		for j42 := range 32 {
-			for j43 := range 8 {
-				for j44 := range 8 {
-					scratch.net_max_pool_1_y_grad[j42][0][j43][j44] = 0
+		for j46 := range 32 {
+			for j47 := range 8 {
+				for j48 := range 8 {
+					scratch.net_max_pool_1_y_grad[j46][0][j47][j48] = 0
 				}
 			}
 		}
@@ -2112,11 +2130,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
-		for j45 := range 32 {
-			for j46 := 6; j46 < 8; j46++ {
-				for j47 := range 8 {
-					for j48 := range 8 {
-						scratch.net_max_pool_1_y_grad[j45][j46][j47][j48] = 0
+		for j49 := range 32 {
+			for j50 := 6; j50 < 8; j50++ {
+				for j51 := range 8 {
+					for j52 := range 8 {
+						scratch.net_max_pool_1_y_grad[j49][j50][j51][j52] = 0
 					}
 				}
 			}
@@ -2124,29 +2142,29 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j49 := 1; j49 < 6; j49++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j49][0][0])
+		for j53 := 1; j53 < 6; j53++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j53][0][0])
 		}
 	} else {
-		for j50 := range 32 {
-			for j51 := 1; j51 < 6; j51++ {
-				for j52 := range 8 {
-					scratch.net_max_pool_1_y_grad[j50][j51][0][j52] = 0
+		for j54 := range 32 {
+			for j55 := 1; j55 < 6; j55++ {
+				for j56 := range 8 {
+					scratch.net_max_pool_1_y_grad[j54][j55][0][j56] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j53 := 1; j53 < 6; j53++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j53][6][0])
+		for j57 := 1; j57 < 6; j57++ {
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j57][6][0])
 		}
 	} else {
-		for j54 := range 32 {
-			for j55 := 1; j55 < 6; j55++ {
-				for j56 := 6; j56 < 8; j56++ {
-					for j57 := range 8 {
-						scratch.net_max_pool_1_y_grad[j54][j55][j56][j57] = 0
+		for j58 := range 32 {
+			for j59 := 1; j59 < 6; j59++ {
+				for j60 := 6; j60 < 8; j60++ {
+					for j61 := range 8 {
+						scratch.net_max_pool_1_y_grad[j58][j59][j60][j61] = 0
 					}
 				}
 			}
@@ -2244,17 +2262,17 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	rec5.scratch = scratch
 	region.Run(rec5, 8)
 	// The 8 partial sums, added in part order.
-	for j59 := range 8 {
-		acc14 := gNetConv1Bias[j59]
-		acc14 += rec5.gNetConv1BiasPartial[0][j59]
-		acc14 += rec5.gNetConv1BiasPartial[1][j59]
-		acc14 += rec5.gNetConv1BiasPartial[2][j59]
-		acc14 += rec5.gNetConv1BiasPartial[3][j59]
-		acc14 += rec5.gNetConv1BiasPartial[4][j59]
-		acc14 += rec5.gNetConv1BiasPartial[5][j59]
-		acc14 += rec5.gNetConv1BiasPartial[6][j59]
-		acc14 += rec5.gNetConv1BiasPartial[7][j59]
-		gNetConv1Bias[j59] = acc14
+	for j63 := range 8 {
+		acc15 := gNetConv1Bias[j63]
+		acc15 += rec5.gNetConv1BiasPartial[0][j63]
+		acc15 += rec5.gNetConv1BiasPartial[1][j63]
+		acc15 += rec5.gNetConv1BiasPartial[2][j63]
+		acc15 += rec5.gNetConv1BiasPartial[3][j63]
+		acc15 += rec5.gNetConv1BiasPartial[4][j63]
+		acc15 += rec5.gNetConv1BiasPartial[5][j63]
+		acc15 += rec5.gNetConv1BiasPartial[6][j63]
+		acc15 += rec5.gNetConv1BiasPartial[7][j63]
+		gNetConv1Bias[j63] = acc15
 	}
 	*rec5 = ocannlCNNBackwardPart4{}
 	ocannlCNNBackwardPart4Records.Put(rec5)
@@ -2456,45 +2474,46 @@ func (r9 *ocannlCNNBackwardPart2) Part(j24 int) {
 // ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
 var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
 
-// ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart3 struct {
-	gNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	scratch                *ocannlCNNBackwardScratch
+	gNetConv2KernelPartial [8][16][3][3][8]float32
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 3).
+// Part runs part j25 of the nest (0 <= j25 < 8).
 func (r10 *ocannlCNNBackwardPart3) Part(j25 int) {
-	gNetConv2Kernel, scratch := r10.gNetConv2Kernel, r10.scratch
-	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch, gNetConv2KernelPartial := r10.scratch, &r10.gNetConv2KernelPartial
+	gNetConv2KernelPartial[j25] = [16][3][3][8]float32{}
+	// float32 broadcast kernel M=16 N=24 K=5: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 5 {
+		for i0 := range 4 {
 			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j25], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j25][i2][0])
+				for i4 := range 3 {
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j25][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j25][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j25][i4][i2][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 5 {
+		for i0 := range 4 {
 			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j25], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j25][i2][0])
+				for i4 := range 3 {
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j25][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j25][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j25][i4][i2][0])
 				}
 			}
 		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+4*j25][i1][i2][i3]
+						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j25][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j25+8*i5 : 72*i3+24*i4+24*j25+8*i5+8])
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+4*j25][i1+i4][i2+i5]
+								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j25][i3][i4][i5]
 								for i6 := range 8 {
-									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
 							}
 						}
@@ -2515,34 +2534,34 @@ type ocannlCNNBackwardPart4 struct {
 	gNetConv1BiasPartial [8][8]float32
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r15 *ocannlCNNBackwardPart4) Part(j58 int) {
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r15 *ocannlCNNBackwardPart4) Part(j62 int) {
 	scratch, gNetConv1BiasPartial := r15.scratch, &r15.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j58] = [8]float32{}
+	gNetConv1BiasPartial[j62] = [8]float32{}
 	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j58][0], &scratch.net_max_pool_1_x_1_grad[4*j58][0][0][0])
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j62][0], &scratch.net_max_pool_1_x_1_grad[4*j62][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j58]
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j62]
 		for i0 := range 4 {
 			for i1 := range 10 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2+3]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2+3]
 					for i3 := range 8 {
-						acc13 := gNetConv1BiasPartialRow[i3]
-						acc13 += net_max_pool_1_x_1_gradRow3[i3]
-						acc13 += net_max_pool_1_x_1_gradRow4[i3]
-						acc13 += net_max_pool_1_x_1_gradRow5[i3]
-						acc13 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1BiasPartialRow[i3] = acc13
+						acc14 := gNetConv1BiasPartialRow[i3]
+						acc14 += net_max_pool_1_x_1_gradRow3[i3]
+						acc14 += net_max_pool_1_x_1_gradRow4[i3]
+						acc14 += net_max_pool_1_x_1_gradRow5[i3]
+						acc14 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc14
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j58][i1][i2]
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2]
 					for i3 := range 8 {
 						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 					}

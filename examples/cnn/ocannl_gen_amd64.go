@@ -46,7 +46,7 @@ func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=16 N=24 K=32 (14x32 tile); strides C 72,1 A 1,400 B 512,1.
+// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=16 N=24 K=5 (14x32 tile); strides C 72,1 A 1,80 B 64,1.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
@@ -116,7 +116,7 @@ func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=16 N=24 K=32 (6x16 tile); strides C 72,1 A 1,400 B 512,1.
+// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=16 N=24 K=5 (6x16 tile); strides C 72,1 A 1,80 B 64,1.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)

@@ -1084,7 +1084,7 @@ TEXT ·ocannlGemm6AVX512(SB), NOSPLIT, $0-24
 	KMOVW  BX, K1
 	MOVQ   CX, BX
 	MOVQ   DX, SI
-	MOVQ   $0x00000020, DI
+	MOVQ   $0x00000005, DI
 
 k1:
 	VMOVUPS      (SI), Z28
@@ -1131,8 +1131,8 @@ k1:
 	VBROADCASTSS 52(BX), Z30
 	VFMADD231PS  Z28, Z30, Z26
 	VFMADD231PS  Z29, Z30, Z27
-	ADDQ         $+1600, BX
-	ADDQ         $+2048, SI
+	ADDQ         $+320, BX
+	ADDQ         $+256, SI
 	DECQ         DI
 	JNZ          k1
 	VADDPS       (AX), Z0, Z0
@@ -1214,7 +1214,7 @@ k1:
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
 	MOVQ         DX, DX
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000005, BX
 
 k2:
 	VMOVUPS      (DX), Z4
@@ -1225,8 +1225,8 @@ k2:
 	VBROADCASTSS 4(CX), Z6
 	VFMADD231PS  Z4, Z6, Z2
 	VFMADD231PS  Z5, Z6, Z3
-	ADDQ         $+1600, CX
-	ADDQ         $+2048, DX
+	ADDQ         $+320, CX
+	ADDQ         $+256, DX
 	DECQ         BX
 	JNZ          k2
 	VADDPS       (AX), Z0, Z0
@@ -2708,7 +2708,7 @@ m1:
 	VXORPS Y11, Y11, Y11
 	MOVQ   BX, R8
 	MOVQ   DX, R9
-	MOVQ   $0x00000020, R10
+	MOVQ   $0x00000005, R10
 
 k2:
 	VMOVUPS      (R9), Y12
@@ -2731,8 +2731,8 @@ k2:
 	VBROADCASTSS 20(R8), Y14
 	VFMADD231PS  Y12, Y14, Y10
 	VFMADD231PS  Y13, Y14, Y11
-	ADDQ         $+1600, R8
-	ADDQ         $+2048, R9
+	ADDQ         $+320, R8
+	ADDQ         $+256, R9
 	DECQ         R10
 	JNZ          k2
 	VADDPS       (SI), Y0, Y0
@@ -2772,7 +2772,7 @@ k2:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	MOVQ         DX, DI
-	MOVQ         $0x00000020, R8
+	MOVQ         $0x00000005, R8
 
 k3:
 	VMOVUPS      (DI), Y8
@@ -2789,8 +2789,8 @@ k3:
 	VBROADCASTSS 12(BX), Y10
 	VFMADD231PS  Y8, Y10, Y6
 	VFMADD231PS  Y9, Y10, Y7
-	ADDQ         $+1600, BX
-	ADDQ         $+2048, DI
+	ADDQ         $+320, BX
+	ADDQ         $+256, DI
 	DECQ         R8
 	JNZ          k3
 	VADDPS       (SI), Y0, Y0
@@ -2823,7 +2823,7 @@ m4:
 	VXORPS Y5, Y5, Y5
 	MOVQ   CX, SI
 	MOVQ   DX, DI
-	MOVQ   $0x00000020, R8
+	MOVQ   $0x00000005, R8
 
 k5:
 	VMOVUPS      (DI), Y6
@@ -2839,8 +2839,8 @@ k5:
 	VFMADD231PS  Y6, Y7, Y4
 	VBROADCASTSS 20(SI), Y7
 	VFMADD231PS  Y6, Y7, Y5
-	ADDQ         $+1600, SI
-	ADDQ         $+2048, DI
+	ADDQ         $+320, SI
+	ADDQ         $+256, DI
 	DECQ         R8
 	JNZ          k5
 	VADDPS       (AX), Y0, Y0
@@ -2864,7 +2864,7 @@ k5:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	MOVQ         DX, DX
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000005, BX
 
 k6:
 	VMOVUPS      (DX), Y4
@@ -2876,8 +2876,8 @@ k6:
 	VFMADD231PS  Y4, Y5, Y2
 	VBROADCASTSS 12(CX), Y5
 	VFMADD231PS  Y4, Y5, Y3
-	ADDQ         $+1600, CX
-	ADDQ         $+2048, DX
+	ADDQ         $+320, CX
+	ADDQ         $+256, DX
 	DECQ         BX
 	JNZ          k6
 	VADDPS       (AX), Y0, Y0
