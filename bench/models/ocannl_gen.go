@@ -677,7 +677,7 @@ func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
 //	_net.head/x.1: 256 | 5,5,16 (let, local, in scratch field net_head_x_1)
 //	net.head/x: 256 | 5,5,16 (let, local, in scratch field net_head_x)
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
-//	_train.cross_entropy#1/logits.1: 256 | 4 (let, local)
+//	_train.cross_entropy#1/logits.1: 256 | 4 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.head.b: 4 (param, parameter pNetHeadB)
 //	train.cross_entropy#1/logits: 256 | 4 (let, local)
 //	train.cross_entropy#1/m: 256 | 1 (let, local)
@@ -832,7 +832,6 @@ func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlCNNTrainLossScratch) {
-	var train_cross_entropy_1_logits_1 [256][4]float32
 	var train_cross_entropy_1_logits [256][4]float32
 	var train_cross_entropy_1_m [256][1]float32
 	var train_cross_entropy_1_z [256][4]float32
@@ -979,39 +978,23 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	ocannlCNNTrainLossPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm2AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 4 {
-				acc4 := float32(0)
-				for i2 := range 5 {
-					for i3 := range 5 {
-						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &scratch.net_head_x[i0][i2][i3]
-						for i4 := range 16 {
-							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
-						}
-					}
-				}
-				train_cross_entropy_1_logits_1[i0][i1] = acc4
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec9 := ocannlCNNTrainLossPart8Records.Get()
+	rec9.pNetHeadW = pNetHeadW
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlCNNTrainLossPart8{}
+	ocannlCNNTrainLossPart8Records.Put(rec9)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap9AVX512(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
 			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
@@ -1152,14 +1135,15 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 // ocannlCNNTrainLossScratch holds the local arrays of ocannlCNNTrainLoss too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNTrainLossScratch struct {
-	net_conv1_y        [256][10][10][8]float32
-	net_max_pool_1_x_1 [256][10][10][8]float32
-	net_max_pool_1_x   [256][10][10][8]float32
-	net_max_pool_1_y_1 [2][2]float32
-	net_max_pool_1_y   [256][8][8][8]float32
-	net_conv2_y        [256][5][5][16]float32
-	net_head_x_1       [256][5][5][16]float32
-	net_head_x         [256][5][5][16]float32
+	net_conv1_y                    [256][10][10][8]float32
+	net_max_pool_1_x_1             [256][10][10][8]float32
+	net_max_pool_1_x               [256][10][10][8]float32
+	net_max_pool_1_y_1             [2][2]float32
+	net_max_pool_1_y               [256][8][8][8]float32
+	net_conv2_y                    [256][5][5][16]float32
+	net_head_x_1                   [256][5][5][16]float32
+	net_head_x                     [256][5][5][16]float32
+	train_cross_entropy_1_logits_1 [256][4]float32
 }
 
 // ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
@@ -1471,6 +1455,44 @@ func (r10 *ocannlCNNTrainLossPart7) Part(j24 int) {
 // ocannlCNNTrainLossPart7Records holds the free ocannlCNNTrainLossPart7 records.
 var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 
+// ocannlCNNTrainLossPart8 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNTrainLossPart8 struct {
+	pNetHeadW *[1600]float32
+	scratch   *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r11 *ocannlCNNTrainLossPart8) Part(j25 int) {
+	pNetHeadW, scratch := r11.pNetHeadW, r11.scratch
+	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 4 {
+				acc4 := float32(0)
+				for i2 := range 5 {
+					for i3 := range 5 {
+						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_xRow2 := &scratch.net_head_x[i0+32*j25][i2][i3]
+						for i4 := range 16 {
+							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+						}
+					}
+				}
+				scratch.train_cross_entropy_1_logits_1[i0+32*j25][i1] = acc4
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart8Records holds the free ocannlCNNTrainLossPart8 records.
+var ocannlCNNTrainLossPart8Records rt.Records[ocannlCNNTrainLossPart8]
+
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
 // Forward and backward pass of loss train of model CNN.
@@ -1494,7 +1516,7 @@ var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 //	_net.head/x.1: 256 | 5,5,16 (let, local, in scratch field net_head_x_1)
 //	net.head/x: 256 | 5,5,16 (let, local, in scratch field net_head_x)
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
-//	_train.cross_entropy#1/logits.1: 256 | 4 (let, local)
+//	_train.cross_entropy#1/logits.1: 256 | 4 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.head.b: 4 (param, parameter pNetHeadB)
 //	train.cross_entropy#1/logits: 256 | 4 (let, local)
 //	train.cross_entropy#1/m: 256 | 1 (let, local)
@@ -1520,7 +1542,7 @@ var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 //	_net.head/x.1.grad: [256 5 5 16] (let, local, in scratch field net_head_x_1_grad)
 //	net.head/x.grad: [256 5 5 16] (let, local, in scratch field net_head_x_grad)
 //	net.head.w.grad: [4 5 5 16] (let, output parameter gNetHeadW)
-//	_train.cross_entropy#1/logits.1.grad: [256 4] (let, local)
+//	_train.cross_entropy#1/logits.1.grad: [256 4] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
 //	net.head.b.grad: [4] (let, output parameter gNetHeadB)
 //	train.cross_entropy#1/logits.grad: [256 4] (let, local)
 //	train.cross_entropy#1/m.grad: [256 1] (let, local)
@@ -1870,7 +1892,6 @@ var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 //	          for i5 in 0..2:
 //	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1/y.grad[i0, i1, i2, i3]
 func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlCNNBackwardScratch) {
-	var train_cross_entropy_1_logits_1 [256][4]float32
 	var train_cross_entropy_1_logits [256][4]float32
 	var train_cross_entropy_1_m [256][1]float32
 	var train_cross_entropy_1_z [256][4]float32
@@ -1881,7 +1902,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	var train_1 [256][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var train_cross_entropy_1_logits_1_grad [256][4]float32
 	var train_cross_entropy_1_logits_grad [256][4]float32
 	var train_cross_entropy_1_m_grad [256][1]float32
 	var train_cross_entropy_1_z_grad [256][4]float32
@@ -2029,39 +2049,23 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm2AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 4 {
-				acc4 := float32(0)
-				for i2 := range 5 {
-					for i3 := range 5 {
-						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &scratch.net_head_x[i0][i2][i3]
-						for i4 := range 16 {
-							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
-						}
-					}
-				}
-				train_cross_entropy_1_logits_1[i0][i1] = acc4
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec9 := ocannlCNNBackwardPart8Records.Get()
+	rec9.pNetHeadW = pNetHeadW
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlCNNBackwardPart8{}
+	ocannlCNNBackwardPart8Records.Put(rec9)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap9AVX512(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
 			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
@@ -2202,11 +2206,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*gNetConv1Kernel = [72]float32{}
 	*gNetConv1Bias = [8]float32{}
 	// 8 parts of the filled arrays on the pool.
-	rec9 := ocannlCNNBackwardPart8Records.Get()
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlCNNBackwardPart8{}
-	ocannlCNNBackwardPart8Records.Put(rec9)
+	rec10 := ocannlCNNBackwardPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlCNNBackwardPart9{}
+	ocannlCNNBackwardPart9Records.Put(rec10)
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadW = [1600]float32{}
@@ -2364,15 +2368,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 			for i1 := range 4 {
-				var r12 float32
+				var r13 float32
 				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-					r12 = 1
+					r13 = 1
 				}
-				r13 := float32(0)
-				if r12 != 0 {
-					r13 = train_cross_entropy_1_m_gradV
+				r14 := float32(0)
+				if r13 != 0 {
+					r14 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r13
+				train_cross_entropy_1_logits_gradRow2[i1] += r14
 			}
 		}
 	}
@@ -2380,11 +2384,12 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap16AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
+		scratch.train_cross_entropy_1_logits_1_grad = [256][4]float32{}
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+			train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
 			}
@@ -2414,139 +2419,129 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
-	// float32 broadcast kernel M=4 N=400 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
-				for i2 := range 5 {
-					for i3 := range 5 {
-						net_head_xRow3 := &scratch.net_head_x[i0][i2][i3]
-						gNetHeadWRow := (*[16]float32)(gNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						for i4 := range 16 {
-							gNetHeadWRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
-						}
-					}
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlCNNBackwardPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	// The 8 partial sums, added in part order.
+	for j28 := range 4 {
+		for j29 := range 5 {
+			for j30 := range 5 {
+				for j31 := range 16 {
+					acc11 := gNetHeadW[400*j28+80*j29+16*j30+j31]
+					acc11 += rec11.gNetHeadWPartial[0][j28][j29][j30][j31]
+					acc11 += rec11.gNetHeadWPartial[1][j28][j29][j30][j31]
+					acc11 += rec11.gNetHeadWPartial[2][j28][j29][j30][j31]
+					acc11 += rec11.gNetHeadWPartial[3][j28][j29][j30][j31]
+					acc11 += rec11.gNetHeadWPartial[4][j28][j29][j30][j31]
+					acc11 += rec11.gNetHeadWPartial[5][j28][j29][j30][j31]
+					acc11 += rec11.gNetHeadWPartial[6][j28][j29][j30][j31]
+					acc11 += rec11.gNetHeadWPartial[7][j28][j29][j30][j31]
+					gNetHeadW[400*j28+80*j29+16*j30+j31] = acc11
 				}
 			}
 		}
 	}
+	*rec11 = ocannlCNNBackwardPart10{}
+	ocannlCNNBackwardPart10Records.Put(rec11)
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
-	// float32 broadcast kernel M=256 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
-				for i2 := range 5 {
-					for i3 := range 5 {
-						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_x_gradRow := &scratch.net_head_x_grad[i0][i2][i3]
-						for i4 := range 16 {
-							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec12 := ocannlCNNBackwardPart11Records.Get()
+	rec12.pNetHeadW = pNetHeadW
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
+	*rec12 = ocannlCNNBackwardPart11{}
+	ocannlCNNBackwardPart11Records.Put(rec12)
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_head_x_1_grad = [256][5][5][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlCNNBackwardPart9Records.Get()
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlCNNBackwardPart9{}
-	ocannlCNNBackwardPart9Records.Put(rec10)
+	rec13 := ocannlCNNBackwardPart12Records.Get()
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlCNNBackwardPart12{}
+	ocannlCNNBackwardPart12Records.Put(rec13)
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_conv2_y_grad = [256][5][5][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlCNNBackwardPart10Records.Get()
-	rec11.scratch = scratch
-	region.Run(rec11, 8)
-	*rec11 = ocannlCNNBackwardPart10{}
-	ocannlCNNBackwardPart10Records.Put(rec11)
-
-	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-	// 8 parts of i0 on the pool.
-	rec12 := ocannlCNNBackwardPart11Records.Get()
-	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	// The 8 partial sums, added in part order.
-	for j29 := range 16 {
-		acc12 := gNetConv2Bias[j29]
-		acc12 += rec12.gNetConv2BiasPartial[0][j29]
-		acc12 += rec12.gNetConv2BiasPartial[1][j29]
-		acc12 += rec12.gNetConv2BiasPartial[2][j29]
-		acc12 += rec12.gNetConv2BiasPartial[3][j29]
-		acc12 += rec12.gNetConv2BiasPartial[4][j29]
-		acc12 += rec12.gNetConv2BiasPartial[5][j29]
-		acc12 += rec12.gNetConv2BiasPartial[6][j29]
-		acc12 += rec12.gNetConv2BiasPartial[7][j29]
-		gNetConv2Bias[j29] = acc12
-	}
-	*rec12 = ocannlCNNBackwardPart11{}
-	ocannlCNNBackwardPart11Records.Put(rec12)
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	// 8 parts of i0 on the pool.
-	rec13 := ocannlCNNBackwardPart12Records.Get()
-	rec13.pNetConv2Kernel = pNetConv2Kernel
-	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlCNNBackwardPart12{}
-	ocannlCNNBackwardPart12Records.Put(rec13)
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 8 parts of i0 on the pool.
 	rec14 := ocannlCNNBackwardPart13Records.Get()
 	rec14.scratch = scratch
 	region.Run(rec14, 8)
+	*rec14 = ocannlCNNBackwardPart13{}
+	ocannlCNNBackwardPart13Records.Put(rec14)
+
+	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
+	// 8 parts of i0 on the pool.
+	rec15 := ocannlCNNBackwardPart14Records.Get()
+	rec15.scratch = scratch
+	region.Run(rec15, 8)
 	// The 8 partial sums, added in part order.
-	for j32 := range 16 {
-		for j33 := range 3 {
-			for j34 := range 3 {
-				for j35 := range 8 {
-					acc13 := gNetConv2Kernel[72*j32+24*j33+8*j34+j35]
-					acc13 += rec14.gNetConv2KernelPartial[0][j32][j33][j34][j35]
-					acc13 += rec14.gNetConv2KernelPartial[1][j32][j33][j34][j35]
-					acc13 += rec14.gNetConv2KernelPartial[2][j32][j33][j34][j35]
-					acc13 += rec14.gNetConv2KernelPartial[3][j32][j33][j34][j35]
-					acc13 += rec14.gNetConv2KernelPartial[4][j32][j33][j34][j35]
-					acc13 += rec14.gNetConv2KernelPartial[5][j32][j33][j34][j35]
-					acc13 += rec14.gNetConv2KernelPartial[6][j32][j33][j34][j35]
-					acc13 += rec14.gNetConv2KernelPartial[7][j32][j33][j34][j35]
-					gNetConv2Kernel[72*j32+24*j33+8*j34+j35] = acc13
+	for j36 := range 16 {
+		acc13 := gNetConv2Bias[j36]
+		acc13 += rec15.gNetConv2BiasPartial[0][j36]
+		acc13 += rec15.gNetConv2BiasPartial[1][j36]
+		acc13 += rec15.gNetConv2BiasPartial[2][j36]
+		acc13 += rec15.gNetConv2BiasPartial[3][j36]
+		acc13 += rec15.gNetConv2BiasPartial[4][j36]
+		acc13 += rec15.gNetConv2BiasPartial[5][j36]
+		acc13 += rec15.gNetConv2BiasPartial[6][j36]
+		acc13 += rec15.gNetConv2BiasPartial[7][j36]
+		gNetConv2Bias[j36] = acc13
+	}
+	*rec15 = ocannlCNNBackwardPart14{}
+	ocannlCNNBackwardPart14Records.Put(rec15)
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
+	rec16 := ocannlCNNBackwardPart15Records.Get()
+	rec16.pNetConv2Kernel = pNetConv2Kernel
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlCNNBackwardPart15{}
+	ocannlCNNBackwardPart15Records.Put(rec16)
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec17 := ocannlCNNBackwardPart16Records.Get()
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
+	// The 8 partial sums, added in part order.
+	for j39 := range 16 {
+		for j40 := range 3 {
+			for j41 := range 3 {
+				for j42 := range 8 {
+					acc14 := gNetConv2Kernel[72*j39+24*j40+8*j41+j42]
+					acc14 += rec17.gNetConv2KernelPartial[0][j39][j40][j41][j42]
+					acc14 += rec17.gNetConv2KernelPartial[1][j39][j40][j41][j42]
+					acc14 += rec17.gNetConv2KernelPartial[2][j39][j40][j41][j42]
+					acc14 += rec17.gNetConv2KernelPartial[3][j39][j40][j41][j42]
+					acc14 += rec17.gNetConv2KernelPartial[4][j39][j40][j41][j42]
+					acc14 += rec17.gNetConv2KernelPartial[5][j39][j40][j41][j42]
+					acc14 += rec17.gNetConv2KernelPartial[6][j39][j40][j41][j42]
+					acc14 += rec17.gNetConv2KernelPartial[7][j39][j40][j41][j42]
+					gNetConv2Kernel[72*j39+24*j40+8*j41+j42] = acc14
 				}
 			}
 		}
 	}
-	*rec14 = ocannlCNNBackwardPart13{}
-	ocannlCNNBackwardPart13Records.Put(rec14)
+	*rec17 = ocannlCNNBackwardPart16{}
+	ocannlCNNBackwardPart16Records.Put(rec17)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	// float32 pointwise kernel over 256 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j36 := range 256 {
-			for j37 := range 8 {
-				for j38 := range 8 {
-					scratch.net_max_pool_1_y[j36][0][j37][j38] = float32(math.Inf(-1))
+		for j43 := range 256 {
+			for j44 := range 8 {
+				for j45 := range 8 {
+					scratch.net_max_pool_1_y[j43][0][j44][j45] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -2555,11 +2550,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j39 := range 256 {
-			for j40 := 6; j40 < 8; j40++ {
-				for j41 := range 8 {
-					for j42 := range 8 {
-						scratch.net_max_pool_1_y[j39][j40][j41][j42] = float32(math.Inf(-1))
+		for j46 := range 256 {
+			for j47 := 6; j47 < 8; j47++ {
+				for j48 := range 8 {
+					for j49 := range 8 {
+						scratch.net_max_pool_1_y[j46][j47][j48][j49] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2567,29 +2562,29 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j43 := 1; j43 < 6; j43++ {
-			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j43][0][0])
+		for j50 := 1; j50 < 6; j50++ {
+			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j50][0][0])
 		}
 	} else {
-		for j44 := range 256 {
-			for j45 := 1; j45 < 6; j45++ {
-				for j46 := range 8 {
-					scratch.net_max_pool_1_y[j44][j45][0][j46] = float32(math.Inf(-1))
+		for j51 := range 256 {
+			for j52 := 1; j52 < 6; j52++ {
+				for j53 := range 8 {
+					scratch.net_max_pool_1_y[j51][j52][0][j53] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j47 := 1; j47 < 6; j47++ {
-			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j47][6][0])
+		for j54 := 1; j54 < 6; j54++ {
+			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j54][6][0])
 		}
 	} else {
-		for j48 := range 256 {
-			for j49 := 1; j49 < 6; j49++ {
-				for j50 := 6; j50 < 8; j50++ {
-					for j51 := range 8 {
-						scratch.net_max_pool_1_y[j48][j49][j50][j51] = float32(math.Inf(-1))
+		for j55 := range 256 {
+			for j56 := 1; j56 < 6; j56++ {
+				for j57 := 6; j57 < 8; j57++ {
+					for j58 := range 8 {
+						scratch.net_max_pool_1_y[j55][j56][j57][j58] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2599,10 +2594,10 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
-		for j52 := range 256 {
-			for j53 := range 8 {
-				for j54 := range 8 {
-					scratch.net_max_pool_1_y_grad[j52][0][j53][j54] = 0
+		for j59 := range 256 {
+			for j60 := range 8 {
+				for j61 := range 8 {
+					scratch.net_max_pool_1_y_grad[j59][0][j60][j61] = 0
 				}
 			}
 		}
@@ -2611,11 +2606,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
-		for j55 := range 256 {
-			for j56 := 6; j56 < 8; j56++ {
-				for j57 := range 8 {
-					for j58 := range 8 {
-						scratch.net_max_pool_1_y_grad[j55][j56][j57][j58] = 0
+		for j62 := range 256 {
+			for j63 := 6; j63 < 8; j63++ {
+				for j64 := range 8 {
+					for j65 := range 8 {
+						scratch.net_max_pool_1_y_grad[j62][j63][j64][j65] = 0
 					}
 				}
 			}
@@ -2623,29 +2618,29 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j59 := 1; j59 < 6; j59++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j59][0][0])
+		for j66 := 1; j66 < 6; j66++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j66][0][0])
 		}
 	} else {
-		for j60 := range 256 {
-			for j61 := 1; j61 < 6; j61++ {
-				for j62 := range 8 {
-					scratch.net_max_pool_1_y_grad[j60][j61][0][j62] = 0
+		for j67 := range 256 {
+			for j68 := 1; j68 < 6; j68++ {
+				for j69 := range 8 {
+					scratch.net_max_pool_1_y_grad[j67][j68][0][j69] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j63 := 1; j63 < 6; j63++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j63][6][0])
+		for j70 := 1; j70 < 6; j70++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j70][6][0])
 		}
 	} else {
-		for j64 := range 256 {
-			for j65 := 1; j65 < 6; j65++ {
-				for j66 := 6; j66 < 8; j66++ {
-					for j67 := range 8 {
-						scratch.net_max_pool_1_y_grad[j64][j65][j66][j67] = 0
+		for j71 := range 256 {
+			for j72 := 1; j72 < 6; j72++ {
+				for j73 := 6; j73 < 8; j73++ {
+					for j74 := range 8 {
+						scratch.net_max_pool_1_y_grad[j71][j72][j73][j74] = 0
 					}
 				}
 			}
@@ -2655,102 +2650,104 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 		scratch.net_max_pool_1_x_grad = [256][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlCNNBackwardPart14Records.Get()
-	rec15.scratch = scratch
-	region.Run(rec15, 8)
-	*rec15 = ocannlCNNBackwardPart14{}
-	ocannlCNNBackwardPart14Records.Put(rec15)
+	rec18 := ocannlCNNBackwardPart17Records.Get()
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
+	*rec18 = ocannlCNNBackwardPart17{}
+	ocannlCNNBackwardPart17Records.Put(rec18)
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_max_pool_1_x_1_grad = [256][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlCNNBackwardPart15Records.Get()
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
-	*rec16 = ocannlCNNBackwardPart15{}
-	ocannlCNNBackwardPart15Records.Put(rec16)
+	rec19 := ocannlCNNBackwardPart18Records.Get()
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlCNNBackwardPart18{}
+	ocannlCNNBackwardPart18Records.Put(rec19)
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_conv1_y_grad = [256][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlCNNBackwardPart16Records.Get()
-	rec17.scratch = scratch
-	region.Run(rec17, 8)
-	*rec17 = ocannlCNNBackwardPart16{}
-	ocannlCNNBackwardPart16Records.Put(rec17)
+	rec20 := ocannlCNNBackwardPart19Records.Get()
+	rec20.scratch = scratch
+	region.Run(rec20, 8)
+	*rec20 = ocannlCNNBackwardPart19{}
+	ocannlCNNBackwardPart19Records.Put(rec20)
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlCNNBackwardPart17Records.Get()
-	rec18.scratch = scratch
-	region.Run(rec18, 8)
+	rec21 := ocannlCNNBackwardPart20Records.Get()
+	rec21.scratch = scratch
+	region.Run(rec21, 8)
 	// The 8 partial sums, added in part order.
-	for j72 := range 8 {
-		acc15 := gNetConv1Bias[j72]
-		acc15 += rec18.gNetConv1BiasPartial[0][j72]
-		acc15 += rec18.gNetConv1BiasPartial[1][j72]
-		acc15 += rec18.gNetConv1BiasPartial[2][j72]
-		acc15 += rec18.gNetConv1BiasPartial[3][j72]
-		acc15 += rec18.gNetConv1BiasPartial[4][j72]
-		acc15 += rec18.gNetConv1BiasPartial[5][j72]
-		acc15 += rec18.gNetConv1BiasPartial[6][j72]
-		acc15 += rec18.gNetConv1BiasPartial[7][j72]
-		gNetConv1Bias[j72] = acc15
+	for j79 := range 8 {
+		acc16 := gNetConv1Bias[j79]
+		acc16 += rec21.gNetConv1BiasPartial[0][j79]
+		acc16 += rec21.gNetConv1BiasPartial[1][j79]
+		acc16 += rec21.gNetConv1BiasPartial[2][j79]
+		acc16 += rec21.gNetConv1BiasPartial[3][j79]
+		acc16 += rec21.gNetConv1BiasPartial[4][j79]
+		acc16 += rec21.gNetConv1BiasPartial[5][j79]
+		acc16 += rec21.gNetConv1BiasPartial[6][j79]
+		acc16 += rec21.gNetConv1BiasPartial[7][j79]
+		gNetConv1Bias[j79] = acc16
 	}
-	*rec18 = ocannlCNNBackwardPart17{}
-	ocannlCNNBackwardPart17Records.Put(rec18)
+	*rec21 = ocannlCNNBackwardPart20{}
+	ocannlCNNBackwardPart20Records.Put(rec21)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlCNNBackwardPart18Records.Get()
-	rec19.images = images
-	rec19.scratch = scratch
-	region.Run(rec19, 8)
+	rec22 := ocannlCNNBackwardPart21Records.Get()
+	rec22.images = images
+	rec22.scratch = scratch
+	region.Run(rec22, 8)
 	// The 8 partial sums, added in part order.
-	for j74 := range 8 {
-		for j75 := range 3 {
-			for j76 := range 3 {
-				for j77 := range 1 {
-					acc16 := gNetConv1Kernel[9*j74+3*j75+j76+j77]
-					acc16 += rec19.gNetConv1KernelPartial[0][j74][j75][j76][j77]
-					acc16 += rec19.gNetConv1KernelPartial[1][j74][j75][j76][j77]
-					acc16 += rec19.gNetConv1KernelPartial[2][j74][j75][j76][j77]
-					acc16 += rec19.gNetConv1KernelPartial[3][j74][j75][j76][j77]
-					acc16 += rec19.gNetConv1KernelPartial[4][j74][j75][j76][j77]
-					acc16 += rec19.gNetConv1KernelPartial[5][j74][j75][j76][j77]
-					acc16 += rec19.gNetConv1KernelPartial[6][j74][j75][j76][j77]
-					acc16 += rec19.gNetConv1KernelPartial[7][j74][j75][j76][j77]
-					gNetConv1Kernel[9*j74+3*j75+j76+j77] = acc16
+	for j81 := range 8 {
+		for j82 := range 3 {
+			for j83 := range 3 {
+				for j84 := range 1 {
+					acc17 := gNetConv1Kernel[9*j81+3*j82+j83+j84]
+					acc17 += rec22.gNetConv1KernelPartial[0][j81][j82][j83][j84]
+					acc17 += rec22.gNetConv1KernelPartial[1][j81][j82][j83][j84]
+					acc17 += rec22.gNetConv1KernelPartial[2][j81][j82][j83][j84]
+					acc17 += rec22.gNetConv1KernelPartial[3][j81][j82][j83][j84]
+					acc17 += rec22.gNetConv1KernelPartial[4][j81][j82][j83][j84]
+					acc17 += rec22.gNetConv1KernelPartial[5][j81][j82][j83][j84]
+					acc17 += rec22.gNetConv1KernelPartial[6][j81][j82][j83][j84]
+					acc17 += rec22.gNetConv1KernelPartial[7][j81][j82][j83][j84]
+					gNetConv1Kernel[9*j81+3*j82+j83+j84] = acc17
 				}
 			}
 		}
 	}
-	*rec19 = ocannlCNNBackwardPart18{}
-	ocannlCNNBackwardPart18Records.Put(rec19)
+	*rec22 = ocannlCNNBackwardPart21{}
+	ocannlCNNBackwardPart21Records.Put(rec22)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNBackwardScratch struct {
-	net_conv1_y             [256][10][10][8]float32
-	net_max_pool_1_x_1      [256][10][10][8]float32
-	net_max_pool_1_x        [256][10][10][8]float32
-	net_max_pool_1_y_1      [2][2]float32
-	net_max_pool_1_y        [256][8][8][8]float32
-	net_conv2_y             [256][5][5][16]float32
-	net_head_x_1            [256][5][5][16]float32
-	net_head_x              [256][5][5][16]float32
-	net_conv1_y_grad        [256][10][10][8]float32
-	net_max_pool_1_x_1_grad [256][10][10][8]float32
-	net_max_pool_1_x_grad   [256][10][10][8]float32
-	net_max_pool_1_y_grad   [256][8][8][8]float32
-	net_conv2_y_grad        [256][5][5][16]float32
-	net_head_x_1_grad       [256][5][5][16]float32
-	net_head_x_grad         [256][5][5][16]float32
+	net_conv1_y                         [256][10][10][8]float32
+	net_max_pool_1_x_1                  [256][10][10][8]float32
+	net_max_pool_1_x                    [256][10][10][8]float32
+	net_max_pool_1_y_1                  [2][2]float32
+	net_max_pool_1_y                    [256][8][8][8]float32
+	net_conv2_y                         [256][5][5][16]float32
+	net_head_x_1                        [256][5][5][16]float32
+	net_head_x                          [256][5][5][16]float32
+	train_cross_entropy_1_logits_1      [256][4]float32
+	net_conv1_y_grad                    [256][10][10][8]float32
+	net_max_pool_1_x_1_grad             [256][10][10][8]float32
+	net_max_pool_1_x_grad               [256][10][10][8]float32
+	net_max_pool_1_y_grad               [256][8][8][8]float32
+	net_conv2_y_grad                    [256][5][5][16]float32
+	net_head_x_1_grad                   [256][5][5][16]float32
+	net_head_x_grad                     [256][5][5][16]float32
+	train_cross_entropy_1_logits_1_grad [256][4]float32
 }
 
 // ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
@@ -3063,55 +3060,54 @@ func (r10 *ocannlCNNBackwardPart7) Part(j24 int) {
 var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
 
 // ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// filling 1/8 of the first dim of 2 arrays (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart8 struct {
-	scratch *ocannlCNNBackwardScratch
+	pNetHeadW *[1600]float32
+	scratch   *ocannlCNNBackwardScratch
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r11 *ocannlCNNBackwardPart8) Part(j25 int) {
-	scratch := r11.scratch
-	clear(scratch.net_max_pool_1_y_grad[32*j25 : 32*j25+32])
-	clear(scratch.net_head_x_grad[32*j25 : 32*j25+32])
+	pNetHeadW, scratch := r11.pNetHeadW, r11.scratch
+	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 4 {
+				acc4 := float32(0)
+				for i2 := range 5 {
+					for i3 := range 5 {
+						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_xRow2 := &scratch.net_head_x[i0+32*j25][i2][i3]
+						for i4 := range 16 {
+							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+						}
+					}
+				}
+				scratch.train_cross_entropy_1_logits_1[i0+32*j25][i1] = acc4
+			}
+		}
+	}
 }
 
 // ocannlCNNBackwardPart8Records holds the free ocannlCNNBackwardPart8 records.
 var ocannlCNNBackwardPart8Records rt.Records[ocannlCNNBackwardPart8]
 
 // ocannlCNNBackwardPart9 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 2 arrays (see rt.Pool).
 type ocannlCNNBackwardPart9 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
 // Part runs part j26 of the nest (0 <= j26 < 8).
-func (r16 *ocannlCNNBackwardPart9) Part(j26 int) {
-	scratch := r16.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_head_x_1_grad[32*j26][0][0][0], &scratch.net_head_x_1[32*j26][0][0][0], &scratch.net_head_x_grad[32*j26][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j26][i1][i2]
-					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j26][i1][i2]
-					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j26][i1][i2]
-					for i3 := range 16 {
-						var r14 float32
-						if 0 < net_head_x_1Row3[i3] {
-							r14 = 1
-						}
-						r15 := float32(0)
-						if r14 != 0 {
-							r15 = net_head_x_gradRow2[i3]
-						}
-						net_head_x_1_gradRow[i3] += r15
-					}
-				}
-			}
-		}
-	}
+func (r12 *ocannlCNNBackwardPart9) Part(j26 int) {
+	scratch := r12.scratch
+	clear(scratch.net_max_pool_1_y_grad[32*j26 : 32*j26+32])
+	clear(scratch.net_head_x_grad[32*j26 : 32*j26+32])
 }
 
 // ocannlCNNBackwardPart9Records holds the free ocannlCNNBackwardPart9 records.
@@ -3120,23 +3116,30 @@ var ocannlCNNBackwardPart9Records rt.Records[ocannlCNNBackwardPart9]
 // ocannlCNNBackwardPart10 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart10 struct {
-	scratch *ocannlCNNBackwardScratch
+	scratch          *ocannlCNNBackwardScratch
+	gNetHeadWPartial [8][4][5][5][16]float32
 }
 
 // Part runs part j27 of the nest (0 <= j27 < 8).
-func (r17 *ocannlCNNBackwardPart10) Part(j27 int) {
-	scratch := r17.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_conv2_y_grad[32*j27][0][0][0], &scratch.net_head_x_1_grad[32*j27][0][0][0])
+func (r15 *ocannlCNNBackwardPart10) Part(j27 int) {
+	scratch, gNetHeadWPartial := r15.scratch, &r15.gNetHeadWPartial
+	gNetHeadWPartial[j27] = [4][5][5][16]float32{}
+	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&gNetHeadWPartial[j27][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j27][0], &scratch.net_head_x[32*j27][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm3AVX2(&gNetHeadWPartial[j27][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j27][0], &scratch.net_head_x[32*j27][0][0][0])
 	} else {
 		for i0 := range 32 {
-			for i1 := range 5 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j27][i1]
 				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j27][i1][i2]
-					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j27][i1][i2]
-					for i3 := range 16 {
-						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+					for i3 := range 5 {
+						net_head_xRow3 := &scratch.net_head_x[i0+32*j27][i2][i3]
+						gNetHeadWPartialRow := &gNetHeadWPartial[j27][i1][i2][i3]
+						for i4 := range 16 {
+							gNetHeadWPartialRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
+						}
 					}
 				}
 			}
@@ -3150,35 +3153,30 @@ var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
 // ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart11 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv2BiasPartial [8][16]float32
+	pNetHeadW *[1600]float32
+	scratch   *ocannlCNNBackwardScratch
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r18 *ocannlCNNBackwardPart11) Part(j28 int) {
-	scratch, gNetConv2BiasPartial := r18.scratch, &r18.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j28] = [16]float32{}
-	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j28][0], &scratch.net_head_x_1_grad[32*j28][0][0][0])
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r16 *ocannlCNNBackwardPart11) Part(j32 int) {
+	pNetHeadW, scratch := r16.pNetHeadW, r16.scratch
+	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&scratch.net_head_x_grad[32*j32][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j32][0], &pNetHeadW[0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&scratch.net_head_x_grad[32*j32][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j32][0], &pNetHeadW[0])
 	} else {
-		// i2 unrolled and jammed into i3.
-		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j28]
 		for i0 := range 32 {
-			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j28][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j28][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j28][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j28][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j28][i1][4]
-				for i3 := range 16 {
-					acc11 := gNetConv2BiasPartialRow[i3]
-					acc11 += net_head_x_1_gradRow3[i3]
-					acc11 += net_head_x_1_gradRow4[i3]
-					acc11 += net_head_x_1_gradRow5[i3]
-					acc11 += net_head_x_1_gradRow6[i3]
-					acc11 += net_head_x_1_gradRow7[i3]
-					gNetConv2BiasPartialRow[i3] = acc11
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1]
+				for i2 := range 5 {
+					for i3 := range 5 {
+						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_x_gradRow := &scratch.net_head_x_grad[i0+32*j32][i2][i3]
+						for i4 := range 16 {
+							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+						}
+					}
 				}
 			}
 		}
@@ -3191,45 +3189,32 @@ var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
 // ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart12 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r19 *ocannlCNNBackwardPart12) Part(j30 int) {
-	pNetConv2Kernel, scratch := r19.pNetConv2Kernel, r19.scratch
-	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j30][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j30][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j30][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j30][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r19 *ocannlCNNBackwardPart12) Part(j33 int) {
+	scratch := r19.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_head_x_1_grad[32*j33][0][0][0], &scratch.net_head_x_1[32*j33][0][0][0], &scratch.net_head_x_grad[32*j33][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
+					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j33][i1][i2]
+					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j33][i1][i2]
+					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j33][i1][i2]
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j30][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j30][i1+i4][i2+i5]
-								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
+						var r17 float32
+						if 0 < net_head_x_1Row3[i3] {
+							r17 = 1
 						}
+						r18 := float32(0)
+						if r17 != 0 {
+							r18 = net_head_x_gradRow2[i3]
+						}
+						net_head_x_1_gradRow[i3] += r18
 					}
 				}
 			}
@@ -3243,46 +3228,23 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 // ocannlCNNBackwardPart13 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart13 struct {
-	scratch                *ocannlCNNBackwardScratch
-	gNetConv2KernelPartial [8][16][3][3][8]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r20 *ocannlCNNBackwardPart13) Part(j31 int) {
-	scratch, gNetConv2KernelPartial := r20.scratch, &r20.gNetConv2KernelPartial
-	gNetConv2KernelPartial[j31] = [16][3][3][8]float32{}
-	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2KernelPartial[j31][0][i4][0][0], &scratch.net_conv2_y_grad[32*j31][i1][i2][0], &scratch.net_max_pool_1_y[32*j31][i1+i4][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2KernelPartial[j31][0][i4][0][0], &scratch.net_conv2_y_grad[32*j31][i1][i2][0], &scratch.net_max_pool_1_y[32*j31][i1+i4][i2][0])
-				}
-			}
-		}
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r20 *ocannlCNNBackwardPart13) Part(j34 int) {
+	scratch := r20.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_conv2_y_grad[32*j34][0][0][0], &scratch.net_head_x_1_grad[32*j34][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
+					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j34][i1][i2]
+					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j34][i1][i2]
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+32*j31][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+32*j31][i1+i4][i2+i5]
-								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j31][i3][i4][i5]
-								for i6 := range 8 {
-									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
-								}
-							}
-						}
+						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
 					}
 				}
 			}
@@ -3296,45 +3258,35 @@ var ocannlCNNBackwardPart13Records rt.Records[ocannlCNNBackwardPart13]
 // ocannlCNNBackwardPart14 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart14 struct {
-	scratch *ocannlCNNBackwardScratch
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r23 *ocannlCNNBackwardPart14) Part(j68 int) {
-	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r21 *ocannlCNNBackwardPart14) Part(j35 int) {
+	scratch, gNetConv2BiasPartial := r21.scratch, &r21.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j35] = [16]float32{}
+	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i4 := range 2 {
-					ocannlMap27AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j68][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j68][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j68][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j68][i1+1][1][0])
-				}
-			}
-		}
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j35][0], &scratch.net_head_x_1_grad[32*j35][0][0][0])
 	} else {
+		// i2 unrolled and jammed into i3.
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j35]
 		for i0 := range 32 {
 			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 8 {
-						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j68][i1+1][i2+1][i3]
-						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j68][i1+1][i2+1][i3]
-						for i4 := range 2 {
-							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j68][2*i1+i4]
-							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
-							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j68][2*i1+i4]
-							for i5 := range 2 {
-								var r21 float32
-								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-									r21 = 1
-								}
-								r22 := float32(0)
-								if r21 != 0 {
-									r22 = net_max_pool_1_y_gradV
-								}
-								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r22
-							}
-						}
-					}
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j35][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j35][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j35][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j35][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j35][i1][4]
+				for i3 := range 16 {
+					acc12 := gNetConv2BiasPartialRow[i3]
+					acc12 += net_head_x_1_gradRow3[i3]
+					acc12 += net_head_x_1_gradRow4[i3]
+					acc12 += net_head_x_1_gradRow5[i3]
+					acc12 += net_head_x_1_gradRow6[i3]
+					acc12 += net_head_x_1_gradRow7[i3]
+					gNetConv2BiasPartialRow[i3] = acc12
 				}
 			}
 		}
@@ -3347,32 +3299,45 @@ var ocannlCNNBackwardPart14Records rt.Records[ocannlCNNBackwardPart14]
 // ocannlCNNBackwardPart15 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart15 struct {
-	scratch *ocannlCNNBackwardScratch
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r26 *ocannlCNNBackwardPart15) Part(j69 int) {
-	scratch := r26.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_max_pool_1_x_1_grad[32*j69][0][0][0], &scratch.net_max_pool_1_x_1[32*j69][0][0][0], &scratch.net_max_pool_1_x_grad[32*j69][0][0][0])
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r22 *ocannlCNNBackwardPart15) Part(j37 int) {
+	pNetConv2Kernel, scratch := r22.pNetConv2Kernel, r22.scratch
+	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j37][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j37][i1][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j37][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j37][i1][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
 	} else {
 		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j69][i1][i2]
-					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j69][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j69][i1][i2]
-					for i3 := range 8 {
-						var r24 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r24 = 1
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j37][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j37][i1+i4][i2+i5]
+								for i6 := range 8 {
+									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
+								}
+							}
 						}
-						r25 := float32(0)
-						if r24 != 0 {
-							r25 = net_max_pool_1_x_gradRow2[i3]
-						}
-						net_max_pool_1_x_1_gradRow[i3] += r25
 					}
 				}
 			}
@@ -3386,23 +3351,46 @@ var ocannlCNNBackwardPart15Records rt.Records[ocannlCNNBackwardPart15]
 // ocannlCNNBackwardPart16 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart16 struct {
-	scratch *ocannlCNNBackwardScratch
+	scratch                *ocannlCNNBackwardScratch
+	gNetConv2KernelPartial [8][16][3][3][8]float32
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r27 *ocannlCNNBackwardPart16) Part(j70 int) {
-	scratch := r27.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_conv1_y_grad[32*j70][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j70][0][0][0])
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r23 *ocannlCNNBackwardPart16) Part(j38 int) {
+	scratch, gNetConv2KernelPartial := r23.scratch, &r23.gNetConv2KernelPartial
+	gNetConv2KernelPartial[j38] = [16][3][3][8]float32{}
+	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j38][0][i4][0][0], &scratch.net_conv2_y_grad[32*j38][i1][i2][0], &scratch.net_max_pool_1_y[32*j38][i1+i4][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j38][0][i4][0][0], &scratch.net_conv2_y_grad[32*j38][i1][i2][0], &scratch.net_max_pool_1_y[32*j38][i1+i4][i2][0])
+				}
+			}
+		}
 	} else {
 		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j70][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j70][i1][i2]
-					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+32*j38][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+32*j38][i1+i4][i2+i5]
+								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j38][i3][i4][i5]
+								for i6 := range 8 {
+									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+								}
+							}
+						}
 					}
 				}
 			}
@@ -3416,40 +3404,44 @@ var ocannlCNNBackwardPart16Records rt.Records[ocannlCNNBackwardPart16]
 // ocannlCNNBackwardPart17 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart17 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv1BiasPartial [8][8]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r28 *ocannlCNNBackwardPart17) Part(j71 int) {
-	scratch, gNetConv1BiasPartial := r28.scratch, &r28.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j71] = [8]float32{}
-	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r26 *ocannlCNNBackwardPart17) Part(j75 int) {
+	scratch := r26.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j71][0], &scratch.net_max_pool_1_x_1_grad[32*j71][0][0][0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j71]
 		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2+3]
-					for i3 := range 8 {
-						acc14 := gNetConv1BiasPartialRow[i3]
-						acc14 += net_max_pool_1_x_1_gradRow3[i3]
-						acc14 += net_max_pool_1_x_1_gradRow4[i3]
-						acc14 += net_max_pool_1_x_1_gradRow5[i3]
-						acc14 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1BiasPartialRow[i3] = acc14
-					}
+			for i1 := range 5 {
+				for i4 := range 2 {
+					ocannlMap27AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j75][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j75][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j75][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j75][i1+1][1][0])
 				}
-				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j71][i1][i2]
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
 					for i3 := range 8 {
-						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j75][i1+1][i2+1][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j75][i1+1][i2+1][i3]
+						for i4 := range 2 {
+							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j75][2*i1+i4]
+							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j75][2*i1+i4]
+							for i5 := range 2 {
+								var r24 float32
+								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
+									r24 = 1
+								}
+								r25 := float32(0)
+								if r24 != 0 {
+									r25 = net_max_pool_1_y_gradV
+								}
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r25
+							}
+						}
 					}
 				}
 			}
@@ -3463,21 +3455,137 @@ var ocannlCNNBackwardPart17Records rt.Records[ocannlCNNBackwardPart17]
 // ocannlCNNBackwardPart18 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart18 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r29 *ocannlCNNBackwardPart18) Part(j76 int) {
+	scratch := r29.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_max_pool_1_x_1_grad[32*j76][0][0][0], &scratch.net_max_pool_1_x_1[32*j76][0][0][0], &scratch.net_max_pool_1_x_grad[32*j76][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j76][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j76][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j76][i1][i2]
+					for i3 := range 8 {
+						var r27 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r27 = 1
+						}
+						r28 := float32(0)
+						if r27 != 0 {
+							r28 = net_max_pool_1_x_gradRow2[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r28
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart18Records holds the free ocannlCNNBackwardPart18 records.
+var ocannlCNNBackwardPart18Records rt.Records[ocannlCNNBackwardPart18]
+
+// ocannlCNNBackwardPart19 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart19 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r30 *ocannlCNNBackwardPart19) Part(j77 int) {
+	scratch := r30.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap29AVX2(&scratch.net_conv1_y_grad[32*j77][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j77][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j77][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j77][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart19Records holds the free ocannlCNNBackwardPart19 records.
+var ocannlCNNBackwardPart19Records rt.Records[ocannlCNNBackwardPart19]
+
+// ocannlCNNBackwardPart20 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart20 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r31 *ocannlCNNBackwardPart20) Part(j78 int) {
+	scratch, gNetConv1BiasPartial := r31.scratch, &r31.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j78] = [8]float32{}
+	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j78][0], &scratch.net_max_pool_1_x_1_grad[32*j78][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j78]
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2+3]
+					for i3 := range 8 {
+						acc15 := gNetConv1BiasPartialRow[i3]
+						acc15 += net_max_pool_1_x_1_gradRow3[i3]
+						acc15 += net_max_pool_1_x_1_gradRow4[i3]
+						acc15 += net_max_pool_1_x_1_gradRow5[i3]
+						acc15 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc15
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart20Records holds the free ocannlCNNBackwardPart20 records.
+var ocannlCNNBackwardPart20Records rt.Records[ocannlCNNBackwardPart20]
+
+// ocannlCNNBackwardPart21 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart21 struct {
 	images                 *[256][12][12][1]float32
 	scratch                *ocannlCNNBackwardScratch
 	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r29 *ocannlCNNBackwardPart18) Part(j73 int) {
-	images, scratch, gNetConv1KernelPartial := r29.images, r29.scratch, &r29.gNetConv1KernelPartial
-	gNetConv1KernelPartial[j73] = [8][3][3][1]float32{}
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r32 *ocannlCNNBackwardPart21) Part(j80 int) {
+	images, scratch, gNetConv1KernelPartial := r32.images, r32.scratch, &r32.gNetConv1KernelPartial
+	gNetConv1KernelPartial[j80] = [8][3][3][1]float32{}
 	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 3 {
-					ocannlGemm7AVX512(&gNetConv1KernelPartial[j73][0][i4][0][0], &scratch.net_conv1_y_grad[32*j73][i1][i2][0], &images[32*j73][i1+i4][i2][0])
+					ocannlGemm7AVX512(&gNetConv1KernelPartial[j80][0][i4][0][0], &scratch.net_conv1_y_grad[32*j80][i1][i2][0], &images[32*j80][i1+i4][i2][0])
 				}
 			}
 		}
@@ -3485,7 +3593,7 @@ func (r29 *ocannlCNNBackwardPart18) Part(j73 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 3 {
-					ocannlGemm7AVX2(&gNetConv1KernelPartial[j73][0][i4][0][0], &scratch.net_conv1_y_grad[32*j73][i1][i2][0], &images[32*j73][i1+i4][i2][0])
+					ocannlGemm7AVX2(&gNetConv1KernelPartial[j80][0][i4][0][0], &scratch.net_conv1_y_grad[32*j80][i1][i2][0], &images[32*j80][i1+i4][i2][0])
 				}
 			}
 		}
@@ -3494,10 +3602,10 @@ func (r29 *ocannlCNNBackwardPart18) Part(j73 int) {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j73][i1][i2][i3]
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j80][i1][i2][i3]
 						for i4 := range 3 {
-							imagesRow2 := &images[i0+32*j73][i1+i4]
-							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j73][i3][i4]
+							imagesRow2 := &images[i0+32*j80][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j80][i3][i4]
 							for i5 := range 3 {
 								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3509,8 +3617,8 @@ func (r29 *ocannlCNNBackwardPart18) Part(j73 int) {
 	}
 }
 
-// ocannlCNNBackwardPart18Records holds the free ocannlCNNBackwardPart18 records.
-var ocannlCNNBackwardPart18Records rt.Records[ocannlCNNBackwardPart18]
+// ocannlCNNBackwardPart21Records holds the free ocannlCNNBackwardPart21 records.
+var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //

@@ -26,17 +26,17 @@ func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX512 runs a float32 dot kernel, M=4 N=256 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm2AVX512 runs a float32 dot kernel, M=4 N=32 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=4 N=400 K=256 (14x32 tile); strides C 400,1 A 1,4 B 400,1.
+// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=4 N=400 K=32 (14x32 tile); strides C 400,1 A 1,4 B 400,1.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=256 N=400 K=4 (14x32 tile); strides C 400,1 A 4,1 B 400,1.
+// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=32 N=400 K=4 (14x32 tile); strides C 400,1 A 4,1 B 400,1.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
@@ -316,17 +316,17 @@ func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 dot kernel, M=4 N=256 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm2AVX2 runs a float32 dot kernel, M=4 N=32 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=4 N=400 K=256 (6x16 tile); strides C 400,1 A 1,4 B 400,1.
+// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=4 N=400 K=32 (6x16 tile); strides C 400,1 A 1,4 B 400,1.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=256 N=400 K=4 (6x16 tile); strides C 400,1 A 4,1 B 400,1.
+// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=32 N=400 K=4 (6x16 tile); strides C 400,1 A 4,1 B 400,1.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)

@@ -124,7 +124,10 @@ func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok
 	if k.asm != nil {
 		n0 = asm.Classify(k.p, loops, st, k.elem, false)
 		if n0 != nil {
-			return n0, iters >= ParMinAsmIters
+			// A short reduction (a layer's input gradient through 4
+			// logits: 256x400 cells, K=4) is memory work: its cells count
+			// as a map's elements.
+			return n0, iters >= k.minAsmIters() || storedCells(loops, st) >= k.minMapIters()
 		}
 		if asm.ClassifyMap(k.p, loops, st, k.elem) != nil {
 			return nil, iters >= k.minMapIters()
@@ -133,7 +136,7 @@ func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok
 	return nil, iters*goCost(st.Value) >= k.minGoIters()
 }
 
-// ParModelDiv divides ParMinGoIters and ParMinMapIters in a model's
+// ParModelDiv divides ParMinGoIters, ParMinAsmIters and ParMinMapIters in a model's
 // kernels (Kernel.PoolParam): their nests run in one region per call,
 // where handing a nest to an awake worker costs about a microsecond
 // instead of a wake-up, so smaller nests pay (the attention step's
@@ -141,13 +144,38 @@ func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok
 // serial before).
 const ParModelDiv = 4
 
-// minGoIters and minMapIters are the Go-loop and map thresholds of
-// this kernel.
+// minGoIters, minAsmIters and minMapIters are the Go-loop, contraction
+// and map thresholds of this kernel.
 func (k *kgen) minGoIters() int {
 	if k.k.PoolParam {
 		return ParMinGoIters / ParModelDiv
 	}
 	return ParMinGoIters
+}
+
+func (k *kgen) minAsmIters() int {
+	if k.k.PoolParam {
+		return ParMinAsmIters / ParModelDiv
+	}
+	return ParMinAsmIters
+}
+
+// storedCells is the number of cells a perfect nest stores into: the
+// product of the extents of the loops its store's index mentions.
+func storedCells(loops []*loopir.For, st *loopir.Store) int {
+	used := map[int]bool{}
+	for _, x := range st.Index {
+		for _, tm := range x.Terms {
+			used[tm.Var] = true
+		}
+	}
+	n := 1
+	for _, l := range loops {
+		if used[l.Var] {
+			n *= l.Extent
+		}
+	}
+	return n
 }
 
 func (k *kgen) minMapIters() int {

@@ -198,3 +198,17 @@ func TestParallelBalance(t *testing.T) {
 		t.Errorf("the 10-row weight gradient is not 8 partial sums over the batch:\n%s", g)
 	}
 }
+
+// TestParallelShortReduction: a contraction with a short reduction
+// (2048x64 cells through K=2, 2^18 multiply-adds, under ParMinAsmIters)
+// runs in parts as the memory work it is: its cells count as a map's.
+func TestParallelShortReduction(t *testing.T) {
+	s := renderPar(t, "input a : 2048, 2\ninput b : 2, 64\nlet c = a +* \"ij;jk=>ik\" b", "", asm.NewSet(asm.Tiers()...))
+	if !strings.Contains(s, "region.Run(rec, 8)") {
+		t.Errorf("the K=2 product over 2048x64 cells stays serial:\n%s", s)
+	}
+	if n := storedCells([]*loopir.For{{Var: 0, Extent: 3}, {Var: 1, Extent: 5}, {Var: 2, Extent: 7}},
+		&loopir.Store{Index: []loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 1, Var: 0}}}, {Terms: []loopir.IndexTerm{{Coeff: 2, Var: 2}}}}}); n != 21 {
+		t.Errorf("storedCells = %d, want 21", n)
+	}
+}

@@ -460,13 +460,13 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	net.emb: 10 -> 32 (param, parameter pNetEmb)
 //	_net/h.1: 32,8 | 32 (let, local)
 //	net.pos: 8 | 32 (param, parameter pNetPos)
-//	net/h: 32,8 | 32 (let, local)
+//	net/h: 32,8 | 32 (let, local, in scratch field net_h)
 //	net.attention#1.w_q: 32 -> 4,8 (param, parameter pNetAttention1WQ)
-//	net.attention#1/q: 32,8 | 4,8 (let, local)
+//	net.attention#1/q: 32,8 | 4,8 (let, local, in scratch field net_attention_1_q)
 //	net.attention#1.w_k: 32 -> 4,8 (param, parameter pNetAttention1WK)
-//	net.attention#1/k: 32,8 | 4,8 (let, local)
+//	net.attention#1/k: 32,8 | 4,8 (let, local, in scratch field net_attention_1_k)
 //	net.attention#1.w_v: 32 -> 4,8 (param, parameter pNetAttention1WV)
-//	net.attention#1/v: 32,8 | 4,8 (let, local)
+//	net.attention#1/v: 32,8 | 4,8 (let, local, in scratch field net_attention_1_v)
 //	_net.attention#1/scores.1: 32,8 | 8 -> 4 (let, local)
 //	_dim_d.1: 1 (dim, constant)
 //	_net.attention#1/scores.2: 1 (let, local)
@@ -476,9 +476,9 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	net.attention#1/ex: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
 //	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_attn_1)
 //	net.attention#1/attn: 32,8 | 8 -> 4 (let, local)
-//	net.attention#1/ctx: 32,8 | 4,8 (let, local)
+//	net.attention#1/ctx: 32,8 | 4,8 (let, local, in scratch field net_attention_1_ctx)
 //	net.attention#1.w_o: 4,8 -> 32 (param, parameter pNetAttention1WO)
-//	_net.layer_norm#1/x.1: 32,8 | 32 (let, local)
+//	_net.layer_norm#1/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x_1)
 //	net.layer_norm#1/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
 //	_net.layer_norm#1/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
@@ -924,16 +924,10 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	train[0] = neg(_train.3[0])
 func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlReverserTrainLossScratch) {
 	var net_h_1 [32][8][32]float32
-	var net_h [32][8][32]float32
-	var net_attention_1_q [32][8][4][8]float32
-	var net_attention_1_k [32][8][4][8]float32
-	var net_attention_1_v [32][8][4][8]float32
 	var net_attention_1_scores_1 [32][8][4][8]float32
 	var net_attention_1_scores_2 [1]float32
 	var net_attention_1_ex_1 [32][8][4][8]float32
 	var net_attention_1_attn [32][8][4][8]float32
-	var net_attention_1_ctx [32][8][4][8]float32
-	var net_layer_norm_1_x_1 [32][8][32]float32
 	var net_layer_norm_1_mean [32][8][1]float32
 	var net_layer_norm_1_centered [32][8][32]float32
 	var net_layer_norm_1_var [32][8][1]float32
@@ -993,18 +987,18 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 32 {
-			ocannlMap0AVX512(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
-			ocannlMap0AVX2(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_h_1Row := &net_h_1[i0][i1]
 				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-				net_hRow := &net_h[i0][i1]
+				net_hRow := &scratch.net_h[i0][i1]
 				for i2 := range 32 {
 					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
 				}
@@ -1013,92 +1007,44 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow2 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc2 := float32(0)
-						for i4 := range 32 {
-							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
-						}
-						net_attention_1_q[i0][i1][i2][i3] = acc2
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlReverserTrainLossPart0Records.Get()
+	rec.pNetAttention1WQ = pNetAttention1WQ
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlReverserTrainLossPart0{}
+	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow3 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc3 := float32(0)
-						for i4 := range 32 {
-							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
-						}
-						net_attention_1_k[i0][i1][i2][i3] = acc3
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlReverserTrainLossPart1Records.Get()
+	rec2.pNetAttention1WK = pNetAttention1WK
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlReverserTrainLossPart1{}
+	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow4 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc4 := float32(0)
-						for i4 := range 32 {
-							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
-						}
-						net_attention_1_v[i0][i1][i2][i3] = acc4
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlReverserTrainLossPart2Records.Get()
+	rec3.pNetAttention1WV = pNetAttention1WV
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlReverserTrainLossPart2{}
+	ocannlReverserTrainLossPart2Records.Put(rec3)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -1106,9 +1052,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0][i3][i2]
 						acc5 := float32(0)
 						for i4 := range 8 {
 							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
@@ -1146,11 +1092,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
-	rec := ocannlReverserTrainLossPart0Records.Get()
-	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserTrainLossPart0{}
-	ocannlReverserTrainLossPart0Records.Put(rec)
+	rec4 := ocannlReverserTrainLossPart3Records.Get()
+	rec4.scratch = scratch
+	region.Run(rec4, 8)
+	*rec4 = ocannlReverserTrainLossPart3{}
+	ocannlReverserTrainLossPart3Records.Put(rec4)
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
@@ -1193,11 +1139,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlReverserTrainLossPart1Records.Get()
-	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlReverserTrainLossPart1{}
-	ocannlReverserTrainLossPart1Records.Put(rec2)
+	rec5 := ocannlReverserTrainLossPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlReverserTrainLossPart4{}
+	ocannlReverserTrainLossPart4Records.Put(rec5)
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
@@ -1225,30 +1171,31 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else {
+		scratch.net_attention_1_ctx = [32][8][4][8]float32{}
 		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
 						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-						net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0][i4][i2]
 						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-						net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0][i4+1][i2]
 						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-						net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0][i4+2][i2]
 						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-						net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
 							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
@@ -1264,41 +1211,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &net_attention_1_ctx[i0][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
-					}
-					net_layer_norm_1_x_1[i0][i1][i2] = acc9
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlReverserTrainLossPart5Records.Get()
+	rec6.pNetAttention1WO = pNetAttention1WO
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlReverserTrainLossPart5{}
+	ocannlReverserTrainLossPart5Records.Put(rec6)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow5 := &net_h[i0][i1]
-				net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
+				net_hRow5 := &scratch.net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
 				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
@@ -1309,11 +1240,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec3 := ocannlReverserTrainLossPart2Records.Get()
-	rec3.scratch = scratch
-	region.Run(rec3, 8)
-	*rec3 = ocannlReverserTrainLossPart2{}
-	ocannlReverserTrainLossPart2Records.Put(rec3)
+	rec7 := ocannlReverserTrainLossPart6Records.Get()
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlReverserTrainLossPart6{}
+	ocannlReverserTrainLossPart6Records.Put(rec7)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1368,11 +1299,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlReverserTrainLossPart3Records.Get()
-	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlReverserTrainLossPart3{}
-	ocannlReverserTrainLossPart3Records.Put(rec4)
+	rec8 := ocannlReverserTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlReverserTrainLossPart7{}
+	ocannlReverserTrainLossPart7Records.Put(rec8)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1473,12 +1404,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec5 := ocannlReverserTrainLossPart4Records.Get()
-	rec5.pNetDense1W = pNetDense1W
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlReverserTrainLossPart4{}
-	ocannlReverserTrainLossPart4Records.Put(rec5)
+	rec9 := ocannlReverserTrainLossPart8Records.Get()
+	rec9.pNetDense1W = pNetDense1W
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlReverserTrainLossPart8{}
+	ocannlReverserTrainLossPart8Records.Put(rec9)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1510,11 +1441,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r6 := net_linear_1_x_2Row2[i2]
-					if !(r6 > 0) {
-						r6 = 0
+					r10 := net_linear_1_x_2Row2[i2]
+					if !(r10 > 0) {
+						r10 = 0
 					}
-					net_linear_1_xRow[i2] = r6
+					net_linear_1_xRow[i2] = r10
 				}
 			}
 		}
@@ -1522,12 +1453,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserTrainLossPart5Records.Get()
-	rec6.pNetLinear1W = pNetLinear1W
-	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlReverserTrainLossPart5{}
-	ocannlReverserTrainLossPart5Records.Put(rec6)
+	rec10 := ocannlReverserTrainLossPart9Records.Get()
+	rec10.pNetLinear1W = pNetLinear1W
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlReverserTrainLossPart9{}
+	ocannlReverserTrainLossPart9Records.Put(rec10)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1568,11 +1499,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserTrainLossPart6Records.Get()
-	rec7.scratch = scratch
-	region.Run(rec7, 8)
-	*rec7 = ocannlReverserTrainLossPart6{}
-	ocannlReverserTrainLossPart6Records.Put(rec7)
+	rec11 := ocannlReverserTrainLossPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlReverserTrainLossPart10{}
+	ocannlReverserTrainLossPart10Records.Put(rec11)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1627,11 +1558,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserTrainLossPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlReverserTrainLossPart7{}
-	ocannlReverserTrainLossPart7Records.Put(rec8)
+	rec12 := ocannlReverserTrainLossPart11Records.Get()
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
+	*rec12 = ocannlReverserTrainLossPart11{}
+	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1922,10 +1853,16 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 // ocannlReverserTrainLossScratch holds the local arrays of ocannlReverserTrainLoss too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserTrainLossScratch struct {
+	net_h                   [32][8][32]float32
+	net_attention_1_q       [32][8][4][8]float32
+	net_attention_1_k       [32][8][4][8]float32
+	net_attention_1_v       [32][8][4][8]float32
 	net_attention_1_scores  [32][8][4][8]float32
 	net_attention_1_m       [32][8][4][1]float32
 	net_attention_1_ex      [32][8][4][8]float32
 	net_attention_1_attn_1  [32][8][4][1]float32
+	net_attention_1_ctx     [32][8][4][8]float32
+	net_layer_norm_1_x_1    [32][8][32]float32
 	net_layer_norm_1_x      [32][8][32]float32
 	net_layer_norm_1_mean_1 [32][8][1]float32
 	net_layer_norm_1_var_1  [32][8][32]float32
@@ -1943,26 +1880,32 @@ type ocannlReverserTrainLossScratch struct {
 // ocannlReverserTrainLossPart0 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart0 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserTrainLossPart0) Part(j int) {
-	scratch := r.scratch
-	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j][0][0][0], &scratch.net_attention_1_scores[4*j][0][0][0])
+	pNetAttention1WQ, scratch := r.pNetAttention1WQ, r.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&scratch.net_attention_1_q[4*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[4*j][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&scratch.net_attention_1_q[4*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[4*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
+				net_hRow2 := &scratch.net_h[i0+4*j][i1]
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j][i1][i2]
-					acc6 := float32(math.Inf(-1))
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
+						for i4 := range 32 {
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+						}
+						scratch.net_attention_1_q[i0+4*j][i1][i2][i3] = acc2
 					}
-					scratch.net_attention_1_m[i0+4*j][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -1975,26 +1918,32 @@ var ocannlReverserTrainLossPart0Records rt.Records[ocannlReverserTrainLossPart0]
 // ocannlReverserTrainLossPart1 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart1 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlReverserTrainLossPart1) Part(j2 int) {
-	scratch := r2.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j2][0][0][0], &scratch.net_attention_1_ex[4*j2][0][0][0])
+	pNetAttention1WK, scratch := r2.pNetAttention1WK, r2.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&scratch.net_attention_1_k[4*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[4*j2][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&scratch.net_attention_1_k[4*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[4*j2][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
+				net_hRow3 := &scratch.net_h[i0+4*j2][i1]
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j2][i1][i2]
-					acc7 := float32(0)
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
+						for i4 := range 32 {
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+						}
+						scratch.net_attention_1_k[i0+4*j2][i1][i2][i3] = acc3
 					}
-					scratch.net_attention_1_attn_1[i0+4*j2][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -2007,25 +1956,33 @@ var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
 // ocannlReverserTrainLossPart2 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart2 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserTrainLossPart2) Part(j3 int) {
-	scratch := r3.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j3][0][0], &scratch.net_layer_norm_1_x[4*j3][0][0])
+	pNetAttention1WV, scratch := r3.pNetAttention1WV, r3.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&scratch.net_attention_1_v[4*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[4*j3][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&scratch.net_attention_1_v[4*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[4*j3][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j3][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+				net_hRow4 := &scratch.net_h[i0+4*j3][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+						}
+						scratch.net_attention_1_v[i0+4*j3][i1][i2][i3] = acc4
+					}
 				}
-				scratch.net_layer_norm_1_mean_1[i0+4*j3][i1][0] = acc10
 			}
 		}
 	}
@@ -2043,19 +2000,21 @@ type ocannlReverserTrainLossPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserTrainLossPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j4][0][0], &scratch.net_layer_norm_1_var_1[4*j4][0][0])
+		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j4][0][0][0], &scratch.net_attention_1_scores[4*j4][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j4][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j4][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					}
+					scratch.net_attention_1_m[i0+4*j4][i1][i2][0] = acc6
 				}
-				scratch.net_layer_norm_1_var_2[i0+4*j4][i1][0] = acc11
 			}
 		}
 	}
@@ -2065,32 +2024,28 @@ func (r4 *ocannlReverserTrainLossPart3) Part(j4 int) {
 var ocannlReverserTrainLossPart3Records rt.Records[ocannlReverserTrainLossPart3]
 
 // ocannlReverserTrainLossPart4 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart4 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserTrainLossPart4) Part(j5 int) {
-	pNetDense1W, scratch := r5.pNetDense1W, r5.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j5], &pNetDense1W[256*j5], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j5], &pNetDense1W[256*j5], &scratch.net_x1[0][0][0])
+	scratch := r5.scratch
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j5][0][0][0], &scratch.net_attention_1_ex[4*j5][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j5 : 32*i2+256*j5+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j5][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
 					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j5] = acc12
+					scratch.net_attention_1_attn_1[i0+4*j5][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -2103,30 +2058,32 @@ var ocannlReverserTrainLossPart4Records rt.Records[ocannlReverserTrainLossPart4]
 // ocannlReverserTrainLossPart5 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart5 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
-func (r7 *ocannlReverserTrainLossPart5) Part(j6 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
+	pNetAttention1WO, scratch := r6.pNetAttention1WO, r6.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j6][0][0])
+		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j6][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j6][0][0])
+		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j6][i1]
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j6][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					scratch.net_layer_norm_2_x_1[i0+4*j6][i1][i2] = acc13
+					scratch.net_layer_norm_1_x_1[i0+4*j6][i1][i2] = acc9
 				}
 			}
 		}
@@ -2143,21 +2100,21 @@ type ocannlReverserTrainLossPart6 struct {
 }
 
 // Part runs part j7 of the nest (0 <= j7 < 8).
-func (r8 *ocannlReverserTrainLossPart6) Part(j7 int) {
-	scratch := r8.scratch
+func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
+	scratch := r7.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j7][0][0], &scratch.net_layer_norm_2_x[4*j7][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j7][0][0], &scratch.net_layer_norm_1_x[4*j7][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j7][i1]
-				acc14 := float32(0)
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j7][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+4*j7][i1][0] = acc14
+				scratch.net_layer_norm_1_mean_1[i0+4*j7][i1][0] = acc10
 			}
 		}
 	}
@@ -2173,21 +2130,21 @@ type ocannlReverserTrainLossPart7 struct {
 }
 
 // Part runs part j8 of the nest (0 <= j8 < 8).
-func (r9 *ocannlReverserTrainLossPart7) Part(j8 int) {
-	scratch := r9.scratch
+func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
+	scratch := r8.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j8][0][0], &scratch.net_layer_norm_2_var_1[4*j8][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j8][0][0], &scratch.net_layer_norm_1_var_1[4*j8][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j8][i1]
-				acc15 := float32(0)
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j8][i1]
+				acc11 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+4*j8][i1][0] = acc15
+				scratch.net_layer_norm_1_var_2[i0+4*j8][i1][0] = acc11
 			}
 		}
 	}
@@ -2195,6 +2152,138 @@ func (r9 *ocannlReverserTrainLossPart7) Part(j8 int) {
 
 // ocannlReverserTrainLossPart7Records holds the free ocannlReverserTrainLossPart7 records.
 var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
+
+// ocannlReverserTrainLossPart8 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlReverserTrainLossPart8 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
+	pNetDense1W, scratch := r9.pNetDense1W, r9.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j9], &pNetDense1W[256*j9], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j9], &pNetDense1W[256*j9], &scratch.net_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j9 : 32*i2+256*j9+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j9] = acc12
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart8Records holds the free ocannlReverserTrainLossPart8 records.
+var ocannlReverserTrainLossPart8Records rt.Records[ocannlReverserTrainLossPart8]
+
+// ocannlReverserTrainLossPart9 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart9 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r11 *ocannlReverserTrainLossPart9) Part(j10 int) {
+	pNetLinear1W, scratch := r11.pNetLinear1W, r11.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j10][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j10][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j10][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j10][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j10][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j10][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart9Records holds the free ocannlReverserTrainLossPart9 records.
+var ocannlReverserTrainLossPart9Records rt.Records[ocannlReverserTrainLossPart9]
+
+// ocannlReverserTrainLossPart10 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart10 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r12 *ocannlReverserTrainLossPart10) Part(j11 int) {
+	scratch := r12.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j11][0][0], &scratch.net_layer_norm_2_x[4*j11][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j11][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+4*j11][i1][0] = acc14
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart10Records holds the free ocannlReverserTrainLossPart10 records.
+var ocannlReverserTrainLossPart10Records rt.Records[ocannlReverserTrainLossPart10]
+
+// ocannlReverserTrainLossPart11 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart11 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r13 *ocannlReverserTrainLossPart11) Part(j12 int) {
+	scratch := r13.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j12][0][0], &scratch.net_layer_norm_2_var_1[4*j12][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j12][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+4*j12][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart11Records holds the free ocannlReverserTrainLossPart11 records.
+var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart11]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -2207,13 +2296,13 @@ var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 //	net.emb: 10 -> 32 (param, parameter pNetEmb)
 //	_net/h.1: 32,8 | 32 (let, local)
 //	net.pos: 8 | 32 (param, parameter pNetPos)
-//	net/h: 32,8 | 32 (let, local)
+//	net/h: 32,8 | 32 (let, local, in scratch field net_h)
 //	net.attention#1.w_q: 32 -> 4,8 (param, parameter pNetAttention1WQ)
-//	net.attention#1/q: 32,8 | 4,8 (let, local)
+//	net.attention#1/q: 32,8 | 4,8 (let, local, in scratch field net_attention_1_q)
 //	net.attention#1.w_k: 32 -> 4,8 (param, parameter pNetAttention1WK)
-//	net.attention#1/k: 32,8 | 4,8 (let, local)
+//	net.attention#1/k: 32,8 | 4,8 (let, local, in scratch field net_attention_1_k)
 //	net.attention#1.w_v: 32 -> 4,8 (param, parameter pNetAttention1WV)
-//	net.attention#1/v: 32,8 | 4,8 (let, local)
+//	net.attention#1/v: 32,8 | 4,8 (let, local, in scratch field net_attention_1_v)
 //	_net.attention#1/scores.1: 32,8 | 8 -> 4 (let, local)
 //	_dim_d.1: 1 (dim, constant)
 //	_net.attention#1/scores.2: 1 (let, local)
@@ -2223,9 +2312,9 @@ var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 //	net.attention#1/ex: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
 //	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_attn_1)
 //	net.attention#1/attn: 32,8 | 8 -> 4 (let, local)
-//	net.attention#1/ctx: 32,8 | 4,8 (let, local)
+//	net.attention#1/ctx: 32,8 | 4,8 (let, local, in scratch field net_attention_1_ctx)
 //	net.attention#1.w_o: 4,8 -> 32 (param, parameter pNetAttention1WO)
-//	_net.layer_norm#1/x.1: 32,8 | 32 (let, local)
+//	_net.layer_norm#1/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x_1)
 //	net.layer_norm#1/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
 //	_net.layer_norm#1/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
@@ -2289,11 +2378,11 @@ var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 //	net.pos.grad: [8 32] (let, output parameter gNetPos)
 //	net/h.grad: [32 8 32] (let, local, in scratch field net_h_grad)
 //	net.attention#1.w_q.grad: [4 8 32] (let, output parameter gNetAttention1WQ)
-//	net.attention#1/q.grad: [32 8 4 8] (let, local)
+//	net.attention#1/q.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_q_grad)
 //	net.attention#1.w_k.grad: [4 8 32] (let, output parameter gNetAttention1WK)
-//	net.attention#1/k.grad: [32 8 4 8] (let, local)
+//	net.attention#1/k.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_k_grad)
 //	net.attention#1.w_v.grad: [4 8 32] (let, output parameter gNetAttention1WV)
-//	net.attention#1/v.grad: [32 8 4 8] (let, local)
+//	net.attention#1/v.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_v_grad)
 //	_net.attention#1/scores.1.grad: [32 8 4 8] (let, local)
 //	net.attention#1/scores.grad: [32 8 4 8] (let, local)
 //	net.attention#1/m.grad: [32 8 4 1] (let, local, in scratch field net_attention_1_m_grad)
@@ -2301,9 +2390,9 @@ var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 //	net.attention#1/ex.grad: [32 8 4 8] (let, local)
 //	_net.attention#1/attn.1.grad: [32 8 4 1] (let, local, in scratch field net_attention_1_attn_1_grad)
 //	net.attention#1/attn.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_attn_grad)
-//	net.attention#1/ctx.grad: [32 8 4 8] (let, local)
+//	net.attention#1/ctx.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_ctx_grad)
 //	net.attention#1.w_o.grad: [32 4 8] (let, output parameter gNetAttention1WO)
-//	_net.layer_norm#1/x.1.grad: [32 8 32] (let, local)
+//	_net.layer_norm#1/x.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_x_1_grad)
 //	net.layer_norm#1/x.grad: [32 8 32] (let, local)
 //	_net.layer_norm#1/mean.1.grad: [32 8 1] (let, local)
 //	net.layer_norm#1/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
@@ -3346,16 +3435,10 @@ var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 //	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * tokens[i0, i1, i3]
 func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, gNetEmb *[320]float32, gNetPos *[256]float32, gNetAttention1WQ *[1024]float32, gNetAttention1WK *[1024]float32, gNetAttention1WV *[1024]float32, gNetAttention1WO *[1024]float32, gNetLayerNorm1Gamma *[32]float32, gNetLayerNorm1Beta *[32]float32, gNetDense1W *[2048]float32, gNetDense1B *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, gNetLayerNorm2Gamma *[32]float32, gNetLayerNorm2Beta *[32]float32, gNetLinear2W *[320]float32, gNetLinear2B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlReverserBackwardScratch) {
 	var net_h_1 [32][8][32]float32
-	var net_h [32][8][32]float32
-	var net_attention_1_q [32][8][4][8]float32
-	var net_attention_1_k [32][8][4][8]float32
-	var net_attention_1_v [32][8][4][8]float32
 	var net_attention_1_scores_1 [32][8][4][8]float32
 	var net_attention_1_scores_2 [1]float32
 	var net_attention_1_ex_1 [32][8][4][8]float32
 	var net_attention_1_attn [32][8][4][8]float32
-	var net_attention_1_ctx [32][8][4][8]float32
-	var net_layer_norm_1_x_1 [32][8][32]float32
 	var net_layer_norm_1_mean [32][8][1]float32
 	var net_layer_norm_1_var [32][8][1]float32
 	var net_x1_2 [32][8][1]float32
@@ -3379,14 +3462,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var train_2 [1]float32
 	var train_3 [1]float32
 	var net_h_1_grad [32][8][32]float32
-	var net_attention_1_q_grad [32][8][4][8]float32
-	var net_attention_1_k_grad [32][8][4][8]float32
-	var net_attention_1_v_grad [32][8][4][8]float32
 	var net_attention_1_scores_1_grad [32][8][4][8]float32
 	var net_attention_1_scores_grad [32][8][4][8]float32
 	var net_attention_1_ex_grad [32][8][4][8]float32
-	var net_attention_1_ctx_grad [32][8][4][8]float32
-	var net_layer_norm_1_x_1_grad [32][8][32]float32
 	var net_layer_norm_1_x_grad [32][8][32]float32
 	var net_layer_norm_1_mean_1_grad [32][8][1]float32
 	var net_layer_norm_1_var_1_grad [32][8][32]float32
@@ -3442,18 +3520,18 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 32 {
-			ocannlMap0AVX512(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
-			ocannlMap0AVX2(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_h_1Row := &net_h_1[i0][i1]
 				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-				net_hRow := &net_h[i0][i1]
+				net_hRow := &scratch.net_h[i0][i1]
 				for i2 := range 32 {
 					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
 				}
@@ -3462,92 +3540,44 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow2 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc2 := float32(0)
-						for i4 := range 32 {
-							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
-						}
-						net_attention_1_q[i0][i1][i2][i3] = acc2
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlReverserBackwardPart0Records.Get()
+	rec.pNetAttention1WQ = pNetAttention1WQ
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlReverserBackwardPart0{}
+	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow3 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc3 := float32(0)
-						for i4 := range 32 {
-							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
-						}
-						net_attention_1_k[i0][i1][i2][i3] = acc3
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlReverserBackwardPart1Records.Get()
+	rec2.pNetAttention1WK = pNetAttention1WK
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlReverserBackwardPart1{}
+	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow4 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc4 := float32(0)
-						for i4 := range 32 {
-							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
-						}
-						net_attention_1_v[i0][i1][i2][i3] = acc4
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlReverserBackwardPart2Records.Get()
+	rec3.pNetAttention1WV = pNetAttention1WV
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlReverserBackwardPart2{}
+	ocannlReverserBackwardPart2Records.Put(rec3)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -3555,9 +3585,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0][i3][i2]
 						acc5 := float32(0)
 						for i4 := range 8 {
 							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
@@ -3595,11 +3625,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
-	rec := ocannlReverserBackwardPart0Records.Get()
-	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserBackwardPart0{}
-	ocannlReverserBackwardPart0Records.Put(rec)
+	rec4 := ocannlReverserBackwardPart3Records.Get()
+	rec4.scratch = scratch
+	region.Run(rec4, 8)
+	*rec4 = ocannlReverserBackwardPart3{}
+	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
@@ -3642,11 +3672,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlReverserBackwardPart1Records.Get()
-	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlReverserBackwardPart1{}
-	ocannlReverserBackwardPart1Records.Put(rec2)
+	rec5 := ocannlReverserBackwardPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlReverserBackwardPart4{}
+	ocannlReverserBackwardPart4Records.Put(rec5)
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
@@ -3674,30 +3704,31 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else {
+		scratch.net_attention_1_ctx = [32][8][4][8]float32{}
 		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
 						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-						net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0][i4][i2]
 						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-						net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0][i4+1][i2]
 						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-						net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0][i4+2][i2]
 						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-						net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
 							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
@@ -3713,41 +3744,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &net_attention_1_ctx[i0][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
-					}
-					net_layer_norm_1_x_1[i0][i1][i2] = acc9
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlReverserBackwardPart5Records.Get()
+	rec6.pNetAttention1WO = pNetAttention1WO
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlReverserBackwardPart5{}
+	ocannlReverserBackwardPart5Records.Put(rec6)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow5 := &net_h[i0][i1]
-				net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
+				net_hRow5 := &scratch.net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
 				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
@@ -3758,11 +3773,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec3 := ocannlReverserBackwardPart2Records.Get()
-	rec3.scratch = scratch
-	region.Run(rec3, 8)
-	*rec3 = ocannlReverserBackwardPart2{}
-	ocannlReverserBackwardPart2Records.Put(rec3)
+	rec7 := ocannlReverserBackwardPart6Records.Get()
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlReverserBackwardPart6{}
+	ocannlReverserBackwardPart6Records.Put(rec7)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -3817,11 +3832,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlReverserBackwardPart3Records.Get()
-	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlReverserBackwardPart3{}
-	ocannlReverserBackwardPart3Records.Put(rec4)
+	rec8 := ocannlReverserBackwardPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlReverserBackwardPart7{}
+	ocannlReverserBackwardPart7Records.Put(rec8)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -3922,12 +3937,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec5 := ocannlReverserBackwardPart4Records.Get()
-	rec5.pNetDense1W = pNetDense1W
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlReverserBackwardPart4{}
-	ocannlReverserBackwardPart4Records.Put(rec5)
+	rec9 := ocannlReverserBackwardPart8Records.Get()
+	rec9.pNetDense1W = pNetDense1W
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlReverserBackwardPart8{}
+	ocannlReverserBackwardPart8Records.Put(rec9)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -3959,11 +3974,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r6 := net_linear_1_x_2Row2[i2]
-					if !(r6 > 0) {
-						r6 = 0
+					r10 := net_linear_1_x_2Row2[i2]
+					if !(r10 > 0) {
+						r10 = 0
 					}
-					net_linear_1_xRow[i2] = r6
+					net_linear_1_xRow[i2] = r10
 				}
 			}
 		}
@@ -3971,12 +3986,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserBackwardPart5Records.Get()
-	rec6.pNetLinear1W = pNetLinear1W
-	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlReverserBackwardPart5{}
-	ocannlReverserBackwardPart5Records.Put(rec6)
+	rec10 := ocannlReverserBackwardPart9Records.Get()
+	rec10.pNetLinear1W = pNetLinear1W
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlReverserBackwardPart9{}
+	ocannlReverserBackwardPart9Records.Put(rec10)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -4017,11 +4032,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserBackwardPart6Records.Get()
-	rec7.scratch = scratch
-	region.Run(rec7, 8)
-	*rec7 = ocannlReverserBackwardPart6{}
-	ocannlReverserBackwardPart6Records.Put(rec7)
+	rec11 := ocannlReverserBackwardPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlReverserBackwardPart10{}
+	ocannlReverserBackwardPart10Records.Put(rec11)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -4076,11 +4091,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserBackwardPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlReverserBackwardPart7{}
-	ocannlReverserBackwardPart7Records.Put(rec8)
+	rec12 := ocannlReverserBackwardPart11Records.Get()
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
+	*rec12 = ocannlReverserBackwardPart11{}
+	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -4371,11 +4386,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*gNetEmb = [320]float32{}
 	*gNetPos = [256]float32{}
 	*gNetAttention1WQ = [1024]float32{}
+	scratch.net_attention_1_q_grad = [32][8][4][8]float32{}
 	*gNetAttention1WK = [1024]float32{}
+	scratch.net_attention_1_k_grad = [32][8][4][8]float32{}
 	*gNetAttention1WV = [1024]float32{}
+	scratch.net_attention_1_v_grad = [32][8][4][8]float32{}
 	scratch.net_attention_1_m_grad = [32][8][4][1]float32{}
 	scratch.net_attention_1_attn_1_grad = [32][8][4][1]float32{}
 	scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
+	scratch.net_attention_1_ctx_grad = [32][8][4][8]float32{}
 	*gNetAttention1WO = [1024]float32{}
 	scratch.net_layer_norm_1_mean_grad = [32][8][1]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
@@ -4568,15 +4587,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r10 float32
+					var r14 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r10 = 1
+						r14 = 1
 					}
-					r11 := float32(0)
-					if r10 != 0 {
-						r11 = train_cross_entropy_1_m_gradV
+					r15 := float32(0)
+					if r14 != 0 {
+						r15 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r11
+					train_cross_entropy_1_logits_gradRow2[i2] += r15
 				}
 			}
 		}
@@ -4702,24 +4721,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlReverserBackwardPart8Records.Get()
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
+	rec13 := ocannlReverserBackwardPart12Records.Get()
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
 	// The 8 partial sums, added in part order.
-	for j10 := range 32 {
-		acc25 := gNetLayerNorm2Beta[j10]
-		acc25 += rec9.gNetLayerNorm2BetaPartial[0][j10]
-		acc25 += rec9.gNetLayerNorm2BetaPartial[1][j10]
-		acc25 += rec9.gNetLayerNorm2BetaPartial[2][j10]
-		acc25 += rec9.gNetLayerNorm2BetaPartial[3][j10]
-		acc25 += rec9.gNetLayerNorm2BetaPartial[4][j10]
-		acc25 += rec9.gNetLayerNorm2BetaPartial[5][j10]
-		acc25 += rec9.gNetLayerNorm2BetaPartial[6][j10]
-		acc25 += rec9.gNetLayerNorm2BetaPartial[7][j10]
-		gNetLayerNorm2Beta[j10] = acc25
+	for j14 := range 32 {
+		acc25 := gNetLayerNorm2Beta[j14]
+		acc25 += rec13.gNetLayerNorm2BetaPartial[0][j14]
+		acc25 += rec13.gNetLayerNorm2BetaPartial[1][j14]
+		acc25 += rec13.gNetLayerNorm2BetaPartial[2][j14]
+		acc25 += rec13.gNetLayerNorm2BetaPartial[3][j14]
+		acc25 += rec13.gNetLayerNorm2BetaPartial[4][j14]
+		acc25 += rec13.gNetLayerNorm2BetaPartial[5][j14]
+		acc25 += rec13.gNetLayerNorm2BetaPartial[6][j14]
+		acc25 += rec13.gNetLayerNorm2BetaPartial[7][j14]
+		gNetLayerNorm2Beta[j14] = acc25
 	}
-	*rec9 = ocannlReverserBackwardPart8{}
-	ocannlReverserBackwardPart8Records.Put(rec9)
+	*rec13 = ocannlReverserBackwardPart12{}
+	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
@@ -4741,11 +4760,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserBackwardPart9Records.Get()
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlReverserBackwardPart9{}
-	ocannlReverserBackwardPart9Records.Put(rec10)
+	rec14 := ocannlReverserBackwardPart13Records.Get()
+	rec14.scratch = scratch
+	region.Run(rec14, 8)
+	*rec14 = ocannlReverserBackwardPart13{}
+	ocannlReverserBackwardPart13Records.Put(rec14)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
@@ -4778,24 +4797,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserBackwardPart10Records.Get()
-	rec11.scratch = scratch
-	region.Run(rec11, 8)
+	rec15 := ocannlReverserBackwardPart14Records.Get()
+	rec15.scratch = scratch
+	region.Run(rec15, 8)
 	// The 8 partial sums, added in part order.
-	for j13 := range 32 {
-		acc28 := gNetLayerNorm2Gamma[j13]
-		acc28 += rec11.gNetLayerNorm2GammaPartial[0][j13]
-		acc28 += rec11.gNetLayerNorm2GammaPartial[1][j13]
-		acc28 += rec11.gNetLayerNorm2GammaPartial[2][j13]
-		acc28 += rec11.gNetLayerNorm2GammaPartial[3][j13]
-		acc28 += rec11.gNetLayerNorm2GammaPartial[4][j13]
-		acc28 += rec11.gNetLayerNorm2GammaPartial[5][j13]
-		acc28 += rec11.gNetLayerNorm2GammaPartial[6][j13]
-		acc28 += rec11.gNetLayerNorm2GammaPartial[7][j13]
-		gNetLayerNorm2Gamma[j13] = acc28
+	for j17 := range 32 {
+		acc28 := gNetLayerNorm2Gamma[j17]
+		acc28 += rec15.gNetLayerNorm2GammaPartial[0][j17]
+		acc28 += rec15.gNetLayerNorm2GammaPartial[1][j17]
+		acc28 += rec15.gNetLayerNorm2GammaPartial[2][j17]
+		acc28 += rec15.gNetLayerNorm2GammaPartial[3][j17]
+		acc28 += rec15.gNetLayerNorm2GammaPartial[4][j17]
+		acc28 += rec15.gNetLayerNorm2GammaPartial[5][j17]
+		acc28 += rec15.gNetLayerNorm2GammaPartial[6][j17]
+		acc28 += rec15.gNetLayerNorm2GammaPartial[7][j17]
+		gNetLayerNorm2Gamma[j17] = acc28
 	}
-	*rec11 = ocannlReverserBackwardPart10{}
-	ocannlReverserBackwardPart10Records.Put(rec11)
+	*rec15 = ocannlReverserBackwardPart14{}
+	ocannlReverserBackwardPart14Records.Put(rec15)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
@@ -4900,11 +4919,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserBackwardPart11Records.Get()
-	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlReverserBackwardPart11{}
-	ocannlReverserBackwardPart11Records.Put(rec12)
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlReverserBackwardPart15{}
+	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -4991,42 +5010,42 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlReverserBackwardPart12Records.Get()
-	rec13.scratch = scratch
-	region.Run(rec13, 8)
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
 	// The 8 partial sums, added in part order.
-	for j16 := range 32 {
-		acc31 := gNetLinear1B[j16]
-		acc31 += rec13.gNetLinear1BPartial[0][j16]
-		acc31 += rec13.gNetLinear1BPartial[1][j16]
-		acc31 += rec13.gNetLinear1BPartial[2][j16]
-		acc31 += rec13.gNetLinear1BPartial[3][j16]
-		acc31 += rec13.gNetLinear1BPartial[4][j16]
-		acc31 += rec13.gNetLinear1BPartial[5][j16]
-		acc31 += rec13.gNetLinear1BPartial[6][j16]
-		acc31 += rec13.gNetLinear1BPartial[7][j16]
-		gNetLinear1B[j16] = acc31
+	for j20 := range 32 {
+		acc31 := gNetLinear1B[j20]
+		acc31 += rec17.gNetLinear1BPartial[0][j20]
+		acc31 += rec17.gNetLinear1BPartial[1][j20]
+		acc31 += rec17.gNetLinear1BPartial[2][j20]
+		acc31 += rec17.gNetLinear1BPartial[3][j20]
+		acc31 += rec17.gNetLinear1BPartial[4][j20]
+		acc31 += rec17.gNetLinear1BPartial[5][j20]
+		acc31 += rec17.gNetLinear1BPartial[6][j20]
+		acc31 += rec17.gNetLinear1BPartial[7][j20]
+		gNetLinear1B[j20] = acc31
 	}
-	*rec13 = ocannlReverserBackwardPart12{}
-	ocannlReverserBackwardPart12Records.Put(rec13)
+	*rec17 = ocannlReverserBackwardPart16{}
+	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec14 := ocannlReverserBackwardPart13Records.Get()
-	rec14.gNetLinear1W = gNetLinear1W
-	rec14.scratch = scratch
-	region.Run(rec14, 8)
-	*rec14 = ocannlReverserBackwardPart13{}
-	ocannlReverserBackwardPart13Records.Put(rec14)
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.gNetLinear1W = gNetLinear1W
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
+	*rec18 = ocannlReverserBackwardPart17{}
+	ocannlReverserBackwardPart17Records.Put(rec18)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserBackwardPart14Records.Get()
-	rec15.pNetLinear1W = pNetLinear1W
-	rec15.scratch = scratch
-	region.Run(rec15, 8)
-	*rec15 = ocannlReverserBackwardPart14{}
-	ocannlReverserBackwardPart14Records.Put(rec15)
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.pNetLinear1W = pNetLinear1W
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
@@ -5040,15 +5059,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0][i1]
 				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0][i1]
 				for i2 := range 64 {
-					var r19 float32
+					var r23 float32
 					if 0 < net_linear_1_x_2Row3[i2] {
-						r19 = 1
+						r23 = 1
 					}
-					r20 := float32(0)
-					if r19 != 0 {
-						r20 = net_linear_1_x_gradRow2[i2]
+					r24 := float32(0)
+					if r23 != 0 {
+						r24 = net_linear_1_x_gradRow2[i2]
 					}
-					net_linear_1_x_2_gradRow[i2] += r20
+					net_linear_1_x_2_gradRow[i2] += r24
 				}
 			}
 		}
@@ -5073,42 +5092,42 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.scratch = scratch
+	region.Run(rec20, 8)
 	// The 8 partial sums, added in part order.
-	for j20 := range 64 {
-		acc34 := gNetDense1B[j20]
-		acc34 += rec16.gNetDense1BPartial[0][j20]
-		acc34 += rec16.gNetDense1BPartial[1][j20]
-		acc34 += rec16.gNetDense1BPartial[2][j20]
-		acc34 += rec16.gNetDense1BPartial[3][j20]
-		acc34 += rec16.gNetDense1BPartial[4][j20]
-		acc34 += rec16.gNetDense1BPartial[5][j20]
-		acc34 += rec16.gNetDense1BPartial[6][j20]
-		acc34 += rec16.gNetDense1BPartial[7][j20]
-		gNetDense1B[j20] = acc34
+	for j24 := range 64 {
+		acc34 := gNetDense1B[j24]
+		acc34 += rec20.gNetDense1BPartial[0][j24]
+		acc34 += rec20.gNetDense1BPartial[1][j24]
+		acc34 += rec20.gNetDense1BPartial[2][j24]
+		acc34 += rec20.gNetDense1BPartial[3][j24]
+		acc34 += rec20.gNetDense1BPartial[4][j24]
+		acc34 += rec20.gNetDense1BPartial[5][j24]
+		acc34 += rec20.gNetDense1BPartial[6][j24]
+		acc34 += rec20.gNetDense1BPartial[7][j24]
+		gNetDense1B[j24] = acc34
 	}
-	*rec16 = ocannlReverserBackwardPart15{}
-	ocannlReverserBackwardPart15Records.Put(rec16)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.gNetDense1W = gNetDense1W
-	rec17.scratch = scratch
-	region.Run(rec17, 8)
-	*rec17 = ocannlReverserBackwardPart16{}
-	ocannlReverserBackwardPart16Records.Put(rec17)
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.gNetDense1W = gNetDense1W
+	rec21.scratch = scratch
+	region.Run(rec21, 8)
+	*rec21 = ocannlReverserBackwardPart20{}
+	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.pNetDense1W = pNetDense1W
-	rec18.scratch = scratch
-	region.Run(rec18, 8)
-	*rec18 = ocannlReverserBackwardPart17{}
-	ocannlReverserBackwardPart17Records.Put(rec18)
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.pNetDense1W = pNetDense1W
+	rec22.scratch = scratch
+	region.Run(rec22, 8)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
@@ -5129,24 +5148,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.scratch = scratch
-	region.Run(rec19, 8)
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.scratch = scratch
+	region.Run(rec23, 8)
 	// The 8 partial sums, added in part order.
-	for j24 := range 32 {
-		acc37 := gNetLayerNorm1Beta[j24]
-		acc37 += rec19.gNetLayerNorm1BetaPartial[0][j24]
-		acc37 += rec19.gNetLayerNorm1BetaPartial[1][j24]
-		acc37 += rec19.gNetLayerNorm1BetaPartial[2][j24]
-		acc37 += rec19.gNetLayerNorm1BetaPartial[3][j24]
-		acc37 += rec19.gNetLayerNorm1BetaPartial[4][j24]
-		acc37 += rec19.gNetLayerNorm1BetaPartial[5][j24]
-		acc37 += rec19.gNetLayerNorm1BetaPartial[6][j24]
-		acc37 += rec19.gNetLayerNorm1BetaPartial[7][j24]
-		gNetLayerNorm1Beta[j24] = acc37
+	for j28 := range 32 {
+		acc37 := gNetLayerNorm1Beta[j28]
+		acc37 += rec23.gNetLayerNorm1BetaPartial[0][j28]
+		acc37 += rec23.gNetLayerNorm1BetaPartial[1][j28]
+		acc37 += rec23.gNetLayerNorm1BetaPartial[2][j28]
+		acc37 += rec23.gNetLayerNorm1BetaPartial[3][j28]
+		acc37 += rec23.gNetLayerNorm1BetaPartial[4][j28]
+		acc37 += rec23.gNetLayerNorm1BetaPartial[5][j28]
+		acc37 += rec23.gNetLayerNorm1BetaPartial[6][j28]
+		acc37 += rec23.gNetLayerNorm1BetaPartial[7][j28]
+		gNetLayerNorm1Beta[j28] = acc37
 	}
-	*rec19 = ocannlReverserBackwardPart18{}
-	ocannlReverserBackwardPart18Records.Put(rec19)
+	*rec23 = ocannlReverserBackwardPart22{}
+	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
@@ -5168,11 +5187,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.scratch = scratch
-	region.Run(rec20, 8)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.scratch = scratch
+	region.Run(rec24, 8)
+	*rec24 = ocannlReverserBackwardPart23{}
+	ocannlReverserBackwardPart23Records.Put(rec24)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
@@ -5205,24 +5224,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.scratch = scratch
-	region.Run(rec21, 8)
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.scratch = scratch
+	region.Run(rec25, 8)
 	// The 8 partial sums, added in part order.
-	for j27 := range 32 {
-		acc40 := gNetLayerNorm1Gamma[j27]
-		acc40 += rec21.gNetLayerNorm1GammaPartial[0][j27]
-		acc40 += rec21.gNetLayerNorm1GammaPartial[1][j27]
-		acc40 += rec21.gNetLayerNorm1GammaPartial[2][j27]
-		acc40 += rec21.gNetLayerNorm1GammaPartial[3][j27]
-		acc40 += rec21.gNetLayerNorm1GammaPartial[4][j27]
-		acc40 += rec21.gNetLayerNorm1GammaPartial[5][j27]
-		acc40 += rec21.gNetLayerNorm1GammaPartial[6][j27]
-		acc40 += rec21.gNetLayerNorm1GammaPartial[7][j27]
-		gNetLayerNorm1Gamma[j27] = acc40
+	for j31 := range 32 {
+		acc40 := gNetLayerNorm1Gamma[j31]
+		acc40 += rec25.gNetLayerNorm1GammaPartial[0][j31]
+		acc40 += rec25.gNetLayerNorm1GammaPartial[1][j31]
+		acc40 += rec25.gNetLayerNorm1GammaPartial[2][j31]
+		acc40 += rec25.gNetLayerNorm1GammaPartial[3][j31]
+		acc40 += rec25.gNetLayerNorm1GammaPartial[4][j31]
+		acc40 += rec25.gNetLayerNorm1GammaPartial[5][j31]
+		acc40 += rec25.gNetLayerNorm1GammaPartial[6][j31]
+		acc40 += rec25.gNetLayerNorm1GammaPartial[7][j31]
+		gNetLayerNorm1Gamma[j31] = acc40
 	}
-	*rec21 = ocannlReverserBackwardPart20{}
-	ocannlReverserBackwardPart20Records.Put(rec21)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
@@ -5327,11 +5346,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.scratch = scratch
-	region.Run(rec22, 8)
-	*rec22 = ocannlReverserBackwardPart21{}
-	ocannlReverserBackwardPart21Records.Put(rec22)
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.scratch = scratch
+	region.Run(rec26, 8)
+	*rec26 = ocannlReverserBackwardPart25{}
+	ocannlReverserBackwardPart25Records.Put(rec26)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -5385,12 +5404,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_x_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_1_x_gradRow4 := &net_layer_norm_1_x_grad[i0][i1]
-				net_layer_norm_1_x_1_gradRow := &net_layer_norm_1_x_1_grad[i0][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
 				}
@@ -5399,77 +5419,49 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
-	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV := net_layer_norm_1_x_1_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i2 on the pool.
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.gNetAttention1WO = gNetAttention1WO
+	rec27.scratch = scratch
+	region.Run(rec27, 8)
+	*rec27 = ocannlReverserBackwardPart26{}
+	ocannlReverserBackwardPart26Records.Put(rec27)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := net_layer_norm_1_x_1_grad[i0][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &net_attention_1_ctx_grad[i0][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.pNetAttention1WO = pNetAttention1WO
+	rec28.scratch = scratch
+	region.Run(rec28, 8)
+	*rec28 = ocannlReverserBackwardPart27{}
+	ocannlReverserBackwardPart27Records.Put(rec28)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &net_attention_1_v[i0]
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0]
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := net_attention_1_ctx_grad[i0][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := net_attention_1_ctx_grad[i0][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := net_attention_1_ctx_grad[i0][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := net_attention_1_ctx_grad[i0][i1][i2][i3+3]
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3+3]
 						for i4 := range 8 {
 							acc42 := net_attention_1_attn_gradRow[i4]
 							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
@@ -5489,23 +5481,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm16AVX512(&net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0])
+				ocannlGemm16AVX512(&scratch.net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm16AVX2(&net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0])
+				ocannlGemm16AVX2(&scratch.net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &net_attention_1_v_grad[i0]
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0]
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_attnRow2 := &net_attention_1_attn[i0][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := net_attention_1_ctx_grad[i0][i1][i2][i3]
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3]
 						for i4 := range 8 {
 							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
 						}
@@ -5536,11 +5528,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.scratch = scratch
-	region.Run(rec23, 8)
-	*rec23 = ocannlReverserBackwardPart22{}
-	ocannlReverserBackwardPart22Records.Put(rec23)
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
+	region.Run(rec29, 8)
+	*rec29 = ocannlReverserBackwardPart28{}
+	ocannlReverserBackwardPart28Records.Put(rec29)
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
@@ -5602,11 +5594,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.scratch = scratch
-	region.Run(rec24, 8)
-	*rec24 = ocannlReverserBackwardPart23{}
-	ocannlReverserBackwardPart23Records.Put(rec24)
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.scratch = scratch
+	region.Run(rec30, 8)
+	*rec30 = ocannlReverserBackwardPart29{}
+	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
@@ -5623,15 +5615,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0][i1][i2][0]
 					net_attention_1_scores_gradRow2 := &net_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r30 float32
+						var r36 float32
 						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r30 = 1
+							r36 = 1
 						}
-						r31 := float32(0)
-						if r30 != 0 {
-							r31 = net_attention_1_m_gradV
+						r37 := float32(0)
+						if r36 != 0 {
+							r37 = net_attention_1_m_gradV
 						}
-						net_attention_1_scores_gradRow2[i3] += r31
+						net_attention_1_scores_gradRow2[i3] += r37
 					}
 				}
 			}
@@ -5662,13 +5654,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm17AVX512(&net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+				ocannlGemm17AVX512(&scratch.net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm17AVX2(&net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+				ocannlGemm17AVX2(&scratch.net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -5676,16 +5668,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &net_attention_1_q_grad[i0][i1][i2]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
 						net_attention_1_scores_1_gradV := net_attention_1_scores_1_grad[i0][i1][i2][i3]
-						net_attention_1_kRow2 := &net_attention_1_k[i0][i3][i2]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0][i3][i2]
 						net_attention_1_scores_1_gradV2 := net_attention_1_scores_1_grad[i0][i1][i2][i3+1]
-						net_attention_1_kRow3 := &net_attention_1_k[i0][i3+1][i2]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0][i3+1][i2]
 						net_attention_1_scores_1_gradV3 := net_attention_1_scores_1_grad[i0][i1][i2][i3+2]
-						net_attention_1_kRow4 := &net_attention_1_k[i0][i3+2][i2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0][i3+2][i2]
 						net_attention_1_scores_1_gradV4 := net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
-						net_attention_1_kRow5 := &net_attention_1_k[i0][i3+3][i2]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0][i3+3][i2]
 						for i4 := range 8 {
 							acc45 := net_attention_1_q_gradRow[i4]
 							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
@@ -5705,23 +5697,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm16AVX512(&net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0])
+				ocannlGemm16AVX512(&scratch.net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm16AVX2(&net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0])
+				ocannlGemm16AVX2(&scratch.net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &net_attention_1_q[i0][i1][i2]
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scores_1_gradV5 := net_attention_1_scores_1_grad[i0][i1][i2][i3]
-						net_attention_1_k_gradRow := &net_attention_1_k_grad[i0][i3][i2]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0][i3][i2]
 						for i4 := range 8 {
 							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
@@ -5732,178 +5724,58 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow6 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						net_attention_1_v_gradV := net_attention_1_v_grad[i0][i1][i2][i3]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i3 on the pool.
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.gNetAttention1WV = gNetAttention1WV
+	rec31.scratch = scratch
+	region.Run(rec31, 8)
+	*rec31 = ocannlReverserBackwardPart30{}
+	ocannlReverserBackwardPart30Records.Put(rec31)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := net_attention_1_v_grad[i0][i1][i2][i3]
-						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := net_attention_1_v_grad[i0][i1][i2][i3+1]
-						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := net_attention_1_v_grad[i0][i1][i2][i3+2]
-						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := net_attention_1_v_grad[i0][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc46 := net_h_gradRow2[i4]
-							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc46 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc46 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc46 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc46
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.pNetAttention1WV = pNetAttention1WV
+	rec32.scratch = scratch
+	region.Run(rec32, 8)
+	*rec32 = ocannlReverserBackwardPart31{}
+	ocannlReverserBackwardPart31Records.Put(rec32)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow7 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						net_attention_1_k_gradV := net_attention_1_k_grad[i0][i1][i2][i3]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						for i4 := range 32 {
-							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i3 on the pool.
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.gNetAttention1WK = gNetAttention1WK
+	rec33.scratch = scratch
+	region.Run(rec33, 8)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := net_attention_1_k_grad[i0][i1][i2][i3]
-						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := net_attention_1_k_grad[i0][i1][i2][i3+1]
-						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := net_attention_1_k_grad[i0][i1][i2][i3+2]
-						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := net_attention_1_k_grad[i0][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc47 := net_h_gradRow3[i4]
-							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc47 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc47 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc47 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc47
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.pNetAttention1WK = pNetAttention1WK
+	rec34.scratch = scratch
+	region.Run(rec34, 8)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow8 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						net_attention_1_q_gradV := net_attention_1_q_grad[i0][i1][i2][i3]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						for i4 := range 32 {
-							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i3 on the pool.
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.gNetAttention1WQ = gNetAttention1WQ
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := net_attention_1_q_grad[i0][i1][i2][i3]
-						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := net_attention_1_q_grad[i0][i1][i2][i3+1]
-						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := net_attention_1_q_grad[i0][i1][i2][i3+2]
-						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := net_attention_1_q_grad[i0][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc48 := net_h_gradRow4[i4]
-							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc48 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc48 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc48 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc48
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.pNetAttention1WQ = pNetAttention1WQ
+	rec36.scratch = scratch
+	region.Run(rec36, 8)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
@@ -5923,19 +5795,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.gNetPos = gNetPos
-	rec25.scratch = scratch
-	region.Run(rec25, 8)
-	*rec25 = ocannlReverserBackwardPart24{}
-	ocannlReverserBackwardPart24Records.Put(rec25)
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.gNetPos = gNetPos
+	rec37.scratch = scratch
+	region.Run(rec37, 8)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm19AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm19AVX2(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5955,10 +5827,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserBackwardScratch struct {
+	net_h                          [32][8][32]float32
+	net_attention_1_q              [32][8][4][8]float32
+	net_attention_1_k              [32][8][4][8]float32
+	net_attention_1_v              [32][8][4][8]float32
 	net_attention_1_scores         [32][8][4][8]float32
 	net_attention_1_m              [32][8][4][1]float32
 	net_attention_1_ex             [32][8][4][8]float32
 	net_attention_1_attn_1         [32][8][4][1]float32
+	net_attention_1_ctx            [32][8][4][8]float32
+	net_layer_norm_1_x_1           [32][8][32]float32
 	net_layer_norm_1_x             [32][8][32]float32
 	net_layer_norm_1_mean_1        [32][8][1]float32
 	net_layer_norm_1_centered      [32][8][32]float32
@@ -5978,10 +5856,15 @@ type ocannlReverserBackwardScratch struct {
 	net_x2_1                       [32][8][32]float32
 	net_x2_3                       [32][8][1]float32
 	net_h_grad                     [32][8][32]float32
+	net_attention_1_q_grad         [32][8][4][8]float32
+	net_attention_1_k_grad         [32][8][4][8]float32
+	net_attention_1_v_grad         [32][8][4][8]float32
 	net_attention_1_m_grad         [32][8][4][1]float32
 	net_attention_1_ex_1_grad      [32][8][4][8]float32
 	net_attention_1_attn_1_grad    [32][8][4][1]float32
 	net_attention_1_attn_grad      [32][8][4][8]float32
+	net_attention_1_ctx_grad       [32][8][4][8]float32
+	net_layer_norm_1_x_1_grad      [32][8][32]float32
 	net_layer_norm_1_mean_grad     [32][8][1]float32
 	net_layer_norm_1_centered_grad [32][8][32]float32
 	net_x1_1_grad                  [32][8][32]float32
@@ -6004,26 +5887,32 @@ type ocannlReverserBackwardScratch struct {
 // ocannlReverserBackwardPart0 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart0 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserBackwardPart0) Part(j int) {
-	scratch := r.scratch
-	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j][0][0][0], &scratch.net_attention_1_scores[4*j][0][0][0])
+	pNetAttention1WQ, scratch := r.pNetAttention1WQ, r.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&scratch.net_attention_1_q[4*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[4*j][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&scratch.net_attention_1_q[4*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[4*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
+				net_hRow2 := &scratch.net_h[i0+4*j][i1]
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j][i1][i2]
-					acc6 := float32(math.Inf(-1))
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
+						for i4 := range 32 {
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+						}
+						scratch.net_attention_1_q[i0+4*j][i1][i2][i3] = acc2
 					}
-					scratch.net_attention_1_m[i0+4*j][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -6036,26 +5925,32 @@ var ocannlReverserBackwardPart0Records rt.Records[ocannlReverserBackwardPart0]
 // ocannlReverserBackwardPart1 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart1 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlReverserBackwardPart1) Part(j2 int) {
-	scratch := r2.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j2][0][0][0], &scratch.net_attention_1_ex[4*j2][0][0][0])
+	pNetAttention1WK, scratch := r2.pNetAttention1WK, r2.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&scratch.net_attention_1_k[4*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[4*j2][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&scratch.net_attention_1_k[4*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[4*j2][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
+				net_hRow3 := &scratch.net_h[i0+4*j2][i1]
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j2][i1][i2]
-					acc7 := float32(0)
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
+						for i4 := range 32 {
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+						}
+						scratch.net_attention_1_k[i0+4*j2][i1][i2][i3] = acc3
 					}
-					scratch.net_attention_1_attn_1[i0+4*j2][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -6068,25 +5963,33 @@ var ocannlReverserBackwardPart1Records rt.Records[ocannlReverserBackwardPart1]
 // ocannlReverserBackwardPart2 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart2 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserBackwardPart2) Part(j3 int) {
-	scratch := r3.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j3][0][0], &scratch.net_layer_norm_1_x[4*j3][0][0])
+	pNetAttention1WV, scratch := r3.pNetAttention1WV, r3.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&scratch.net_attention_1_v[4*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[4*j3][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&scratch.net_attention_1_v[4*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[4*j3][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j3][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+				net_hRow4 := &scratch.net_h[i0+4*j3][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+						}
+						scratch.net_attention_1_v[i0+4*j3][i1][i2][i3] = acc4
+					}
 				}
-				scratch.net_layer_norm_1_mean_1[i0+4*j3][i1][0] = acc10
 			}
 		}
 	}
@@ -6104,19 +6007,21 @@ type ocannlReverserBackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserBackwardPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j4][0][0], &scratch.net_layer_norm_1_var_1[4*j4][0][0])
+		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j4][0][0][0], &scratch.net_attention_1_scores[4*j4][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j4][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j4][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					}
+					scratch.net_attention_1_m[i0+4*j4][i1][i2][0] = acc6
 				}
-				scratch.net_layer_norm_1_var_2[i0+4*j4][i1][0] = acc11
 			}
 		}
 	}
@@ -6126,32 +6031,28 @@ func (r4 *ocannlReverserBackwardPart3) Part(j4 int) {
 var ocannlReverserBackwardPart3Records rt.Records[ocannlReverserBackwardPart3]
 
 // ocannlReverserBackwardPart4 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart4 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserBackwardPart4) Part(j5 int) {
-	pNetDense1W, scratch := r5.pNetDense1W, r5.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j5], &pNetDense1W[256*j5], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j5], &pNetDense1W[256*j5], &scratch.net_x1[0][0][0])
+	scratch := r5.scratch
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j5][0][0][0], &scratch.net_attention_1_ex[4*j5][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j5 : 32*i2+256*j5+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j5][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
 					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j5] = acc12
+					scratch.net_attention_1_attn_1[i0+4*j5][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -6164,30 +6065,32 @@ var ocannlReverserBackwardPart4Records rt.Records[ocannlReverserBackwardPart4]
 // ocannlReverserBackwardPart5 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart5 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
-func (r7 *ocannlReverserBackwardPart5) Part(j6 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
+	pNetAttention1WO, scratch := r6.pNetAttention1WO, r6.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j6][0][0])
+		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j6][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j6][0][0])
+		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j6][i1]
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j6][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					scratch.net_layer_norm_2_x_1[i0+4*j6][i1][i2] = acc13
+					scratch.net_layer_norm_1_x_1[i0+4*j6][i1][i2] = acc9
 				}
 			}
 		}
@@ -6204,21 +6107,21 @@ type ocannlReverserBackwardPart6 struct {
 }
 
 // Part runs part j7 of the nest (0 <= j7 < 8).
-func (r8 *ocannlReverserBackwardPart6) Part(j7 int) {
-	scratch := r8.scratch
+func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
+	scratch := r7.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j7][0][0], &scratch.net_layer_norm_2_x[4*j7][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j7][0][0], &scratch.net_layer_norm_1_x[4*j7][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j7][i1]
-				acc14 := float32(0)
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j7][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+4*j7][i1][0] = acc14
+				scratch.net_layer_norm_1_mean_1[i0+4*j7][i1][0] = acc10
 			}
 		}
 	}
@@ -6234,21 +6137,21 @@ type ocannlReverserBackwardPart7 struct {
 }
 
 // Part runs part j8 of the nest (0 <= j8 < 8).
-func (r9 *ocannlReverserBackwardPart7) Part(j8 int) {
-	scratch := r9.scratch
+func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
+	scratch := r8.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j8][0][0], &scratch.net_layer_norm_2_var_1[4*j8][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j8][0][0], &scratch.net_layer_norm_1_var_1[4*j8][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j8][i1]
-				acc15 := float32(0)
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j8][i1]
+				acc11 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+4*j8][i1][0] = acc15
+				scratch.net_layer_norm_1_var_2[i0+4*j8][i1][0] = acc11
 			}
 		}
 	}
@@ -6258,35 +6161,32 @@ func (r9 *ocannlReverserBackwardPart7) Part(j8 int) {
 var ocannlReverserBackwardPart7Records rt.Records[ocannlReverserBackwardPart7]
 
 // ocannlReverserBackwardPart8 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart8 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j9 of the nest (0 <= j9 < 8).
-func (r12 *ocannlReverserBackwardPart8) Part(j9 int) {
-	scratch, gNetLayerNorm2BetaPartial := r12.scratch, &r12.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j9] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j9][0], &scratch.net_x2_grad[4*j9][0][0])
+func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
+	pNetDense1W, scratch := r9.pNetDense1W, r9.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j9], &pNetDense1W[256*j9], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j9], &pNetDense1W[256*j9], &scratch.net_x1[0][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j9]
-		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j9][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j9][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j9][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j9][i1+3]
-				for i2 := range 32 {
-					acc24 := gNetLayerNorm2BetaPartialRow[i2]
-					acc24 += net_x2_gradRow3[i2]
-					acc24 += net_x2_gradRow4[i2]
-					acc24 += net_x2_gradRow5[i2]
-					acc24 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc24
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j9 : 32*i2+256*j9+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j9] = acc12
 				}
 			}
 		}
@@ -6299,27 +6199,31 @@ var ocannlReverserBackwardPart8Records rt.Records[ocannlReverserBackwardPart8]
 // ocannlReverserBackwardPart9 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart9 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j11 of the nest (0 <= j11 < 8).
-func (r13 *ocannlReverserBackwardPart9) Part(j11 int) {
-	scratch := r13.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j11][0][0], &scratch.net_x2_4_grad[4*j11][0][0], &scratch.net_x2_1[4*j11][0][0], &scratch.net_x2_3[4*j11][0][0])
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r11 *ocannlReverserBackwardPart9) Part(j10 int) {
+	pNetLinear1W, scratch := r11.pNetLinear1W, r11.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j10][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j10][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j10][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j10][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j11][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j11][i1]
-				v := scratch.net_x2_3[i0+4*j11][i1][0] * scratch.net_x2_3[i0+4*j11][i1][0]
-				acc26 := scratch.net_x2_3_grad[i0+4*j11][i1][0]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j10][i1]
 				for i2 := range 32 {
-					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j10][i1][i2] = acc13
 				}
-				scratch.net_x2_3_grad[i0+4*j11][i1][0] = acc26
 			}
 		}
 	}
@@ -6331,38 +6235,25 @@ var ocannlReverserBackwardPart9Records rt.Records[ocannlReverserBackwardPart9]
 // ocannlReverserBackwardPart10 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart10 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm2GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j12 of the nest (0 <= j12 < 8).
-func (r14 *ocannlReverserBackwardPart10) Part(j12 int) {
-	scratch, gNetLayerNorm2GammaPartial := r14.scratch, &r14.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j12] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r12 *ocannlReverserBackwardPart10) Part(j11 int) {
+	scratch := r12.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j12][0], &scratch.net_x2_1_grad[4*j12][0][0], &scratch.net_layer_norm_2_centered[4*j12][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j11][0][0], &scratch.net_layer_norm_2_x[4*j11][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j12]
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j12][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j12][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j12][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j12][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j12][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j12][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j12][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j12][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j11][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					acc27 := gNetLayerNorm2GammaPartialRow[i2]
-					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-					acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-					acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-					acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-					gNetLayerNorm2GammaPartialRow[i2] = acc27
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
+				scratch.net_layer_norm_2_mean_1[i0+4*j11][i1][0] = acc14
 			}
 		}
 	}
@@ -6377,22 +6268,22 @@ type ocannlReverserBackwardPart11 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j14 of the nest (0 <= j14 < 8).
-func (r15 *ocannlReverserBackwardPart11) Part(j14 int) {
-	scratch := r15.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r13 *ocannlReverserBackwardPart11) Part(j12 int) {
+	scratch := r13.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j14][0][0], &scratch.net_layer_norm_2_centered_grad[4*j14][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j12][0][0], &scratch.net_layer_norm_2_var_1[4*j12][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j14][i1]
-				acc29 := scratch.net_layer_norm_2_mean_grad[i0+4*j14][i1][0]
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j12][i1]
+				acc15 := float32(0)
 				for i2 := range 32 {
-					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+4*j14][i1][0] = acc29
+				scratch.net_layer_norm_2_var_2[i0+4*j12][i1][0] = acc15
 			}
 		}
 	}
@@ -6404,26 +6295,170 @@ var ocannlReverserBackwardPart11Records rt.Records[ocannlReverserBackwardPart11]
 // ocannlReverserBackwardPart12 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart12 struct {
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
+}
+
+// Part runs part j13 of the nest (0 <= j13 < 8).
+func (r16 *ocannlReverserBackwardPart12) Part(j13 int) {
+	scratch, gNetLayerNorm2BetaPartial := r16.scratch, &r16.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j13] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j13][0], &scratch.net_x2_grad[4*j13][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j13]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j13][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j13][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j13][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j13][i1+3]
+				for i2 := range 32 {
+					acc24 := gNetLayerNorm2BetaPartialRow[i2]
+					acc24 += net_x2_gradRow3[i2]
+					acc24 += net_x2_gradRow4[i2]
+					acc24 += net_x2_gradRow5[i2]
+					acc24 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc24
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart12Records holds the free ocannlReverserBackwardPart12 records.
+var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
+
+// ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart13 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r17 *ocannlReverserBackwardPart13) Part(j15 int) {
+	scratch := r17.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j15][0][0], &scratch.net_x2_4_grad[4*j15][0][0], &scratch.net_x2_1[4*j15][0][0], &scratch.net_x2_3[4*j15][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j15][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j15][i1]
+				v := scratch.net_x2_3[i0+4*j15][i1][0] * scratch.net_x2_3[i0+4*j15][i1][0]
+				acc26 := scratch.net_x2_3_grad[i0+4*j15][i1][0]
+				for i2 := range 32 {
+					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				scratch.net_x2_3_grad[i0+4*j15][i1][0] = acc26
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart13Records holds the free ocannlReverserBackwardPart13 records.
+var ocannlReverserBackwardPart13Records rt.Records[ocannlReverserBackwardPart13]
+
+// ocannlReverserBackwardPart14 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart14 struct {
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
+}
+
+// Part runs part j16 of the nest (0 <= j16 < 8).
+func (r18 *ocannlReverserBackwardPart14) Part(j16 int) {
+	scratch, gNetLayerNorm2GammaPartial := r18.scratch, &r18.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j16] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j16][0], &scratch.net_x2_1_grad[4*j16][0][0], &scratch.net_layer_norm_2_centered[4*j16][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j16]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j16][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j16][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j16][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j16][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j16][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j16][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j16][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j16][i1+3]
+				for i2 := range 32 {
+					acc27 := gNetLayerNorm2GammaPartialRow[i2]
+					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc27
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart14Records holds the free ocannlReverserBackwardPart14 records.
+var ocannlReverserBackwardPart14Records rt.Records[ocannlReverserBackwardPart14]
+
+// ocannlReverserBackwardPart15 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart15 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 8).
+func (r19 *ocannlReverserBackwardPart15) Part(j18 int) {
+	scratch := r19.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j18][0][0], &scratch.net_layer_norm_2_centered_grad[4*j18][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j18][i1]
+				acc29 := scratch.net_layer_norm_2_mean_grad[i0+4*j18][i1][0]
+				for i2 := range 32 {
+					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_2_mean_grad[i0+4*j18][i1][0] = acc29
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart15Records holds the free ocannlReverserBackwardPart15 records.
+var ocannlReverserBackwardPart15Records rt.Records[ocannlReverserBackwardPart15]
+
+// ocannlReverserBackwardPart16 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart16 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j15 of the nest (0 <= j15 < 8).
-func (r16 *ocannlReverserBackwardPart12) Part(j15 int) {
-	scratch, gNetLinear1BPartial := r16.scratch, &r16.gNetLinear1BPartial
-	gNetLinear1BPartial[j15] = [32]float32{}
+// Part runs part j19 of the nest (0 <= j19 < 8).
+func (r20 *ocannlReverserBackwardPart16) Part(j19 int) {
+	scratch, gNetLinear1BPartial := r20.scratch, &r20.gNetLinear1BPartial
+	gNetLinear1BPartial[j19] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1BPartial[j15][0], &scratch.net_layer_norm_2_x_2_grad[4*j15][0][0])
+		ocannlReduce8AVX2(&gNetLinear1BPartial[j19][0], &scratch.net_layer_norm_2_x_2_grad[4*j19][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j15]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j19]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j15][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j15][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j15][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j15][i1+3]
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j19][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j19][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j19][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j19][i1+3]
 				for i2 := range 32 {
 					acc30 := gNetLinear1BPartialRow[i2]
 					acc30 += net_layer_norm_2_x_2_gradRow3[i2]
@@ -6437,31 +6472,31 @@ func (r16 *ocannlReverserBackwardPart12) Part(j15 int) {
 	}
 }
 
-// ocannlReverserBackwardPart12Records holds the free ocannlReverserBackwardPart12 records.
-var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
+// ocannlReverserBackwardPart16Records holds the free ocannlReverserBackwardPart16 records.
+var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
 
-// ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart13 struct {
+type ocannlReverserBackwardPart17 struct {
 	gNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j17 of the nest (0 <= j17 < 8).
-func (r17 *ocannlReverserBackwardPart13) Part(j17 int) {
-	gNetLinear1W, scratch := r17.gNetLinear1W, r17.scratch
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r21 *ocannlReverserBackwardPart17) Part(j21 int) {
+	gNetLinear1W, scratch := r21.gNetLinear1W, r21.scratch
 	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1W[256*j17], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j17], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm9AVX512(&gNetLinear1W[256*j21], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j21], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1W[256*j17], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j17], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm9AVX2(&gNetLinear1W[256*j21], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j21], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j17]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j17 : 64*i2+256*j17+64])
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j21]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j21 : 64*i2+256*j21+64])
 					for i3 := range 64 {
 						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
@@ -6471,38 +6506,38 @@ func (r17 *ocannlReverserBackwardPart13) Part(j17 int) {
 	}
 }
 
-// ocannlReverserBackwardPart13Records holds the free ocannlReverserBackwardPart13 records.
-var ocannlReverserBackwardPart13Records rt.Records[ocannlReverserBackwardPart13]
+// ocannlReverserBackwardPart17Records holds the free ocannlReverserBackwardPart17 records.
+var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
 
-// ocannlReverserBackwardPart14 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart14 struct {
+type ocannlReverserBackwardPart18 struct {
 	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r18 *ocannlReverserBackwardPart14) Part(j18 int) {
-	pNetLinear1W, scratch := r18.pNetLinear1W, r18.scratch
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r22 *ocannlReverserBackwardPart18) Part(j22 int) {
+	pNetLinear1W, scratch := r22.pNetLinear1W, r22.scratch
 	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j18][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j18][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j22][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j22][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j18][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j18][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j22][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j22][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j18][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j22][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j18][i1][i2]
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j22][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j18][i1][i2+1]
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j22][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j18][i1][i2+2]
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j22][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j18][i1][i2+3]
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j22][i1][i2+3]
 					for i3 := range 64 {
 						acc32 := net_linear_1_x_gradRow[i3]
 						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
@@ -6517,32 +6552,32 @@ func (r18 *ocannlReverserBackwardPart14) Part(j18 int) {
 	}
 }
 
-// ocannlReverserBackwardPart14Records holds the free ocannlReverserBackwardPart14 records.
-var ocannlReverserBackwardPart14Records rt.Records[ocannlReverserBackwardPart14]
+// ocannlReverserBackwardPart18Records holds the free ocannlReverserBackwardPart18 records.
+var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
 
-// ocannlReverserBackwardPart15 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart15 struct {
+type ocannlReverserBackwardPart19 struct {
 	scratch            *ocannlReverserBackwardScratch
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r21 *ocannlReverserBackwardPart15) Part(j19 int) {
-	scratch, gNetDense1BPartial := r21.scratch, &r21.gNetDense1BPartial
-	gNetDense1BPartial[j19] = [64]float32{}
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r25 *ocannlReverserBackwardPart19) Part(j23 int) {
+	scratch, gNetDense1BPartial := r25.scratch, &r25.gNetDense1BPartial
+	gNetDense1BPartial[j23] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetDense1BPartial[j19][0], &scratch.net_linear_1_x_2_grad[4*j19][0][0])
+		ocannlReduce12AVX2(&gNetDense1BPartial[j23][0], &scratch.net_linear_1_x_2_grad[4*j23][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j19]
+		gNetDense1BPartialRow := &gNetDense1BPartial[j23]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j19][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j19][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j19][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j19][i1+3]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j23][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j23][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j23][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j23][i1+3]
 				for i2 := range 64 {
 					acc33 := gNetDense1BPartialRow[i2]
 					acc33 += net_linear_1_x_2_gradRow3[i2]
@@ -6556,31 +6591,31 @@ func (r21 *ocannlReverserBackwardPart15) Part(j19 int) {
 	}
 }
 
-// ocannlReverserBackwardPart15Records holds the free ocannlReverserBackwardPart15 records.
-var ocannlReverserBackwardPart15Records rt.Records[ocannlReverserBackwardPart15]
+// ocannlReverserBackwardPart19Records holds the free ocannlReverserBackwardPart19 records.
+var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 
-// ocannlReverserBackwardPart16 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart16 struct {
+type ocannlReverserBackwardPart20 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r22 *ocannlReverserBackwardPart16) Part(j21 int) {
-	gNetDense1W, scratch := r22.gNetDense1W, r22.scratch
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r26 *ocannlReverserBackwardPart20) Part(j25 int) {
+	gNetDense1W, scratch := r26.gNetDense1W, r26.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j21], &scratch.net_linear_1_x_1_grad[0][0][8*j21], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX512(&gNetDense1W[256*j25], &scratch.net_linear_1_x_1_grad[0][0][8*j25], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j21], &scratch.net_linear_1_x_1_grad[0][0][8*j21], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX2(&gNetDense1W[256*j25], &scratch.net_linear_1_x_1_grad[0][0][8*j25], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j21]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j21 : 32*i2+256*j21+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j25]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j25 : 32*i2+256*j25+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -6590,38 +6625,38 @@ func (r22 *ocannlReverserBackwardPart16) Part(j21 int) {
 	}
 }
 
-// ocannlReverserBackwardPart16Records holds the free ocannlReverserBackwardPart16 records.
-var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
+// ocannlReverserBackwardPart20Records holds the free ocannlReverserBackwardPart20 records.
+var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
 
-// ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart17 struct {
+type ocannlReverserBackwardPart21 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r23 *ocannlReverserBackwardPart17) Part(j22 int) {
-	pNetDense1W, scratch := r23.pNetDense1W, r23.scratch
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r27 *ocannlReverserBackwardPart21) Part(j26 int) {
+	pNetDense1W, scratch := r27.pNetDense1W, r27.scratch
 	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j22][0][0], &scratch.net_linear_1_x_1_grad[4*j22][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j26][0][0], &scratch.net_linear_1_x_1_grad[4*j26][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j22][0][0], &scratch.net_linear_1_x_1_grad[4*j22][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j26][0][0], &scratch.net_linear_1_x_1_grad[4*j26][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j22][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j26][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j22][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j26][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j22][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j26][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j22][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j26][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j22][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j26][i1][i2+3]
 					for i3 := range 32 {
 						acc35 := net_x1_gradRow2[i3]
 						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
@@ -6636,32 +6671,32 @@ func (r23 *ocannlReverserBackwardPart17) Part(j22 int) {
 	}
 }
 
-// ocannlReverserBackwardPart17Records holds the free ocannlReverserBackwardPart17 records.
-var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
+// ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
+var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 
-// ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart18 struct {
+type ocannlReverserBackwardPart22 struct {
 	scratch                   *ocannlReverserBackwardScratch
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r24 *ocannlReverserBackwardPart18) Part(j23 int) {
-	scratch, gNetLayerNorm1BetaPartial := r24.scratch, &r24.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j23] = [32]float32{}
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r28 *ocannlReverserBackwardPart22) Part(j27 int) {
+	scratch, gNetLayerNorm1BetaPartial := r28.scratch, &r28.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j27] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j23][0], &scratch.net_x1_grad[4*j23][0][0])
+		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j27][0], &scratch.net_x1_grad[4*j27][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j23]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j27]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j23][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j23][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j23][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j23][i1+3]
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j27][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j27][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j27][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j27][i1+3]
 				for i2 := range 32 {
 					acc36 := gNetLayerNorm1BetaPartialRow[i2]
 					acc36 += net_x1_gradRow4[i2]
@@ -6669,145 +6704,6 @@ func (r24 *ocannlReverserBackwardPart18) Part(j23 int) {
 					acc36 += net_x1_gradRow6[i2]
 					acc36 += net_x1_gradRow7[i2]
 					gNetLayerNorm1BetaPartialRow[i2] = acc36
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart18Records holds the free ocannlReverserBackwardPart18 records.
-var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
-
-// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart19 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r25 *ocannlReverserBackwardPart19) Part(j25 int) {
-	scratch := r25.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j25][0][0], &scratch.net_x1_4_grad[4*j25][0][0], &scratch.net_x1_1[4*j25][0][0], &scratch.net_x1_3[4*j25][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j25][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j25][i1]
-				v2 := scratch.net_x1_3[i0+4*j25][i1][0] * scratch.net_x1_3[i0+4*j25][i1][0]
-				acc38 := scratch.net_x1_3_grad[i0+4*j25][i1][0]
-				for i2 := range 32 {
-					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
-				}
-				scratch.net_x1_3_grad[i0+4*j25][i1][0] = acc38
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart19Records holds the free ocannlReverserBackwardPart19 records.
-var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
-
-// ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart20 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm1GammaPartial [8][32]float32
-}
-
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r26 *ocannlReverserBackwardPart20) Part(j26 int) {
-	scratch, gNetLayerNorm1GammaPartial := r26.scratch, &r26.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j26] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j26][0], &scratch.net_x1_1_grad[4*j26][0][0], &scratch.net_layer_norm_1_centered[4*j26][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j26]
-		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j26][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j26][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j26][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j26][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j26][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j26][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j26][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j26][i1+3]
-				for i2 := range 32 {
-					acc39 := gNetLayerNorm1GammaPartialRow[i2]
-					acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc39
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart20Records holds the free ocannlReverserBackwardPart20 records.
-var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
-
-// ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart21 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r27 *ocannlReverserBackwardPart21) Part(j28 int) {
-	scratch := r27.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j28][0][0], &scratch.net_layer_norm_1_centered_grad[4*j28][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j28][i1]
-				acc41 := scratch.net_layer_norm_1_mean_grad[i0+4*j28][i1][0]
-				for i2 := range 32 {
-					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
-				}
-				scratch.net_layer_norm_1_mean_grad[i0+4*j28][i1][0] = acc41
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
-var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
-
-// ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart22 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r28 *ocannlReverserBackwardPart22) Part(j29 int) {
-	scratch := r28.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j29][0][0][0], &scratch.net_attention_1_attn_grad[4*j29][0][0][0], &scratch.net_attention_1_ex[4*j29][0][0][0], &scratch.net_attention_1_attn_1[4*j29][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j29][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j29][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+4*j29][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j29][i1][i2][0]
-					acc43 := scratch.net_attention_1_attn_1_grad[i0+4*j29][i1][i2][0]
-					for i3 := range 8 {
-						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
-					}
-					scratch.net_attention_1_attn_1_grad[i0+4*j29][i1][i2][0] = acc43
 				}
 			}
 		}
@@ -6823,24 +6719,24 @@ type ocannlReverserBackwardPart23 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r29 *ocannlReverserBackwardPart23) Part(j30 int) {
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r29 *ocannlReverserBackwardPart23) Part(j29 int) {
 	scratch := r29.scratch
-	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j30][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j30][0][0][0])
+		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j29][0][0], &scratch.net_x1_4_grad[4*j29][0][0], &scratch.net_x1_1[4*j29][0][0], &scratch.net_x1_3[4*j29][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j30][i1][i2]
-					acc44 := scratch.net_attention_1_m_grad[i0+4*j30][i1][i2][0]
-					for i3 := range 8 {
-						acc44 -= net_attention_1_ex_1_gradRow3[i3]
-					}
-					scratch.net_attention_1_m_grad[i0+4*j30][i1][i2][0] = acc44
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j29][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j29][i1]
+				v2 := scratch.net_x1_3[i0+4*j29][i1][0] * scratch.net_x1_3[i0+4*j29][i1][0]
+				acc38 := scratch.net_x1_3_grad[i0+4*j29][i1][0]
+				for i2 := range 32 {
+					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
+				scratch.net_x1_3_grad[i0+4*j29][i1][0] = acc38
 			}
 		}
 	}
@@ -6850,25 +6746,39 @@ func (r29 *ocannlReverserBackwardPart23) Part(j30 int) {
 var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 
 // ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart24 struct {
-	gNetPos *[256]float32
-	scratch *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r32 *ocannlReverserBackwardPart24) Part(j31 int) {
-	gNetPos, scratch := r32.gNetPos, r32.scratch
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r30 *ocannlReverserBackwardPart24) Part(j30 int) {
+	scratch, gNetLayerNorm1GammaPartial := r30.scratch, &r30.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j30] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[32*j31], &scratch.net_h_grad[0][j31][0])
+		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j30][0], &scratch.net_x1_1_grad[4*j30][0][0], &scratch.net_layer_norm_1_centered[4*j30][0][0])
 	} else {
-		for i0 := range 32 {
-			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j31]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j31 : 32*i1+32*j31+32])
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j30]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j30][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j30][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j30][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j30][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j30][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j30][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j30][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j30][i1+3]
 				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
+					acc39 := gNetLayerNorm1GammaPartialRow[i2]
+					acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc39
 				}
 			}
 		}
@@ -6878,6 +6788,467 @@ func (r32 *ocannlReverserBackwardPart24) Part(j31 int) {
 // ocannlReverserBackwardPart24Records holds the free ocannlReverserBackwardPart24 records.
 var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 
+// ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart25 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r31 *ocannlReverserBackwardPart25) Part(j32 int) {
+	scratch := r31.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j32][0][0], &scratch.net_layer_norm_1_centered_grad[4*j32][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j32][i1]
+				acc41 := scratch.net_layer_norm_1_mean_grad[i0+4*j32][i1][0]
+				for i2 := range 32 {
+					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_1_mean_grad[i0+4*j32][i1][0] = acc41
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart25Records holds the free ocannlReverserBackwardPart25 records.
+var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
+
+// ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart26 struct {
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r32 *ocannlReverserBackwardPart26) Part(j33 int) {
+	gNetAttention1WO, scratch := r32.gNetAttention1WO, r32.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&gNetAttention1WO[128*j33], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j33], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&gNetAttention1WO[128*j33], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j33], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j33]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j33+8*i3 : 32*i2+128*j33+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart26Records holds the free ocannlReverserBackwardPart26 records.
+var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
+
+// ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart27 struct {
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r33 *ocannlReverserBackwardPart27) Part(j34 int) {
+	pNetAttention1WO, scratch := r33.pNetAttention1WO, r33.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j34][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j34][0][0], &pNetAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j34][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j34][0][0], &pNetAttention1WO[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j34][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j34][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart27Records holds the free ocannlReverserBackwardPart27 records.
+var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
+
+// ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart28 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r34 *ocannlReverserBackwardPart28) Part(j35 int) {
+	scratch := r34.scratch
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j35][0][0][0], &scratch.net_attention_1_attn_grad[4*j35][0][0][0], &scratch.net_attention_1_ex[4*j35][0][0][0], &scratch.net_attention_1_attn_1[4*j35][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j35][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j35][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+4*j35][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j35][i1][i2][0]
+					acc43 := scratch.net_attention_1_attn_1_grad[i0+4*j35][i1][i2][0]
+					for i3 := range 8 {
+						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+					}
+					scratch.net_attention_1_attn_1_grad[i0+4*j35][i1][i2][0] = acc43
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
+var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
+
+// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart29 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r35 *ocannlReverserBackwardPart29) Part(j36 int) {
+	scratch := r35.scratch
+	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j36][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j36][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j36][i1][i2]
+					acc44 := scratch.net_attention_1_m_grad[i0+4*j36][i1][i2][0]
+					for i3 := range 8 {
+						acc44 -= net_attention_1_ex_1_gradRow3[i3]
+					}
+					scratch.net_attention_1_m_grad[i0+4*j36][i1][i2][0] = acc44
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
+var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
+
+// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart30 struct {
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r38 *ocannlReverserBackwardPart30) Part(j37 int) {
+	gNetAttention1WV, scratch := r38.gNetAttention1WV, r38.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm18AVX512(&gNetAttention1WV[32*i3+32*j37], &scratch.net_attention_1_v_grad[0][0][0][i3+j37], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm18AVX2(&gNetAttention1WV[32*i3+32*j37], &scratch.net_attention_1_v_grad[0][0][0][i3+j37], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j37]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j37 : 256*i2+32*i3+32*j37+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
+var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
+
+// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart31 struct {
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r39 *ocannlReverserBackwardPart31) Part(j38 int) {
+	pNetAttention1WV, scratch := r39.pNetAttention1WV, r39.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.net_h_grad[4*j38][0][0], &scratch.net_attention_1_v_grad[4*j38][0][0][0], &pNetAttention1WV[0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.net_h_grad[4*j38][0][0], &scratch.net_attention_1_v_grad[4*j38][0][0][0], &pNetAttention1WV[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j38][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j38][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j38][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j38][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j38][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc46 := net_h_gradRow2[i4]
+							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc46 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc46 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc46 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc46
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
+var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
+
+// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart32 struct {
+	gNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r40 *ocannlReverserBackwardPart32) Part(j39 int) {
+	gNetAttention1WK, scratch := r40.gNetAttention1WK, r40.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm18AVX512(&gNetAttention1WK[32*i3+32*j39], &scratch.net_attention_1_k_grad[0][0][0][i3+j39], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm18AVX2(&gNetAttention1WK[32*i3+32*j39], &scratch.net_attention_1_k_grad[0][0][0][i3+j39], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow7 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j39]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j39 : 256*i2+32*i3+32*j39+32])
+						for i4 := range 32 {
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
+var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
+
+// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart33 struct {
+	pNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r41 *ocannlReverserBackwardPart33) Part(j40 int) {
+	pNetAttention1WK, scratch := r41.pNetAttention1WK, r41.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.net_h_grad[4*j40][0][0], &scratch.net_attention_1_k_grad[4*j40][0][0][0], &pNetAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.net_h_grad[4*j40][0][0], &scratch.net_attention_1_k_grad[4*j40][0][0][0], &pNetAttention1WK[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j40][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j40][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j40][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j40][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j40][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc47 := net_h_gradRow3[i4]
+							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc47 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc47 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc47 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc47
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
+var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
+
+// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart34 struct {
+	gNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r42 *ocannlReverserBackwardPart34) Part(j41 int) {
+	gNetAttention1WQ, scratch := r42.gNetAttention1WQ, r42.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm18AVX512(&gNetAttention1WQ[32*i3+32*j41], &scratch.net_attention_1_q_grad[0][0][0][i3+j41], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm18AVX2(&gNetAttention1WQ[32*i3+32*j41], &scratch.net_attention_1_q_grad[0][0][0][i3+j41], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow8 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j41]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j41 : 256*i2+32*i3+32*j41+32])
+						for i4 := range 32 {
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
+var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
+
+// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart35 struct {
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r43 *ocannlReverserBackwardPart35) Part(j42 int) {
+	pNetAttention1WQ, scratch := r43.pNetAttention1WQ, r43.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.net_h_grad[4*j42][0][0], &scratch.net_attention_1_q_grad[4*j42][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.net_h_grad[4*j42][0][0], &scratch.net_attention_1_q_grad[4*j42][0][0][0], &pNetAttention1WQ[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j42][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j42][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j42][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j42][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j42][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc48 := net_h_gradRow4[i4]
+							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc48 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc48 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc48 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc48
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
+var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
+
+// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlReverserBackwardPart36 struct {
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r44 *ocannlReverserBackwardPart36) Part(j43 int) {
+	gNetPos, scratch := r44.gNetPos, r44.scratch
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetPos[32*j43], &scratch.net_h_grad[0][j43][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j43]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j43 : 32*i1+32*j43+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
+var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
+
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
 // Entry point predict of model Reverser.
@@ -6886,7 +7257,7 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 //
 //	tokens: 64,8 | 10 (input, parameter tokens)
 //	net.emb: 10 -> 32 (param, parameter pNetEmb)
-//	_net/h.1: 64,8 | 32 (let, local)
+//	_net/h.1: 64,8 | 32 (let, local, in scratch field net_h_1)
 //	net.pos: 8 | 32 (param, parameter pNetPos)
 //	net/h: 64,8 | 32 (let, local, in scratch field net_h)
 //	net.attention#1.w_q: 32 -> 4,8 (param, parameter pNetAttention1WQ)
@@ -6895,7 +7266,7 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 //	net.attention#1/k: 64,8 | 4,8 (let, local, in scratch field net_attention_1_k)
 //	net.attention#1.w_v: 32 -> 4,8 (param, parameter pNetAttention1WV)
 //	net.attention#1/v: 64,8 | 4,8 (let, local, in scratch field net_attention_1_v)
-//	_net.attention#1/scores.1: 64,8 | 8 -> 4 (let, local)
+//	_net.attention#1/scores.1: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores_1)
 //	_dim_d.1: 1 (dim, constant)
 //	_net.attention#1/scores.2: 1 (let, local)
 //	net.attention#1/scores: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
@@ -6903,7 +7274,7 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 //	_net.attention#1/ex.1: 64,8 | 8 -> 4 (let, local)
 //	net.attention#1/ex: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
 //	_net.attention#1/attn.1: 64,8 | 1 -> 4 (let, local, in scratch field net_attention_1_attn_1)
-//	net.attention#1/attn: 64,8 | 8 -> 4 (let, local)
+//	net.attention#1/attn: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_attn)
 //	net.attention#1/ctx: 64,8 | 4,8 (let, local, in scratch field net_attention_1_ctx)
 //	net.attention#1.w_o: 4,8 -> 32 (param, parameter pNetAttention1WO)
 //	_net.layer_norm#1/x.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_x_1)
@@ -6949,9 +7320,9 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 //	_net/x2.3: 64,8 | 1 (let, local)
 //	_net/x2.4: 64,8 | 32 (let, local)
 //	net.layer_norm#2.beta: 32 (param, parameter pNetLayerNorm2Beta)
-//	net/x2: 64,8 | 32 (let, local)
+//	net/x2: 64,8 | 32 (let, local, in scratch field net_x2)
 //	net.linear#2.w: 32 -> 10 (param, parameter pNetLinear2W)
-//	_predict.1: 64,8 | 10 (let, local)
+//	_predict.1: 64,8 | 10 (let, local, in scratch field predict_1)
 //	net.linear#2.b: 10 (param, parameter pNetLinear2B)
 //	predict: 64,8 | 10 (let, output parameter out)
 //
@@ -7281,11 +7652,8 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 //	    for i2 in 0..9:
 //	      predict[i0, i1, i2] = _predict.1[i0, i1, i2] + net.linear#2.b[i2]
 func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[64][8][10]float32, pool *rt.Pool, scratch *ocannlReverserPredictScratch) {
-	var net_h_1 [64][8][32]float32
-	var net_attention_1_scores_1 [64][8][4][8]float32
 	var net_attention_1_scores_2 [1]float32
 	var net_attention_1_ex_1 [64][8][4][8]float32
-	var net_attention_1_attn [64][8][4][8]float32
 	var net_layer_norm_1_mean [64][8][1]float32
 	var net_layer_norm_1_centered [64][8][32]float32
 	var net_layer_norm_1_var [64][8][1]float32
@@ -7301,49 +7669,34 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var net_x2_2 [64][8][1]float32
 	var net_x2_3 [64][8][1]float32
 	var net_x2_4 [64][8][32]float32
-	var net_x2 [64][8][32]float32
-	var predict_1 [64][8][10]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	// float32 dot kernel M=32 N=512 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm19AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				tokensRow := &tokens[i0][i1]
-				for i2 := range 32 {
-					pNetEmbRow := (*[10]float32)(pNetEmb[10*i2 : 10*i2+10])
-					acc := float32(0)
-					for i3 := range 10 {
-						acc += pNetEmbRow[i3] * tokensRow[i3]
-					}
-					net_h_1[i0][i1][i2] = acc
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlReverserPredictPart0Records.Get()
+	rec.pNetEmb = pNetEmb
+	rec.tokens = tokens
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlReverserPredictPart0{}
+	ocannlReverserPredictPart0Records.Put(rec)
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 64 {
-			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 64 {
-			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				net_h_1Row := &net_h_1[i0][i1]
+				net_h_1Row := &scratch.net_h_1[i0][i1]
 				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
 				net_hRow := &scratch.net_h[i0][i1]
 				for i2 := range 32 {
@@ -7355,63 +7708,38 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
-	rec := ocannlReverserPredictPart0Records.Get()
-	rec.pNetAttention1WQ = pNetAttention1WQ
-	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserPredictPart0{}
-	ocannlReverserPredictPart0Records.Put(rec)
-
-	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserPredictPart1Records.Get()
-	rec2.pNetAttention1WK = pNetAttention1WK
+	rec2.pNetAttention1WQ = pNetAttention1WQ
 	rec2.scratch = scratch
 	region.Run(rec2, 8)
 	*rec2 = ocannlReverserPredictPart1{}
 	ocannlReverserPredictPart1Records.Put(rec2)
 
-	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserPredictPart2Records.Get()
-	rec3.pNetAttention1WV = pNetAttention1WV
+	rec3.pNetAttention1WK = pNetAttention1WK
 	rec3.scratch = scratch
 	region.Run(rec3, 8)
 	*rec3 = ocannlReverserPredictPart2{}
 	ocannlReverserPredictPart2Records.Put(rec3)
 
+	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlReverserPredictPart3Records.Get()
+	rec4.pNetAttention1WV = pNetAttention1WV
+	rec4.scratch = scratch
+	region.Run(rec4, 8)
+	*rec4 = ocannlReverserPredictPart3{}
+	ocannlReverserPredictPart3Records.Put(rec4)
+
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i0 := range 64 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 64 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_qRow := &scratch.net_attention_1_q[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_kRow := &scratch.net_attention_1_k[i0][i3][i2]
-						acc5 := float32(0)
-						for i4 := range 8 {
-							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
-						}
-						net_attention_1_scores_1[i0][i1][i2][i3] = acc5
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlReverserPredictPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlReverserPredictPart4{}
+	ocannlReverserPredictPart4Records.Put(rec5)
 
 	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
 	net_attention_1_scores_2[0] = 2.828427
@@ -7419,15 +7747,15 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap44AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap44AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
 					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
@@ -7439,11 +7767,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlReverserPredictPart3Records.Get()
-	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlReverserPredictPart3{}
-	ocannlReverserPredictPart3Records.Put(rec4)
+	rec6 := ocannlReverserPredictPart5Records.Get()
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlReverserPredictPart5{}
+	ocannlReverserPredictPart5Records.Put(rec6)
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
@@ -7486,25 +7814,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlReverserPredictPart4Records.Get()
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlReverserPredictPart4{}
-	ocannlReverserPredictPart4Records.Put(rec5)
+	rec7 := ocannlReverserPredictPart6Records.Get()
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlReverserPredictPart6{}
+	ocannlReverserPredictPart6Records.Put(rec7)
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap47AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap47AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
 					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
-					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
 					}
@@ -7514,57 +7842,24 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 64 {
-			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 64 {
-			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
-			}
-		}
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx = [64][8][4][8]float32{}
-		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0][i1][i2]
-					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0][i4][i2]
-						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0][i4+1][i2]
-						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0][i4+2][i2]
-						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0][i4+3][i2]
-						for i3 := range 8 {
-							acc8 := net_attention_1_ctxRow[i3]
-							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-							net_attention_1_ctxRow[i3] = acc8
-						}
-					}
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserPredictPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlReverserPredictPart7{}
+	ocannlReverserPredictPart7Records.Put(rec8)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserPredictPart5Records.Get()
-	rec6.pNetAttention1WO = pNetAttention1WO
-	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlReverserPredictPart5{}
-	ocannlReverserPredictPart5Records.Put(rec6)
+	rec9 := ocannlReverserPredictPart8Records.Get()
+	rec9.pNetAttention1WO = pNetAttention1WO
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlReverserPredictPart8{}
+	ocannlReverserPredictPart8Records.Put(rec9)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -7587,11 +7882,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserPredictPart6Records.Get()
-	rec7.scratch = scratch
-	region.Run(rec7, 8)
-	*rec7 = ocannlReverserPredictPart6{}
-	ocannlReverserPredictPart6Records.Put(rec7)
+	rec10 := ocannlReverserPredictPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlReverserPredictPart9{}
+	ocannlReverserPredictPart9Records.Put(rec10)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -7646,11 +7941,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserPredictPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlReverserPredictPart7{}
-	ocannlReverserPredictPart7Records.Put(rec8)
+	rec11 := ocannlReverserPredictPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlReverserPredictPart10{}
+	ocannlReverserPredictPart10Records.Put(rec11)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -7751,38 +8046,38 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlReverserPredictPart8Records.Get()
-	rec9.pNetDense1W = pNetDense1W
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlReverserPredictPart8{}
-	ocannlReverserPredictPart8Records.Put(rec9)
-
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserPredictPart9Records.Get()
-	rec10.pNetDense1B = pNetDense1B
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlReverserPredictPart9{}
-	ocannlReverserPredictPart9Records.Put(rec10)
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserPredictPart10Records.Get()
-	rec11.scratch = scratch
-	region.Run(rec11, 8)
-	*rec11 = ocannlReverserPredictPart10{}
-	ocannlReverserPredictPart10Records.Put(rec11)
-
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserPredictPart11Records.Get()
-	rec12.pNetLinear1W = pNetLinear1W
+	rec12.pNetDense1W = pNetDense1W
 	rec12.scratch = scratch
 	region.Run(rec12, 8)
 	*rec12 = ocannlReverserPredictPart11{}
 	ocannlReverserPredictPart11Records.Put(rec12)
+
+	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// 8 parts of i0 on the pool.
+	rec13 := ocannlReverserPredictPart12Records.Get()
+	rec13.pNetDense1B = pNetDense1B
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlReverserPredictPart12{}
+	ocannlReverserPredictPart12Records.Put(rec13)
+
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
+	// 8 parts of i0 on the pool.
+	rec14 := ocannlReverserPredictPart13Records.Get()
+	rec14.scratch = scratch
+	region.Run(rec14, 8)
+	*rec14 = ocannlReverserPredictPart13{}
+	ocannlReverserPredictPart13Records.Put(rec14)
+
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	// 8 parts of i0 on the pool.
+	rec15 := ocannlReverserPredictPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
+	region.Run(rec15, 8)
+	*rec15 = ocannlReverserPredictPart14{}
+	ocannlReverserPredictPart14Records.Put(rec15)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -7823,11 +8118,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlReverserPredictPart12Records.Get()
-	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlReverserPredictPart12{}
-	ocannlReverserPredictPart12Records.Put(rec13)
+	rec16 := ocannlReverserPredictPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlReverserPredictPart15{}
+	ocannlReverserPredictPart15Records.Put(rec16)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -7882,11 +8177,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserPredictPart13Records.Get()
-	rec14.scratch = scratch
-	region.Run(rec14, 8)
-	*rec14 = ocannlReverserPredictPart13{}
-	ocannlReverserPredictPart13Records.Put(rec14)
+	rec17 := ocannlReverserPredictPart16Records.Get()
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
+	*rec17 = ocannlReverserPredictPart16{}
+	ocannlReverserPredictPart16Records.Put(rec17)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -7970,14 +8265,14 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap56AVX512(&scratch.net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap56AVX2(&scratch.net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				net_x2_4Row2 := &net_x2_4[i0][i1]
-				net_x2Row := &net_x2[i0][i1]
+				net_x2Row := &scratch.net_x2[i0][i1]
 				for i2 := range 32 {
 					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
 				}
@@ -7986,38 +8281,24 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _predict.1 = compose "*" of net.linear#2.w, net/x2
-	// float32 dot kernel M=10 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm23AVX512(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_x2Row2 := &net_x2[i0][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					predict_1[i0][i1][i2] = acc16
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec18 := ocannlReverserPredictPart17Records.Get()
+	rec18.pNetLinear2W = pNetLinear2W
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
+	*rec18 = ocannlReverserPredictPart17{}
+	ocannlReverserPredictPart17Records.Put(rec18)
 
 	// predict = pointwise "+" of _predict.1, net.linear#2.b
 	// float32 pointwise kernel over 512 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap59AVX512(&out[0][0][0], &scratch.predict_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap59AVX2(&out[0][0][0], &scratch.predict_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				predict_1Row := &predict_1[i0][i1]
+				predict_1Row := &scratch.predict_1[i0][i1]
 				outRow := &out[i0][i1]
 				for i2 := range 10 {
 					outRow[i2] = predict_1Row[i2] + pNetLinear2B[i2]
@@ -8030,60 +8311,64 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 // ocannlReverserPredictScratch holds the local arrays of ocannlReverserPredict too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserPredictScratch struct {
-	net_h                   [64][8][32]float32
-	net_attention_1_q       [64][8][4][8]float32
-	net_attention_1_k       [64][8][4][8]float32
-	net_attention_1_v       [64][8][4][8]float32
-	net_attention_1_scores  [64][8][4][8]float32
-	net_attention_1_m       [64][8][4][1]float32
-	net_attention_1_ex      [64][8][4][8]float32
-	net_attention_1_attn_1  [64][8][4][1]float32
-	net_attention_1_ctx     [64][8][4][8]float32
-	net_layer_norm_1_x_1    [64][8][32]float32
-	net_layer_norm_1_x      [64][8][32]float32
-	net_layer_norm_1_mean_1 [64][8][1]float32
-	net_layer_norm_1_var_1  [64][8][32]float32
-	net_layer_norm_1_var_2  [64][8][1]float32
-	net_x1                  [64][8][32]float32
-	net_linear_1_x_1        [64][8][64]float32
-	net_linear_1_x_2        [64][8][64]float32
-	net_linear_1_x          [64][8][64]float32
-	net_layer_norm_2_x_1    [64][8][32]float32
-	net_layer_norm_2_x      [64][8][32]float32
-	net_layer_norm_2_mean_1 [64][8][1]float32
-	net_layer_norm_2_var_1  [64][8][32]float32
-	net_layer_norm_2_var_2  [64][8][1]float32
+	net_h_1                  [64][8][32]float32
+	net_h                    [64][8][32]float32
+	net_attention_1_q        [64][8][4][8]float32
+	net_attention_1_k        [64][8][4][8]float32
+	net_attention_1_v        [64][8][4][8]float32
+	net_attention_1_scores_1 [64][8][4][8]float32
+	net_attention_1_scores   [64][8][4][8]float32
+	net_attention_1_m        [64][8][4][1]float32
+	net_attention_1_ex       [64][8][4][8]float32
+	net_attention_1_attn_1   [64][8][4][1]float32
+	net_attention_1_attn     [64][8][4][8]float32
+	net_attention_1_ctx      [64][8][4][8]float32
+	net_layer_norm_1_x_1     [64][8][32]float32
+	net_layer_norm_1_x       [64][8][32]float32
+	net_layer_norm_1_mean_1  [64][8][1]float32
+	net_layer_norm_1_var_1   [64][8][32]float32
+	net_layer_norm_1_var_2   [64][8][1]float32
+	net_x1                   [64][8][32]float32
+	net_linear_1_x_1         [64][8][64]float32
+	net_linear_1_x_2         [64][8][64]float32
+	net_linear_1_x           [64][8][64]float32
+	net_layer_norm_2_x_1     [64][8][32]float32
+	net_layer_norm_2_x       [64][8][32]float32
+	net_layer_norm_2_mean_1  [64][8][1]float32
+	net_layer_norm_2_var_1   [64][8][32]float32
+	net_layer_norm_2_var_2   [64][8][1]float32
+	net_x2                   [64][8][32]float32
+	predict_1                [64][8][10]float32
 }
 
 // ocannlReverserPredictPart0 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart0 struct {
-	pNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserPredictScratch
+	pNetEmb *[320]float32
+	tokens  *[64][8][10]float32
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserPredictPart0) Part(j int) {
-	pNetAttention1WQ, scratch := r.pNetAttention1WQ, r.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetEmb, tokens, scratch := r.pNetEmb, r.tokens, r.scratch
+	// float32 dot kernel M=32 N=64 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_attention_1_q[8*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j][0][0])
+		ocannlGemm20AVX512(&scratch.net_h_1[8*j][0][0], &pNetEmb[0], &tokens[8*j][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_attention_1_q[8*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j][0][0])
+		ocannlGemm20AVX2(&scratch.net_h_1[8*j][0][0], &pNetEmb[0], &tokens[8*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_hRow2 := &scratch.net_h[i0+8*j][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc2 := float32(0)
-						for i4 := range 32 {
-							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
-						}
-						scratch.net_attention_1_q[i0+8*j][i1][i2][i3] = acc2
+				tokensRow := &tokens[i0+8*j][i1]
+				for i2 := range 32 {
+					pNetEmbRow := (*[10]float32)(pNetEmb[10*i2 : 10*i2+10])
+					acc := float32(0)
+					for i3 := range 10 {
+						acc += pNetEmbRow[i3] * tokensRow[i3]
 					}
+					scratch.net_h_1[i0+8*j][i1][i2] = acc
 				}
 			}
 		}
@@ -8096,31 +8381,31 @@ var ocannlReverserPredictPart0Records rt.Records[ocannlReverserPredictPart0]
 // ocannlReverserPredictPart1 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart1 struct {
-	pNetAttention1WK *[1024]float32
+	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlReverserPredictPart1) Part(j2 int) {
-	pNetAttention1WK, scratch := r2.pNetAttention1WK, r2.scratch
+	pNetAttention1WQ, scratch := r2.pNetAttention1WQ, r2.scratch
 	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_attention_1_k[8*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j2][0][0])
+		ocannlGemm21AVX512(&scratch.net_attention_1_q[8*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j2][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_attention_1_k[8*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j2][0][0])
+		ocannlGemm21AVX2(&scratch.net_attention_1_q[8*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j2][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_hRow3 := &scratch.net_h[i0+8*j2][i1]
+				net_hRow2 := &scratch.net_h[i0+8*j2][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc3 := float32(0)
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
 						for i4 := range 32 {
-							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
 						}
-						scratch.net_attention_1_k[i0+8*j2][i1][i2][i3] = acc3
+						scratch.net_attention_1_q[i0+8*j2][i1][i2][i3] = acc2
 					}
 				}
 			}
@@ -8134,31 +8419,31 @@ var ocannlReverserPredictPart1Records rt.Records[ocannlReverserPredictPart1]
 // ocannlReverserPredictPart2 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart2 struct {
-	pNetAttention1WV *[1024]float32
+	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserPredictPart2) Part(j3 int) {
-	pNetAttention1WV, scratch := r3.pNetAttention1WV, r3.scratch
+	pNetAttention1WK, scratch := r3.pNetAttention1WK, r3.scratch
 	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_attention_1_v[8*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j3][0][0])
+		ocannlGemm21AVX512(&scratch.net_attention_1_k[8*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_attention_1_v[8*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j3][0][0])
+		ocannlGemm21AVX2(&scratch.net_attention_1_k[8*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j3][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_hRow4 := &scratch.net_h[i0+8*j3][i1]
+				net_hRow3 := &scratch.net_h[i0+8*j3][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc4 := float32(0)
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
 						for i4 := range 32 {
-							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
 						}
-						scratch.net_attention_1_v[i0+8*j3][i1][i2][i3] = acc4
+						scratch.net_attention_1_k[i0+8*j3][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -8172,26 +8457,32 @@ var ocannlReverserPredictPart2Records rt.Records[ocannlReverserPredictPart2]
 // ocannlReverserPredictPart3 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart3 struct {
-	scratch *ocannlReverserPredictScratch
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserPredictPart3) Part(j4 int) {
-	scratch := r4.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_attention_1_m[8*j4][0][0][0], &scratch.net_attention_1_scores[8*j4][0][0][0])
+	pNetAttention1WV, scratch := r4.pNetAttention1WV, r4.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&scratch.net_attention_1_v[8*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j4][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&scratch.net_attention_1_v[8*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j4][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
+				net_hRow4 := &scratch.net_h[i0+8*j4][i1]
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+8*j4][i1][i2]
-					acc6 := float32(math.Inf(-1))
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+						}
+						scratch.net_attention_1_v[i0+8*j4][i1][i2][i3] = acc4
 					}
-					scratch.net_attention_1_m[i0+8*j4][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -8210,20 +8501,33 @@ type ocannlReverserPredictPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserPredictPart4) Part(j5 int) {
 	scratch := r5.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.net_attention_1_attn_1[8*j5][0][0][0], &scratch.net_attention_1_ex[8*j5][0][0][0])
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_scores_1[i0+8*j5][0][i2][0], &scratch.net_attention_1_q[i0+8*j5][0][i2][0], &scratch.net_attention_1_k[i0+8*j5][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 8 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_scores_1[i0+8*j5][0][i2][0], &scratch.net_attention_1_q[i0+8*j5][0][i2][0], &scratch.net_attention_1_k[i0+8*j5][0][i2][0])
+			}
+		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+8*j5][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0+8*j5][i1][i2]
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0+8*j5][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						scratch.net_attention_1_scores_1[i0+8*j5][i1][i2][i3] = acc5
 					}
-					scratch.net_attention_1_attn_1[i0+8*j5][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -8236,32 +8540,26 @@ var ocannlReverserPredictPart4Records rt.Records[ocannlReverserPredictPart4]
 // ocannlReverserPredictPart5 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart5 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserPredictPart5) Part(j6 int) {
-	pNetAttention1WO, scratch := r6.pNetAttention1WO, r6.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j6][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j6][0][0][0])
+	scratch := r6.scratch
+	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_attention_1_m[8*j6][0][0][0], &scratch.net_attention_1_scores[8*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j6][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+8*j6][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
-					scratch.net_layer_norm_1_x_1[i0+8*j6][i1][i2] = acc9
+					scratch.net_attention_1_m[i0+8*j6][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -8280,19 +8578,21 @@ type ocannlReverserPredictPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserPredictPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_1[8*j7][0][0], &scratch.net_layer_norm_1_x[8*j7][0][0])
+		ocannlReduce17AVX2(&scratch.net_attention_1_attn_1[8*j7][0][0][0], &scratch.net_attention_1_ex[8*j7][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+8*j7][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+8*j7][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					scratch.net_attention_1_attn_1[i0+8*j7][i1][i2][0] = acc7
 				}
-				scratch.net_layer_norm_1_mean_1[i0+8*j7][i1][0] = acc10
 			}
 		}
 	}
@@ -8310,19 +8610,44 @@ type ocannlReverserPredictPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserPredictPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_var_2[8*j8][0][0], &scratch.net_layer_norm_1_var_1[8*j8][0][0])
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i2 := range 4 {
+				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0+8*j8][0][i2][0], &scratch.net_attention_1_attn[i0+8*j8][0][i2][0], &scratch.net_attention_1_v[i0+8*j8][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 8 {
+			for i2 := range 4 {
+				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0+8*j8][0][i2][0], &scratch.net_attention_1_attn[i0+8*j8][0][i2][0], &scratch.net_attention_1_v[i0+8*j8][0][i2][0])
+			}
+		}
 	} else {
-		// reduction accumulated in a local variable.
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+8*j8][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+8*j8][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+8*j8][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+8*j8][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+8*j8][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+8*j8][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+8*j8][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+8*j8][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+8*j8][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+8*j8][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
+					}
 				}
-				scratch.net_layer_norm_1_var_2[i0+8*j8][i1][0] = acc11
 			}
 		}
 	}
@@ -8334,30 +8659,32 @@ var ocannlReverserPredictPart7Records rt.Records[ocannlReverserPredictPart7]
 // ocannlReverserPredictPart8 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart8 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserPredictScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
-	pNetDense1W, scratch := r9.pNetDense1W, r9.scratch
-	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j9][0][0], &pNetDense1W[0], &scratch.net_x1[8*j9][0][0])
+		ocannlGemm21AVX512(&scratch.net_layer_norm_1_x_1[8*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j9][0][0], &pNetDense1W[0], &scratch.net_x1[8*j9][0][0])
+		ocannlGemm21AVX2(&scratch.net_layer_norm_1_x_1[8*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j9][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+8*j9][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j9][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					scratch.net_linear_1_x_1[i0+8*j9][i1][i2] = acc12
+					scratch.net_layer_norm_1_x_1[i0+8*j9][i1][i2] = acc9
 				}
 			}
 		}
@@ -8370,26 +8697,25 @@ var ocannlReverserPredictPart8Records rt.Records[ocannlReverserPredictPart8]
 // ocannlReverserPredictPart9 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart9 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserPredictPart9) Part(j10 int) {
-	pNetDense1B, scratch := r10.pNetDense1B, r10.scratch
-	// float32 pointwise kernel over 64 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_linear_1_x_2[8*j10][0][0], &scratch.net_linear_1_x_1[8*j10][0][0], &pNetDense1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_linear_1_x_2[8*j10][0][0], &scratch.net_linear_1_x_1[8*j10][0][0], &pNetDense1B[0])
+	scratch := r10.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_1[8*j10][0][0], &scratch.net_layer_norm_1_x[8*j10][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j10][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+8*j10][i1]
-				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+8*j10][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
+				scratch.net_layer_norm_1_mean_1[i0+8*j10][i1][0] = acc10
 			}
 		}
 	}
@@ -8405,25 +8731,21 @@ type ocannlReverserPredictPart10 struct {
 }
 
 // Part runs part j11 of the nest (0 <= j11 < 8).
-func (r12 *ocannlReverserPredictPart10) Part(j11 int) {
-	scratch := r12.scratch
-	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_linear_1_x[8*j11][0][0], &scratch.net_linear_1_x_2[8*j11][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_linear_1_x[8*j11][0][0], &scratch.net_linear_1_x_2[8*j11][0][0])
+func (r11 *ocannlReverserPredictPart10) Part(j11 int) {
+	scratch := r11.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_var_2[8*j11][0][0], &scratch.net_layer_norm_1_var_1[8*j11][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+8*j11][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j11][i1]
-				for i2 := range 64 {
-					r11 := net_linear_1_x_2Row2[i2]
-					if !(r11 > 0) {
-						r11 = 0
-					}
-					net_linear_1_xRow[i2] = r11
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+8*j11][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+8*j11][i1][0] = acc11
 			}
 		}
 	}
@@ -8435,30 +8757,30 @@ var ocannlReverserPredictPart10Records rt.Records[ocannlReverserPredictPart10]
 // ocannlReverserPredictPart11 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart11 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserPredictScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserPredictScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
-func (r13 *ocannlReverserPredictPart11) Part(j12 int) {
-	pNetLinear1W, scratch := r13.pNetLinear1W, r13.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r12 *ocannlReverserPredictPart11) Part(j12 int) {
+	pNetDense1W, scratch := r12.pNetDense1W, r12.scratch
+	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j12][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j12][0][0])
+		ocannlGemm22AVX512(&scratch.net_linear_1_x_1[8*j12][0][0], &pNetDense1W[0], &scratch.net_x1[8*j12][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j12][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j12][0][0])
+		ocannlGemm22AVX2(&scratch.net_linear_1_x_1[8*j12][0][0], &pNetDense1W[0], &scratch.net_x1[8*j12][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j12][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_x1Row2 := &scratch.net_x1[i0+8*j12][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					scratch.net_layer_norm_2_x_1[i0+8*j12][i1][i2] = acc13
+					scratch.net_linear_1_x_1[i0+8*j12][i1][i2] = acc12
 				}
 			}
 		}
@@ -8471,25 +8793,26 @@ var ocannlReverserPredictPart11Records rt.Records[ocannlReverserPredictPart11]
 // ocannlReverserPredictPart12 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart12 struct {
-	scratch *ocannlReverserPredictScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserPredictScratch
 }
 
 // Part runs part j13 of the nest (0 <= j13 < 8).
-func (r14 *ocannlReverserPredictPart12) Part(j13 int) {
-	scratch := r14.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j13][0][0], &scratch.net_layer_norm_2_x[8*j13][0][0])
+func (r13 *ocannlReverserPredictPart12) Part(j13 int) {
+	pNetDense1B, scratch := r13.pNetDense1B, r13.scratch
+	// float32 pointwise kernel over 64 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_linear_1_x_2[8*j13][0][0], &scratch.net_linear_1_x_1[8*j13][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap57AVX2(&scratch.net_linear_1_x_2[8*j13][0][0], &scratch.net_linear_1_x_1[8*j13][0][0], &pNetDense1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+8*j13][i1]
-				acc14 := float32(0)
-				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j13][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+8*j13][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+8*j13][i1][0] = acc14
 			}
 		}
 	}
@@ -8507,19 +8830,23 @@ type ocannlReverserPredictPart13 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r15 *ocannlReverserPredictPart13) Part(j14 int) {
 	scratch := r15.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j14][0][0], &scratch.net_layer_norm_2_var_1[8*j14][0][0])
+	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_linear_1_x[8*j14][0][0], &scratch.net_linear_1_x_2[8*j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_linear_1_x[8*j14][0][0], &scratch.net_linear_1_x_2[8*j14][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j14][i1]
-				acc15 := float32(0)
-				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+8*j14][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j14][i1]
+				for i2 := range 64 {
+					r14 := net_linear_1_x_2Row2[i2]
+					if !(r14 > 0) {
+						r14 = 0
+					}
+					net_linear_1_xRow[i2] = r14
 				}
-				scratch.net_layer_norm_2_var_2[i0+8*j14][i1][0] = acc15
 			}
 		}
 	}
@@ -8527,3 +8854,135 @@ func (r15 *ocannlReverserPredictPart13) Part(j14 int) {
 
 // ocannlReverserPredictPart13Records holds the free ocannlReverserPredictPart13 records.
 var ocannlReverserPredictPart13Records rt.Records[ocannlReverserPredictPart13]
+
+// ocannlReverserPredictPart14 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart14 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r16 *ocannlReverserPredictPart14) Part(j15 int) {
+	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm23AVX512(&scratch.net_layer_norm_2_x_1[8*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j15][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm23AVX2(&scratch.net_layer_norm_2_x_1[8*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j15][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j15][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+8*j15][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart14Records holds the free ocannlReverserPredictPart14 records.
+var ocannlReverserPredictPart14Records rt.Records[ocannlReverserPredictPart14]
+
+// ocannlReverserPredictPart15 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart15 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j16 of the nest (0 <= j16 < 8).
+func (r17 *ocannlReverserPredictPart15) Part(j16 int) {
+	scratch := r17.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j16][0][0], &scratch.net_layer_norm_2_x[8*j16][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+8*j16][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+8*j16][i1][0] = acc14
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart15Records holds the free ocannlReverserPredictPart15 records.
+var ocannlReverserPredictPart15Records rt.Records[ocannlReverserPredictPart15]
+
+// ocannlReverserPredictPart16 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart16 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j17 of the nest (0 <= j17 < 8).
+func (r18 *ocannlReverserPredictPart16) Part(j17 int) {
+	scratch := r18.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j17][0][0], &scratch.net_layer_norm_2_var_1[8*j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j17][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+8*j17][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart16Records holds the free ocannlReverserPredictPart16 records.
+var ocannlReverserPredictPart16Records rt.Records[ocannlReverserPredictPart16]
+
+// ocannlReverserPredictPart17 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart17 struct {
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 8).
+func (r19 *ocannlReverserPredictPart17) Part(j18 int) {
+	pNetLinear2W, scratch := r19.pNetLinear2W, r19.scratch
+	// float32 dot kernel M=10 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm24AVX512(&scratch.predict_1[8*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm24AVX2(&scratch.predict_1[8*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j18][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_x2Row2 := &scratch.net_x2[i0+8*j18][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.predict_1[i0+8*j18][i1][i2] = acc16
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart17Records holds the free ocannlReverserPredictPart17 records.
+var ocannlReverserPredictPart17Records rt.Records[ocannlReverserPredictPart17]

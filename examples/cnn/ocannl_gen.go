@@ -486,39 +486,14 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					for i3 := range 8 {
-						acc := float32(0)
-						for i4 := range 3 {
-							imagesRow := &images[i0][i1+i4]
-							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-							for i5 := range 3 {
-								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
-							}
-						}
-						scratch.net_conv1_y[i0][i1][i2][i3] = acc
-					}
-				}
-			}
-		}
-	}
+	// 5 parts of i1 on the pool.
+	rec := ocannlCNNTrainLossPart0Records.Get()
+	rec.images = images
+	rec.pNetConv1Kernel = pNetConv1Kernel
+	rec.scratch = scratch
+	region.Run(rec, 5)
+	*rec = ocannlCNNTrainLossPart0{}
+	ocannlCNNTrainLossPart0Records.Put(rec)
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
 	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -553,11 +528,11 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
 					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
 					for i3 := range 8 {
-						r := net_max_pool_1_x_1Row2[i3]
-						if !(r > 0) {
-							r = 0
+						r2 := net_max_pool_1_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
 						}
-						net_max_pool_1_xRow[i3] = r
+						net_max_pool_1_xRow[i3] = r2
 					}
 				}
 			}
@@ -577,11 +552,11 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	if ocannlAVX2 {
 		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j := range 32 {
-			for j2 := range 8 {
-				for j3 := range 8 {
-					for j4 := range 8 {
-						scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+		for j2 := range 32 {
+			for j3 := range 8 {
+				for j4 := range 8 {
+					for j5 := range 8 {
+						scratch.net_max_pool_1_y[j2][j3][j4][j5] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -624,10 +599,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j5 := range 32 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
+		for j6 := range 32 {
+			for j7 := range 8 {
+				for j8 := range 8 {
+					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 				}
 			}
 		}
@@ -636,11 +611,11 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j8 := range 32 {
-			for j9 := 6; j9 < 8; j9++ {
-				for j10 := range 8 {
-					for j11 := range 8 {
-						scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
+		for j9 := range 32 {
+			for j10 := 6; j10 < 8; j10++ {
+				for j11 := range 8 {
+					for j12 := range 8 {
+						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 					}
 				}
 			}
@@ -648,41 +623,41 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j12 := 1; j12 < 6; j12++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j12][0][0])
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
 	} else {
-		for j13 := range 32 {
-			for j14 := 1; j14 < 6; j14++ {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
+		for j14 := range 32 {
+			for j15 := 1; j15 < 6; j15++ {
+				for j16 := range 8 {
+					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j16 := 1; j16 < 6; j16++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j16][6][0])
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
 	} else {
-		for j17 := range 32 {
-			for j18 := 1; j18 < 6; j18++ {
-				for j19 := 6; j19 < 8; j19++ {
-					for j20 := range 8 {
-						scratch.net_max_pool_1_y[j17][j18][j19][j20] = 0
+		for j18 := range 32 {
+			for j19 := 1; j19 < 6; j19++ {
+				for j20 := 6; j20 < 8; j20++ {
+					for j21 := range 8 {
+						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
 					}
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec := ocannlCNNTrainLossPart0Records.Get()
-	rec.pNetConv2Kernel = pNetConv2Kernel
-	rec.scratch = scratch
-	region.Run(rec, 5)
-	*rec = ocannlCNNTrainLossPart0{}
-	ocannlCNNTrainLossPart0Records.Put(rec)
+	rec2 := ocannlCNNTrainLossPart1Records.Get()
+	rec2.pNetConv2Kernel = pNetConv2Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 5)
+	*rec2 = ocannlCNNTrainLossPart1{}
+	ocannlCNNTrainLossPart1Records.Put(rec2)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -717,11 +692,11 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
 					net_head_xRow := &net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r3 := net_head_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
+						r4 := net_head_x_1Row2[i3]
+						if !(r4 > 0) {
+							r4 = 0
 						}
-						net_head_xRow[i3] = r3
+						net_head_xRow[i3] = r4
 					}
 				}
 			}
@@ -882,26 +857,75 @@ type ocannlCNNTrainLossScratch struct {
 }
 
 // ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlCNNTrainLossPart0 struct {
+	images          *[32][12][12][1]float32
+	pNetConv1Kernel *[72]float32
+	scratch         *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j of the nest (0 <= j < 5).
+func (r *ocannlCNNTrainLossPart0) Part(j int) {
+	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 10 {
+				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 2 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							imagesRow := &images[i0][i1+2*j+i4]
+							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+							}
+						}
+						scratch.net_conv1_y[i0][i1+2*j][i2][i3] = acc
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart0Records holds the free ocannlCNNTrainLossPart0 records.
+var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
+
+// ocannlCNNTrainLossPart1 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNTrainLossPart1 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 5).
-func (r2 *ocannlCNNTrainLossPart0) Part(j21 int) {
-	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
+// Part runs part j22 of the nest (0 <= j22 < 5).
+func (r3 *ocannlCNNTrainLossPart1) Part(j22 int) {
+	pNetConv2Kernel, scratch := r3.pNetConv2Kernel, r3.scratch
 	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j21][i2][0], &scratch.net_max_pool_1_y[0][i1+j21][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j21][i2][0], &scratch.net_max_pool_1_y[0][i1+j21][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -913,14 +937,14 @@ func (r2 *ocannlCNNTrainLossPart0) Part(j21 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j21+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j21][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
 					}
 				}
 			}
@@ -928,8 +952,8 @@ func (r2 *ocannlCNNTrainLossPart0) Part(j21 int) {
 	}
 }
 
-// ocannlCNNTrainLossPart0Records holds the free ocannlCNNTrainLossPart0 records.
-var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
+// ocannlCNNTrainLossPart1Records holds the free ocannlCNNTrainLossPart1 records.
+var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -1362,39 +1386,14 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					for i3 := range 8 {
-						acc := float32(0)
-						for i4 := range 3 {
-							imagesRow := &images[i0][i1+i4]
-							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-							for i5 := range 3 {
-								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
-							}
-						}
-						scratch.net_conv1_y[i0][i1][i2][i3] = acc
-					}
-				}
-			}
-		}
-	}
+	// 5 parts of i1 on the pool.
+	rec := ocannlCNNBackwardPart0Records.Get()
+	rec.images = images
+	rec.pNetConv1Kernel = pNetConv1Kernel
+	rec.scratch = scratch
+	region.Run(rec, 5)
+	*rec = ocannlCNNBackwardPart0{}
+	ocannlCNNBackwardPart0Records.Put(rec)
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
 	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1429,11 +1428,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
 					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
 					for i3 := range 8 {
-						r := net_max_pool_1_x_1Row2[i3]
-						if !(r > 0) {
-							r = 0
+						r2 := net_max_pool_1_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
 						}
-						net_max_pool_1_xRow[i3] = r
+						net_max_pool_1_xRow[i3] = r2
 					}
 				}
 			}
@@ -1453,11 +1452,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j := range 32 {
-			for j2 := range 8 {
-				for j3 := range 8 {
-					for j4 := range 8 {
-						scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+		for j2 := range 32 {
+			for j3 := range 8 {
+				for j4 := range 8 {
+					for j5 := range 8 {
+						scratch.net_max_pool_1_y[j2][j3][j4][j5] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -1500,10 +1499,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j5 := range 32 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
+		for j6 := range 32 {
+			for j7 := range 8 {
+				for j8 := range 8 {
+					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 				}
 			}
 		}
@@ -1512,11 +1511,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j8 := range 32 {
-			for j9 := 6; j9 < 8; j9++ {
-				for j10 := range 8 {
-					for j11 := range 8 {
-						scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
+		for j9 := range 32 {
+			for j10 := 6; j10 < 8; j10++ {
+				for j11 := range 8 {
+					for j12 := range 8 {
+						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 					}
 				}
 			}
@@ -1524,41 +1523,41 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j12 := 1; j12 < 6; j12++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j12][0][0])
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
 	} else {
-		for j13 := range 32 {
-			for j14 := 1; j14 < 6; j14++ {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
+		for j14 := range 32 {
+			for j15 := 1; j15 < 6; j15++ {
+				for j16 := range 8 {
+					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j16 := 1; j16 < 6; j16++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j16][6][0])
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
 	} else {
-		for j17 := range 32 {
-			for j18 := 1; j18 < 6; j18++ {
-				for j19 := 6; j19 < 8; j19++ {
-					for j20 := range 8 {
-						scratch.net_max_pool_1_y[j17][j18][j19][j20] = 0
+		for j18 := range 32 {
+			for j19 := 1; j19 < 6; j19++ {
+				for j20 := 6; j20 < 8; j20++ {
+					for j21 := range 8 {
+						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
 					}
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec := ocannlCNNBackwardPart0Records.Get()
-	rec.pNetConv2Kernel = pNetConv2Kernel
-	rec.scratch = scratch
-	region.Run(rec, 5)
-	*rec = ocannlCNNBackwardPart0{}
-	ocannlCNNBackwardPart0Records.Put(rec)
+	rec2 := ocannlCNNBackwardPart1Records.Get()
+	rec2.pNetConv2Kernel = pNetConv2Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 5)
+	*rec2 = ocannlCNNBackwardPart1{}
+	ocannlCNNBackwardPart1Records.Put(rec2)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1593,11 +1592,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
 					net_head_xRow := &net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r3 := net_head_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
+						r4 := net_head_x_1Row2[i3]
+						if !(r4 > 0) {
+							r4 = 0
 						}
-						net_head_xRow[i3] = r3
+						net_head_xRow[i3] = r4
 					}
 				}
 			}
@@ -1864,15 +1863,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
-			var r4 float32
+			var r5 float32
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r4 = 1
+				r5 = 1
 			}
-			r5 := float32(0)
-			if r4 != 0 {
-				r5 = train_cross_entropy_1_m_gradV
+			r6 := float32(0)
+			if r5 != 0 {
+				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r5
+			train_cross_entropy_1_logits_gradRow2[i1] += r6
 		}
 	}
 
@@ -1966,15 +1965,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_head_x_gradRow2 := &net_head_x_grad[i0][i1][i2]
 					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r6 float32
+						var r7 float32
 						if 0 < net_head_x_1Row3[i3] {
-							r6 = 1
+							r7 = 1
 						}
-						r7 := float32(0)
-						if r6 != 0 {
-							r7 = net_head_x_gradRow2[i3]
+						r8 := float32(0)
+						if r7 != 0 {
+							r8 = net_head_x_gradRow2[i3]
 						}
-						net_head_x_1_gradRow[i3] += r7
+						net_head_x_1_gradRow[i3] += r8
 					}
 				}
 			}
@@ -2002,70 +2001,70 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlCNNBackwardPart1Records.Get()
-	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	// The 8 partial sums, added in part order.
-	for j23 := range 16 {
-		acc12 := gNetConv2Bias[j23]
-		acc12 += rec2.gNetConv2BiasPartial[0][j23]
-		acc12 += rec2.gNetConv2BiasPartial[1][j23]
-		acc12 += rec2.gNetConv2BiasPartial[2][j23]
-		acc12 += rec2.gNetConv2BiasPartial[3][j23]
-		acc12 += rec2.gNetConv2BiasPartial[4][j23]
-		acc12 += rec2.gNetConv2BiasPartial[5][j23]
-		acc12 += rec2.gNetConv2BiasPartial[6][j23]
-		acc12 += rec2.gNetConv2BiasPartial[7][j23]
-		gNetConv2Bias[j23] = acc12
-	}
-	*rec2 = ocannlCNNBackwardPart1{}
-	ocannlCNNBackwardPart1Records.Put(rec2)
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNBackwardPart2Records.Get()
-	rec3.pNetConv2Kernel = pNetConv2Kernel
 	rec3.scratch = scratch
 	region.Run(rec3, 8)
+	// The 8 partial sums, added in part order.
+	for j24 := range 16 {
+		acc12 := gNetConv2Bias[j24]
+		acc12 += rec3.gNetConv2BiasPartial[0][j24]
+		acc12 += rec3.gNetConv2BiasPartial[1][j24]
+		acc12 += rec3.gNetConv2BiasPartial[2][j24]
+		acc12 += rec3.gNetConv2BiasPartial[3][j24]
+		acc12 += rec3.gNetConv2BiasPartial[4][j24]
+		acc12 += rec3.gNetConv2BiasPartial[5][j24]
+		acc12 += rec3.gNetConv2BiasPartial[6][j24]
+		acc12 += rec3.gNetConv2BiasPartial[7][j24]
+		gNetConv2Bias[j24] = acc12
+	}
 	*rec3 = ocannlCNNBackwardPart2{}
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlCNNBackwardPart3Records.Get()
+	rec4.pNetConv2Kernel = pNetConv2Kernel
 	rec4.scratch = scratch
 	region.Run(rec4, 8)
+	*rec4 = ocannlCNNBackwardPart3{}
+	ocannlCNNBackwardPart3Records.Put(rec4)
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNBackwardPart4Records.Get()
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
 	// The 8 partial sums, added in part order.
-	for j26 := range 16 {
-		for j27 := range 3 {
-			for j28 := range 3 {
-				for j29 := range 8 {
-					acc13 := gNetConv2Kernel[72*j26+24*j27+8*j28+j29]
-					acc13 += rec4.gNetConv2KernelPartial[0][j26][j27][j28][j29]
-					acc13 += rec4.gNetConv2KernelPartial[1][j26][j27][j28][j29]
-					acc13 += rec4.gNetConv2KernelPartial[2][j26][j27][j28][j29]
-					acc13 += rec4.gNetConv2KernelPartial[3][j26][j27][j28][j29]
-					acc13 += rec4.gNetConv2KernelPartial[4][j26][j27][j28][j29]
-					acc13 += rec4.gNetConv2KernelPartial[5][j26][j27][j28][j29]
-					acc13 += rec4.gNetConv2KernelPartial[6][j26][j27][j28][j29]
-					acc13 += rec4.gNetConv2KernelPartial[7][j26][j27][j28][j29]
-					gNetConv2Kernel[72*j26+24*j27+8*j28+j29] = acc13
+	for j27 := range 16 {
+		for j28 := range 3 {
+			for j29 := range 3 {
+				for j30 := range 8 {
+					acc13 := gNetConv2Kernel[72*j27+24*j28+8*j29+j30]
+					acc13 += rec5.gNetConv2KernelPartial[0][j27][j28][j29][j30]
+					acc13 += rec5.gNetConv2KernelPartial[1][j27][j28][j29][j30]
+					acc13 += rec5.gNetConv2KernelPartial[2][j27][j28][j29][j30]
+					acc13 += rec5.gNetConv2KernelPartial[3][j27][j28][j29][j30]
+					acc13 += rec5.gNetConv2KernelPartial[4][j27][j28][j29][j30]
+					acc13 += rec5.gNetConv2KernelPartial[5][j27][j28][j29][j30]
+					acc13 += rec5.gNetConv2KernelPartial[6][j27][j28][j29][j30]
+					acc13 += rec5.gNetConv2KernelPartial[7][j27][j28][j29][j30]
+					gNetConv2Kernel[72*j27+24*j28+8*j29+j30] = acc13
 				}
 			}
 		}
 	}
-	*rec4 = ocannlCNNBackwardPart3{}
-	ocannlCNNBackwardPart3Records.Put(rec4)
+	*rec5 = ocannlCNNBackwardPart4{}
+	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		ocannlMap14AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j30 := range 32 {
-			for j31 := range 8 {
-				for j32 := range 8 {
-					scratch.net_max_pool_1_y[j30][0][j31][j32] = float32(math.Inf(-1))
+		for j31 := range 32 {
+			for j32 := range 8 {
+				for j33 := range 8 {
+					scratch.net_max_pool_1_y[j31][0][j32][j33] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -2074,11 +2073,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j33 := range 32 {
-			for j34 := 6; j34 < 8; j34++ {
-				for j35 := range 8 {
-					for j36 := range 8 {
-						scratch.net_max_pool_1_y[j33][j34][j35][j36] = float32(math.Inf(-1))
+		for j34 := range 32 {
+			for j35 := 6; j35 < 8; j35++ {
+				for j36 := range 8 {
+					for j37 := range 8 {
+						scratch.net_max_pool_1_y[j34][j35][j36][j37] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2086,29 +2085,29 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j37 := 1; j37 < 6; j37++ {
-			ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][j37][0][0])
+		for j38 := 1; j38 < 6; j38++ {
+			ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][j38][0][0])
 		}
 	} else {
-		for j38 := range 32 {
-			for j39 := 1; j39 < 6; j39++ {
-				for j40 := range 8 {
-					scratch.net_max_pool_1_y[j38][j39][0][j40] = float32(math.Inf(-1))
+		for j39 := range 32 {
+			for j40 := 1; j40 < 6; j40++ {
+				for j41 := range 8 {
+					scratch.net_max_pool_1_y[j39][j40][0][j41] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j41 := 1; j41 < 6; j41++ {
-			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j41][6][0])
+		for j42 := 1; j42 < 6; j42++ {
+			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j42][6][0])
 		}
 	} else {
-		for j42 := range 32 {
-			for j43 := 1; j43 < 6; j43++ {
-				for j44 := 6; j44 < 8; j44++ {
-					for j45 := range 8 {
-						scratch.net_max_pool_1_y[j42][j43][j44][j45] = float32(math.Inf(-1))
+		for j43 := range 32 {
+			for j44 := 1; j44 < 6; j44++ {
+				for j45 := 6; j45 < 8; j45++ {
+					for j46 := range 8 {
+						scratch.net_max_pool_1_y[j43][j44][j45][j46] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2118,10 +2117,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
-		for j46 := range 32 {
-			for j47 := range 8 {
-				for j48 := range 8 {
-					scratch.net_max_pool_1_y_grad[j46][0][j47][j48] = 0
+		for j47 := range 32 {
+			for j48 := range 8 {
+				for j49 := range 8 {
+					scratch.net_max_pool_1_y_grad[j47][0][j48][j49] = 0
 				}
 			}
 		}
@@ -2130,11 +2129,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
-		for j49 := range 32 {
-			for j50 := 6; j50 < 8; j50++ {
-				for j51 := range 8 {
-					for j52 := range 8 {
-						scratch.net_max_pool_1_y_grad[j49][j50][j51][j52] = 0
+		for j50 := range 32 {
+			for j51 := 6; j51 < 8; j51++ {
+				for j52 := range 8 {
+					for j53 := range 8 {
+						scratch.net_max_pool_1_y_grad[j50][j51][j52][j53] = 0
 					}
 				}
 			}
@@ -2142,29 +2141,29 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j53 := 1; j53 < 6; j53++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j53][0][0])
+		for j54 := 1; j54 < 6; j54++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j54][0][0])
 		}
 	} else {
-		for j54 := range 32 {
-			for j55 := 1; j55 < 6; j55++ {
-				for j56 := range 8 {
-					scratch.net_max_pool_1_y_grad[j54][j55][0][j56] = 0
+		for j55 := range 32 {
+			for j56 := 1; j56 < 6; j56++ {
+				for j57 := range 8 {
+					scratch.net_max_pool_1_y_grad[j55][j56][0][j57] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j57 := 1; j57 < 6; j57++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j57][6][0])
+		for j58 := 1; j58 < 6; j58++ {
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j58][6][0])
 		}
 	} else {
-		for j58 := range 32 {
-			for j59 := 1; j59 < 6; j59++ {
-				for j60 := 6; j60 < 8; j60++ {
-					for j61 := range 8 {
-						scratch.net_max_pool_1_y_grad[j58][j59][j60][j61] = 0
+		for j59 := range 32 {
+			for j60 := 1; j60 < 6; j60++ {
+				for j61 := 6; j61 < 8; j61++ {
+					for j62 := range 8 {
+						scratch.net_max_pool_1_y_grad[j59][j60][j61][j62] = 0
 					}
 				}
 			}
@@ -2192,15 +2191,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 							net_max_pool_1_y_1Row2 := &net_max_pool_1_y_1[i4]
 							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
 							for i5 := range 2 {
-								var r11 float32
+								var r12 float32
 								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-									r11 = 1
+									r12 = 1
 								}
-								r12 := float32(0)
-								if r11 != 0 {
-									r12 = net_max_pool_1_y_gradV
+								r13 := float32(0)
+								if r12 != 0 {
+									r13 = net_max_pool_1_y_gradV
 								}
-								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r12
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r13
 							}
 						}
 					}
@@ -2222,15 +2221,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r13 float32
+						var r14 float32
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r13 = 1
+							r14 = 1
 						}
-						r14 := float32(0)
-						if r13 != 0 {
-							r14 = net_max_pool_1_x_gradRow2[i3]
+						r15 := float32(0)
+						if r14 != 0 {
+							r15 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r14
+						net_max_pool_1_x_1_gradRow[i3] += r15
 					}
 				}
 			}
@@ -2258,61 +2257,34 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlCNNBackwardPart4Records.Get()
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
+	rec6 := ocannlCNNBackwardPart5Records.Get()
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
 	// The 8 partial sums, added in part order.
-	for j63 := range 8 {
-		acc15 := gNetConv1Bias[j63]
-		acc15 += rec5.gNetConv1BiasPartial[0][j63]
-		acc15 += rec5.gNetConv1BiasPartial[1][j63]
-		acc15 += rec5.gNetConv1BiasPartial[2][j63]
-		acc15 += rec5.gNetConv1BiasPartial[3][j63]
-		acc15 += rec5.gNetConv1BiasPartial[4][j63]
-		acc15 += rec5.gNetConv1BiasPartial[5][j63]
-		acc15 += rec5.gNetConv1BiasPartial[6][j63]
-		acc15 += rec5.gNetConv1BiasPartial[7][j63]
-		gNetConv1Bias[j63] = acc15
+	for j64 := range 8 {
+		acc15 := gNetConv1Bias[j64]
+		acc15 += rec6.gNetConv1BiasPartial[0][j64]
+		acc15 += rec6.gNetConv1BiasPartial[1][j64]
+		acc15 += rec6.gNetConv1BiasPartial[2][j64]
+		acc15 += rec6.gNetConv1BiasPartial[3][j64]
+		acc15 += rec6.gNetConv1BiasPartial[4][j64]
+		acc15 += rec6.gNetConv1BiasPartial[5][j64]
+		acc15 += rec6.gNetConv1BiasPartial[6][j64]
+		acc15 += rec6.gNetConv1BiasPartial[7][j64]
+		gNetConv1Bias[j64] = acc15
 	}
-	*rec5 = ocannlCNNBackwardPart4{}
-	ocannlCNNBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlCNNBackwardPart5{}
+	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 3 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 3 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4][i2][0])
-				}
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							imagesRow2 := &images[i0][i1+i4]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-							for i5 := range 3 {
-								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 3 parts of i4 on the pool.
+	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.gNetConv1Kernel = gNetConv1Kernel
+	rec7.images = images
+	rec7.scratch = scratch
+	region.Run(rec7, 3)
+	*rec7 = ocannlCNNBackwardPart6{}
+	ocannlCNNBackwardPart6Records.Put(rec7)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2332,26 +2304,75 @@ type ocannlCNNBackwardScratch struct {
 }
 
 // ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlCNNBackwardPart0 struct {
+	images          *[32][12][12][1]float32
+	pNetConv1Kernel *[72]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j of the nest (0 <= j < 5).
+func (r *ocannlCNNBackwardPart0) Part(j int) {
+	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 10 {
+				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 2 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							imagesRow := &images[i0][i1+2*j+i4]
+							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+							}
+						}
+						scratch.net_conv1_y[i0][i1+2*j][i2][i3] = acc
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart0Records holds the free ocannlCNNBackwardPart0 records.
+var ocannlCNNBackwardPart0Records rt.Records[ocannlCNNBackwardPart0]
+
+// ocannlCNNBackwardPart1 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNBackwardPart1 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 5).
-func (r2 *ocannlCNNBackwardPart0) Part(j21 int) {
-	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
+// Part runs part j22 of the nest (0 <= j22 < 5).
+func (r3 *ocannlCNNBackwardPart1) Part(j22 int) {
+	pNetConv2Kernel, scratch := r3.pNetConv2Kernel, r3.scratch
 	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j21][i2][0], &scratch.net_max_pool_1_y[0][i1+j21][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j21][i2][0], &scratch.net_max_pool_1_y[0][i1+j21][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2363,14 +2384,14 @@ func (r2 *ocannlCNNBackwardPart0) Part(j21 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j21+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j21][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
 					}
 				}
 			}
@@ -2378,33 +2399,33 @@ func (r2 *ocannlCNNBackwardPart0) Part(j21 int) {
 	}
 }
 
-// ocannlCNNBackwardPart0Records holds the free ocannlCNNBackwardPart0 records.
-var ocannlCNNBackwardPart0Records rt.Records[ocannlCNNBackwardPart0]
+// ocannlCNNBackwardPart1Records holds the free ocannlCNNBackwardPart1 records.
+var ocannlCNNBackwardPart1Records rt.Records[ocannlCNNBackwardPart1]
 
-// ocannlCNNBackwardPart1 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// ocannlCNNBackwardPart2 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart1 struct {
+type ocannlCNNBackwardPart2 struct {
 	scratch              *ocannlCNNBackwardScratch
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r8 *ocannlCNNBackwardPart1) Part(j22 int) {
-	scratch, gNetConv2BiasPartial := r8.scratch, &r8.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j22] = [16]float32{}
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r9 *ocannlCNNBackwardPart2) Part(j23 int) {
+	scratch, gNetConv2BiasPartial := r9.scratch, &r9.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j23] = [16]float32{}
 	// float32 across-rows add reduction kernel, 100 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j22][0], &scratch.net_head_x_1_grad[4*j22][0][0][0])
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j23][0], &scratch.net_head_x_1_grad[4*j23][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
-		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j22]
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j23]
 		for i0 := range 4 {
 			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j22][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j22][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j22][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j22][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+4*j22][i1][4]
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j23][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j23][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j23][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j23][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+4*j23][i1][4]
 				for i3 := range 16 {
 					acc11 := gNetConv2BiasPartialRow[i3]
 					acc11 += net_head_x_1_gradRow3[i3]
@@ -2419,78 +2440,25 @@ func (r8 *ocannlCNNBackwardPart1) Part(j22 int) {
 	}
 }
 
-// ocannlCNNBackwardPart1Records holds the free ocannlCNNBackwardPart1 records.
-var ocannlCNNBackwardPart1Records rt.Records[ocannlCNNBackwardPart1]
-
-// ocannlCNNBackwardPart2 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart2 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r9 *ocannlCNNBackwardPart2) Part(j24 int) {
-	pNetConv2Kernel, scratch := r9.pNetConv2Kernel, r9.scratch
-	// float32 broadcast kernel M=5 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 4 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j24][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j24][0][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 4 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j24][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j24][0][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else {
-		for i0 := range 4 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j24][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j24][i1+i4][i2+i5]
-								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
 var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
 
 // ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart3 struct {
-	scratch                *ocannlCNNBackwardScratch
-	gNetConv2KernelPartial [8][16][3][3][8]float32
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r10 *ocannlCNNBackwardPart3) Part(j25 int) {
-	scratch, gNetConv2KernelPartial := r10.scratch, &r10.gNetConv2KernelPartial
-	gNetConv2KernelPartial[j25] = [16][3][3][8]float32{}
-	// float32 broadcast kernel M=16 N=24 K=5: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	pNetConv2Kernel, scratch := r10.pNetConv2Kernel, r10.scratch
+	// float32 broadcast kernel M=5 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2KernelPartial[j25][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j25][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j25][i4][i2][0])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j25][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j25][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2498,7 +2466,7 @@ func (r10 *ocannlCNNBackwardPart3) Part(j25 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2KernelPartial[j25][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j25][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j25][i4][i2][0])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j25][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j25][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2507,13 +2475,13 @@ func (r10 *ocannlCNNBackwardPart3) Part(j25 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+4*j25][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j25][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+4*j25][i1+i4][i2+i5]
-								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j25][i3][i4][i5]
+								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j25][i1+i4][i2+i5]
 								for i6 := range 8 {
-									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
 							}
 						}
@@ -2530,27 +2498,80 @@ var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
 // ocannlCNNBackwardPart4 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart4 struct {
+	scratch                *ocannlCNNBackwardScratch
+	gNetConv2KernelPartial [8][16][3][3][8]float32
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r11 *ocannlCNNBackwardPart4) Part(j26 int) {
+	scratch, gNetConv2KernelPartial := r11.scratch, &r11.gNetConv2KernelPartial
+	gNetConv2KernelPartial[j26] = [16][3][3][8]float32{}
+	// float32 broadcast kernel M=16 N=24 K=5: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j26][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j26][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j26][i4][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j26][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j26][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j26][i4][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+4*j26][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+4*j26][i1+i4][i2+i5]
+								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j26][i3][i4][i5]
+								for i6 := range 8 {
+									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
+var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
+
+// ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart5 struct {
 	scratch              *ocannlCNNBackwardScratch
 	gNetConv1BiasPartial [8][8]float32
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r15 *ocannlCNNBackwardPart4) Part(j62 int) {
-	scratch, gNetConv1BiasPartial := r15.scratch, &r15.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j62] = [8]float32{}
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r16 *ocannlCNNBackwardPart5) Part(j63 int) {
+	scratch, gNetConv1BiasPartial := r16.scratch, &r16.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j63] = [8]float32{}
 	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j62][0], &scratch.net_max_pool_1_x_1_grad[4*j62][0][0][0])
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j63][0], &scratch.net_max_pool_1_x_1_grad[4*j63][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j62]
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j63]
 		for i0 := range 4 {
 			for i1 := range 10 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2+3]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2+3]
 					for i3 := range 8 {
 						acc14 := gNetConv1BiasPartialRow[i3]
 						acc14 += net_max_pool_1_x_1_gradRow3[i3]
@@ -2561,7 +2582,7 @@ func (r15 *ocannlCNNBackwardPart4) Part(j62 int) {
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j62][i1][i2]
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2]
 					for i3 := range 8 {
 						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 					}
@@ -2571,8 +2592,59 @@ func (r15 *ocannlCNNBackwardPart4) Part(j62 int) {
 	}
 }
 
-// ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
-var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
+// ocannlCNNBackwardPart5Records holds the free ocannlCNNBackwardPart5 records.
+var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
+
+// ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
+type ocannlCNNBackwardPart6 struct {
+	gNetConv1Kernel *[72]float32
+	images          *[32][12][12][1]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j66 of the nest (0 <= j66 < 3).
+func (r17 *ocannlCNNBackwardPart6) Part(j66 int) {
+	gNetConv1Kernel, images, scratch := r17.gNetConv1Kernel, r17.images, r17.scratch
+	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				for i4 := range 1 {
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j66], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j66][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				for i4 := range 1 {
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j66], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j66][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						net_conv1_y_gradV2 := scratch.net_conv1_y_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							imagesRow3 := &images[i0][i1+i4+j66]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j66 : 9*i3+3*i4+3*j66+3])
+							for i5 := range 3 {
+								gNetConv1KernelRow[i5] += imagesRow3[i2+i5][0] * net_conv1_y_gradV2
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
+var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 
 // ocannlCNNPredict runs a tensor program generated by ocannlgen.
 //
@@ -2596,7 +2668,7 @@ var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 //	_net.head/x.1: 256 | 5,5,16 (let, local, in scratch field net_head_x_1)
 //	net.head/x: 256 | 5,5,16 (let, local, in scratch field net_head_x)
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
-//	_predict.1: 256 | 4 (let, local)
+//	_predict.1: 256 | 4 (let, local, in scratch field predict_1)
 //	net.head.b: 4 (param, parameter pNetHeadB)
 //	predict: 256 | 4 (let, output parameter out)
 //
@@ -2689,7 +2761,6 @@ var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 //	  for i1 in 0..3:
 //	    predict[i0, i1] = _predict.1[i0, i1] + net.head.b[i1]
 func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[256][4]float32, pool *rt.Pool, scratch *ocannlCNNPredictScratch) {
-	var predict_1 [256][4]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
@@ -2826,39 +2897,23 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	ocannlCNNPredictPart7Records.Put(rec8)
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
-	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm8AVX512(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 4 {
-				acc4 := float32(0)
-				for i2 := range 5 {
-					for i3 := range 5 {
-						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &scratch.net_head_x[i0][i2][i3]
-						for i4 := range 16 {
-							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
-						}
-					}
-				}
-				predict_1[i0][i1] = acc4
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec9 := ocannlCNNPredictPart8Records.Get()
+	rec9.pNetHeadW = pNetHeadW
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlCNNPredictPart8{}
+	ocannlCNNPredictPart8Records.Put(rec9)
 
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap25AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap25AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
-			predict_1Row := &predict_1[i0]
+			predict_1Row := &scratch.predict_1[i0]
 			outRow := &out[i0]
 			for i1 := range 4 {
 				outRow[i1] = predict_1Row[i1] + pNetHeadB[i1]
@@ -2878,6 +2933,7 @@ type ocannlCNNPredictScratch struct {
 	net_conv2_y        [256][5][5][16]float32
 	net_head_x_1       [256][5][5][16]float32
 	net_head_x         [256][5][5][16]float32
+	predict_1          [256][4]float32
 }
 
 // ocannlCNNPredictPart0 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
@@ -3188,3 +3244,41 @@ func (r10 *ocannlCNNPredictPart7) Part(j24 int) {
 
 // ocannlCNNPredictPart7Records holds the free ocannlCNNPredictPart7 records.
 var ocannlCNNPredictPart7Records rt.Records[ocannlCNNPredictPart7]
+
+// ocannlCNNPredictPart8 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart8 struct {
+	pNetHeadW *[1600]float32
+	scratch   *ocannlCNNPredictScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r11 *ocannlCNNPredictPart8) Part(j25 int) {
+	pNetHeadW, scratch := r11.pNetHeadW, r11.scratch
+	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&scratch.predict_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&scratch.predict_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 4 {
+				acc4 := float32(0)
+				for i2 := range 5 {
+					for i3 := range 5 {
+						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_xRow2 := &scratch.net_head_x[i0+32*j25][i2][i3]
+						for i4 := range 16 {
+							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+						}
+					}
+				}
+				scratch.predict_1[i0+32*j25][i1] = acc4
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart8Records holds the free ocannlCNNPredictPart8 records.
+var ocannlCNNPredictPart8Records rt.Records[ocannlCNNPredictPart8]

@@ -56,11 +56,6 @@ func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX512 runs a float32 dot kernel, M=4 N=256 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
-//
-//go:noescape
-func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
-
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -125,11 +120,6 @@ func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm8AVX2 runs a float32 dot kernel, M=4 N=256 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
-//
-//go:noescape
-func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //

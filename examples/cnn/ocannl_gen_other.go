@@ -52,11 +52,6 @@ func ocannlGemm7AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
 }
 
-// ocannlGemm8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm8AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm8AVX512 called without assembly")
-}
-
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -101,9 +96,6 @@ func ocannlGemm6AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm6AVX2 calle
 
 // ocannlGemm7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm7AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm7AVX2 called without assembly") }
-
-// ocannlGemm8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm8AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm8AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
