@@ -847,6 +847,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
+	scratch.net_conv1_y = [256][10][10][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlCNNTrainLossPart0Records.Get()
 	rec.images = images
@@ -952,6 +953,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 			}
 		}
 	}
+	scratch.net_conv2_y = [256][5][5][16]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNTrainLossPart5Records.Get()
 	rec6.pNetConv2Kernel = pNetConv2Kernel
@@ -978,6 +980,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	ocannlCNNTrainLossPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
+	scratch.train_cross_entropy_1_logits_1 = [256][4]float32{}
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlCNNTrainLossPart8Records.Get()
 	rec9.pNetHeadW = pNetHeadW
@@ -1918,6 +1921,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
+	scratch.net_conv1_y = [256][10][10][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlCNNBackwardPart0Records.Get()
 	rec.images = images
@@ -2023,6 +2027,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			}
 		}
 	}
+	scratch.net_conv2_y = [256][5][5][16]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNBackwardPart5Records.Get()
 	rec6.pNetConv2Kernel = pNetConv2Kernel
@@ -2049,6 +2054,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
+	scratch.train_cross_entropy_1_logits_1 = [256][4]float32{}
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlCNNBackwardPart8Records.Get()
 	rec9.pNetHeadW = pNetHeadW
@@ -2446,6 +2452,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart10Records.Put(rec11)
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_head_x_grad = [256][5][5][16]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlCNNBackwardPart11Records.Get()
 	rec12.pNetHeadW = pNetHeadW
@@ -3098,7 +3107,7 @@ func (r11 *ocannlCNNBackwardPart8) Part(j25 int) {
 var ocannlCNNBackwardPart8Records rt.Records[ocannlCNNBackwardPart8]
 
 // ocannlCNNBackwardPart9 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// filling 1/8 of the first dim of 2 arrays (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNBackwardPart9 struct {
 	scratch *ocannlCNNBackwardScratch
 }
@@ -3107,7 +3116,6 @@ type ocannlCNNBackwardPart9 struct {
 func (r12 *ocannlCNNBackwardPart9) Part(j26 int) {
 	scratch := r12.scratch
 	clear(scratch.net_max_pool_1_y_grad[32*j26 : 32*j26+32])
-	clear(scratch.net_head_x_grad[32*j26 : 32*j26+32])
 }
 
 // ocannlCNNBackwardPart9Records holds the free ocannlCNNBackwardPart9 records.
@@ -4105,6 +4113,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
+	scratch.net_h_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserTrainLossPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -4124,6 +4133,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
+	scratch.net_attention_1_q = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserTrainLossPart2Records.Get()
 	rec3.pNetAttention1WQ = pNetAttention1WQ
@@ -4133,6 +4143,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart2Records.Put(rec3)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
+	scratch.net_attention_1_k = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserTrainLossPart3Records.Get()
 	rec4.pNetAttention1WK = pNetAttention1WK
@@ -4142,6 +4153,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart3Records.Put(rec4)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	scratch.net_attention_1_v = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserTrainLossPart4Records.Get()
 	rec5.pNetAttention1WV = pNetAttention1WV
@@ -4151,6 +4163,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart4Records.Put(rec5)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
+	scratch.net_attention_1_scores_1 = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserTrainLossPart5Records.Get()
 	rec6.scratch = scratch
@@ -4221,6 +4234,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart12Records.Put(rec13)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	scratch.net_layer_norm_1_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserTrainLossPart13Records.Get()
 	rec14.pNetAttention1WO = pNetAttention1WO
@@ -4352,6 +4366,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart21Records.Put(rec22)
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	scratch.net_linear_1_x_1 = [256][8][64]float32{}
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserTrainLossPart22Records.Get()
 	rec23.pNetDense1W = pNetDense1W
@@ -4378,6 +4393,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart24Records.Put(rec25)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	scratch.net_layer_norm_2_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec26 := ocannlReverserTrainLossPart25Records.Get()
 	rec26.pNetLinear1W = pNetLinear1W
@@ -4518,6 +4534,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart34Records.Put(rec35)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
+	scratch.train_cross_entropy_1_logits_1 = [256][8][10]float32{}
 	// 8 parts of i0 on the pool.
 	rec36 := ocannlReverserTrainLossPart35Records.Get()
 	rec36.pNetLinear2W = pNetLinear2W
@@ -7201,6 +7218,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
+	scratch.net_h_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserBackwardPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -7220,6 +7238,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
+	scratch.net_attention_1_q = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserBackwardPart2Records.Get()
 	rec3.pNetAttention1WQ = pNetAttention1WQ
@@ -7229,6 +7248,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart2Records.Put(rec3)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
+	scratch.net_attention_1_k = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserBackwardPart3Records.Get()
 	rec4.pNetAttention1WK = pNetAttention1WK
@@ -7238,6 +7258,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	scratch.net_attention_1_v = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserBackwardPart4Records.Get()
 	rec5.pNetAttention1WV = pNetAttention1WV
@@ -7247,6 +7268,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart4Records.Put(rec5)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
+	scratch.net_attention_1_scores_1 = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.scratch = scratch
@@ -7317,6 +7339,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	scratch.net_layer_norm_1_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserBackwardPart13Records.Get()
 	rec14.pNetAttention1WO = pNetAttention1WO
@@ -7448,6 +7471,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	scratch.net_linear_1_x_1 = [256][8][64]float32{}
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserBackwardPart22Records.Get()
 	rec23.pNetDense1W = pNetDense1W
@@ -7474,6 +7498,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	scratch.net_layer_norm_2_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec26 := ocannlReverserBackwardPart25Records.Get()
 	rec26.pNetLinear1W = pNetLinear1W
@@ -7614,6 +7639,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
+	scratch.train_cross_entropy_1_logits_1 = [256][8][10]float32{}
 	// 8 parts of i0 on the pool.
 	rec36 := ocannlReverserBackwardPart35Records.Get()
 	rec36.pNetLinear2W = pNetLinear2W
@@ -7774,14 +7800,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*gNetEmb = [320]float32{}
 	*gNetPos = [256]float32{}
 	*gNetAttention1WQ = [1024]float32{}
-	// 8 parts of the filled arrays on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.scratch = scratch
-	region.Run(rec40, 8)
-	*rec40 = ocannlReverserBackwardPart39{}
-	ocannlReverserBackwardPart39Records.Put(rec40)
 	*gNetAttention1WK = [1024]float32{}
 	*gNetAttention1WV = [1024]float32{}
+	scratch.net_attention_1_m_grad = [256][8][4][1]float32{}
+	scratch.net_attention_1_attn_1_grad = [256][8][4][1]float32{}
 	*gNetAttention1WO = [1024]float32{}
 	scratch.net_layer_norm_1_mean_grad = [256][8][1]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
@@ -7863,11 +7885,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
-	region.Run(rec41, 8)
-	*rec41 = ocannlReverserBackwardPart40{}
-	ocannlReverserBackwardPart40Records.Put(rec41)
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.scratch = scratch
+	region.Run(rec40, 8)
+	*rec40 = ocannlReverserBackwardPart39{}
+	ocannlReverserBackwardPart39Records.Put(rec40)
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
@@ -7939,11 +7961,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.scratch = scratch
-	region.Run(rec42, 8)
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
+	region.Run(rec41, 8)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
@@ -7959,15 +7981,15 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r44 float32
+					var r43 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r44 = 1
+						r43 = 1
 					}
-					r45 := float32(0)
-					if r44 != 0 {
-						r45 = train_cross_entropy_1_m_gradV
+					r44 := float32(0)
+					if r43 != 0 {
+						r44 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r45
+					train_cross_entropy_1_logits_gradRow2[i2] += r44
 				}
 			}
 		}
@@ -7992,107 +8014,110 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// 8 parts of i0 on the pool.
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
+	region.Run(rec42, 8)
+	// The 8 partial sums, added in part order.
+	for j44 := range 10 {
+		acc24 := gNetLinear2B[j44]
+		acc24 += rec42.gNetLinear2BPartial[0][j44]
+		acc24 += rec42.gNetLinear2BPartial[1][j44]
+		acc24 += rec42.gNetLinear2BPartial[2][j44]
+		acc24 += rec42.gNetLinear2BPartial[3][j44]
+		acc24 += rec42.gNetLinear2BPartial[4][j44]
+		acc24 += rec42.gNetLinear2BPartial[5][j44]
+		acc24 += rec42.gNetLinear2BPartial[6][j44]
+		acc24 += rec42.gNetLinear2BPartial[7][j44]
+		gNetLinear2B[j44] = acc24
+	}
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
+
+	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
+	// 8 parts of i0 on the pool.
 	rec43 := ocannlReverserBackwardPart42Records.Get()
 	rec43.scratch = scratch
 	region.Run(rec43, 8)
 	// The 8 partial sums, added in part order.
-	for j45 := range 10 {
-		acc24 := gNetLinear2B[j45]
-		acc24 += rec43.gNetLinear2BPartial[0][j45]
-		acc24 += rec43.gNetLinear2BPartial[1][j45]
-		acc24 += rec43.gNetLinear2BPartial[2][j45]
-		acc24 += rec43.gNetLinear2BPartial[3][j45]
-		acc24 += rec43.gNetLinear2BPartial[4][j45]
-		acc24 += rec43.gNetLinear2BPartial[5][j45]
-		acc24 += rec43.gNetLinear2BPartial[6][j45]
-		acc24 += rec43.gNetLinear2BPartial[7][j45]
-		gNetLinear2B[j45] = acc24
+	for j46 := range 10 {
+		for j47 := range 32 {
+			acc25 := gNetLinear2W[32*j46+j47]
+			acc25 += rec43.gNetLinear2WPartial[0][j46][j47]
+			acc25 += rec43.gNetLinear2WPartial[1][j46][j47]
+			acc25 += rec43.gNetLinear2WPartial[2][j46][j47]
+			acc25 += rec43.gNetLinear2WPartial[3][j46][j47]
+			acc25 += rec43.gNetLinear2WPartial[4][j46][j47]
+			acc25 += rec43.gNetLinear2WPartial[5][j46][j47]
+			acc25 += rec43.gNetLinear2WPartial[6][j46][j47]
+			acc25 += rec43.gNetLinear2WPartial[7][j46][j47]
+			gNetLinear2W[32*j46+j47] = acc25
+		}
 	}
 	*rec43 = ocannlReverserBackwardPart42{}
 	ocannlReverserBackwardPart42Records.Put(rec43)
 
-	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
+	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x2_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.pNetLinear2W = pNetLinear2W
 	rec44.scratch = scratch
 	region.Run(rec44, 8)
-	// The 8 partial sums, added in part order.
-	for j47 := range 10 {
-		for j48 := range 32 {
-			acc25 := gNetLinear2W[32*j47+j48]
-			acc25 += rec44.gNetLinear2WPartial[0][j47][j48]
-			acc25 += rec44.gNetLinear2WPartial[1][j47][j48]
-			acc25 += rec44.gNetLinear2WPartial[2][j47][j48]
-			acc25 += rec44.gNetLinear2WPartial[3][j47][j48]
-			acc25 += rec44.gNetLinear2WPartial[4][j47][j48]
-			acc25 += rec44.gNetLinear2WPartial[5][j47][j48]
-			acc25 += rec44.gNetLinear2WPartial[6][j47][j48]
-			acc25 += rec44.gNetLinear2WPartial[7][j47][j48]
-			gNetLinear2W[32*j47+j48] = acc25
-		}
-	}
 	*rec44 = ocannlReverserBackwardPart43{}
 	ocannlReverserBackwardPart43Records.Put(rec44)
-
-	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
-	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.pNetLinear2W = pNetLinear2W
-	rec45.scratch = scratch
-	region.Run(rec45, 8)
-	*rec45 = ocannlReverserBackwardPart44{}
-	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.scratch = scratch
-	region.Run(rec46, 8)
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
+	region.Run(rec45, 8)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.scratch = scratch
-	region.Run(rec47, 8)
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
+	region.Run(rec46, 8)
 	// The 8 partial sums, added in part order.
-	for j52 := range 32 {
-		acc28 := gNetLayerNorm2Beta[j52]
-		acc28 += rec47.gNetLayerNorm2BetaPartial[0][j52]
-		acc28 += rec47.gNetLayerNorm2BetaPartial[1][j52]
-		acc28 += rec47.gNetLayerNorm2BetaPartial[2][j52]
-		acc28 += rec47.gNetLayerNorm2BetaPartial[3][j52]
-		acc28 += rec47.gNetLayerNorm2BetaPartial[4][j52]
-		acc28 += rec47.gNetLayerNorm2BetaPartial[5][j52]
-		acc28 += rec47.gNetLayerNorm2BetaPartial[6][j52]
-		acc28 += rec47.gNetLayerNorm2BetaPartial[7][j52]
-		gNetLayerNorm2Beta[j52] = acc28
+	for j51 := range 32 {
+		acc28 := gNetLayerNorm2Beta[j51]
+		acc28 += rec46.gNetLayerNorm2BetaPartial[0][j51]
+		acc28 += rec46.gNetLayerNorm2BetaPartial[1][j51]
+		acc28 += rec46.gNetLayerNorm2BetaPartial[2][j51]
+		acc28 += rec46.gNetLayerNorm2BetaPartial[3][j51]
+		acc28 += rec46.gNetLayerNorm2BetaPartial[4][j51]
+		acc28 += rec46.gNetLayerNorm2BetaPartial[5][j51]
+		acc28 += rec46.gNetLayerNorm2BetaPartial[6][j51]
+		acc28 += rec46.gNetLayerNorm2BetaPartial[7][j51]
+		gNetLayerNorm2Beta[j51] = acc28
 	}
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.scratch = scratch
+	region.Run(rec47, 8)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
+
+	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
+	// 8 parts of i0 on the pool.
 	rec48 := ocannlReverserBackwardPart47Records.Get()
 	rec48.scratch = scratch
 	region.Run(rec48, 8)
 	*rec48 = ocannlReverserBackwardPart47{}
 	ocannlReverserBackwardPart47Records.Put(rec48)
-
-	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
-	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
-	region.Run(rec49, 8)
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
@@ -8125,36 +8150,36 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.scratch = scratch
-	region.Run(rec50, 8)
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
+	region.Run(rec49, 8)
 	// The 8 partial sums, added in part order.
-	for j56 := range 32 {
-		acc31 := gNetLayerNorm2Gamma[j56]
-		acc31 += rec50.gNetLayerNorm2GammaPartial[0][j56]
-		acc31 += rec50.gNetLayerNorm2GammaPartial[1][j56]
-		acc31 += rec50.gNetLayerNorm2GammaPartial[2][j56]
-		acc31 += rec50.gNetLayerNorm2GammaPartial[3][j56]
-		acc31 += rec50.gNetLayerNorm2GammaPartial[4][j56]
-		acc31 += rec50.gNetLayerNorm2GammaPartial[5][j56]
-		acc31 += rec50.gNetLayerNorm2GammaPartial[6][j56]
-		acc31 += rec50.gNetLayerNorm2GammaPartial[7][j56]
-		gNetLayerNorm2Gamma[j56] = acc31
+	for j55 := range 32 {
+		acc31 := gNetLayerNorm2Gamma[j55]
+		acc31 += rec49.gNetLayerNorm2GammaPartial[0][j55]
+		acc31 += rec49.gNetLayerNorm2GammaPartial[1][j55]
+		acc31 += rec49.gNetLayerNorm2GammaPartial[2][j55]
+		acc31 += rec49.gNetLayerNorm2GammaPartial[3][j55]
+		acc31 += rec49.gNetLayerNorm2GammaPartial[4][j55]
+		acc31 += rec49.gNetLayerNorm2GammaPartial[5][j55]
+		acc31 += rec49.gNetLayerNorm2GammaPartial[6][j55]
+		acc31 += rec49.gNetLayerNorm2GammaPartial[7][j55]
+		gNetLayerNorm2Gamma[j55] = acc31
 	}
-	*rec50 = ocannlReverserBackwardPart49{}
-	ocannlReverserBackwardPart49Records.Put(rec50)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec51.scratch = scratch
-	region.Run(rec51, 8)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec50.scratch = scratch
+	region.Run(rec50, 8)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -8176,13 +8201,21 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.scratch = scratch
+	region.Run(rec51, 8)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
+
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
 	rec52 := ocannlReverserBackwardPart51Records.Get()
 	rec52.scratch = scratch
 	region.Run(rec52, 8)
 	*rec52 = ocannlReverserBackwardPart51{}
 	ocannlReverserBackwardPart51Records.Put(rec52)
 
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec53 := ocannlReverserBackwardPart52Records.Get()
 	rec53.scratch = scratch
@@ -8190,7 +8223,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec53 = ocannlReverserBackwardPart52{}
 	ocannlReverserBackwardPart52Records.Put(rec53)
 
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
+	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec54 := ocannlReverserBackwardPart53Records.Get()
 	rec54.scratch = scratch
@@ -8198,24 +8234,13 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec54 = ocannlReverserBackwardPart53{}
 	ocannlReverserBackwardPart53Records.Put(rec54)
 
-	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
-	}
+	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
 	rec55 := ocannlReverserBackwardPart54Records.Get()
 	rec55.scratch = scratch
 	region.Run(rec55, 8)
 	*rec55 = ocannlReverserBackwardPart54{}
 	ocannlReverserBackwardPart54Records.Put(rec55)
-
-	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
-	// 8 parts of i0 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.scratch = scratch
-	region.Run(rec56, 8)
-	*rec56 = ocannlReverserBackwardPart55{}
-	ocannlReverserBackwardPart55Records.Put(rec56)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -8234,15 +8259,26 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// 8 parts of i0 on the pool.
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.scratch = scratch
+	region.Run(rec56, 8)
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
+
+	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x1_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
 	rec57 := ocannlReverserBackwardPart56Records.Get()
 	rec57.scratch = scratch
 	region.Run(rec57, 8)
 	*rec57 = ocannlReverserBackwardPart56{}
 	ocannlReverserBackwardPart56Records.Put(rec57)
 
-	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
+	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_x1_grad = [256][8][32]float32{}
+		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec58 := ocannlReverserBackwardPart57Records.Get()
@@ -8251,9 +8287,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec58 = ocannlReverserBackwardPart57{}
 	ocannlReverserBackwardPart57Records.Put(rec58)
 
-	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
+	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
+		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec59 := ocannlReverserBackwardPart58Records.Get()
@@ -8262,59 +8298,62 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec59 = ocannlReverserBackwardPart58{}
 	ocannlReverserBackwardPart58Records.Put(rec59)
 
-	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
-	}
+	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
 	rec60 := ocannlReverserBackwardPart59Records.Get()
 	rec60.scratch = scratch
 	region.Run(rec60, 8)
+	// The 8 partial sums, added in part order.
+	for j67 := range 32 {
+		acc34 := gNetLinear1B[j67]
+		acc34 += rec60.gNetLinear1BPartial[0][j67]
+		acc34 += rec60.gNetLinear1BPartial[1][j67]
+		acc34 += rec60.gNetLinear1BPartial[2][j67]
+		acc34 += rec60.gNetLinear1BPartial[3][j67]
+		acc34 += rec60.gNetLinear1BPartial[4][j67]
+		acc34 += rec60.gNetLinear1BPartial[5][j67]
+		acc34 += rec60.gNetLinear1BPartial[6][j67]
+		acc34 += rec60.gNetLinear1BPartial[7][j67]
+		gNetLinear1B[j67] = acc34
+	}
 	*rec60 = ocannlReverserBackwardPart59{}
 	ocannlReverserBackwardPart59Records.Put(rec60)
 
-	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// 8 parts of i2 on the pool.
 	rec61 := ocannlReverserBackwardPart60Records.Get()
+	rec61.gNetLinear1W = gNetLinear1W
 	rec61.scratch = scratch
 	region.Run(rec61, 8)
-	// The 8 partial sums, added in part order.
-	for j68 := range 32 {
-		acc34 := gNetLinear1B[j68]
-		acc34 += rec61.gNetLinear1BPartial[0][j68]
-		acc34 += rec61.gNetLinear1BPartial[1][j68]
-		acc34 += rec61.gNetLinear1BPartial[2][j68]
-		acc34 += rec61.gNetLinear1BPartial[3][j68]
-		acc34 += rec61.gNetLinear1BPartial[4][j68]
-		acc34 += rec61.gNetLinear1BPartial[5][j68]
-		acc34 += rec61.gNetLinear1BPartial[6][j68]
-		acc34 += rec61.gNetLinear1BPartial[7][j68]
-		gNetLinear1B[j68] = acc34
-	}
 	*rec61 = ocannlReverserBackwardPart60{}
 	ocannlReverserBackwardPart60Records.Put(rec61)
 
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_linear_1_x_grad = [256][8][64]float32{}
+	}
+	// 8 parts of i0 on the pool.
 	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.gNetLinear1W = gNetLinear1W
+	rec62.pNetLinear1W = pNetLinear1W
 	rec62.scratch = scratch
 	region.Run(rec62, 8)
 	*rec62 = ocannlReverserBackwardPart61{}
 	ocannlReverserBackwardPart61Records.Put(rec62)
 
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.pNetLinear1W = pNetLinear1W
 	rec63.scratch = scratch
 	region.Run(rec63, 8)
 	*rec63 = ocannlReverserBackwardPart62{}
 	ocannlReverserBackwardPart62Records.Put(rec63)
 
-	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
+		scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec64 := ocannlReverserBackwardPart63Records.Get()
@@ -8323,106 +8362,95 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec64 = ocannlReverserBackwardPart63{}
 	ocannlReverserBackwardPart63Records.Put(rec64)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
-	}
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
 	rec65 := ocannlReverserBackwardPart64Records.Get()
 	rec65.scratch = scratch
 	region.Run(rec65, 8)
+	// The 8 partial sums, added in part order.
+	for j73 := range 64 {
+		acc37 := gNetDense1B[j73]
+		acc37 += rec65.gNetDense1BPartial[0][j73]
+		acc37 += rec65.gNetDense1BPartial[1][j73]
+		acc37 += rec65.gNetDense1BPartial[2][j73]
+		acc37 += rec65.gNetDense1BPartial[3][j73]
+		acc37 += rec65.gNetDense1BPartial[4][j73]
+		acc37 += rec65.gNetDense1BPartial[5][j73]
+		acc37 += rec65.gNetDense1BPartial[6][j73]
+		acc37 += rec65.gNetDense1BPartial[7][j73]
+		gNetDense1B[j73] = acc37
+	}
 	*rec65 = ocannlReverserBackwardPart64{}
 	ocannlReverserBackwardPart64Records.Put(rec65)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
+	// 8 parts of i2 on the pool.
 	rec66 := ocannlReverserBackwardPart65Records.Get()
+	rec66.gNetDense1W = gNetDense1W
 	rec66.scratch = scratch
 	region.Run(rec66, 8)
-	// The 8 partial sums, added in part order.
-	for j74 := range 64 {
-		acc37 := gNetDense1B[j74]
-		acc37 += rec66.gNetDense1BPartial[0][j74]
-		acc37 += rec66.gNetDense1BPartial[1][j74]
-		acc37 += rec66.gNetDense1BPartial[2][j74]
-		acc37 += rec66.gNetDense1BPartial[3][j74]
-		acc37 += rec66.gNetDense1BPartial[4][j74]
-		acc37 += rec66.gNetDense1BPartial[5][j74]
-		acc37 += rec66.gNetDense1BPartial[6][j74]
-		acc37 += rec66.gNetDense1BPartial[7][j74]
-		gNetDense1B[j74] = acc37
-	}
 	*rec66 = ocannlReverserBackwardPart65{}
 	ocannlReverserBackwardPart65Records.Put(rec66)
 
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-	// 8 parts of i2 on the pool.
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+	// 8 parts of i0 on the pool.
 	rec67 := ocannlReverserBackwardPart66Records.Get()
-	rec67.gNetDense1W = gNetDense1W
+	rec67.pNetDense1W = pNetDense1W
 	rec67.scratch = scratch
 	region.Run(rec67, 8)
 	*rec67 = ocannlReverserBackwardPart66{}
 	ocannlReverserBackwardPart66Records.Put(rec67)
-
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-	// 8 parts of i0 on the pool.
-	rec68 := ocannlReverserBackwardPart67Records.Get()
-	rec68.pNetDense1W = pNetDense1W
-	rec68.scratch = scratch
-	region.Run(rec68, 8)
-	*rec68 = ocannlReverserBackwardPart67{}
-	ocannlReverserBackwardPart67Records.Put(rec68)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec69 := ocannlReverserBackwardPart68Records.Get()
-	rec69.scratch = scratch
-	region.Run(rec69, 8)
-	*rec69 = ocannlReverserBackwardPart68{}
-	ocannlReverserBackwardPart68Records.Put(rec69)
+	rec68 := ocannlReverserBackwardPart67Records.Get()
+	rec68.scratch = scratch
+	region.Run(rec68, 8)
+	*rec68 = ocannlReverserBackwardPart67{}
+	ocannlReverserBackwardPart67Records.Put(rec68)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec70 := ocannlReverserBackwardPart69Records.Get()
-	rec70.scratch = scratch
-	region.Run(rec70, 8)
+	rec69 := ocannlReverserBackwardPart68Records.Get()
+	rec69.scratch = scratch
+	region.Run(rec69, 8)
 	// The 8 partial sums, added in part order.
-	for j79 := range 32 {
-		acc40 := gNetLayerNorm1Beta[j79]
-		acc40 += rec70.gNetLayerNorm1BetaPartial[0][j79]
-		acc40 += rec70.gNetLayerNorm1BetaPartial[1][j79]
-		acc40 += rec70.gNetLayerNorm1BetaPartial[2][j79]
-		acc40 += rec70.gNetLayerNorm1BetaPartial[3][j79]
-		acc40 += rec70.gNetLayerNorm1BetaPartial[4][j79]
-		acc40 += rec70.gNetLayerNorm1BetaPartial[5][j79]
-		acc40 += rec70.gNetLayerNorm1BetaPartial[6][j79]
-		acc40 += rec70.gNetLayerNorm1BetaPartial[7][j79]
-		gNetLayerNorm1Beta[j79] = acc40
+	for j78 := range 32 {
+		acc40 := gNetLayerNorm1Beta[j78]
+		acc40 += rec69.gNetLayerNorm1BetaPartial[0][j78]
+		acc40 += rec69.gNetLayerNorm1BetaPartial[1][j78]
+		acc40 += rec69.gNetLayerNorm1BetaPartial[2][j78]
+		acc40 += rec69.gNetLayerNorm1BetaPartial[3][j78]
+		acc40 += rec69.gNetLayerNorm1BetaPartial[4][j78]
+		acc40 += rec69.gNetLayerNorm1BetaPartial[5][j78]
+		acc40 += rec69.gNetLayerNorm1BetaPartial[6][j78]
+		acc40 += rec69.gNetLayerNorm1BetaPartial[7][j78]
+		gNetLayerNorm1Beta[j78] = acc40
 	}
-	*rec70 = ocannlReverserBackwardPart69{}
-	ocannlReverserBackwardPart69Records.Put(rec70)
+	*rec69 = ocannlReverserBackwardPart68{}
+	ocannlReverserBackwardPart68Records.Put(rec69)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec70 := ocannlReverserBackwardPart69Records.Get()
+	rec70.scratch = scratch
+	region.Run(rec70, 8)
+	*rec70 = ocannlReverserBackwardPart69{}
+	ocannlReverserBackwardPart69Records.Put(rec70)
+
+	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
+	// 8 parts of i0 on the pool.
 	rec71 := ocannlReverserBackwardPart70Records.Get()
 	rec71.scratch = scratch
 	region.Run(rec71, 8)
 	*rec71 = ocannlReverserBackwardPart70{}
 	ocannlReverserBackwardPart70Records.Put(rec71)
-
-	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
-	// 8 parts of i0 on the pool.
-	rec72 := ocannlReverserBackwardPart71Records.Get()
-	rec72.scratch = scratch
-	region.Run(rec72, 8)
-	*rec72 = ocannlReverserBackwardPart71{}
-	ocannlReverserBackwardPart71Records.Put(rec72)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
@@ -8455,36 +8483,36 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec73 := ocannlReverserBackwardPart72Records.Get()
-	rec73.scratch = scratch
-	region.Run(rec73, 8)
+	rec72 := ocannlReverserBackwardPart71Records.Get()
+	rec72.scratch = scratch
+	region.Run(rec72, 8)
 	// The 8 partial sums, added in part order.
-	for j83 := range 32 {
-		acc43 := gNetLayerNorm1Gamma[j83]
-		acc43 += rec73.gNetLayerNorm1GammaPartial[0][j83]
-		acc43 += rec73.gNetLayerNorm1GammaPartial[1][j83]
-		acc43 += rec73.gNetLayerNorm1GammaPartial[2][j83]
-		acc43 += rec73.gNetLayerNorm1GammaPartial[3][j83]
-		acc43 += rec73.gNetLayerNorm1GammaPartial[4][j83]
-		acc43 += rec73.gNetLayerNorm1GammaPartial[5][j83]
-		acc43 += rec73.gNetLayerNorm1GammaPartial[6][j83]
-		acc43 += rec73.gNetLayerNorm1GammaPartial[7][j83]
-		gNetLayerNorm1Gamma[j83] = acc43
+	for j82 := range 32 {
+		acc43 := gNetLayerNorm1Gamma[j82]
+		acc43 += rec72.gNetLayerNorm1GammaPartial[0][j82]
+		acc43 += rec72.gNetLayerNorm1GammaPartial[1][j82]
+		acc43 += rec72.gNetLayerNorm1GammaPartial[2][j82]
+		acc43 += rec72.gNetLayerNorm1GammaPartial[3][j82]
+		acc43 += rec72.gNetLayerNorm1GammaPartial[4][j82]
+		acc43 += rec72.gNetLayerNorm1GammaPartial[5][j82]
+		acc43 += rec72.gNetLayerNorm1GammaPartial[6][j82]
+		acc43 += rec72.gNetLayerNorm1GammaPartial[7][j82]
+		gNetLayerNorm1Gamma[j82] = acc43
 	}
-	*rec73 = ocannlReverserBackwardPart72{}
-	ocannlReverserBackwardPart72Records.Put(rec73)
+	*rec72 = ocannlReverserBackwardPart71{}
+	ocannlReverserBackwardPart71Records.Put(rec72)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec74 := ocannlReverserBackwardPart73Records.Get()
-	rec74.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec74.scratch = scratch
-	region.Run(rec74, 8)
-	*rec74 = ocannlReverserBackwardPart73{}
-	ocannlReverserBackwardPart73Records.Put(rec74)
+	rec73 := ocannlReverserBackwardPart72Records.Get()
+	rec73.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec73.scratch = scratch
+	region.Run(rec73, 8)
+	*rec73 = ocannlReverserBackwardPart72{}
+	ocannlReverserBackwardPart72Records.Put(rec73)
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -8506,13 +8534,21 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec74 := ocannlReverserBackwardPart73Records.Get()
+	rec74.scratch = scratch
+	region.Run(rec74, 8)
+	*rec74 = ocannlReverserBackwardPart73{}
+	ocannlReverserBackwardPart73Records.Put(rec74)
+
+	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
 	rec75 := ocannlReverserBackwardPart74Records.Get()
 	rec75.scratch = scratch
 	region.Run(rec75, 8)
 	*rec75 = ocannlReverserBackwardPart74{}
 	ocannlReverserBackwardPart74Records.Put(rec75)
 
-	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec76 := ocannlReverserBackwardPart75Records.Get()
 	rec76.scratch = scratch
@@ -8520,7 +8556,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec76 = ocannlReverserBackwardPart75{}
 	ocannlReverserBackwardPart75Records.Put(rec76)
 
-	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec77 := ocannlReverserBackwardPart76Records.Get()
 	rec77.scratch = scratch
@@ -8528,24 +8567,13 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec77 = ocannlReverserBackwardPart76{}
 	ocannlReverserBackwardPart76Records.Put(rec77)
 
-	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
-	}
+	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
 	rec78 := ocannlReverserBackwardPart77Records.Get()
 	rec78.scratch = scratch
 	region.Run(rec78, 8)
 	*rec78 = ocannlReverserBackwardPart77{}
 	ocannlReverserBackwardPart77Records.Put(rec78)
-
-	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-	// 8 parts of i0 on the pool.
-	rec79 := ocannlReverserBackwardPart78Records.Get()
-	rec79.scratch = scratch
-	region.Run(rec79, 8)
-	*rec79 = ocannlReverserBackwardPart78{}
-	ocannlReverserBackwardPart78Records.Put(rec79)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -8564,15 +8592,26 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// 8 parts of i0 on the pool.
+	rec79 := ocannlReverserBackwardPart78Records.Get()
+	rec79.scratch = scratch
+	region.Run(rec79, 8)
+	*rec79 = ocannlReverserBackwardPart78{}
+	ocannlReverserBackwardPart78Records.Put(rec79)
+
+	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_h_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
 	rec80 := ocannlReverserBackwardPart79Records.Get()
 	rec80.scratch = scratch
 	region.Run(rec80, 8)
 	*rec80 = ocannlReverserBackwardPart79{}
 	ocannlReverserBackwardPart79Records.Put(rec80)
 
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
+	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h_grad = [256][8][32]float32{}
+		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec81 := ocannlReverserBackwardPart80Records.Get()
@@ -8581,36 +8620,42 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec81 = ocannlReverserBackwardPart80{}
 	ocannlReverserBackwardPart80Records.Put(rec81)
 
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
+	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
+	// 8 parts of i2 on the pool.
 	rec82 := ocannlReverserBackwardPart81Records.Get()
+	rec82.gNetAttention1WO = gNetAttention1WO
 	rec82.scratch = scratch
 	region.Run(rec82, 8)
 	*rec82 = ocannlReverserBackwardPart81{}
 	ocannlReverserBackwardPart81Records.Put(rec82)
 
-	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
-	// 8 parts of i2 on the pool.
+	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
+	}
+	// 8 parts of i0 on the pool.
 	rec83 := ocannlReverserBackwardPart82Records.Get()
-	rec83.gNetAttention1WO = gNetAttention1WO
+	rec83.pNetAttention1WO = pNetAttention1WO
 	rec83.scratch = scratch
 	region.Run(rec83, 8)
 	*rec83 = ocannlReverserBackwardPart82{}
 	ocannlReverserBackwardPart82Records.Put(rec83)
 
-	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec84 := ocannlReverserBackwardPart83Records.Get()
-	rec84.pNetAttention1WO = pNetAttention1WO
 	rec84.scratch = scratch
 	region.Run(rec84, 8)
 	*rec84 = ocannlReverserBackwardPart83{}
 	ocannlReverserBackwardPart83Records.Put(rec84)
 
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec85 := ocannlReverserBackwardPart84Records.Get()
 	rec85.scratch = scratch
@@ -8618,7 +8663,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec85 = ocannlReverserBackwardPart84{}
 	ocannlReverserBackwardPart84Records.Put(rec85)
 
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
+	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec86 := ocannlReverserBackwardPart85Records.Get()
 	rec86.scratch = scratch
@@ -8626,10 +8674,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec86 = ocannlReverserBackwardPart85{}
 	ocannlReverserBackwardPart85Records.Put(rec86)
 
-	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
-	}
+	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
 	rec87 := ocannlReverserBackwardPart86Records.Get()
 	rec87.scratch = scratch
@@ -8637,7 +8682,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec87 = ocannlReverserBackwardPart86{}
 	ocannlReverserBackwardPart86Records.Put(rec87)
 
-	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
+	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
 	rec88 := ocannlReverserBackwardPart87Records.Get()
 	rec88.scratch = scratch
@@ -8645,7 +8690,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec88 = ocannlReverserBackwardPart87{}
 	ocannlReverserBackwardPart87Records.Put(rec88)
 
-	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
+	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec89 := ocannlReverserBackwardPart88Records.Get()
 	rec89.scratch = scratch
@@ -8653,9 +8701,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec89 = ocannlReverserBackwardPart88{}
 	ocannlReverserBackwardPart88Records.Put(rec89)
 
-	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
+	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
+		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec90 := ocannlReverserBackwardPart89Records.Get()
@@ -8664,10 +8712,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec90 = ocannlReverserBackwardPart89{}
 	ocannlReverserBackwardPart89Records.Put(rec90)
 
-	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
-	}
+	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
 	rec91 := ocannlReverserBackwardPart90Records.Get()
 	rec91.scratch = scratch
@@ -8675,7 +8720,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec91 = ocannlReverserBackwardPart90{}
 	ocannlReverserBackwardPart90Records.Put(rec91)
 
-	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
 	rec92 := ocannlReverserBackwardPart91Records.Get()
 	rec92.scratch = scratch
@@ -8683,7 +8728,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec92 = ocannlReverserBackwardPart91{}
 	ocannlReverserBackwardPart91Records.Put(rec92)
 
-	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
+	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec93 := ocannlReverserBackwardPart92Records.Get()
 	rec93.scratch = scratch
@@ -8691,9 +8739,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec93 = ocannlReverserBackwardPart92{}
 	ocannlReverserBackwardPart92Records.Put(rec93)
 
-	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
+	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
+		scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec94 := ocannlReverserBackwardPart93Records.Get()
@@ -8702,7 +8750,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec94 = ocannlReverserBackwardPart93{}
 	ocannlReverserBackwardPart93Records.Put(rec94)
 
-	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
+	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec95 := ocannlReverserBackwardPart94Records.Get()
 	rec95.scratch = scratch
@@ -8710,97 +8761,89 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec95 = ocannlReverserBackwardPart94{}
 	ocannlReverserBackwardPart94Records.Put(rec95)
 
-	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
+	// 8 parts of i3 on the pool.
 	rec96 := ocannlReverserBackwardPart95Records.Get()
+	rec96.gNetAttention1WV = gNetAttention1WV
 	rec96.scratch = scratch
 	region.Run(rec96, 8)
 	*rec96 = ocannlReverserBackwardPart95{}
 	ocannlReverserBackwardPart95Records.Put(rec96)
 
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec97 := ocannlReverserBackwardPart96Records.Get()
-	rec97.gNetAttention1WV = gNetAttention1WV
+	rec97.pNetAttention1WV = pNetAttention1WV
 	rec97.scratch = scratch
 	region.Run(rec97, 8)
 	*rec97 = ocannlReverserBackwardPart96{}
 	ocannlReverserBackwardPart96Records.Put(rec97)
 
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// 8 parts of i3 on the pool.
 	rec98 := ocannlReverserBackwardPart97Records.Get()
-	rec98.pNetAttention1WV = pNetAttention1WV
+	rec98.gNetAttention1WK = gNetAttention1WK
 	rec98.scratch = scratch
 	region.Run(rec98, 8)
 	*rec98 = ocannlReverserBackwardPart97{}
 	ocannlReverserBackwardPart97Records.Put(rec98)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec99 := ocannlReverserBackwardPart98Records.Get()
-	rec99.gNetAttention1WK = gNetAttention1WK
+	rec99.pNetAttention1WK = pNetAttention1WK
 	rec99.scratch = scratch
 	region.Run(rec99, 8)
 	*rec99 = ocannlReverserBackwardPart98{}
 	ocannlReverserBackwardPart98Records.Put(rec99)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// 8 parts of i3 on the pool.
 	rec100 := ocannlReverserBackwardPart99Records.Get()
-	rec100.pNetAttention1WK = pNetAttention1WK
+	rec100.gNetAttention1WQ = gNetAttention1WQ
 	rec100.scratch = scratch
 	region.Run(rec100, 8)
 	*rec100 = ocannlReverserBackwardPart99{}
 	ocannlReverserBackwardPart99Records.Put(rec100)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec101 := ocannlReverserBackwardPart100Records.Get()
-	rec101.gNetAttention1WQ = gNetAttention1WQ
+	rec101.pNetAttention1WQ = pNetAttention1WQ
 	rec101.scratch = scratch
 	region.Run(rec101, 8)
 	*rec101 = ocannlReverserBackwardPart100{}
 	ocannlReverserBackwardPart100Records.Put(rec101)
-
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec102 := ocannlReverserBackwardPart101Records.Get()
-	rec102.pNetAttention1WQ = pNetAttention1WQ
-	rec102.scratch = scratch
-	region.Run(rec102, 8)
-	*rec102 = ocannlReverserBackwardPart101{}
-	ocannlReverserBackwardPart101Records.Put(rec102)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec102 := ocannlReverserBackwardPart101Records.Get()
+	rec102.scratch = scratch
+	region.Run(rec102, 8)
+	*rec102 = ocannlReverserBackwardPart101{}
+	ocannlReverserBackwardPart101Records.Put(rec102)
+
+	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
+	// 8 parts of i1 on the pool.
 	rec103 := ocannlReverserBackwardPart102Records.Get()
+	rec103.gNetPos = gNetPos
 	rec103.scratch = scratch
 	region.Run(rec103, 8)
 	*rec103 = ocannlReverserBackwardPart102{}
 	ocannlReverserBackwardPart102Records.Put(rec103)
 
-	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
-	// 8 parts of i1 on the pool.
+	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
+	// 8 parts of i2 on the pool.
 	rec104 := ocannlReverserBackwardPart103Records.Get()
-	rec104.gNetPos = gNetPos
+	rec104.gNetEmb = gNetEmb
+	rec104.tokens = tokens
 	rec104.scratch = scratch
 	region.Run(rec104, 8)
 	*rec104 = ocannlReverserBackwardPart103{}
 	ocannlReverserBackwardPart103Records.Put(rec104)
-
-	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-	// 8 parts of i2 on the pool.
-	rec105 := ocannlReverserBackwardPart104Records.Get()
-	rec105.gNetEmb = gNetEmb
-	rec105.tokens = tokens
-	rec105.scratch = scratch
-	region.Run(rec105, 8)
-	*rec105 = ocannlReverserBackwardPart104{}
-	ocannlReverserBackwardPart104Records.Put(rec105)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -10209,7 +10252,7 @@ func (r40 *ocannlReverserBackwardPart38) Part(j39 int) {
 var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// filling 1/8 of the first dim of 9 arrays (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
 	scratch *ocannlReverserBackwardScratch
 }
@@ -10217,15 +10260,22 @@ type ocannlReverserBackwardPart39 struct {
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r41 *ocannlReverserBackwardPart39) Part(j41 int) {
 	scratch := r41.scratch
-	clear(scratch.net_attention_1_q_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_k_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_v_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_m_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_attn_1_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_attn_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_attention_1_ctx_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_linear_1_x_grad[32*j41 : 32*j41+32])
-	clear(scratch.net_x2_grad[32*j41 : 32*j41+32])
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_logp_3_grad[32*j41][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j41][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0+32*j41][i1]
+				acc21 := scratch.train_cross_entropy_1_logp_3_grad[i0+32*j41][i1][0]
+				for i2 := range 10 {
+					acc21 -= train_cross_entropy_1_logp_gradRow3[i2]
+				}
+				scratch.train_cross_entropy_1_logp_3_grad[i0+32*j41][i1][0] = acc21
+			}
+		}
+	}
 }
 
 // ocannlReverserBackwardPart39Records holds the free ocannlReverserBackwardPart39 records.
@@ -10242,17 +10292,17 @@ func (r42 *ocannlReverserBackwardPart40) Part(j42 int) {
 	scratch := r42.scratch
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_logp_3_grad[32*j42][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j42][0][0])
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_m_grad[32*j42][0][0], &scratch.train_cross_entropy_1_z_grad[32*j42][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0+32*j42][i1]
-				acc21 := scratch.train_cross_entropy_1_logp_3_grad[i0+32*j42][i1][0]
+				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0+32*j42][i1]
+				acc22 := scratch.train_cross_entropy_1_m_grad[i0+32*j42][i1][0]
 				for i2 := range 10 {
-					acc21 -= train_cross_entropy_1_logp_gradRow3[i2]
+					acc22 -= train_cross_entropy_1_z_gradRow4[i2]
 				}
-				scratch.train_cross_entropy_1_logp_3_grad[i0+32*j42][i1][0] = acc21
+				scratch.train_cross_entropy_1_m_grad[i0+32*j42][i1][0] = acc22
 			}
 		}
 	}
@@ -10264,56 +10314,26 @@ var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
 // ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart41 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r43 *ocannlReverserBackwardPart41) Part(j43 int) {
-	scratch := r43.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_m_grad[32*j43][0][0], &scratch.train_cross_entropy_1_z_grad[32*j43][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0+32*j43][i1]
-				acc22 := scratch.train_cross_entropy_1_m_grad[i0+32*j43][i1][0]
-				for i2 := range 10 {
-					acc22 -= train_cross_entropy_1_z_gradRow4[i2]
-				}
-				scratch.train_cross_entropy_1_m_grad[i0+32*j43][i1][0] = acc22
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart41Records holds the free ocannlReverserBackwardPart41 records.
-var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
-
-// ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart42 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear2BPartial [8][10]float32
 }
 
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r46 *ocannlReverserBackwardPart42) Part(j44 int) {
-	scratch, gNetLinear2BPartial := r46.scratch, &r46.gNetLinear2BPartial
-	gNetLinear2BPartial[j44] = [10]float32{}
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r45 *ocannlReverserBackwardPart41) Part(j43 int) {
+	scratch, gNetLinear2BPartial := r45.scratch, &r45.gNetLinear2BPartial
+	gNetLinear2BPartial[j43] = [10]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetLinear2BPartial[j44][0], &scratch.train_cross_entropy_1_logits_grad[32*j44][0][0])
+		ocannlReduce14AVX2(&gNetLinear2BPartial[j43][0], &scratch.train_cross_entropy_1_logits_grad[32*j43][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear2BPartialRow := &gNetLinear2BPartial[j44]
+		gNetLinear2BPartialRow := &gNetLinear2BPartial[j43]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j44][i1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j44][i1+1]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j44][i1+2]
-				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j44][i1+3]
+				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j43][i1]
+				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j43][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j43][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j43][i1+3]
 				for i2 := range 10 {
 					acc23 := gNetLinear2BPartialRow[i2]
 					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
@@ -10327,34 +10347,87 @@ func (r46 *ocannlReverserBackwardPart42) Part(j44 int) {
 	}
 }
 
+// ocannlReverserBackwardPart41Records holds the free ocannlReverserBackwardPart41 records.
+var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
+
+// ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart42 struct {
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear2WPartial [8][10][32]float32
+}
+
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r46 *ocannlReverserBackwardPart42) Part(j45 int) {
+	scratch, gNetLinear2WPartial := r46.scratch, &r46.gNetLinear2WPartial
+	gNetLinear2WPartial[j45] = [10][32]float32{}
+	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm15AVX512(&gNetLinear2WPartial[j45][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j45][0][0], &scratch.net_x2[32*j45][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm15AVX2(&gNetLinear2WPartial[j45][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j45][0][0], &scratch.net_x2[32*j45][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2Row3 := &scratch.net_x2[i0+32*j45][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j45][i1][i2]
+					gNetLinear2WPartialRow := &gNetLinear2WPartial[j45][i2]
+					for i3 := range 32 {
+						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
 // ocannlReverserBackwardPart42Records holds the free ocannlReverserBackwardPart42 records.
 var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 
 // ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear2WPartial [8][10][32]float32
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r47 *ocannlReverserBackwardPart43) Part(j46 int) {
-	scratch, gNetLinear2WPartial := r47.scratch, &r47.gNetLinear2WPartial
-	gNetLinear2WPartial[j46] = [10][32]float32{}
-	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r47 *ocannlReverserBackwardPart43) Part(j48 int) {
+	pNetLinear2W, scratch := r47.pNetLinear2W, r47.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2WPartial[j46][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j46][0][0], &scratch.net_x2[32*j46][0][0])
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j48][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j48][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2WPartial[j46][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j46][0][0], &scratch.net_x2[32*j46][0][0])
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j48][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j48][0][0], &pNetLinear2W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0+32*j46][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j46][i1][i2]
-					gNetLinear2WPartialRow := &gNetLinear2WPartial[j46][i2]
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j48][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2+3]
 					for i3 := range 32 {
-						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+						acc26 := net_x2_gradRow[i3]
+						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc26
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
 					}
 				}
 			}
@@ -10368,47 +10441,22 @@ var ocannlReverserBackwardPart43Records rt.Records[ocannlReverserBackwardPart43]
 // ocannlReverserBackwardPart44 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart44 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j49 of the nest (0 <= j49 < 8).
 func (r48 *ocannlReverserBackwardPart44) Part(j49 int) {
-	pNetLinear2W, scratch := r48.pNetLinear2W, r48.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j49][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j49][0][0], &pNetLinear2W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j49][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j49][0][0], &pNetLinear2W[0])
+	scratch := r48.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_x2_4_grad[32*j49][0][0], &scratch.net_x2_grad[32*j49][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j49][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2+3]
-					for i3 := range 32 {
-						acc26 := net_x2_gradRow[i3]
-						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc26
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j49][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
-					}
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j49][i1]
+				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j49][i1]
+				for i2 := range 32 {
+					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
 				}
 			}
 		}
@@ -10421,22 +10469,33 @@ var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
 // Part runs part j50 of the nest (0 <= j50 < 8).
 func (r49 *ocannlReverserBackwardPart45) Part(j50 int) {
-	scratch := r49.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	scratch, gNetLayerNorm2BetaPartial := r49.scratch, &r49.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j50] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_x2_4_grad[32*j50][0][0], &scratch.net_x2_grad[32*j50][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j50][0], &scratch.net_x2_grad[32*j50][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j50]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j50][i1]
-				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j50][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j50][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j50][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j50][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j50][i1+3]
 				for i2 := range 32 {
-					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+					acc27 := gNetLayerNorm2BetaPartialRow[i2]
+					acc27 += net_x2_gradRow3[i2]
+					acc27 += net_x2_gradRow4[i2]
+					acc27 += net_x2_gradRow5[i2]
+					acc27 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc27
 				}
 			}
 		}
@@ -10449,33 +10508,23 @@ var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 // ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart46 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r50 *ocannlReverserBackwardPart46) Part(j51 int) {
-	scratch, gNetLayerNorm2BetaPartial := r50.scratch, &r50.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j51] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r50 *ocannlReverserBackwardPart46) Part(j52 int) {
+	scratch := r50.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j51][0], &scratch.net_x2_grad[32*j51][0][0])
+		ocannlMap59AVX2(&scratch.net_x2_1_grad[32*j52][0][0], &scratch.net_x2_4_grad[32*j52][0][0], &scratch.net_x2_3[32*j52][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j51]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j51][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j51][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j51][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j51][i1+3]
+			for i1 := range 8 {
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j52][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+32*j52][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j52][i1]
 				for i2 := range 32 {
-					acc27 := gNetLayerNorm2BetaPartialRow[i2]
-					acc27 += net_x2_gradRow3[i2]
-					acc27 += net_x2_gradRow4[i2]
-					acc27 += net_x2_gradRow5[i2]
-					acc27 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc27
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
 			}
 		}
@@ -10494,18 +10543,21 @@ type ocannlReverserBackwardPart47 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r51 *ocannlReverserBackwardPart47) Part(j53 int) {
 	scratch := r51.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_x2_1_grad[32*j53][0][0], &scratch.net_x2_4_grad[32*j53][0][0], &scratch.net_x2_3[32*j53][0][0])
+		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j53][0][0], &scratch.net_x2_4_grad[32*j53][0][0], &scratch.net_x2_1[32*j53][0][0], &scratch.net_x2_3[32*j53][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j53][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+32*j53][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j53][i1]
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j53][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j53][i1]
+				v := scratch.net_x2_3[i0+32*j53][i1][0] * scratch.net_x2_3[i0+32*j53][i1][0]
+				acc29 := scratch.net_x2_3_grad[i0+32*j53][i1][0]
 				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
 				}
+				scratch.net_x2_3_grad[i0+32*j53][i1][0] = acc29
 			}
 		}
 	}
@@ -10517,62 +10569,30 @@ var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
 // ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart48 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r52 *ocannlReverserBackwardPart48) Part(j54 int) {
-	scratch := r52.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j54][0][0], &scratch.net_x2_4_grad[32*j54][0][0], &scratch.net_x2_1[32*j54][0][0], &scratch.net_x2_3[32*j54][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j54][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j54][i1]
-				v := scratch.net_x2_3[i0+32*j54][i1][0] * scratch.net_x2_3[i0+32*j54][i1][0]
-				acc29 := scratch.net_x2_3_grad[i0+32*j54][i1][0]
-				for i2 := range 32 {
-					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
-				}
-				scratch.net_x2_3_grad[i0+32*j54][i1][0] = acc29
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart48Records holds the free ocannlReverserBackwardPart48 records.
-var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
-
-// ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart49 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r53 *ocannlReverserBackwardPart49) Part(j55 int) {
-	scratch, gNetLayerNorm2GammaPartial := r53.scratch, &r53.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j55] = [32]float32{}
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r52 *ocannlReverserBackwardPart48) Part(j54 int) {
+	scratch, gNetLayerNorm2GammaPartial := r52.scratch, &r52.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j54] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j55][0], &scratch.net_x2_1_grad[32*j55][0][0], &scratch.net_layer_norm_2_centered[32*j55][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j54][0], &scratch.net_x2_1_grad[32*j54][0][0], &scratch.net_layer_norm_2_centered[32*j54][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j55]
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j54]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j55][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j55][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j55][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j55][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1+3]
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j54][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j54][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j54][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j54][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1+3]
 				for i2 := range 32 {
 					acc30 := gNetLayerNorm2GammaPartialRow[i2]
 					acc30 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
@@ -10586,29 +10606,57 @@ func (r53 *ocannlReverserBackwardPart49) Part(j55 int) {
 	}
 }
 
+// ocannlReverserBackwardPart48Records holds the free ocannlReverserBackwardPart48 records.
+var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
+
+// ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart49 struct {
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
+}
+
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r53 *ocannlReverserBackwardPart49) Part(j56 int) {
+	pNetLayerNorm2Gamma, scratch := r53.pNetLayerNorm2Gamma, r53.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap62AVX2(&scratch.net_layer_norm_2_centered_grad[32*j56][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j56][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j56][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j56][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlReverserBackwardPart49Records holds the free ocannlReverserBackwardPart49 records.
 var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 
 // ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart50 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r54 *ocannlReverserBackwardPart50) Part(j57 int) {
-	pNetLayerNorm2Gamma, scratch := r54.pNetLayerNorm2Gamma, r54.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	scratch := r54.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_layer_norm_2_centered_grad[32*j57][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j57][0][0])
+		ocannlMap64AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j57][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j57][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j57][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j57][i1]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j57][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j57][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -10627,16 +10675,19 @@ type ocannlReverserBackwardPart51 struct {
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r55 *ocannlReverserBackwardPart51) Part(j58 int) {
 	scratch := r55.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j58][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j58][0][0])
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j58][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j58][0][0], &scratch.net_layer_norm_2_centered[32*j58][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j58][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j58][0][0], &scratch.net_layer_norm_2_centered[32*j58][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j58][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j58][i1]
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j58][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j58][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j58][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -10657,17 +10708,17 @@ func (r56 *ocannlReverserBackwardPart52) Part(j59 int) {
 	scratch := r56.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j59][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered[32*j59][0][0])
+		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered[32*j59][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j59][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j59][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered[32*j59][0][0])
+		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered[32*j59][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j59][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j59][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j59][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j59][i1]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j59][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j59][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j59][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -10686,19 +10737,16 @@ type ocannlReverserBackwardPart53 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r57 *ocannlReverserBackwardPart53) Part(j60 int) {
 	scratch := r57.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j60][0][0], &scratch.net_layer_norm_2_centered[32*j60][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j60][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j60][0][0], &scratch.net_layer_norm_2_centered[32*j60][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j60][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_grad[32*j60][0][0], &scratch.net_layer_norm_2_centered_grad[32*j60][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j60][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j60][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j60][i1]
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j60][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j60][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -10717,17 +10765,19 @@ type ocannlReverserBackwardPart54 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r58 *ocannlReverserBackwardPart54) Part(j61 int) {
 	scratch := r58.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_grad[32*j61][0][0], &scratch.net_layer_norm_2_centered_grad[32*j61][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j61][0][0], &scratch.net_layer_norm_2_centered_grad[32*j61][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j61][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j61][i1]
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j61][i1]
+				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j61][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_2_mean_grad[i0+32*j61][i1][0] = acc32
 			}
 		}
 	}
@@ -10745,19 +10795,19 @@ type ocannlReverserBackwardPart55 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r59 *ocannlReverserBackwardPart55) Part(j62 int) {
 	scratch := r59.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j62][0][0], &scratch.net_layer_norm_2_centered_grad[32*j62][0][0])
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap66AVX512(&scratch.net_layer_norm_2_x_grad[32*j62][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j62][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_x_grad[32*j62][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j62][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j62][i1]
-				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j62][i1][0]
+				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j62][i1][0]
+				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j62][i1]
 				for i2 := range 32 {
-					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
+					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+32*j62][i1][0] = acc32
 			}
 		}
 	}
@@ -10775,18 +10825,16 @@ type ocannlReverserBackwardPart56 struct {
 // Part runs part j63 of the nest (0 <= j63 < 8).
 func (r60 *ocannlReverserBackwardPart56) Part(j63 int) {
 	scratch := r60.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_2_x_grad[32*j63][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j63][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_x_grad[32*j63][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j63][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_x1_grad[32*j63][0][0], &scratch.net_layer_norm_2_x_grad[32*j63][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j63][i1][0]
-				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j63][i1]
+				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j63][i1]
+				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j63][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
 				}
 			}
 		}
@@ -10807,14 +10855,14 @@ func (r61 *ocannlReverserBackwardPart57) Part(j64 int) {
 	scratch := r61.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_x1_grad[32*j64][0][0], &scratch.net_layer_norm_2_x_grad[32*j64][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j64][0][0], &scratch.net_layer_norm_2_x_grad[32*j64][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j64][i1]
-				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j64][i1]
+				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j64][i1]
+				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j64][i1]
 				for i2 := range 32 {
-					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
 				}
 			}
 		}
@@ -10835,14 +10883,14 @@ func (r62 *ocannlReverserBackwardPart58) Part(j65 int) {
 	scratch := r62.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j65][0][0], &scratch.net_layer_norm_2_x_grad[32*j65][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j65][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j65][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j65][i1]
-				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1]
+				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1]
+				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
 				}
 			}
 		}
@@ -10855,54 +10903,26 @@ var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 // ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart59 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r63 *ocannlReverserBackwardPart59) Part(j66 int) {
-	scratch := r63.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j66][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j66][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1]
-				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j66][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
-var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
-
-// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart60 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r64 *ocannlReverserBackwardPart60) Part(j67 int) {
-	scratch, gNetLinear1BPartial := r64.scratch, &r64.gNetLinear1BPartial
-	gNetLinear1BPartial[j67] = [32]float32{}
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r63 *ocannlReverserBackwardPart59) Part(j66 int) {
+	scratch, gNetLinear1BPartial := r63.scratch, &r63.gNetLinear1BPartial
+	gNetLinear1BPartial[j66] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLinear1BPartial[j67][0], &scratch.net_layer_norm_2_x_2_grad[32*j67][0][0])
+		ocannlReduce15AVX2(&gNetLinear1BPartial[j66][0], &scratch.net_layer_norm_2_x_2_grad[32*j66][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j67]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j66]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j67][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j67][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j67][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j67][i1+3]
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1+3]
 				for i2 := range 32 {
 					acc33 := gNetLinear1BPartialRow[i2]
 					acc33 += net_layer_norm_2_x_2_gradRow3[i2]
@@ -10916,33 +10936,79 @@ func (r64 *ocannlReverserBackwardPart60) Part(j67 int) {
 	}
 }
 
-// ocannlReverserBackwardPart60Records holds the free ocannlReverserBackwardPart60 records.
-var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
+// ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
+var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
 
-// ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart61 struct {
+type ocannlReverserBackwardPart60 struct {
 	gNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r65 *ocannlReverserBackwardPart61) Part(j69 int) {
-	gNetLinear1W, scratch := r65.gNetLinear1W, r65.scratch
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r64 *ocannlReverserBackwardPart60) Part(j68 int) {
+	gNetLinear1W, scratch := r64.gNetLinear1W, r64.scratch
 	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j69], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j69], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX512(&gNetLinear1W[256*j68], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j68], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j69], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j69], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX2(&gNetLinear1W[256*j68], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j68], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j69]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j69 : 64*i2+256*j69+64])
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j68]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j68 : 64*i2+256*j68+64])
 					for i3 := range 64 {
 						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart60Records holds the free ocannlReverserBackwardPart60 records.
+var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
+
+// ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart61 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r65 *ocannlReverserBackwardPart61) Part(j69 int) {
+	pNetLinear1W, scratch := r65.pNetLinear1W, r65.scratch
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j69][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j69][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j69][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j69][0][0], &pNetLinear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j69][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j69][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j69][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j69][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j69][i1][i2+3]
+					for i3 := range 64 {
+						acc35 := net_linear_1_x_gradRow[i3]
+						acc35 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc35 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc35 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc35 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc35
 					}
 				}
 			}
@@ -10956,40 +11022,31 @@ var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 // ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart62 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j70 of the nest (0 <= j70 < 8).
-func (r66 *ocannlReverserBackwardPart62) Part(j70 int) {
-	pNetLinear1W, scratch := r66.pNetLinear1W, r66.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j70][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j70][0][0], &pNetLinear1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j70][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j70][0][0], &pNetLinear1W[0])
+func (r68 *ocannlReverserBackwardPart62) Part(j70 int) {
+	scratch := r68.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap67AVX2(&scratch.net_linear_1_x_2_grad[32*j70][0][0], &scratch.net_linear_1_x_2[32*j70][0][0], &scratch.net_linear_1_x_grad[32*j70][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j70][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j70][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j70][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j70][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j70][i1][i2+3]
-					for i3 := range 64 {
-						acc35 := net_linear_1_x_gradRow[i3]
-						acc35 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc35 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc35 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc35 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc35
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j70][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j70][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j70][i1]
+				for i2 := range 64 {
+					var r66 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r66 = 1
 					}
+					r67 := float32(0)
+					if r66 != 0 {
+						r67 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r67
 				}
 			}
 		}
@@ -11008,25 +11065,16 @@ type ocannlReverserBackwardPart63 struct {
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r69 *ocannlReverserBackwardPart63) Part(j71 int) {
 	scratch := r69.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_linear_1_x_2_grad[32*j71][0][0], &scratch.net_linear_1_x_2[32*j71][0][0], &scratch.net_linear_1_x_grad[32*j71][0][0])
+		ocannlMap68AVX2(&scratch.net_linear_1_x_1_grad[32*j71][0][0], &scratch.net_linear_1_x_2_grad[32*j71][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j71][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j71][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j71][i1]
 				for i2 := range 64 {
-					var r67 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r67 = 1
-					}
-					r68 := float32(0)
-					if r67 != 0 {
-						r68 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r68
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
 			}
 		}
@@ -11039,54 +11087,26 @@ var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
 // ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart64 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r70 *ocannlReverserBackwardPart64) Part(j72 int) {
-	scratch := r70.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_linear_1_x_1_grad[32*j72][0][0], &scratch.net_linear_1_x_2_grad[32*j72][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j72][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
-var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
-
-// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart65 struct {
 	scratch            *ocannlReverserBackwardScratch
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r71 *ocannlReverserBackwardPart65) Part(j73 int) {
-	scratch, gNetDense1BPartial := r71.scratch, &r71.gNetDense1BPartial
-	gNetDense1BPartial[j73] = [64]float32{}
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r70 *ocannlReverserBackwardPart64) Part(j72 int) {
+	scratch, gNetDense1BPartial := r70.scratch, &r70.gNetDense1BPartial
+	gNetDense1BPartial[j72] = [64]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetDense1BPartial[j73][0], &scratch.net_linear_1_x_2_grad[32*j73][0][0])
+		ocannlReduce19AVX2(&gNetDense1BPartial[j72][0], &scratch.net_linear_1_x_2_grad[32*j72][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j73]
+		gNetDense1BPartialRow := &gNetDense1BPartial[j72]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j73][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j73][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j73][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j73][i1+3]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1+3]
 				for i2 := range 64 {
 					acc36 := gNetDense1BPartialRow[i2]
 					acc36 += net_linear_1_x_2_gradRow3[i2]
@@ -11100,31 +11120,31 @@ func (r71 *ocannlReverserBackwardPart65) Part(j73 int) {
 	}
 }
 
-// ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
-var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
+// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
+var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
 
-// ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart66 struct {
+type ocannlReverserBackwardPart65 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r72 *ocannlReverserBackwardPart66) Part(j75 int) {
-	gNetDense1W, scratch := r72.gNetDense1W, r72.scratch
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r71 *ocannlReverserBackwardPart65) Part(j74 int) {
+	gNetDense1W, scratch := r71.gNetDense1W, r71.scratch
 	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j75], &scratch.net_linear_1_x_1_grad[0][0][8*j75], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX512(&gNetDense1W[256*j74], &scratch.net_linear_1_x_1_grad[0][0][8*j74], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j75], &scratch.net_linear_1_x_1_grad[0][0][8*j75], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX2(&gNetDense1W[256*j74], &scratch.net_linear_1_x_1_grad[0][0][8*j74], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j75]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j75 : 32*i2+256*j75+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j74]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j74 : 32*i2+256*j74+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -11134,38 +11154,38 @@ func (r72 *ocannlReverserBackwardPart66) Part(j75 int) {
 	}
 }
 
-// ocannlReverserBackwardPart66Records holds the free ocannlReverserBackwardPart66 records.
-var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
+// ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
+var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
 
-// ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart67 struct {
+type ocannlReverserBackwardPart66 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r73 *ocannlReverserBackwardPart67) Part(j76 int) {
-	pNetDense1W, scratch := r73.pNetDense1W, r73.scratch
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r72 *ocannlReverserBackwardPart66) Part(j75 int) {
+	pNetDense1W, scratch := r72.pNetDense1W, r72.scratch
 	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j76][0][0], &scratch.net_linear_1_x_1_grad[32*j76][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j75][0][0], &scratch.net_linear_1_x_1_grad[32*j75][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j76][0][0], &scratch.net_linear_1_x_1_grad[32*j76][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j75][0][0], &scratch.net_linear_1_x_1_grad[32*j75][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j76][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j75][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j76][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j75][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j76][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j75][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j76][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j75][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j76][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j75][i1][i2+3]
 					for i3 := range 32 {
 						acc38 := net_x1_gradRow2[i3]
 						acc38 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
@@ -11180,28 +11200,67 @@ func (r73 *ocannlReverserBackwardPart67) Part(j76 int) {
 	}
 }
 
+// ocannlReverserBackwardPart66Records holds the free ocannlReverserBackwardPart66 records.
+var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
+
+// ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart67 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r73 *ocannlReverserBackwardPart67) Part(j76 int) {
+	scratch := r73.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_x1_4_grad[32*j76][0][0], &scratch.net_x1_grad[32*j76][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j76][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j76][i1]
+				for i2 := range 32 {
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlReverserBackwardPart67Records holds the free ocannlReverserBackwardPart67 records.
 var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
 
 // ocannlReverserBackwardPart68 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart68 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
 // Part runs part j77 of the nest (0 <= j77 < 8).
 func (r74 *ocannlReverserBackwardPart68) Part(j77 int) {
-	scratch := r74.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	scratch, gNetLayerNorm1BetaPartial := r74.scratch, &r74.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j77] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_x1_4_grad[32*j77][0][0], &scratch.net_x1_grad[32*j77][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j77][0], &scratch.net_x1_grad[32*j77][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j77]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j77][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j77][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j77][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j77][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j77][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j77][i1+3]
 				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+					acc39 := gNetLayerNorm1BetaPartialRow[i2]
+					acc39 += net_x1_gradRow4[i2]
+					acc39 += net_x1_gradRow5[i2]
+					acc39 += net_x1_gradRow6[i2]
+					acc39 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc39
 				}
 			}
 		}
@@ -11214,33 +11273,23 @@ var ocannlReverserBackwardPart68Records rt.Records[ocannlReverserBackwardPart68]
 // ocannlReverserBackwardPart69 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart69 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm1BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r75 *ocannlReverserBackwardPart69) Part(j78 int) {
-	scratch, gNetLayerNorm1BetaPartial := r75.scratch, &r75.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j78] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r75 *ocannlReverserBackwardPart69) Part(j79 int) {
+	scratch := r75.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j78][0], &scratch.net_x1_grad[32*j78][0][0])
+		ocannlMap59AVX2(&scratch.net_x1_1_grad[32*j79][0][0], &scratch.net_x1_4_grad[32*j79][0][0], &scratch.net_x1_3[32*j79][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j78]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j78][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j78][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j78][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j78][i1+3]
+			for i1 := range 8 {
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j79][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+32*j79][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j79][i1]
 				for i2 := range 32 {
-					acc39 := gNetLayerNorm1BetaPartialRow[i2]
-					acc39 += net_x1_gradRow4[i2]
-					acc39 += net_x1_gradRow5[i2]
-					acc39 += net_x1_gradRow6[i2]
-					acc39 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc39
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
 			}
 		}
@@ -11259,18 +11308,21 @@ type ocannlReverserBackwardPart70 struct {
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r76 *ocannlReverserBackwardPart70) Part(j80 int) {
 	scratch := r76.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_x1_1_grad[32*j80][0][0], &scratch.net_x1_4_grad[32*j80][0][0], &scratch.net_x1_3[32*j80][0][0])
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j80][0][0], &scratch.net_x1_4_grad[32*j80][0][0], &scratch.net_x1_1[32*j80][0][0], &scratch.net_x1_3[32*j80][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j80][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+32*j80][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j80][i1]
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j80][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j80][i1]
+				v2 := scratch.net_x1_3[i0+32*j80][i1][0] * scratch.net_x1_3[i0+32*j80][i1][0]
+				acc41 := scratch.net_x1_3_grad[i0+32*j80][i1][0]
 				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
+				scratch.net_x1_3_grad[i0+32*j80][i1][0] = acc41
 			}
 		}
 	}
@@ -11282,62 +11334,30 @@ var ocannlReverserBackwardPart70Records rt.Records[ocannlReverserBackwardPart70]
 // ocannlReverserBackwardPart71 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart71 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r77 *ocannlReverserBackwardPart71) Part(j81 int) {
-	scratch := r77.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j81][0][0], &scratch.net_x1_4_grad[32*j81][0][0], &scratch.net_x1_1[32*j81][0][0], &scratch.net_x1_3[32*j81][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j81][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j81][i1]
-				v2 := scratch.net_x1_3[i0+32*j81][i1][0] * scratch.net_x1_3[i0+32*j81][i1][0]
-				acc41 := scratch.net_x1_3_grad[i0+32*j81][i1][0]
-				for i2 := range 32 {
-					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
-				}
-				scratch.net_x1_3_grad[i0+32*j81][i1][0] = acc41
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart71Records holds the free ocannlReverserBackwardPart71 records.
-var ocannlReverserBackwardPart71Records rt.Records[ocannlReverserBackwardPart71]
-
-// ocannlReverserBackwardPart72 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart72 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r78 *ocannlReverserBackwardPart72) Part(j82 int) {
-	scratch, gNetLayerNorm1GammaPartial := r78.scratch, &r78.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j82] = [32]float32{}
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r77 *ocannlReverserBackwardPart71) Part(j81 int) {
+	scratch, gNetLayerNorm1GammaPartial := r77.scratch, &r77.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j81] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j82][0], &scratch.net_x1_1_grad[32*j82][0][0], &scratch.net_layer_norm_1_centered[32*j82][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j81][0], &scratch.net_x1_1_grad[32*j81][0][0], &scratch.net_layer_norm_1_centered[32*j81][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j82]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j81]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j82][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j82][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j82][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j82][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j81][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j81][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j81][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j81][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1+3]
 				for i2 := range 32 {
 					acc42 := gNetLayerNorm1GammaPartialRow[i2]
 					acc42 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
@@ -11351,29 +11371,57 @@ func (r78 *ocannlReverserBackwardPart72) Part(j82 int) {
 	}
 }
 
+// ocannlReverserBackwardPart71Records holds the free ocannlReverserBackwardPart71 records.
+var ocannlReverserBackwardPart71Records rt.Records[ocannlReverserBackwardPart71]
+
+// ocannlReverserBackwardPart72 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart72 struct {
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
+}
+
+// Part runs part j83 of the nest (0 <= j83 < 8).
+func (r78 *ocannlReverserBackwardPart72) Part(j83 int) {
+	pNetLayerNorm1Gamma, scratch := r78.pNetLayerNorm1Gamma, r78.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap62AVX2(&scratch.net_layer_norm_1_centered_grad[32*j83][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j83][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j83][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j83][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlReverserBackwardPart72Records holds the free ocannlReverserBackwardPart72 records.
 var ocannlReverserBackwardPart72Records rt.Records[ocannlReverserBackwardPart72]
 
 // ocannlReverserBackwardPart73 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart73 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r79 *ocannlReverserBackwardPart73) Part(j84 int) {
-	pNetLayerNorm1Gamma, scratch := r79.pNetLayerNorm1Gamma, r79.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	scratch := r79.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_layer_norm_1_centered_grad[32*j84][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j84][0][0])
+		ocannlMap64AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j84][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j84][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j84][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j84][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j84][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j84][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
 			}
 		}
@@ -11392,16 +11440,19 @@ type ocannlReverserBackwardPart74 struct {
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r80 *ocannlReverserBackwardPart74) Part(j85 int) {
 	scratch := r80.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j85][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j85][0][0])
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j85][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j85][0][0], &scratch.net_layer_norm_1_centered[32*j85][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j85][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j85][0][0], &scratch.net_layer_norm_1_centered[32*j85][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j85][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j85][i1]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j85][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j85][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j85][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -11422,17 +11473,17 @@ func (r81 *ocannlReverserBackwardPart75) Part(j86 int) {
 	scratch := r81.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j86][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered[32*j86][0][0])
+		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered[32*j86][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j86][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j86][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered[32*j86][0][0])
+		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered[32*j86][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j86][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j86][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j86][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j86][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j86][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j86][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j86][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -11451,19 +11502,16 @@ type ocannlReverserBackwardPart76 struct {
 // Part runs part j87 of the nest (0 <= j87 < 8).
 func (r82 *ocannlReverserBackwardPart76) Part(j87 int) {
 	scratch := r82.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j87][0][0], &scratch.net_layer_norm_1_centered[32*j87][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j87][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j87][0][0], &scratch.net_layer_norm_1_centered[32*j87][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j87][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_grad[32*j87][0][0], &scratch.net_layer_norm_1_centered_grad[32*j87][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j87][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j87][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j87][i1]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j87][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j87][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -11482,17 +11530,19 @@ type ocannlReverserBackwardPart77 struct {
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r83 *ocannlReverserBackwardPart77) Part(j88 int) {
 	scratch := r83.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_1_centered_grad[32*j88][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j88][0][0], &scratch.net_layer_norm_1_centered_grad[32*j88][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j88][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j88][i1]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j88][i1]
+				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j88][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0+32*j88][i1][0] = acc44
 			}
 		}
 	}
@@ -11510,19 +11560,19 @@ type ocannlReverserBackwardPart78 struct {
 // Part runs part j89 of the nest (0 <= j89 < 8).
 func (r84 *ocannlReverserBackwardPart78) Part(j89 int) {
 	scratch := r84.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j89][0][0], &scratch.net_layer_norm_1_centered_grad[32*j89][0][0])
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap66AVX512(&scratch.net_layer_norm_1_x_grad[32*j89][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j89][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_x_grad[32*j89][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j89][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j89][i1]
-				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j89][i1][0]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j89][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j89][i1]
 				for i2 := range 32 {
-					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
+					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+32*j89][i1][0] = acc44
 			}
 		}
 	}
@@ -11540,18 +11590,16 @@ type ocannlReverserBackwardPart79 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r85 *ocannlReverserBackwardPart79) Part(j90 int) {
 	scratch := r85.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_1_x_grad[32*j90][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j90][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_x_grad[32*j90][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j90][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_h_grad[32*j90][0][0], &scratch.net_layer_norm_1_x_grad[32*j90][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j90][i1][0]
-				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j90][i1]
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j90][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0+32*j90][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
 				}
 			}
 		}
@@ -11572,14 +11620,14 @@ func (r86 *ocannlReverserBackwardPart80) Part(j91 int) {
 	scratch := r86.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_h_grad[32*j91][0][0], &scratch.net_layer_norm_1_x_grad[32*j91][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j91][0][0], &scratch.net_layer_norm_1_x_grad[32*j91][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j91][i1]
-				net_h_gradRow := &scratch.net_h_grad[i0+32*j91][i1]
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j91][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j91][i1]
 				for i2 := range 32 {
-					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
 				}
 			}
 		}
@@ -11590,24 +11638,32 @@ func (r86 *ocannlReverserBackwardPart80) Part(j91 int) {
 var ocannlReverserBackwardPart80Records rt.Records[ocannlReverserBackwardPart80]
 
 // ocannlReverserBackwardPart81 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart81 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j92 of the nest (0 <= j92 < 8).
 func (r87 *ocannlReverserBackwardPart81) Part(j92 int) {
-	scratch := r87.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j92][0][0], &scratch.net_layer_norm_1_x_grad[32*j92][0][0])
+	gNetAttention1WO, scratch := r87.gNetAttention1WO, r87.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j92], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j92], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j92], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j92], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j92][i1]
-				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j92][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j92]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j92+8*i3 : 32*i2+128*j92+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
 				}
 			}
 		}
@@ -11618,30 +11674,30 @@ func (r87 *ocannlReverserBackwardPart81) Part(j92 int) {
 var ocannlReverserBackwardPart81Records rt.Records[ocannlReverserBackwardPart81]
 
 // ocannlReverserBackwardPart82 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart82 struct {
-	gNetAttention1WO *[1024]float32
+	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j93 of the nest (0 <= j93 < 8).
 func (r88 *ocannlReverserBackwardPart82) Part(j93 int) {
-	gNetAttention1WO, scratch := r88.gNetAttention1WO, r88.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	pNetAttention1WO, scratch := r88.pNetAttention1WO, r88.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j93], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j93], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j93][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j93][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j93], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j93], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j93][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j93][0][0], &pNetAttention1WO[0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j93]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j93][i1][i2]
 					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j93+8*i3 : 32*i2+128*j93+8*i3+8])
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i3]
 						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
 					}
 				}
@@ -11656,28 +11712,44 @@ var ocannlReverserBackwardPart82Records rt.Records[ocannlReverserBackwardPart82]
 // ocannlReverserBackwardPart83 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart83 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j94 of the nest (0 <= j94 < 8).
 func (r89 *ocannlReverserBackwardPart83) Part(j94 int) {
-	pNetAttention1WO, scratch := r89.pNetAttention1WO, r89.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r89.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j94][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j94][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j94][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j94][0][0], &pNetAttention1WO[0])
-	} else {
 		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_v[i0+32*j94][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_v[i0+32*j94][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j94]
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j94][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i3]
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j94][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3+3]
 						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+							acc45 := net_attention_1_attn_gradRow[i4]
+							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc45
 						}
 					}
 				}
@@ -11698,38 +11770,29 @@ type ocannlReverserBackwardPart84 struct {
 // Part runs part j95 of the nest (0 <= j95 < 8).
 func (r90 *ocannlReverserBackwardPart84) Part(j95 int) {
 	scratch := r90.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_v[i0+32*j95][0][i2][0])
+				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_attn[i0+32*j95][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j95][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_v[i0+32*j95][0][i2][0])
+				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_attn[i0+32*j95][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j95][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j95]
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j95]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j95][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3+3]
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j95][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3]
 						for i4 := range 8 {
-							acc45 := net_attention_1_attn_gradRow[i4]
-							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc45
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
 						}
 					}
 				}
@@ -11750,30 +11813,18 @@ type ocannlReverserBackwardPart85 struct {
 // Part runs part j96 of the nest (0 <= j96 < 8).
 func (r91 *ocannlReverserBackwardPart85) Part(j96 int) {
 	scratch := r91.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j96][0][i2][0], &scratch.net_attention_1_attn[i0+32*j96][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j96][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j96][0][i2][0], &scratch.net_attention_1_attn[i0+32*j96][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j96][0][i2][0])
-			}
-		}
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap69AVX2(&scratch.net_attention_1_ex_grad[32*j96][0][0][0], &scratch.net_attention_1_attn_grad[32*j96][0][0][0], &scratch.net_attention_1_attn_1[32*j96][0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j96]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j96][i1][i2]
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j96][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j96][i1][i2][0]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j96][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j96][i1][i2][i3]
-						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
-						}
+						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
 					}
 				}
 			}
@@ -11793,19 +11844,22 @@ type ocannlReverserBackwardPart86 struct {
 // Part runs part j97 of the nest (0 <= j97 < 8).
 func (r92 *ocannlReverserBackwardPart86) Part(j97 int) {
 	scratch := r92.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_attention_1_ex_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_1[32*j97][0][0][0])
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_grad[32*j97][0][0][0], &scratch.net_attention_1_ex[32*j97][0][0][0], &scratch.net_attention_1_attn_1[32*j97][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j97][i1][i2]
-					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j97][i1][i2][0]
-					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j97][i1][i2]
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j97][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j97][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j97][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j97][i1][i2][0]
+					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j97][i1][i2][0]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_attention_1_attn_1_grad[i0+32*j97][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -11824,22 +11878,20 @@ type ocannlReverserBackwardPart87 struct {
 // Part runs part j98 of the nest (0 <= j98 < 8).
 func (r93 *ocannlReverserBackwardPart87) Part(j98 int) {
 	scratch := r93.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j98][0][0][0], &scratch.net_attention_1_attn_grad[32*j98][0][0][0], &scratch.net_attention_1_ex[32*j98][0][0][0], &scratch.net_attention_1_attn_1[32*j98][0][0][0])
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap70AVX512(&scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j98][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap70AVX2(&scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j98][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j98][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j98][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+32*j98][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j98][i1][i2][0]
-					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j98][i1][i2][0]
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j98][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j98][i1][i2]
 					for i3 := range 8 {
-						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
-					scratch.net_attention_1_attn_1_grad[i0+32*j98][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -11858,19 +11910,18 @@ type ocannlReverserBackwardPart88 struct {
 // Part runs part j99 of the nest (0 <= j99 < 8).
 func (r94 *ocannlReverserBackwardPart88) Part(j99 int) {
 	scratch := r94.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_attention_1_ex_grad[32*j99][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j99][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_attention_1_ex_grad[32*j99][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j99][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap71AVX2(&scratch.net_attention_1_ex_1_grad[32*j99][0][0][0], &scratch.net_attention_1_ex_grad[32*j99][0][0][0], &scratch.net_attention_1_ex[32*j99][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j99][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j99][i1][i2]
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j99][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j99][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j99][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
 				}
 			}
@@ -11890,18 +11941,17 @@ type ocannlReverserBackwardPart89 struct {
 // Part runs part j100 of the nest (0 <= j100 < 8).
 func (r95 *ocannlReverserBackwardPart89) Part(j100 int) {
 	scratch := r95.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_attention_1_ex_1_grad[32*j100][0][0][0], &scratch.net_attention_1_ex_grad[32*j100][0][0][0], &scratch.net_attention_1_ex[32*j100][0][0][0])
+		ocannlMap58AVX2(&scratch.net_attention_1_scores_grad[32*j100][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j100][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j100][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j100][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j100][i1][i2]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j100][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j100][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
 					}
 				}
 			}
@@ -11921,18 +11971,20 @@ type ocannlReverserBackwardPart90 struct {
 // Part runs part j101 of the nest (0 <= j101 < 8).
 func (r96 *ocannlReverserBackwardPart90) Part(j101 int) {
 	scratch := r96.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_attention_1_scores_grad[32*j101][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j101][0][0][0])
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j101][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j101][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j101][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j101][i1][i2]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j101][i1][i2]
+					acc47 := scratch.net_attention_1_m_grad[i0+32*j101][i1][i2][0]
 					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+						acc47 -= net_attention_1_ex_1_gradRow3[i3]
 					}
+					scratch.net_attention_1_m_grad[i0+32*j101][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -11949,22 +12001,32 @@ type ocannlReverserBackwardPart91 struct {
 }
 
 // Part runs part j102 of the nest (0 <= j102 < 8).
-func (r97 *ocannlReverserBackwardPart91) Part(j102 int) {
-	scratch := r97.scratch
-	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j102][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j102][0][0][0])
+func (r99 *ocannlReverserBackwardPart91) Part(j102 int) {
+	scratch := r99.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap72AVX512(&scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_m[32*j102][0][0][0], &scratch.net_attention_1_scores[32*j102][0][0][0], &scratch.net_attention_1_m_grad[32*j102][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap72AVX2(&scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_m[32*j102][0][0][0], &scratch.net_attention_1_scores[32*j102][0][0][0], &scratch.net_attention_1_m_grad[32*j102][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j102][i1][i2]
-					acc47 := scratch.net_attention_1_m_grad[i0+32*j102][i1][i2][0]
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j102][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j102][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j102][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j102][i1][i2]
 					for i3 := range 8 {
-						acc47 -= net_attention_1_ex_1_gradRow3[i3]
+						var r97 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r97 = 1
+						}
+						r98 := float32(0)
+						if r97 != 0 {
+							r98 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r98
 					}
-					scratch.net_attention_1_m_grad[i0+32*j102][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -11983,29 +12045,18 @@ type ocannlReverserBackwardPart92 struct {
 // Part runs part j103 of the nest (0 <= j103 < 8).
 func (r100 *ocannlReverserBackwardPart92) Part(j103 int) {
 	scratch := r100.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap72AVX512(&scratch.net_attention_1_scores_grad[32*j103][0][0][0], &scratch.net_attention_1_m[32*j103][0][0][0], &scratch.net_attention_1_scores[32*j103][0][0][0], &scratch.net_attention_1_m_grad[32*j103][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.net_attention_1_scores_grad[32*j103][0][0][0], &scratch.net_attention_1_m[32*j103][0][0][0], &scratch.net_attention_1_scores[32*j103][0][0][0], &scratch.net_attention_1_m_grad[32*j103][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap73AVX2(&scratch.net_attention_1_scores_1_grad[32*j103][0][0][0], &scratch.net_attention_1_scores_grad[32*j103][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j103][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j103][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j103][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j103][i1][i2]
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j103][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2]
 					for i3 := range 8 {
-						var r98 float32
-						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r98 = 1
-						}
-						r99 := float32(0)
-						if r98 != 0 {
-							r99 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r99
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
 					}
 				}
 			}
@@ -12025,18 +12076,42 @@ type ocannlReverserBackwardPart93 struct {
 // Part runs part j104 of the nest (0 <= j104 < 8).
 func (r101 *ocannlReverserBackwardPart93) Part(j104 int) {
 	scratch := r101.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_attention_1_scores_1_grad[32*j104][0][0][0], &scratch.net_attention_1_scores_grad[32*j104][0][0][0], &scratch.net_attention_1_scores_2[0])
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_k[i0+32*j104][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_k[i0+32*j104][0][i2][0])
+			}
+		}
 	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
+		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j104][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j104][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j104][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j104][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j104][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j104][i3+3][i2]
+						for i4 := range 8 {
+							acc48 := net_attention_1_q_gradRow[i4]
+							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc48
+						}
 					}
 				}
 			}
@@ -12060,37 +12135,25 @@ func (r102 *ocannlReverserBackwardPart94) Part(j105 int) {
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_k[i0+32*j105][0][i2][0])
+				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_q[i0+32*j105][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_k[i0+32*j105][0][i2][0])
+				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_q[i0+32*j105][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j105][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j105][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j105][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j105][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j105][i3+3][i2]
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j105][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j105][i3][i2]
 						for i4 := range 8 {
-							acc48 := net_attention_1_q_gradRow[i4]
-							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc48
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
 					}
 				}
@@ -12103,37 +12166,34 @@ func (r102 *ocannlReverserBackwardPart94) Part(j105 int) {
 var ocannlReverserBackwardPart94Records rt.Records[ocannlReverserBackwardPart94]
 
 // ocannlReverserBackwardPart95 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart95 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j106 of the nest (0 <= j106 < 8).
 func (r103 *ocannlReverserBackwardPart95) Part(j106 int) {
-	scratch := r103.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	gNetAttention1WV, scratch := r103.gNetAttention1WV, r103.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j106][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j106][0][i2][0], &scratch.net_attention_1_q[i0+32*j106][0][i2][0])
-			}
+		for i3 := range 1 {
+			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j106], &scratch.net_attention_1_v_grad[0][0][0][i3+j106], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j106][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j106][0][i2][0], &scratch.net_attention_1_q[i0+32*j106][0][i2][0])
-			}
+		for i3 := range 1 {
+			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j106], &scratch.net_attention_1_v_grad[0][0][0][i3+j106], &scratch.net_h[0][0][0])
 		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j106][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j106][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j106][i3][i2]
-						for i4 := range 8 {
-							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j106]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j106 : 256*i2+32*i3+32*j106+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
 					}
 				}
@@ -12146,75 +12206,35 @@ func (r103 *ocannlReverserBackwardPart95) Part(j106 int) {
 var ocannlReverserBackwardPart95Records rt.Records[ocannlReverserBackwardPart95]
 
 // ocannlReverserBackwardPart96 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart96 struct {
-	gNetAttention1WV *[1024]float32
+	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j107 of the nest (0 <= j107 < 8).
 func (r104 *ocannlReverserBackwardPart96) Part(j107 int) {
-	gNetAttention1WV, scratch := r104.gNetAttention1WV, r104.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j107], &scratch.net_attention_1_v_grad[0][0][0][i3+j107], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j107], &scratch.net_attention_1_v_grad[0][0][0][i3+j107], &scratch.net_h[0][0][0])
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j107]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j107 : 256*i2+32*i3+32*j107+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart96Records holds the free ocannlReverserBackwardPart96 records.
-var ocannlReverserBackwardPart96Records rt.Records[ocannlReverserBackwardPart96]
-
-// ocannlReverserBackwardPart97 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart97 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j108 of the nest (0 <= j108 < 8).
-func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
-	pNetAttention1WV, scratch := r105.pNetAttention1WV, r105.scratch
+	pNetAttention1WV, scratch := r104.pNetAttention1WV, r104.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j108][0][0], &scratch.net_attention_1_v_grad[32*j108][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j107][0][0], &scratch.net_attention_1_v_grad[32*j107][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j108][0][0], &scratch.net_attention_1_v_grad[32*j108][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j107][0][0], &scratch.net_attention_1_v_grad[32*j107][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j108][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j107][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j108][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j107][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j108][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j107][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j108][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j107][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j108][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j107][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc49 := net_h_gradRow2[i4]
 							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -12230,27 +12250,27 @@ func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
 	}
 }
 
-// ocannlReverserBackwardPart97Records holds the free ocannlReverserBackwardPart97 records.
-var ocannlReverserBackwardPart97Records rt.Records[ocannlReverserBackwardPart97]
+// ocannlReverserBackwardPart96Records holds the free ocannlReverserBackwardPart96 records.
+var ocannlReverserBackwardPart96Records rt.Records[ocannlReverserBackwardPart96]
 
-// ocannlReverserBackwardPart98 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart97 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart98 struct {
+type ocannlReverserBackwardPart97 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 8).
-func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
-	gNetAttention1WK, scratch := r106.gNetAttention1WK, r106.scratch
+// Part runs part j108 of the nest (0 <= j108 < 8).
+func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
+	gNetAttention1WK, scratch := r105.gNetAttention1WK, r105.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j109], &scratch.net_attention_1_k_grad[0][0][0][i3+j109], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j108], &scratch.net_attention_1_k_grad[0][0][0][i3+j108], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j109], &scratch.net_attention_1_k_grad[0][0][0][i3+j109], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j108], &scratch.net_attention_1_k_grad[0][0][0][i3+j108], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -12258,8 +12278,8 @@ func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j109]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j109 : 256*i2+32*i3+32*j109+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j108]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j108 : 256*i2+32*i3+32*j108+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -12270,39 +12290,39 @@ func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
 	}
 }
 
-// ocannlReverserBackwardPart98Records holds the free ocannlReverserBackwardPart98 records.
-var ocannlReverserBackwardPart98Records rt.Records[ocannlReverserBackwardPart98]
+// ocannlReverserBackwardPart97Records holds the free ocannlReverserBackwardPart97 records.
+var ocannlReverserBackwardPart97Records rt.Records[ocannlReverserBackwardPart97]
 
-// ocannlReverserBackwardPart99 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart98 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart99 struct {
+type ocannlReverserBackwardPart98 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j110 of the nest (0 <= j110 < 8).
-func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
-	pNetAttention1WK, scratch := r107.pNetAttention1WK, r107.scratch
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
+	pNetAttention1WK, scratch := r106.pNetAttention1WK, r106.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j110][0][0], &scratch.net_attention_1_k_grad[32*j110][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j109][0][0], &scratch.net_attention_1_k_grad[32*j109][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j110][0][0], &scratch.net_attention_1_k_grad[32*j110][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j109][0][0], &scratch.net_attention_1_k_grad[32*j109][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j110][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j109][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j110][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j109][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j110][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j109][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j110][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j109][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j110][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j109][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc50 := net_h_gradRow3[i4]
 							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -12318,27 +12338,27 @@ func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
 	}
 }
 
-// ocannlReverserBackwardPart99Records holds the free ocannlReverserBackwardPart99 records.
-var ocannlReverserBackwardPart99Records rt.Records[ocannlReverserBackwardPart99]
+// ocannlReverserBackwardPart98Records holds the free ocannlReverserBackwardPart98 records.
+var ocannlReverserBackwardPart98Records rt.Records[ocannlReverserBackwardPart98]
 
-// ocannlReverserBackwardPart100 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart99 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart100 struct {
+type ocannlReverserBackwardPart99 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j111 of the nest (0 <= j111 < 8).
-func (r108 *ocannlReverserBackwardPart100) Part(j111 int) {
-	gNetAttention1WQ, scratch := r108.gNetAttention1WQ, r108.scratch
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
+	gNetAttention1WQ, scratch := r107.gNetAttention1WQ, r107.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j111], &scratch.net_attention_1_q_grad[0][0][0][i3+j111], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j110], &scratch.net_attention_1_q_grad[0][0][0][i3+j110], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j111], &scratch.net_attention_1_q_grad[0][0][0][i3+j111], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j110], &scratch.net_attention_1_q_grad[0][0][0][i3+j110], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -12346,8 +12366,8 @@ func (r108 *ocannlReverserBackwardPart100) Part(j111 int) {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j111]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j111 : 256*i2+32*i3+32*j111+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j110]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j110 : 256*i2+32*i3+32*j110+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -12358,39 +12378,39 @@ func (r108 *ocannlReverserBackwardPart100) Part(j111 int) {
 	}
 }
 
-// ocannlReverserBackwardPart100Records holds the free ocannlReverserBackwardPart100 records.
-var ocannlReverserBackwardPart100Records rt.Records[ocannlReverserBackwardPart100]
+// ocannlReverserBackwardPart99Records holds the free ocannlReverserBackwardPart99 records.
+var ocannlReverserBackwardPart99Records rt.Records[ocannlReverserBackwardPart99]
 
-// ocannlReverserBackwardPart101 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart100 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart101 struct {
+type ocannlReverserBackwardPart100 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 8).
-func (r109 *ocannlReverserBackwardPart101) Part(j112 int) {
-	pNetAttention1WQ, scratch := r109.pNetAttention1WQ, r109.scratch
+// Part runs part j111 of the nest (0 <= j111 < 8).
+func (r108 *ocannlReverserBackwardPart100) Part(j111 int) {
+	pNetAttention1WQ, scratch := r108.pNetAttention1WQ, r108.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j112][0][0], &scratch.net_attention_1_q_grad[32*j112][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j111][0][0], &scratch.net_attention_1_q_grad[32*j111][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j112][0][0], &scratch.net_attention_1_q_grad[32*j112][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j111][0][0], &scratch.net_attention_1_q_grad[32*j111][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j112][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j111][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j112][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j111][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j112][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j111][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j112][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j111][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j112][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j111][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc51 := net_h_gradRow4[i4]
 							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -12406,28 +12426,57 @@ func (r109 *ocannlReverserBackwardPart101) Part(j112 int) {
 	}
 }
 
+// ocannlReverserBackwardPart100Records holds the free ocannlReverserBackwardPart100 records.
+var ocannlReverserBackwardPart100Records rt.Records[ocannlReverserBackwardPart100]
+
+// ocannlReverserBackwardPart101 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart101 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j112 of the nest (0 <= j112 < 8).
+func (r109 *ocannlReverserBackwardPart101) Part(j112 int) {
+	scratch := r109.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.net_h_1_grad[32*j112][0][0], &scratch.net_h_grad[32*j112][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j112][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j112][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlReverserBackwardPart101Records holds the free ocannlReverserBackwardPart101 records.
 var ocannlReverserBackwardPart101Records rt.Records[ocannlReverserBackwardPart101]
 
 // ocannlReverserBackwardPart102 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 1 values of i1 (see rt.Pool).
 type ocannlReverserBackwardPart102 struct {
+	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r110 *ocannlReverserBackwardPart102) Part(j113 int) {
-	scratch := r110.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	gNetPos, scratch := r110.gNetPos, r110.scratch
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_h_1_grad[32*j113][0][0], &scratch.net_h_grad[32*j113][0][0])
+		ocannlReduce22AVX2(&gNetPos[32*j113], &scratch.net_h_grad[0][j113][0])
 	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j113][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j113][i1]
+		for i0 := range 256 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j113]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j113 : 32*i1+32*j113+32])
 				for i2 := range 32 {
-					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+					gNetPosRow[i2] += net_h_gradRow6[i2]
 				}
 			}
 		}
@@ -12438,57 +12487,28 @@ func (r110 *ocannlReverserBackwardPart102) Part(j113 int) {
 var ocannlReverserBackwardPart102Records rt.Records[ocannlReverserBackwardPart102]
 
 // ocannlReverserBackwardPart103 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart103 struct {
-	gNetPos *[256]float32
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j114 of the nest (0 <= j114 < 8).
-func (r111 *ocannlReverserBackwardPart103) Part(j114 int) {
-	gNetPos, scratch := r111.gNetPos, r111.scratch
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetPos[32*j114], &scratch.net_h_grad[0][j114][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j114]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j114 : 32*i1+32*j114+32])
-				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart103Records holds the free ocannlReverserBackwardPart103 records.
-var ocannlReverserBackwardPart103Records rt.Records[ocannlReverserBackwardPart103]
-
-// ocannlReverserBackwardPart104 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart104 struct {
+type ocannlReverserBackwardPart103 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j115 of the nest (0 <= j115 < 8).
-func (r112 *ocannlReverserBackwardPart104) Part(j115 int) {
-	gNetEmb, tokens, scratch := r112.gNetEmb, r112.tokens, r112.scratch
+// Part runs part j114 of the nest (0 <= j114 < 8).
+func (r111 *ocannlReverserBackwardPart103) Part(j114 int) {
+	gNetEmb, tokens, scratch := r111.gNetEmb, r111.tokens, r111.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEmb[40*j115], &scratch.net_h_1_grad[0][0][4*j115], &tokens[0][0][0])
+		ocannlGemm26AVX512(&gNetEmb[40*j114], &scratch.net_h_1_grad[0][0][4*j114], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEmb[40*j115], &scratch.net_h_1_grad[0][0][4*j115], &tokens[0][0][0])
+		ocannlGemm26AVX2(&gNetEmb[40*j114], &scratch.net_h_1_grad[0][0][4*j114], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j115]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j115 : 10*i2+40*j115+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j114]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j114 : 10*i2+40*j114+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -12498,5 +12518,5 @@ func (r112 *ocannlReverserBackwardPart104) Part(j115 int) {
 	}
 }
 
-// ocannlReverserBackwardPart104Records holds the free ocannlReverserBackwardPart104 records.
-var ocannlReverserBackwardPart104Records rt.Records[ocannlReverserBackwardPart104]
+// ocannlReverserBackwardPart103Records holds the free ocannlReverserBackwardPart103 records.
+var ocannlReverserBackwardPart103Records rt.Records[ocannlReverserBackwardPart103]

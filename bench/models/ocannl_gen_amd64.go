@@ -131,30 +131,25 @@ func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX512 runs a float32 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm23AVX512 runs a float32 broadcast kernel, M=8 N=8 K=8 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=8 N=8 K=8 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
+// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=4 N=32 K=2048 (14x32 tile); strides C 256,1 A 8,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm24AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=8 N=8 K=8 (14x32 tile); strides C 32,1 A 32,1 B 32,1.
+// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=256 N=32 K=32 (14x32 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm26AVX512 runs a float32 broadcast kernel, M=4 N=32 K=2048 (14x32 tile); strides C 256,1 A 8,32 B 32,1.
+// ocannlGemm26AVX512 runs a float32 broadcast kernel, M=4 N=10 K=2048 (14x32 tile); strides C 10,1 A 1,32 B 10,1.
 //
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm27AVX512 runs a float32 broadcast kernel, M=4 N=10 K=2048 (14x32 tile); strides C 10,1 A 1,32 B 10,1.
-//
-//go:noescape
-func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //
@@ -421,30 +416,25 @@ func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX2 runs a float32 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm23AVX2 runs a float32 broadcast kernel, M=8 N=8 K=8 (6x16 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm24AVX2 runs a float32 broadcast kernel, M=8 N=8 K=8 (6x16 tile); strides C 32,1 A 1,32 B 32,1.
+// ocannlGemm24AVX2 runs a float32 broadcast kernel, M=4 N=32 K=2048 (6x16 tile); strides C 256,1 A 8,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm24AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX2 runs a float32 broadcast kernel, M=8 N=8 K=8 (6x16 tile); strides C 32,1 A 32,1 B 32,1.
+// ocannlGemm25AVX2 runs a float32 broadcast kernel, M=256 N=32 K=32 (6x16 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm25AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm26AVX2 runs a float32 broadcast kernel, M=4 N=32 K=2048 (6x16 tile); strides C 256,1 A 8,32 B 32,1.
+// ocannlGemm26AVX2 runs a float32 broadcast kernel, M=4 N=10 K=2048 (6x16 tile); strides C 10,1 A 1,32 B 10,1.
 //
 //go:noescape
 func ocannlGemm26AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm27AVX2 runs a float32 broadcast kernel, M=4 N=10 K=2048 (6x16 tile); strides C 10,1 A 1,32 B 10,1.
-//
-//go:noescape
-func ocannlGemm27AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //

@@ -14,10 +14,12 @@ const maxAbsorbCells = 1 << 22
 // planAbsorbs finds the zero fills (of whole local arrays, the zeroing of
 // gradients) that the next statement touching the tensor overwrites
 // anyway: a perfect nest adding a value that does not read the tensor
-// into each of its cells exactly once, as a pointwise map kernel. The
-// kernel then stores `f + 0` (the sum with the zero the fill left, -0
-// included) and the fill moves into the Go branch (AVX2 only: a new
-// form). It fills k.absorb (fill -> the nest's store) and k.absorbAt.
+// into each of its cells exactly once, as a pointwise map kernel, or a
+// contraction kernel summing into each cell once. The map kernel then
+// stores `f + 0` (the sum with the zero the fill left, -0 included; AVX2
+// only: a new form), the contraction kernel its sums; the fill moves
+// into the Go branch. It fills k.absorb (fill -> the nest's store) and
+// k.absorbAt.
 func (k *kgen) planAbsorbs() {
 	k.absorb, k.absorbAt = map[*loopir.Fill]*loopir.Store{}, map[*loopir.Store]*loopir.Fill{}
 	if k.asm == nil {
@@ -61,12 +63,50 @@ func (k *kgen) absorbingNest(loops []*loopir.For, st *loopir.Store, t int) bool 
 	if st.Tensor != t || !st.Accumulate || st.Accum != "add" || exprLoads(st.Value, t) {
 		return false
 	}
+	if k.overwritingContraction(loops, st) {
+		return coversOnce(storeLoops(loops, st), st.Index, k.p.Tensors[t].BufDims)
+	}
 	ow := overwriteStore(st)
 	ow.Value = k.foldConstLoads(ow.Value)
 	if asm.ClassifyMapNew(k.p, loops, ow, k.elem, nil, true) == nil {
 		return false
 	}
 	return coversOnce(loops, st.Index, k.p.Tensors[t].BufDims)
+}
+
+// overwritingContraction reports whether the nest is an assembly
+// contraction kernel that can store its sums (asmNest's absorbed zero
+// pre-fill: its accumulators start at +0, so the cells get the fill's
+// zero plus the sum).
+func (k *kgen) overwritingContraction(loops []*loopir.For, st *loopir.Store) bool {
+	n := asm.Classify(k.p, loops, st, k.elem, true)
+	if n == nil {
+		return false
+	}
+	for _, t := range []int{n.C, n.A, n.B} {
+		if k.ts[t].st.kind == sConst {
+			return false
+		}
+	}
+	return true
+}
+
+// storeLoops are the loops whose variables the store's index mentions
+// (a contraction's without its reductions).
+func storeLoops(loops []*loopir.For, st *loopir.Store) []*loopir.For {
+	used := map[int]bool{}
+	for _, x := range st.Index {
+		for _, tm := range x.Terms {
+			used[tm.Var] = true
+		}
+	}
+	var out []*loopir.For
+	for _, l := range loops {
+		if used[l.Var] {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // overwriteStore is st (an addition into the cell) as the store of the
@@ -145,6 +185,10 @@ func stmtTouches(s loopir.Stmt, t int) bool {
 // runs the loops. ok is false when the kernel is not available after
 // all (the caller emits the fill and the nest as usual).
 func (k *kgen) chainAbsorb(loops []*loopir.For, st *loopir.Store, f *loopir.Fill) ([]jen.Code, bool, error) {
+	if k.overwritingContraction(loops, st) {
+		code, err := k.chainAsmFill(loops, st, f)
+		return code, err == nil, err
+	}
 	k.curInlined = true // a new form: AVX2 only
 	if code, ok, err := k.parChain(loops, st, nil, f); ok || err != nil {
 		return code, ok, err

@@ -206,3 +206,56 @@ func TestGeneratedMapKernelsParallel(t *testing.T) {
 		checkOutputs(t, "OCANNLGEN_CPU="+tier, bs, got)
 	}
 }
+
+// TestAbsorbedContractionFill: the zeroing of a hidden layer's gradient
+// is absorbed by the contraction that first sums into it (its kernel
+// stores), serially at a batch of 512 and in parts at 2048, in both
+// tiers against the interpreter, twice on a scratch poisoned with NaN
+// (a kernel adding instead of storing would keep the NaN).
+func TestAbsorbedContractionFill(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the assembly kernels are amd64 only")
+	}
+	if testing.Short() {
+		t.Skip("builds a module (slow)")
+	}
+	const src = "input x : 512 | 64\nleaf w1 : 64 -> 32 = 0\nleaf w2 : 32 -> 8 = 0\nlet h = w1 * x\nlet y = w2 * h\nlet l = (y *. y) ++ \"...|... => 0\""
+	var bs []*built
+	for _, batch := range []string{"512", "2048"} {
+		name := "Absorb" + batch
+		b := buildBackward(t, ecase{name, "float64", strings.Replace(src, "512", batch, 1), []pspec{pa("x"), pa("w1"), pa("w2"), out(pa("l"))}}, "l", []string{"w1"})
+		bs = append(bs, withScratch(b, name+"S", 0))
+	}
+	set := asm.NewSet(asm.Tiers()...)
+	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{bs[0].k, bs[1].k}, Asm: set, Parallel: true})
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	for _, b := range bs {
+		fn := funcText(t, string(gen), b.k.Name)
+		if strings.Count(fn, "h_grad = [") != 1 || !strings.Contains(fn, "if !(ocannlAVX512 || ocannlAVX2) {\n\t\tscratch.h_grad = [") && !strings.Contains(fn, "} else {\n\t\tscratch.h_grad = [") {
+			t.Errorf("%s: h's gradient is not zeroed in the Go branch only:\n%s", b.k.Name, fn)
+		}
+	}
+	files, err := set.Files("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h strings.Builder
+	h.WriteString(harnessHead)
+	h.WriteString(scratchPoison)
+	h.WriteString("func main() {\n")
+	for _, b := range bs {
+		harnessCallScratch(&h, b, true)
+	}
+	h.WriteString("}\n")
+	dir := asmModule(t, gen, []byte(h.String()), files)
+	for _, tier := range []string{"", "purego"} {
+		out, err := testutil.GoCmd(t, dir, append(goEnv, "GOFLAGS=-mod=mod", "OCANNLGEN_CPU="+tier), "run", ".")
+		if err != nil {
+			t.Fatalf("go run (OCANNLGEN_CPU=%q): %v\n%s", tier, err, head(out, 4000))
+		}
+		got, _ := parseOutputs(t, out)
+		checkOutputs(t, "OCANNLGEN_CPU="+tier, bs, got)
+	}
+}

@@ -1007,6 +1007,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
+	scratch.net_attention_1_q = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserTrainLossPart0Records.Get()
 	rec.pNetAttention1WQ = pNetAttention1WQ
@@ -1016,6 +1017,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
+	scratch.net_attention_1_k = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserTrainLossPart1Records.Get()
 	rec2.pNetAttention1WK = pNetAttention1WK
@@ -1025,6 +1027,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	scratch.net_attention_1_v = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserTrainLossPart2Records.Get()
 	rec3.pNetAttention1WV = pNetAttention1WV
@@ -1211,6 +1214,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	scratch.net_layer_norm_1_x_1 = [32][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserTrainLossPart5Records.Get()
 	rec6.pNetAttention1WO = pNetAttention1WO
@@ -1403,6 +1407,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	scratch.net_linear_1_x_1 = [32][8][64]float32{}
 	// 8 parts of i2 on the pool.
 	rec9 := ocannlReverserTrainLossPart8Records.Get()
 	rec9.pNetDense1W = pNetDense1W
@@ -1452,6 +1457,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	scratch.net_layer_norm_2_x_1 = [32][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserTrainLossPart9Records.Get()
 	rec10.pNetLinear1W = pNetLinear1W
@@ -3540,6 +3546,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
+	scratch.net_attention_1_q = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserBackwardPart0Records.Get()
 	rec.pNetAttention1WQ = pNetAttention1WQ
@@ -3549,6 +3556,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
+	scratch.net_attention_1_k = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserBackwardPart1Records.Get()
 	rec2.pNetAttention1WK = pNetAttention1WK
@@ -3558,6 +3566,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	scratch.net_attention_1_v = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserBackwardPart2Records.Get()
 	rec3.pNetAttention1WV = pNetAttention1WV
@@ -3744,6 +3753,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	scratch.net_layer_norm_1_x_1 = [32][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.pNetAttention1WO = pNetAttention1WO
@@ -3936,6 +3946,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	scratch.net_linear_1_x_1 = [32][8][64]float32{}
 	// 8 parts of i2 on the pool.
 	rec9 := ocannlReverserBackwardPart8Records.Get()
 	rec9.pNetDense1W = pNetDense1W
@@ -3985,6 +3996,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	scratch.net_layer_norm_2_x_1 = [32][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserBackwardPart9Records.Get()
 	rec10.pNetLinear1W = pNetLinear1W
@@ -4386,15 +4398,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*gNetEmb = [320]float32{}
 	*gNetPos = [256]float32{}
 	*gNetAttention1WQ = [1024]float32{}
-	scratch.net_attention_1_q_grad = [32][8][4][8]float32{}
 	*gNetAttention1WK = [1024]float32{}
-	scratch.net_attention_1_k_grad = [32][8][4][8]float32{}
 	*gNetAttention1WV = [1024]float32{}
-	scratch.net_attention_1_v_grad = [32][8][4][8]float32{}
 	scratch.net_attention_1_m_grad = [32][8][4][1]float32{}
 	scratch.net_attention_1_attn_1_grad = [32][8][4][1]float32{}
-	scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
-	scratch.net_attention_1_ctx_grad = [32][8][4][8]float32{}
 	*gNetAttention1WO = [1024]float32{}
 	scratch.net_layer_norm_1_mean_grad = [32][8][1]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
@@ -4402,14 +4409,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*gNetLayerNorm1Beta = [32]float32{}
 	*gNetDense1W = [2048]float32{}
 	*gNetDense1B = [64]float32{}
-	scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	*gNetLinear1W = [2048]float32{}
 	*gNetLinear1B = [32]float32{}
 	scratch.net_layer_norm_2_mean_grad = [32][8][1]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
 	scratch.net_x2_3_grad = [32][8][1]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
-	scratch.net_x2_grad = [32][8][32]float32{}
 	*gNetLinear2W = [320]float32{}
 	*gNetLinear2B = [10]float32{}
 
@@ -4669,6 +4674,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	} else if ocannlAVX2 {
 		ocannlGemm8AVX2(&scratch.net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
 	} else {
+		scratch.net_x2_grad = [32][8][32]float32{}
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5039,6 +5045,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart17Records.Put(rec18)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_linear_1_x_grad = [32][8][64]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec19 := ocannlReverserBackwardPart18Records.Get()
 	rec19.pNetLinear1W = pNetLinear1W
@@ -5428,6 +5437,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart26Records.Put(rec27)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx_grad = [32][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec28 := ocannlReverserBackwardPart27Records.Get()
 	rec28.pNetAttention1WO = pNetAttention1WO
@@ -5441,16 +5453,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else {
+		scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0]
@@ -5481,16 +5494,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm16AVX512(&scratch.net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm16AVX2(&scratch.net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
 			}
 		}
 	} else {
+		scratch.net_attention_1_v_grad = [32][8][4][8]float32{}
 		for i0 := range 32 {
 			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0]
 			for i1 := range 8 {
@@ -5654,16 +5668,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm17AVX512(&scratch.net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm17AVX2(&scratch.net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else {
+		scratch.net_attention_1_q_grad = [32][8][4][8]float32{}
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5697,16 +5712,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm16AVX512(&scratch.net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm16AVX2(&scratch.net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
 			}
 		}
 	} else {
+		scratch.net_attention_1_k_grad = [32][8][4][8]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -5805,9 +5821,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm18AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm18AVX2(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6969,11 +6985,11 @@ func (r38 *ocannlReverserBackwardPart30) Part(j37 int) {
 	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm18AVX512(&gNetAttention1WV[32*i3+32*j37], &scratch.net_attention_1_v_grad[0][0][0][i3+j37], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX512(&gNetAttention1WV[32*i3+32*j37], &scratch.net_attention_1_v_grad[0][0][0][i3+j37], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm18AVX2(&gNetAttention1WV[32*i3+32*j37], &scratch.net_attention_1_v_grad[0][0][0][i3+j37], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX2(&gNetAttention1WV[32*i3+32*j37], &scratch.net_attention_1_v_grad[0][0][0][i3+j37], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -7008,9 +7024,9 @@ func (r39 *ocannlReverserBackwardPart31) Part(j38 int) {
 	pNetAttention1WV, scratch := r39.pNetAttention1WV, r39.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_h_grad[4*j38][0][0], &scratch.net_attention_1_v_grad[4*j38][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j38][0][0], &scratch.net_attention_1_v_grad[4*j38][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_h_grad[4*j38][0][0], &scratch.net_attention_1_v_grad[4*j38][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j38][0][0], &scratch.net_attention_1_v_grad[4*j38][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
@@ -7057,11 +7073,11 @@ func (r40 *ocannlReverserBackwardPart32) Part(j39 int) {
 	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm18AVX512(&gNetAttention1WK[32*i3+32*j39], &scratch.net_attention_1_k_grad[0][0][0][i3+j39], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX512(&gNetAttention1WK[32*i3+32*j39], &scratch.net_attention_1_k_grad[0][0][0][i3+j39], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm18AVX2(&gNetAttention1WK[32*i3+32*j39], &scratch.net_attention_1_k_grad[0][0][0][i3+j39], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX2(&gNetAttention1WK[32*i3+32*j39], &scratch.net_attention_1_k_grad[0][0][0][i3+j39], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -7096,9 +7112,9 @@ func (r41 *ocannlReverserBackwardPart33) Part(j40 int) {
 	pNetAttention1WK, scratch := r41.pNetAttention1WK, r41.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_h_grad[4*j40][0][0], &scratch.net_attention_1_k_grad[4*j40][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j40][0][0], &scratch.net_attention_1_k_grad[4*j40][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_h_grad[4*j40][0][0], &scratch.net_attention_1_k_grad[4*j40][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j40][0][0], &scratch.net_attention_1_k_grad[4*j40][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
@@ -7145,11 +7161,11 @@ func (r42 *ocannlReverserBackwardPart34) Part(j41 int) {
 	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm18AVX512(&gNetAttention1WQ[32*i3+32*j41], &scratch.net_attention_1_q_grad[0][0][0][i3+j41], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX512(&gNetAttention1WQ[32*i3+32*j41], &scratch.net_attention_1_q_grad[0][0][0][i3+j41], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm18AVX2(&gNetAttention1WQ[32*i3+32*j41], &scratch.net_attention_1_q_grad[0][0][0][i3+j41], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX2(&gNetAttention1WQ[32*i3+32*j41], &scratch.net_attention_1_q_grad[0][0][0][i3+j41], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -7184,9 +7200,9 @@ func (r43 *ocannlReverserBackwardPart35) Part(j42 int) {
 	pNetAttention1WQ, scratch := r43.pNetAttention1WQ, r43.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_h_grad[4*j42][0][0], &scratch.net_attention_1_q_grad[4*j42][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j42][0][0], &scratch.net_attention_1_q_grad[4*j42][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_h_grad[4*j42][0][0], &scratch.net_attention_1_q_grad[4*j42][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j42][0][0], &scratch.net_attention_1_q_grad[4*j42][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
@@ -7674,6 +7690,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
+	scratch.net_h_1 = [64][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserPredictPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -7707,6 +7724,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
+	scratch.net_attention_1_q = [64][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserPredictPart1Records.Get()
 	rec2.pNetAttention1WQ = pNetAttention1WQ
@@ -7716,6 +7734,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart1Records.Put(rec2)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
+	scratch.net_attention_1_k = [64][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserPredictPart2Records.Get()
 	rec3.pNetAttention1WK = pNetAttention1WK
@@ -7725,6 +7744,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart2Records.Put(rec3)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	scratch.net_attention_1_v = [64][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserPredictPart3Records.Get()
 	rec4.pNetAttention1WV = pNetAttention1WV
@@ -7734,6 +7754,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart3Records.Put(rec4)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
+	scratch.net_attention_1_scores_1 = [64][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserPredictPart4Records.Get()
 	rec5.scratch = scratch
@@ -7853,6 +7874,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart7Records.Put(rec8)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	scratch.net_layer_norm_1_x_1 = [64][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserPredictPart8Records.Get()
 	rec9.pNetAttention1WO = pNetAttention1WO
@@ -8045,6 +8067,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	scratch.net_linear_1_x_1 = [64][8][64]float32{}
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserPredictPart11Records.Get()
 	rec12.pNetDense1W = pNetDense1W
@@ -8071,6 +8094,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart13Records.Put(rec14)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	scratch.net_layer_norm_2_x_1 = [64][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserPredictPart14Records.Get()
 	rec15.pNetLinear1W = pNetLinear1W
@@ -8281,6 +8305,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _predict.1 = compose "*" of net.linear#2.w, net/x2
+	scratch.predict_1 = [64][8][10]float32{}
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlReverserPredictPart17Records.Get()
 	rec18.pNetLinear2W = pNetLinear2W
@@ -8354,9 +8379,9 @@ func (r *ocannlReverserPredictPart0) Part(j int) {
 	pNetEmb, tokens, scratch := r.pNetEmb, r.tokens, r.scratch
 	// float32 dot kernel M=32 N=64 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_h_1[8*j][0][0], &pNetEmb[0], &tokens[8*j][0][0])
+		ocannlGemm19AVX512(&scratch.net_h_1[8*j][0][0], &pNetEmb[0], &tokens[8*j][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_h_1[8*j][0][0], &pNetEmb[0], &tokens[8*j][0][0])
+		ocannlGemm19AVX2(&scratch.net_h_1[8*j][0][0], &pNetEmb[0], &tokens[8*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8390,9 +8415,9 @@ func (r2 *ocannlReverserPredictPart1) Part(j2 int) {
 	pNetAttention1WQ, scratch := r2.pNetAttention1WQ, r2.scratch
 	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_attention_1_q[8*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j2][0][0])
+		ocannlGemm20AVX512(&scratch.net_attention_1_q[8*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j2][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_attention_1_q[8*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j2][0][0])
+		ocannlGemm20AVX2(&scratch.net_attention_1_q[8*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j2][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8428,9 +8453,9 @@ func (r3 *ocannlReverserPredictPart2) Part(j3 int) {
 	pNetAttention1WK, scratch := r3.pNetAttention1WK, r3.scratch
 	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_attention_1_k[8*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j3][0][0])
+		ocannlGemm20AVX512(&scratch.net_attention_1_k[8*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_attention_1_k[8*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j3][0][0])
+		ocannlGemm20AVX2(&scratch.net_attention_1_k[8*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j3][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8466,9 +8491,9 @@ func (r4 *ocannlReverserPredictPart3) Part(j4 int) {
 	pNetAttention1WV, scratch := r4.pNetAttention1WV, r4.scratch
 	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_attention_1_v[8*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j4][0][0])
+		ocannlGemm20AVX512(&scratch.net_attention_1_v[8*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j4][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_attention_1_v[8*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j4][0][0])
+		ocannlGemm20AVX2(&scratch.net_attention_1_v[8*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j4][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8668,9 +8693,9 @@ func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
 	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
 	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_layer_norm_1_x_1[8*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j9][0][0][0])
+		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_layer_norm_1_x_1[8*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j9][0][0][0])
+		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j9][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8766,9 +8791,9 @@ func (r12 *ocannlReverserPredictPart11) Part(j12 int) {
 	pNetDense1W, scratch := r12.pNetDense1W, r12.scratch
 	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_linear_1_x_1[8*j12][0][0], &pNetDense1W[0], &scratch.net_x1[8*j12][0][0])
+		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j12][0][0], &pNetDense1W[0], &scratch.net_x1[8*j12][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_linear_1_x_1[8*j12][0][0], &pNetDense1W[0], &scratch.net_x1[8*j12][0][0])
+		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j12][0][0], &pNetDense1W[0], &scratch.net_x1[8*j12][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8867,9 +8892,9 @@ func (r16 *ocannlReverserPredictPart14) Part(j15 int) {
 	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
 	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.net_layer_norm_2_x_1[8*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j15][0][0])
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.net_layer_norm_2_x_1[8*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j15][0][0])
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j15][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8963,9 +8988,9 @@ func (r19 *ocannlReverserPredictPart17) Part(j18 int) {
 	pNetLinear2W, scratch := r19.pNetLinear2W, r19.scratch
 	// float32 dot kernel M=10 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&scratch.predict_1[8*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j18][0][0])
+		ocannlGemm23AVX512(&scratch.predict_1[8*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j18][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&scratch.predict_1[8*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j18][0][0])
+		ocannlGemm23AVX2(&scratch.predict_1[8*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j18][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {

@@ -91,55 +91,50 @@ func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX512 runs a float32 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm15AVX512 runs a float32 broadcast kernel, M=8 N=8 K=8 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX512 runs a float32 broadcast kernel, M=8 N=8 K=8 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
+// ocannlGemm16AVX512 runs a float32 broadcast kernel, M=4 N=32 K=256 (14x32 tile); strides C 256,1 A 8,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX512 runs a float32 broadcast kernel, M=8 N=8 K=8 (14x32 tile); strides C 32,1 A 32,1 B 32,1.
+// ocannlGemm17AVX512 runs a float32 broadcast kernel, M=32 N=32 K=32 (14x32 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX512 runs a float32 broadcast kernel, M=4 N=32 K=256 (14x32 tile); strides C 256,1 A 8,32 B 32,1.
+// ocannlGemm18AVX512 runs a float32 broadcast kernel, M=32 N=10 K=256 (14x32 tile); strides C 10,1 A 1,32 B 10,1.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX512 runs a float32 broadcast kernel, M=32 N=10 K=256 (14x32 tile); strides C 10,1 A 1,32 B 10,1.
+// ocannlGemm19AVX512 runs a float32 dot kernel, M=32 N=64 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX512 runs a float32 dot kernel, M=32 N=64 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm20AVX512 runs a float32 dot kernel, M=32 N=64 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX512 runs a float32 dot kernel, M=32 N=64 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm21AVX512 runs a float32 dot kernel, M=64 N=64 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX512 runs a float32 dot kernel, M=64 N=64 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm22AVX512 runs a float32 dot kernel, M=32 N=64 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX512 runs a float32 dot kernel, M=32 N=64 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm23AVX512 runs a float32 dot kernel, M=10 N=64 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm24AVX512 runs a float32 dot kernel, M=10 N=64 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
-//
-//go:noescape
-func ocannlGemm24AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
@@ -381,55 +376,50 @@ func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX2 runs a float32 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm15AVX2 runs a float32 broadcast kernel, M=8 N=8 K=8 (6x16 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX2 runs a float32 broadcast kernel, M=8 N=8 K=8 (6x16 tile); strides C 32,1 A 1,32 B 32,1.
+// ocannlGemm16AVX2 runs a float32 broadcast kernel, M=4 N=32 K=256 (6x16 tile); strides C 256,1 A 8,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX2 runs a float32 broadcast kernel, M=8 N=8 K=8 (6x16 tile); strides C 32,1 A 32,1 B 32,1.
+// ocannlGemm17AVX2 runs a float32 broadcast kernel, M=32 N=32 K=32 (6x16 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX2 runs a float32 broadcast kernel, M=4 N=32 K=256 (6x16 tile); strides C 256,1 A 8,32 B 32,1.
+// ocannlGemm18AVX2 runs a float32 broadcast kernel, M=32 N=10 K=256 (6x16 tile); strides C 10,1 A 1,32 B 10,1.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX2 runs a float32 broadcast kernel, M=32 N=10 K=256 (6x16 tile); strides C 10,1 A 1,32 B 10,1.
+// ocannlGemm19AVX2 runs a float32 dot kernel, M=32 N=64 K=10 (3x3 tile); strides C 1,32 A 10,1 B 1,10.
 //
 //go:noescape
 func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX2 runs a float32 dot kernel, M=32 N=64 K=10 (3x3 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm20AVX2 runs a float32 dot kernel, M=32 N=64 K=32 (3x3 tile); strides C 1,32 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX2 runs a float32 dot kernel, M=32 N=64 K=32 (3x3 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm21AVX2 runs a float32 dot kernel, M=64 N=64 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX2 runs a float32 dot kernel, M=64 N=64 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm22AVX2 runs a float32 dot kernel, M=32 N=64 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX2 runs a float32 dot kernel, M=32 N=64 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm23AVX2 runs a float32 dot kernel, M=10 N=64 K=32 (3x3 tile); strides C 1,10 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm24AVX2 runs a float32 dot kernel, M=10 N=64 K=32 (3x3 tile); strides C 1,10 A 32,1 B 1,32.
-//
-//go:noescape
-func ocannlGemm24AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //

@@ -132,11 +132,6 @@ func ocannlGemm23AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm23AVX512 called without assembly")
 }
 
-// ocannlGemm24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm24AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm24AVX512 called without assembly")
-}
-
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -361,9 +356,6 @@ func ocannlGemm22AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm22AVX2 cal
 
 // ocannlGemm23AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm23AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm23AVX2 called without assembly") }
-
-// ocannlGemm24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm24AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm24AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }

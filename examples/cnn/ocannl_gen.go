@@ -486,6 +486,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
+	scratch.net_conv1_y = [32][10][10][8]float32{}
 	// 5 parts of i1 on the pool.
 	rec := ocannlCNNTrainLossPart0Records.Get()
 	rec.images = images
@@ -651,6 +652,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
+	scratch.net_conv2_y = [32][5][5][16]float32{}
 	// 5 parts of i1 on the pool.
 	rec2 := ocannlCNNTrainLossPart1Records.Get()
 	rec2.pNetConv2Kernel = pNetConv2Kernel
@@ -1386,6 +1388,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
+	scratch.net_conv1_y = [32][10][10][8]float32{}
 	// 5 parts of i1 on the pool.
 	rec := ocannlCNNBackwardPart0Records.Get()
 	rec.images = images
@@ -1551,6 +1554,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
+	scratch.net_conv2_y = [32][5][5][16]float32{}
 	// 5 parts of i1 on the pool.
 	rec2 := ocannlCNNBackwardPart1Records.Get()
 	rec2.pNetConv2Kernel = pNetConv2Kernel
@@ -2766,6 +2770,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
+	scratch.net_conv1_y = [256][10][10][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlCNNPredictPart0Records.Get()
 	rec.images = images
@@ -2871,6 +2876,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			}
 		}
 	}
+	scratch.net_conv2_y = [256][5][5][16]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNPredictPart5Records.Get()
 	rec6.pNetConv2Kernel = pNetConv2Kernel
@@ -2897,6 +2903,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	ocannlCNNPredictPart7Records.Put(rec8)
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
+	scratch.predict_1 = [256][4]float32{}
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlCNNPredictPart8Records.Get()
 	rec9.pNetHeadW = pNetHeadW

@@ -741,61 +741,33 @@ k3:
 	ADDQ         $+1600, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       1600(DI), Z2, Z2
 	VMOVUPS      Z2, 1600(DI)
-	VADDPS       1664(DI), Z3, Z3
 	VMOVUPS      Z3, 1664(DI)
-	VADDPS       3200(DI), Z4, Z4
 	VMOVUPS      Z4, 3200(DI)
-	VADDPS       3264(DI), Z5, Z5
 	VMOVUPS      Z5, 3264(DI)
-	VADDPS       4800(DI), Z6, Z6
 	VMOVUPS      Z6, 4800(DI)
-	VADDPS       4864(DI), Z7, Z7
 	VMOVUPS      Z7, 4864(DI)
-	VADDPS       6400(DI), Z8, Z8
 	VMOVUPS      Z8, 6400(DI)
-	VADDPS       6464(DI), Z9, Z9
 	VMOVUPS      Z9, 6464(DI)
-	VADDPS       8000(DI), Z10, Z10
 	VMOVUPS      Z10, 8000(DI)
-	VADDPS       8064(DI), Z11, Z11
 	VMOVUPS      Z11, 8064(DI)
-	VADDPS       9600(DI), Z12, Z12
 	VMOVUPS      Z12, 9600(DI)
-	VADDPS       9664(DI), Z13, Z13
 	VMOVUPS      Z13, 9664(DI)
-	VADDPS       11200(DI), Z14, Z14
 	VMOVUPS      Z14, 11200(DI)
-	VADDPS       11264(DI), Z15, Z15
 	VMOVUPS      Z15, 11264(DI)
-	VADDPS       12800(DI), Z16, Z16
 	VMOVUPS      Z16, 12800(DI)
-	VADDPS       12864(DI), Z17, Z17
 	VMOVUPS      Z17, 12864(DI)
-	VADDPS       14400(DI), Z18, Z18
 	VMOVUPS      Z18, 14400(DI)
-	VADDPS       14464(DI), Z19, Z19
 	VMOVUPS      Z19, 14464(DI)
-	VADDPS       16000(DI), Z20, Z20
 	VMOVUPS      Z20, 16000(DI)
-	VADDPS       16064(DI), Z21, Z21
 	VMOVUPS      Z21, 16064(DI)
-	VADDPS       17600(DI), Z22, Z22
 	VMOVUPS      Z22, 17600(DI)
-	VADDPS       17664(DI), Z23, Z23
 	VMOVUPS      Z23, 17664(DI)
-	VADDPS       19200(DI), Z24, Z24
 	VMOVUPS      Z24, 19200(DI)
-	VADDPS       19264(DI), Z25, Z25
 	VMOVUPS      Z25, 19264(DI)
-	VADDPS       20800(DI), Z26, Z26
 	VMOVUPS      Z26, 20800(DI)
-	VADDPS       20864(DI), Z27, Z27
 	VMOVUPS      Z27, 20864(DI)
 	ADDQ         $+224, SI
 	ADDQ         $+22400, DI
@@ -831,21 +803,13 @@ k4:
 	ADDQ         $+1600, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       1600(DI), Z2, Z2
 	VMOVUPS      Z2, 1600(DI)
-	VADDPS       1664(DI), Z3, Z3
 	VMOVUPS      Z3, 1664(DI)
-	VADDPS       3200(DI), Z4, Z4
 	VMOVUPS      Z4, 3200(DI)
-	VADDPS       3264(DI), Z5, Z5
 	VMOVUPS      Z5, 3264(DI)
-	VADDPS       4800(DI), Z6, Z6
 	VMOVUPS      Z6, 4800(DI)
-	VADDPS       4864(DI), Z7, Z7
 	VMOVUPS      Z7, 4864(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -907,33 +871,19 @@ k6:
 	ADDQ         $+1600, DI
 	DECQ         R8
 	JNZ          k6
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       1600(AX), Z1, Z1
 	VMOVUPS      Z1, 1600(AX)
-	VADDPS       3200(AX), Z2, Z2
 	VMOVUPS      Z2, 3200(AX)
-	VADDPS       4800(AX), Z3, Z3
 	VMOVUPS      Z3, 4800(AX)
-	VADDPS       6400(AX), Z4, Z4
 	VMOVUPS      Z4, 6400(AX)
-	VADDPS       8000(AX), Z5, Z5
 	VMOVUPS      Z5, 8000(AX)
-	VADDPS       9600(AX), Z6, Z6
 	VMOVUPS      Z6, 9600(AX)
-	VADDPS       11200(AX), Z7, Z7
 	VMOVUPS      Z7, 11200(AX)
-	VADDPS       12800(AX), Z8, Z8
 	VMOVUPS      Z8, 12800(AX)
-	VADDPS       14400(AX), Z9, Z9
 	VMOVUPS      Z9, 14400(AX)
-	VADDPS       16000(AX), Z10, Z10
 	VMOVUPS      Z10, 16000(AX)
-	VADDPS       17600(AX), Z11, Z11
 	VMOVUPS      Z11, 17600(AX)
-	VADDPS       19200(AX), Z12, Z12
 	VMOVUPS      Z12, 19200(AX)
-	VADDPS       20800(AX), Z13, Z13
 	VMOVUPS      Z13, 20800(AX)
 	ADDQ         $+224, CX
 	ADDQ         $+22400, AX
@@ -960,13 +910,9 @@ k7:
 	ADDQ         $+1600, DX
 	DECQ         BX
 	JNZ          k7
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       1600(AX), Z1, Z1
 	VMOVUPS      Z1, 1600(AX)
-	VADDPS       3200(AX), Z2, Z2
 	VMOVUPS      Z2, 3200(AX)
-	VADDPS       4800(AX), Z3, Z3
 	VMOVUPS      Z3, 4800(AX)
 	VZEROUPPER
 	RET
@@ -2302,29 +2248,17 @@ k3:
 	ADDQ         $+1600, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       1600(DI), Y2, Y2
 	VMOVUPS      Y2, 1600(DI)
-	VADDPS       1632(DI), Y3, Y3
 	VMOVUPS      Y3, 1632(DI)
-	VADDPS       3200(DI), Y4, Y4
 	VMOVUPS      Y4, 3200(DI)
-	VADDPS       3232(DI), Y5, Y5
 	VMOVUPS      Y5, 3232(DI)
-	VADDPS       4800(DI), Y6, Y6
 	VMOVUPS      Y6, 4800(DI)
-	VADDPS       4832(DI), Y7, Y7
 	VMOVUPS      Y7, 4832(DI)
-	VADDPS       6400(DI), Y8, Y8
 	VMOVUPS      Y8, 6400(DI)
-	VADDPS       6432(DI), Y9, Y9
 	VMOVUPS      Y9, 6432(DI)
-	VADDPS       8000(DI), Y10, Y10
 	VMOVUPS      Y10, 8000(DI)
-	VADDPS       8032(DI), Y11, Y11
 	VMOVUPS      Y11, 8032(DI)
 	ADDQ         $+96, SI
 	ADDQ         $+9600, DI
@@ -2350,13 +2284,9 @@ k4:
 	ADDQ         $+1600, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       1600(DI), Y2, Y2
 	VMOVUPS      Y2, 1600(DI)
-	VADDPS       1632(DI), Y3, Y3
 	VMOVUPS      Y3, 1632(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX

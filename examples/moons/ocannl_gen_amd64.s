@@ -440,33 +440,19 @@ k2:
 	ADDQ         $+64, DI
 	DECQ         R8
 	JNZ          k2
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPS       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPS       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPS       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPS       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPS       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPS       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
-	VADDPS       512(AX), Z8, Z8
 	VMOVUPS      Z8, 512(AX)
-	VADDPS       576(AX), Z9, Z9
 	VMOVUPS      Z9, 576(AX)
-	VADDPS       640(AX), Z10, Z10
 	VMOVUPS      Z10, 640(AX)
-	VADDPS       704(AX), Z11, Z11
 	VMOVUPS      Z11, 704(AX)
-	VADDPS       768(AX), Z12, Z12
 	VMOVUPS      Z12, 768(AX)
-	VADDPS       832(AX), Z13, Z13
 	VMOVUPS      Z13, 832(AX)
 	ADDQ         $+896, CX
 	ADDQ         $+896, AX
@@ -493,13 +479,9 @@ k3:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k3
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPS       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPS       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
 	VZEROUPPER
 	RET
@@ -1272,29 +1254,17 @@ k2:
 	ADDQ         $+64, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPS       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPS       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPS       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPS       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+384, CX
 	ADDQ         $+384, BX
@@ -1320,13 +1290,9 @@ k3:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX

@@ -23676,9 +23676,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm29AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm29AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -23732,9 +23732,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm29AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm29AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -24788,9 +24788,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 15 (net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm29AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm29AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -24844,9 +24844,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 14 (net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm29AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm29AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -26550,9 +26550,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.linear#1@2/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@2/x
 	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
+		ocannlGemm30AVX512(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
+		ocannlGemm30AVX2(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -26593,9 +26593,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@2/x
 	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
+		ocannlGemm31AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
+		ocannlGemm31AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27096,9 +27096,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.linear#1@2/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@2/x
 	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
+		ocannlGemm30AVX512(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
+		ocannlGemm30AVX2(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27139,9 +27139,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@2/x
 	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
+		ocannlGemm31AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
+		ocannlGemm31AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28727,9 +28727,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.linear#1@3/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@3/x
 	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+		ocannlGemm30AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+		ocannlGemm30AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28770,9 +28770,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@3/x
 	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+		ocannlGemm31AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+		ocannlGemm31AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29273,9 +29273,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.linear#1@3/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@3/x
 	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+		ocannlGemm30AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+		ocannlGemm30AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29316,9 +29316,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@3/x
 	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+		ocannlGemm31AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+		ocannlGemm31AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30317,9 +30317,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -30366,9 +30366,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm33AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm33AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -31960,9 +31960,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -32009,9 +32009,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm33AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm33AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -32453,9 +32453,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g1 =+ g * v2; g1 is net.mixer_block#1.ch2.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm34AVX512(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm34AVX2(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -32474,9 +32474,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g2 =+ v1 * g; g2 is _net/y.3.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm35AVX512(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm35AVX2(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -32560,9 +32560,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g1 =+ g * v2; g1 is net.mixer_block#1.dense#1.w.grad
 	// float64 broadcast kernel M=12 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm36AVX512(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm36AVX2(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -32581,9 +32581,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.mixer_block#1.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=12: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm37AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm37AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {

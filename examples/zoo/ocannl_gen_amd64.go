@@ -161,45 +161,50 @@ func ocannlGemm27AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm29AVX512 runs a float64 dot kernel, M=16 N=4 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm29AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 8,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm30AVX512 runs a float64 dot kernel, M=8 N=4 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm30AVX512 runs a float64 dot kernel, M=16 N=4 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm30AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm31AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 1,12 A 8,1 B 1,8.
+// ocannlGemm31AVX512 runs a float64 dot kernel, M=8 N=4 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm32AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 1,8 A 12,1 B 1,12.
+// ocannlGemm32AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 1,12 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm33AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 1,8 B 12,1.
+// ocannlGemm33AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 1,8 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm34AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 8,1 B 12,1.
+// ocannlGemm34AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 1,8 B 12,1.
 //
 //go:noescape
 func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm35AVX512 runs a float64 broadcast kernel, M=12 N=8 K=8 (14x16 tile); strides C 8,1 A 1,12 B 8,1.
+// ocannlGemm35AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 8,1 B 12,1.
 //
 //go:noescape
 func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX512 runs a float64 broadcast kernel, M=8 N=8 K=12 (14x16 tile); strides C 8,1 A 12,1 B 8,1.
+// ocannlGemm36AVX512 runs a float64 broadcast kernel, M=12 N=8 K=8 (14x16 tile); strides C 8,1 A 1,12 B 8,1.
 //
 //go:noescape
 func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm37AVX512 runs a float64 broadcast kernel, M=8 N=8 K=12 (14x16 tile); strides C 8,1 A 12,1 B 8,1.
+//
+//go:noescape
+func ocannlGemm37AVX512(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
@@ -421,45 +426,50 @@ func ocannlGemm27AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm28AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm29AVX2 runs a float64 dot kernel, M=16 N=4 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm29AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 8,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm30AVX2 runs a float64 dot kernel, M=8 N=4 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm30AVX2 runs a float64 dot kernel, M=16 N=4 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm30AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm31AVX2 runs a float64 dot kernel, M=12 N=8 K=8 (3x3 tile); strides C 1,12 A 8,1 B 1,8.
+// ocannlGemm31AVX2 runs a float64 dot kernel, M=8 N=4 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm32AVX2 runs a float64 dot kernel, M=8 N=8 K=12 (3x3 tile); strides C 1,8 A 12,1 B 1,12.
+// ocannlGemm32AVX2 runs a float64 dot kernel, M=12 N=8 K=8 (3x3 tile); strides C 1,12 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm33AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 1,8 B 12,1.
+// ocannlGemm33AVX2 runs a float64 dot kernel, M=8 N=8 K=12 (3x3 tile); strides C 1,8 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm34AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 8,1 B 12,1.
+// ocannlGemm34AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 1,8 B 12,1.
 //
 //go:noescape
 func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm35AVX2 runs a float64 broadcast kernel, M=12 N=8 K=8 (6x8 tile); strides C 8,1 A 1,12 B 8,1.
+// ocannlGemm35AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 8,1 B 12,1.
 //
 //go:noescape
 func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX2 runs a float64 broadcast kernel, M=8 N=8 K=12 (6x8 tile); strides C 8,1 A 12,1 B 8,1.
+// ocannlGemm36AVX2 runs a float64 broadcast kernel, M=12 N=8 K=8 (6x8 tile); strides C 8,1 A 1,12 B 8,1.
 //
 //go:noescape
 func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm37AVX2 runs a float64 broadcast kernel, M=8 N=8 K=12 (6x8 tile); strides C 8,1 A 12,1 B 8,1.
+//
+//go:noescape
+func ocannlGemm37AVX2(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //

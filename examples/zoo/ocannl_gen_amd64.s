@@ -881,21 +881,13 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -1224,21 +1216,13 @@ k1:
 	ADDQ         $+192, DI
 	DECQ         R8
 	JNZ          k1
-	VADDPD       (SI), Z0, Z0
 	VMOVUPS      Z0, (SI)
-	VADDPD       64(SI), Z1, Z1
 	VMOVUPS      Z1, 64(SI)
-	VADDPD       192(SI), Z2, Z2
 	VMOVUPS      Z2, 192(SI)
-	VADDPD       256(SI), Z3, Z3
 	VMOVUPS      Z3, 256(SI)
-	VADDPD       384(SI), Z4, Z4
 	VMOVUPS      Z4, 384(SI)
-	VADDPD       448(SI), Z5, Z5
 	VMOVUPS      Z5, 448(SI)
-	VADDPD       576(SI), Z6, Z6
 	VMOVUPS      Z6, 576(SI)
-	VADDPD       640(SI), Z7, Z7
 	VMOVUPS      Z7, 640(SI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -1264,13 +1248,9 @@ k2:
 	ADDQ         $+192, DX
 	DECQ         BX
 	JNZ          k2
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       192(AX), Z1, Z1
 	VMOVUPS      Z1, 192(AX)
-	VADDPD       384(AX), Z2, Z2
 	VMOVUPS      Z2, 384(AX)
-	VADDPD       576(AX), Z3, Z3
 	VMOVUPS      Z3, 576(AX)
 	VZEROUPPER
 	RET
@@ -3597,13 +3577,9 @@ k2:
 	ADDQ         $+864, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPD       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPD       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPD       864(DI), Z2, Z2
 	VMOVUPS      Z2, 864(DI)
-	VADDPD       928(DI), Z3, Z3
 	VMOVUPS      Z3, 928(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -3632,15 +3608,9 @@ k3:
 	ADDQ         $+864, DX
 	DECQ         BX
 	JNZ          k3
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPD.Z    64(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 64(AX)
-	VADDPD       864(AX), Z2, Z2
 	VMOVUPS      Z2, 864(AX)
-	VMOVUPD.Z    928(AX), K1, Z0
-	VADDPD       Z0, Z3, Z3
 	VMOVUPD      Z3, K1, 928(AX)
 	VZEROUPPER
 	RET
@@ -4517,37 +4487,21 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPD       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPD       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPD       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPD       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPD       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPD       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPD       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPD       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -4707,21 +4661,13 @@ k1:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPD       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPD       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPD       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPD       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPD       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPD       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
 	VZEROUPPER
 	RET
@@ -4827,6 +4773,58 @@ k1:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k1
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
+	VMOVUPS      Z2, 128(AX)
+	VMOVUPS      Z3, 192(AX)
+	VMOVUPS      Z4, 256(AX)
+	VMOVUPS      Z5, 320(AX)
+	VMOVUPS      Z6, 384(AX)
+	VMOVUPS      Z7, 448(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm29AVX512(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	MOVQ   DX, DX
+	MOVQ   $0x00000008, BX
+
+k1:
+	VMOVUPS      (DX), Z8
+	VBROADCASTSD (CX), Z9
+	VFMADD231PD  Z8, Z9, Z0
+	VBROADCASTSD 64(CX), Z9
+	VFMADD231PD  Z8, Z9, Z1
+	VBROADCASTSD 128(CX), Z9
+	VFMADD231PD  Z8, Z9, Z2
+	VBROADCASTSD 192(CX), Z9
+	VFMADD231PD  Z8, Z9, Z3
+	VBROADCASTSD 256(CX), Z9
+	VFMADD231PD  Z8, Z9, Z4
+	VBROADCASTSD 320(CX), Z9
+	VFMADD231PD  Z8, Z9, Z5
+	VBROADCASTSD 384(CX), Z9
+	VFMADD231PD  Z8, Z9, Z6
+	VBROADCASTSD 448(CX), Z9
+	VFMADD231PD  Z8, Z9, Z7
+	ADDQ         $+8, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          k1
 	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
 	VADDPD       64(AX), Z1, Z1
@@ -4846,9 +4844,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm30AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm30AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5023,9 +5021,9 @@ m1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm30AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm31AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5205,9 +5203,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm32AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5387,9 +5385,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm33AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5607,9 +5605,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm34AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5710,9 +5708,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm35AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5770,52 +5768,28 @@ k1:
 	ADDQ         $+96, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPD.Z    64(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 64(AX)
-	VADDPD       96(AX), Z2, Z2
 	VMOVUPS      Z2, 96(AX)
-	VMOVUPD.Z    160(AX), K1, Z0
-	VADDPD       Z0, Z3, Z3
 	VMOVUPD      Z3, K1, 160(AX)
-	VADDPD       192(AX), Z4, Z4
 	VMOVUPS      Z4, 192(AX)
-	VMOVUPD.Z    256(AX), K1, Z0
-	VADDPD       Z0, Z5, Z5
 	VMOVUPD      Z5, K1, 256(AX)
-	VADDPD       288(AX), Z6, Z6
 	VMOVUPS      Z6, 288(AX)
-	VMOVUPD.Z    352(AX), K1, Z0
-	VADDPD       Z0, Z7, Z7
 	VMOVUPD      Z7, K1, 352(AX)
-	VADDPD       384(AX), Z8, Z8
 	VMOVUPS      Z8, 384(AX)
-	VMOVUPD.Z    448(AX), K1, Z0
-	VADDPD       Z0, Z9, Z9
 	VMOVUPD      Z9, K1, 448(AX)
-	VADDPD       480(AX), Z10, Z10
 	VMOVUPS      Z10, 480(AX)
-	VMOVUPD.Z    544(AX), K1, Z0
-	VADDPD       Z0, Z11, Z11
 	VMOVUPD      Z11, K1, 544(AX)
-	VADDPD       576(AX), Z12, Z12
 	VMOVUPS      Z12, 576(AX)
-	VMOVUPD.Z    640(AX), K1, Z0
-	VADDPD       Z0, Z13, Z13
 	VMOVUPD      Z13, K1, 640(AX)
-	VADDPD       672(AX), Z14, Z14
 	VMOVUPS      Z14, 672(AX)
-	VMOVUPD.Z    736(AX), K1, Z0
-	VADDPD       Z0, Z15, Z15
 	VMOVUPD      Z15, K1, 736(AX)
 	VZEROUPPER
 	RET
 
-// func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm36AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5893,9 +5867,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm37AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm37AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5934,21 +5908,13 @@ k1:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPD       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPD       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPD       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPD       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPD       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPD       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
 	VZEROUPPER
 	RET
@@ -6857,21 +6823,13 @@ k2:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -7059,21 +7017,13 @@ k2:
 	ADDQ         $+192, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       192(DI), Y2, Y2
 	VMOVUPS      Y2, 192(DI)
-	VADDPD       224(DI), Y3, Y3
 	VMOVUPS      Y3, 224(DI)
-	VADDPD       384(DI), Y4, Y4
 	VMOVUPS      Y4, 384(DI)
-	VADDPD       416(DI), Y5, Y5
 	VMOVUPS      Y5, 416(DI)
-	VADDPD       576(DI), Y6, Y6
 	VMOVUPS      Y6, 576(DI)
-	VADDPD       608(DI), Y7, Y7
 	VMOVUPS      Y7, 608(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -8874,13 +8824,9 @@ k2:
 	ADDQ         $+864, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       864(DI), Y2, Y2
 	VMOVUPS      Y2, 864(DI)
-	VADDPD       896(DI), Y3, Y3
 	VMOVUPS      Y3, 896(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -8902,9 +8848,7 @@ k3:
 	ADDQ         $+864, DX
 	DECQ         BX
 	JNZ          k3
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       864(AX), Y1, Y1
 	VMOVUPS      Y1, 864(AX)
 	VZEROUPPER
 	RET
@@ -9876,29 +9820,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPD       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPD       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPD       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPD       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+384, SI
 	ADDQ         $+768, DI
@@ -9922,13 +9854,9 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -10119,29 +10047,17 @@ k1:
 	ADDQ         $+64, DI
 	DECQ         R8
 	JNZ          k1
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPD       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPD       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPD       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPD       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPD       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPD       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPD       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPD       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+768, CX
 	ADDQ         $+384, BX
@@ -10165,13 +10081,9 @@ k2:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k2
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -10337,6 +10249,99 @@ k1:
 	ADDQ         $+64, DI
 	DECQ         R8
 	JNZ          k1
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, 32(BX)
+	VMOVUPS      Y2, 64(BX)
+	VMOVUPS      Y3, 96(BX)
+	VMOVUPS      Y4, 128(BX)
+	VMOVUPS      Y5, 160(BX)
+	VMOVUPS      Y6, 192(BX)
+	VMOVUPS      Y7, 224(BX)
+	VMOVUPS      Y8, 256(BX)
+	VMOVUPS      Y9, 288(BX)
+	VMOVUPS      Y10, 320(BX)
+	VMOVUPS      Y11, 352(BX)
+	ADDQ         $+384, CX
+	ADDQ         $+384, BX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         DX, SI
+	MOVQ         $0x00000008, DI
+
+k2:
+	VMOVUPS      (SI), Y4
+	VMOVUPS      32(SI), Y5
+	VBROADCASTSD (CX), Y6
+	VFMADD231PD  Y4, Y6, Y0
+	VFMADD231PD  Y5, Y6, Y1
+	VBROADCASTSD 64(CX), Y6
+	VFMADD231PD  Y4, Y6, Y2
+	VFMADD231PD  Y5, Y6, Y3
+	ADDQ         $+8, CX
+	ADDQ         $+64, SI
+	DECQ         DI
+	JNZ          k2
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, 32(BX)
+	VMOVUPS      Y2, 64(BX)
+	VMOVUPS      Y3, 96(BX)
+	ADDQ         $+64, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm29AVX2(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	MOVQ   AX, BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   $0x00000008, R8
+
+k1:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      32(DI), Y13
+	VBROADCASTSD (SI), Y14
+	VFMADD231PD  Y12, Y14, Y0
+	VFMADD231PD  Y13, Y14, Y1
+	VBROADCASTSD 64(SI), Y14
+	VFMADD231PD  Y12, Y14, Y2
+	VFMADD231PD  Y13, Y14, Y3
+	VBROADCASTSD 128(SI), Y14
+	VFMADD231PD  Y12, Y14, Y4
+	VFMADD231PD  Y13, Y14, Y5
+	VBROADCASTSD 192(SI), Y14
+	VFMADD231PD  Y12, Y14, Y6
+	VFMADD231PD  Y13, Y14, Y7
+	VBROADCASTSD 256(SI), Y14
+	VFMADD231PD  Y12, Y14, Y8
+	VFMADD231PD  Y13, Y14, Y9
+	VBROADCASTSD 320(SI), Y14
+	VFMADD231PD  Y12, Y14, Y10
+	VFMADD231PD  Y13, Y14, Y11
+	ADDQ         $+8, SI
+	ADDQ         $+64, DI
+	DECQ         R8
+	JNZ          k1
 	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
 	VADDPD       32(BX), Y1, Y1
@@ -10396,9 +10401,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm30AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm30AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10566,9 +10571,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm30AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm31AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10762,9 +10767,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm32AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10906,9 +10911,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm33AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -11144,9 +11149,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm34AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -11315,9 +11320,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm35AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -11365,29 +11370,17 @@ k1:
 	ADDQ         $+96, R8
 	DECQ         R9
 	JNZ          k1
-	VADDPD       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VADDPD       32(SI), Y1, Y1
 	VMOVUPS      Y1, 32(SI)
-	VADDPD       96(SI), Y2, Y2
 	VMOVUPS      Y2, 96(SI)
-	VADDPD       128(SI), Y3, Y3
 	VMOVUPS      Y3, 128(SI)
-	VADDPD       192(SI), Y4, Y4
 	VMOVUPS      Y4, 192(SI)
-	VADDPD       224(SI), Y5, Y5
 	VMOVUPS      Y5, 224(SI)
-	VADDPD       288(SI), Y6, Y6
 	VMOVUPS      Y6, 288(SI)
-	VADDPD       320(SI), Y7, Y7
 	VMOVUPS      Y7, 320(SI)
-	VADDPD       384(SI), Y8, Y8
 	VMOVUPS      Y8, 384(SI)
-	VADDPD       416(SI), Y9, Y9
 	VMOVUPS      Y9, 416(SI)
-	VADDPD       480(SI), Y10, Y10
 	VMOVUPS      Y10, 480(SI)
-	VADDPD       512(SI), Y11, Y11
 	VMOVUPS      Y11, 512(SI)
 	ADDQ         $+384, BX
 	ADDQ         $+576, SI
@@ -11411,13 +11404,9 @@ k2:
 	ADDQ         $+96, DI
 	DECQ         R8
 	JNZ          k2
-	VADDPD       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VADDPD       32(SI), Y1, Y1
 	VMOVUPS      Y1, 32(SI)
-	VADDPD       96(SI), Y2, Y2
 	VMOVUPS      Y2, 96(SI)
-	VADDPD       128(SI), Y3, Y3
 	VMOVUPS      Y3, 128(SI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -11450,17 +11439,11 @@ k3:
 	ADDQ         $+96, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       96(AX), Y1, Y1
 	VMOVUPS      Y1, 96(AX)
-	VADDPD       192(AX), Y2, Y2
 	VMOVUPS      Y2, 192(AX)
-	VADDPD       288(AX), Y3, Y3
 	VMOVUPS      Y3, 288(AX)
-	VADDPD       384(AX), Y4, Y4
 	VMOVUPS      Y4, 384(AX)
-	VADDPD       480(AX), Y5, Y5
 	VMOVUPS      Y5, 480(AX)
 	ADDQ         $+384, CX
 	ADDQ         $+576, AX
@@ -11479,16 +11462,14 @@ k4:
 	ADDQ         $+96, DX
 	DECQ         BX
 	JNZ          k4
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       96(AX), Y1, Y1
 	VMOVUPS      Y1, 96(AX)
 	VZEROUPPER
 	RET
 
-// func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm36AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -11572,9 +11553,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm37AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm37AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -11622,29 +11603,17 @@ k1:
 	ADDQ         $+64, DI
 	DECQ         R8
 	JNZ          k1
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPD       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPD       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPD       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPD       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPD       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPD       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPD       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPD       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+576, CX
 	ADDQ         $+384, BX
@@ -11668,13 +11637,9 @@ k2:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k2
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX

@@ -197,6 +197,11 @@ func ocannlGemm36AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm36AVX512 called without assembly")
 }
 
+// ocannlGemm37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm37AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm37AVX512 called without assembly")
+}
+
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -366,6 +371,9 @@ func ocannlGemm35AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm35AVX2 cal
 
 // ocannlGemm36AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm36AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm36AVX2 called without assembly") }
+
+// ocannlGemm37AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm37AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm37AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
