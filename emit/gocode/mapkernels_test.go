@@ -58,35 +58,7 @@ func TestGeneratedMapKernels(t *testing.T) {
 			}
 		}
 	}
-	files, err := set.Files("main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h strings.Builder
-	h.WriteString(harnessHead)
-	h.WriteString(scratchPoison)
-	h.WriteString("func main() {\n\tfmt.Println(\"!avx2\", ocannlAVX2)\n")
-	for _, b := range bs {
-		if b.k.Scratch != "" {
-			harnessCallScratch(&h, b, true)
-		} else {
-			harnessCall(&h, b)
-		}
-	}
-	h.WriteString("}\n")
-	dir := asmModule(t, src, []byte(h.String()), files)
-	for _, tier := range []string{"", "purego"} {
-		out, err := testutil.GoCmd(t, dir, append(goEnv, "GOFLAGS=-mod=mod", "OCANNLGEN_CPU="+tier), "run", ".")
-		if err != nil {
-			t.Fatalf("go run (OCANNLGEN_CPU=%q): %v\n%s", tier, err, head(out, 4000))
-		}
-		got, other := parseOutputs(t, out)
-		wantAVX2 := fmt.Sprint(tier == "" && cpu.Supported("AVX", "FMA3"))
-		if other["!avx2"] != wantAVX2 {
-			t.Errorf("OCANNLGEN_CPU=%q: ocannlAVX2 is %s, want %s", tier, other["!avx2"], wantAVX2)
-		}
-		checkOutputs(t, "OCANNLGEN_CPU="+tier, bs, got)
-	}
+	runTiers(t, src, set, bs)
 }
 
 // asmModule writes a module holding the kernels, main and the assembly
@@ -186,25 +158,7 @@ func TestGeneratedMapKernelsParallel(t *testing.T) {
 	if i := strings.Index(whole, ") Part(j"); i < 0 || !strings.Contains(whole[i:], "the zero fill absorbed: float64 pointwise kernel") {
 		t.Errorf("no part of a nest absorbs a zero fill:\n%s", whole)
 	}
-	files, err := set.Files("main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h strings.Builder
-	h.WriteString(harnessHead)
-	h.WriteString(scratchPoison)
-	h.WriteString("func main() {\n")
-	harnessCallScratch(&h, bs[0], true)
-	h.WriteString("}\n")
-	dir := asmModule(t, gen, []byte(h.String()), files)
-	for _, tier := range []string{"", "purego"} {
-		out, err := testutil.GoCmd(t, dir, append(goEnv, "GOFLAGS=-mod=mod", "OCANNLGEN_CPU="+tier), "run", ".")
-		if err != nil {
-			t.Fatalf("go run (OCANNLGEN_CPU=%q): %v\n%s", tier, err, head(out, 4000))
-		}
-		got, _ := parseOutputs(t, out)
-		checkOutputs(t, "OCANNLGEN_CPU="+tier, bs, got)
-	}
+	runTiers(t, gen, set, bs)
 }
 
 // TestAbsorbedContractionFill: the zeroing of a hidden layer's gradient
@@ -237,6 +191,15 @@ func TestAbsorbedContractionFill(t *testing.T) {
 			t.Errorf("%s: h's gradient is not zeroed in the Go branch only:\n%s", b.k.Name, fn)
 		}
 	}
+	runTiers(t, gen, set, bs)
+}
+
+// runTiers builds the rendered kernels gen with set's assembly files,
+// calls each (twice on a scratch poisoned with NaN when it has one), and
+// checks the outputs against the interpreter, and the tier flag, in the
+// assembly tier and with OCANNLGEN_CPU=purego.
+func runTiers(t *testing.T, gen []byte, set *asm.Set, bs []*built) {
+	t.Helper()
 	files, err := set.Files("main")
 	if err != nil {
 		t.Fatal(err)
@@ -244,9 +207,13 @@ func TestAbsorbedContractionFill(t *testing.T) {
 	var h strings.Builder
 	h.WriteString(harnessHead)
 	h.WriteString(scratchPoison)
-	h.WriteString("func main() {\n")
+	h.WriteString("func main() {\n\tfmt.Println(\"!avx2\", ocannlAVX2)\n")
 	for _, b := range bs {
-		harnessCallScratch(&h, b, true)
+		if b.k.Scratch != "" {
+			harnessCallScratch(&h, b, true)
+		} else {
+			harnessCall(&h, b)
+		}
 	}
 	h.WriteString("}\n")
 	dir := asmModule(t, gen, []byte(h.String()), files)
@@ -255,7 +222,11 @@ func TestAbsorbedContractionFill(t *testing.T) {
 		if err != nil {
 			t.Fatalf("go run (OCANNLGEN_CPU=%q): %v\n%s", tier, err, head(out, 4000))
 		}
-		got, _ := parseOutputs(t, out)
+		got, other := parseOutputs(t, out)
+		wantAVX2 := fmt.Sprint(tier == "" && cpu.Supported("AVX", "FMA3"))
+		if other["!avx2"] != wantAVX2 {
+			t.Errorf("OCANNLGEN_CPU=%q: ocannlAVX2 is %s, want %s", tier, other["!avx2"], wantAVX2)
+		}
 		checkOutputs(t, "OCANNLGEN_CPU="+tier, bs, got)
 	}
 }
