@@ -716,18 +716,13 @@ func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
 //	            net.conv1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1.kernel[i3, i4, i5, 0]
 //
 //	# _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    for i2 in 0..9:
-//	      for i3 in 0..7:
-//	        _net.max_pool#1/x.1[i0, i1, i2, i3] = net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3]
 //
-//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
+//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
 //	    for i2 in 0..9:
 //	      for i3 in 0..7:
-//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(_net.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3])
 //
 //	# _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -757,18 +752,13 @@ func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
 //	              net.conv2/y[i0, i1, i2, i3] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2.kernel[i3, i4, i5, i6]
 //
 //	# _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-//	for i0 in 0..255:
-//	  for i1 in 0..4:
-//	    for i2 in 0..4:
-//	      for i3 in 0..15:
-//	        _net.head/x.1[i0, i1, i2, i3] = net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3]
 //
-//	# net.head/x = pointwise relu of _net.head/x.1
+//	# net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 //	for i0 in 0..255:
 //	  for i1 in 0..4:
 //	    for i2 in 0..4:
 //	      for i3 in 0..15:
-//	        net.head/x[i0, i1, i2, i3] = relu(_net.head/x.1[i0, i1, i2, i3])
+//	        net.head/x[i0, i1, i2, i3] = relu(net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -811,14 +801,11 @@ func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..255:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..3:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -838,7 +825,6 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	var train_cross_entropy_1_logp_1 [256][4]float32
 	var train_cross_entropy_1_logp_2 [256][1]float32
 	var train_cross_entropy_1_logp_3 [256][1]float32
-	var train_cross_entropy_1_logp [256][4]float32
 	var train_1 [256][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -857,7 +843,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	*rec = ocannlCNNTrainLossPart0{}
 	ocannlCNNTrainLossPart0Records.Put(rec)
 
-	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlCNNTrainLossPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
@@ -865,14 +851,6 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	region.Run(rec2, 8)
 	*rec2 = ocannlCNNTrainLossPart1{}
 	ocannlCNNTrainLossPart1Records.Put(rec2)
-
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	// 8 parts of i0 on the pool.
-	rec3 := ocannlCNNTrainLossPart2Records.Get()
-	rec3.scratch = scratch
-	region.Run(rec3, 8)
-	*rec3 = ocannlCNNTrainLossPart2{}
-	ocannlCNNTrainLossPart2Records.Put(rec3)
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
@@ -884,40 +862,40 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// 8 parts of the filled arrays on the pool.
+	rec3 := ocannlCNNTrainLossPart2Records.Get()
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlCNNTrainLossPart2{}
+	ocannlCNNTrainLossPart2Records.Put(rec3)
+	// 8 parts of i0 on the pool.
 	rec4 := ocannlCNNTrainLossPart3Records.Get()
 	rec4.scratch = scratch
 	region.Run(rec4, 8)
 	*rec4 = ocannlCNNTrainLossPart3{}
 	ocannlCNNTrainLossPart3Records.Put(rec4)
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlCNNTrainLossPart4Records.Get()
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlCNNTrainLossPart4{}
-	ocannlCNNTrainLossPart4Records.Put(rec5)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j6 := range 256 {
-			for j7 := range 8 {
-				for j8 := range 8 {
-					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
+		for j5 := range 256 {
+			for j6 := range 8 {
+				for j7 := range 8 {
+					scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j9 := range 256 {
-			for j10 := 6; j10 < 8; j10++ {
-				for j11 := range 8 {
-					for j12 := range 8 {
-						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
+		for j8 := range 256 {
+			for j9 := 6; j9 < 8; j9++ {
+				for j10 := range 8 {
+					for j11 := range 8 {
+						scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
 					}
 				}
 			}
@@ -925,29 +903,29 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
+		for j12 := 1; j12 < 6; j12++ {
+			ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][j12][0][0])
 		}
 	} else {
-		for j14 := range 256 {
-			for j15 := 1; j15 < 6; j15++ {
-				for j16 := range 8 {
-					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
+		for j13 := range 256 {
+			for j14 := 1; j14 < 6; j14++ {
+				for j15 := range 8 {
+					scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
+		for j16 := 1; j16 < 6; j16++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j16][6][0])
 		}
 	} else {
-		for j18 := range 256 {
-			for j19 := 1; j19 < 6; j19++ {
-				for j20 := 6; j20 < 8; j20++ {
-					for j21 := range 8 {
-						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
+		for j17 := range 256 {
+			for j18 := 1; j18 < 6; j18++ {
+				for j19 := 6; j19 < 8; j19++ {
+					for j20 := range 8 {
+						scratch.net_max_pool_1_y[j17][j18][j19][j20] = 0
 					}
 				}
 			}
@@ -955,46 +933,38 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 	scratch.net_conv2_y = [256][5][5][16]float32{}
 	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNTrainLossPart4Records.Get()
+	rec5.pNetConv2Kernel = pNetConv2Kernel
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlCNNTrainLossPart4{}
+	ocannlCNNTrainLossPart4Records.Put(rec5)
+
+	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
+	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNTrainLossPart5Records.Get()
-	rec6.pNetConv2Kernel = pNetConv2Kernel
+	rec6.pNetConv2Bias = pNetConv2Bias
 	rec6.scratch = scratch
 	region.Run(rec6, 8)
 	*rec6 = ocannlCNNTrainLossPart5{}
 	ocannlCNNTrainLossPart5Records.Put(rec6)
 
-	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
+	scratch.train_cross_entropy_1_logits_1 = [256][4]float32{}
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNTrainLossPart6Records.Get()
-	rec7.pNetConv2Bias = pNetConv2Bias
+	rec7.pNetHeadW = pNetHeadW
 	rec7.scratch = scratch
 	region.Run(rec7, 8)
 	*rec7 = ocannlCNNTrainLossPart6{}
 	ocannlCNNTrainLossPart6Records.Put(rec7)
 
-	// net.head/x = pointwise relu of _net.head/x.1
-	// 8 parts of i0 on the pool.
-	rec8 := ocannlCNNTrainLossPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlCNNTrainLossPart7{}
-	ocannlCNNTrainLossPart7Records.Put(rec8)
-
-	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	scratch.train_cross_entropy_1_logits_1 = [256][4]float32{}
-	// 8 parts of i0 on the pool.
-	rec9 := ocannlCNNTrainLossPart8Records.Get()
-	rec9.pNetHeadW = pNetHeadW
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlCNNTrainLossPart8{}
-	ocannlCNNTrainLossPart8Records.Put(rec9)
-
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap7AVX512(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap7AVX2(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -1024,9 +994,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap8AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap8AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
@@ -1041,7 +1011,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -1071,43 +1041,27 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// float32 pointwise kernel over 256 rows of 4 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
-	} else {
-		for i0 := range 256 {
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-			for i1 := range 4 {
-				train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-			}
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
-	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap11AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
-			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 			train_1Row := &train_1[i0]
 			for i1 := range 4 {
-				train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+				train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 			}
 		}
 	}
@@ -1139,12 +1093,10 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNTrainLossScratch struct {
 	net_conv1_y                    [256][10][10][8]float32
-	net_max_pool_1_x_1             [256][10][10][8]float32
 	net_max_pool_1_x               [256][10][10][8]float32
 	net_max_pool_1_y_1             [2][2]float32
 	net_max_pool_1_y               [256][8][8][8]float32
 	net_conv2_y                    [256][5][5][16]float32
-	net_head_x_1                   [256][5][5][16]float32
 	net_head_x                     [256][5][5][16]float32
 	train_cross_entropy_1_logits_1 [256][4]float32
 }
@@ -1206,21 +1158,25 @@ type ocannlCNNTrainLossPart1 struct {
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r2 *ocannlCNNTrainLossPart1) Part(j2 int) {
-	pNetConv1Bias, scratch := r2.pNetConv1Bias, r2.scratch
-	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r3 *ocannlCNNTrainLossPart1) Part(j2 int) {
+	pNetConv1Bias, scratch := r3.pNetConv1Bias, r3.scratch
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					net_conv1_yRow := &scratch.net_conv1_y[i0+32*j2][i1][i2]
-					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+32*j2][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j2][i1][i2]
 					for i3 := range 8 {
-						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+						r2 := net_conv1_yRow[i3] + pNetConv1Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_max_pool_1_xRow[i3] = r2
 					}
 				}
 			}
@@ -1232,7 +1188,7 @@ func (r2 *ocannlCNNTrainLossPart1) Part(j2 int) {
 var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 
 // ocannlCNNTrainLossPart2 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNTrainLossPart2 struct {
 	scratch *ocannlCNNTrainLossScratch
 }
@@ -1240,44 +1196,8 @@ type ocannlCNNTrainLossPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlCNNTrainLossPart2) Part(j3 int) {
 	scratch := r4.scratch
-	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+32*j3][i1][i2]
-					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j3][i1][i2]
-					for i3 := range 8 {
-						r3 := net_max_pool_1_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_max_pool_1_xRow[i3] = r3
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNTrainLossPart2Records holds the free ocannlCNNTrainLossPart2 records.
-var ocannlCNNTrainLossPart2Records rt.Records[ocannlCNNTrainLossPart2]
-
-// ocannlCNNTrainLossPart3 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
-type ocannlCNNTrainLossPart3 struct {
-	scratch *ocannlCNNTrainLossScratch
-}
-
-// Part runs part j4 of the nest (0 <= j4 < 8).
-func (r5 *ocannlCNNTrainLossPart3) Part(j4 int) {
-	scratch := r5.scratch
 	{
-		rows := scratch.net_max_pool_1_y[32*j4 : 32*j4+32]
+		rows := scratch.net_max_pool_1_y[32*j3 : 32*j3+32]
 		for f := range 8 {
 			for f2 := range 8 {
 				for f3 := range 8 {
@@ -1291,24 +1211,24 @@ func (r5 *ocannlCNNTrainLossPart3) Part(j4 int) {
 	}
 }
 
-// ocannlCNNTrainLossPart3Records holds the free ocannlCNNTrainLossPart3 records.
-var ocannlCNNTrainLossPart3Records rt.Records[ocannlCNNTrainLossPart3]
+// ocannlCNNTrainLossPart2Records holds the free ocannlCNNTrainLossPart2 records.
+var ocannlCNNTrainLossPart2Records rt.Records[ocannlCNNTrainLossPart2]
 
-// ocannlCNNTrainLossPart4 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// ocannlCNNTrainLossPart3 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlCNNTrainLossPart4 struct {
+type ocannlCNNTrainLossPart3 struct {
 	scratch *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j5 of the nest (0 <= j5 < 8).
-func (r6 *ocannlCNNTrainLossPart4) Part(j5 int) {
-	scratch := r6.scratch
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r5 *ocannlCNNTrainLossPart3) Part(j4 int) {
+	scratch := r5.scratch
 	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0+32*j5][1][1][0], &scratch.net_max_pool_1_x[i0+32*j5][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+					ocannlMap1AVX2(&scratch.net_max_pool_1_y[i0+32*j4][1][1][0], &scratch.net_max_pool_1_x[i0+32*j4][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -1317,11 +1237,11 @@ func (r6 *ocannlCNNTrainLossPart4) Part(j5 int) {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j5][i1+1][i2+1]
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j4][i1+1][i2+1]
 					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2]
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j4][2*i1+i4][2*i2]
 						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2+1]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j4][2*i1+i4][2*i2+1]
 						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 8 {
 							acc2 := net_max_pool_1_yRow[i3]
@@ -1336,30 +1256,30 @@ func (r6 *ocannlCNNTrainLossPart4) Part(j5 int) {
 	}
 }
 
-// ocannlCNNTrainLossPart4Records holds the free ocannlCNNTrainLossPart4 records.
-var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
+// ocannlCNNTrainLossPart3Records holds the free ocannlCNNTrainLossPart3 records.
+var ocannlCNNTrainLossPart3Records rt.Records[ocannlCNNTrainLossPart3]
 
-// ocannlCNNTrainLossPart5 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// ocannlCNNTrainLossPart4 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlCNNTrainLossPart5 struct {
+type ocannlCNNTrainLossPart4 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r7 *ocannlCNNTrainLossPart5) Part(j22 int) {
-	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r6 *ocannlCNNTrainLossPart4) Part(j21 int) {
+	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
 	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j21][i1][i2][0], &scratch.net_max_pool_1_y[32*j21][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j21][i1][i2][0], &scratch.net_max_pool_1_y[32*j21][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -1371,14 +1291,51 @@ func (r7 *ocannlCNNTrainLossPart5) Part(j22 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j22][i1+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j21][i1+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0+32*j22][i1][i2][i3] = acc3
+						scratch.net_conv2_y[i0+32*j21][i1][i2][i3] = acc3
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart4Records holds the free ocannlCNNTrainLossPart4 records.
+var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
+
+// ocannlCNNTrainLossPart5 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNTrainLossPart5 struct {
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r8 *ocannlCNNTrainLossPart5) Part(j22 int) {
+	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_conv2_y[32*j22][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_conv2_y[32*j22][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j22][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j22][i1][i2]
+					for i3 := range 16 {
+						r7 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						if !(r7 > 0) {
+							r7 = 0
+						}
+						net_head_xRow[i3] = r7
 					}
 				}
 			}
@@ -1392,87 +1349,18 @@ var ocannlCNNTrainLossPart5Records rt.Records[ocannlCNNTrainLossPart5]
 // ocannlCNNTrainLossPart6 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNTrainLossPart6 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNTrainLossScratch
-}
-
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r8 *ocannlCNNTrainLossPart6) Part(j23 int) {
-	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
-	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j23][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNTrainLossPart6Records holds the free ocannlCNNTrainLossPart6 records.
-var ocannlCNNTrainLossPart6Records rt.Records[ocannlCNNTrainLossPart6]
-
-// ocannlCNNTrainLossPart7 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNTrainLossPart7 struct {
-	scratch *ocannlCNNTrainLossScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r10 *ocannlCNNTrainLossPart7) Part(j24 int) {
-	scratch := r10.scratch
-	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0+32*j24][i1][i2]
-					for i3 := range 16 {
-						r9 := net_head_x_1Row2[i3]
-						if !(r9 > 0) {
-							r9 = 0
-						}
-						net_head_xRow[i3] = r9
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNTrainLossPart7Records holds the free ocannlCNNTrainLossPart7 records.
-var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
-
-// ocannlCNNTrainLossPart8 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNTrainLossPart8 struct {
 	pNetHeadW *[1600]float32
 	scratch   *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r11 *ocannlCNNTrainLossPart8) Part(j25 int) {
-	pNetHeadW, scratch := r11.pNetHeadW, r11.scratch
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r9 *ocannlCNNTrainLossPart6) Part(j23 int) {
+	pNetHeadW, scratch := r9.pNetHeadW, r9.scratch
 	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j23][0], &pNetHeadW[0], &scratch.net_head_x[32*j23][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j23][0], &pNetHeadW[0], &scratch.net_head_x[32*j23][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1481,20 +1369,20 @@ func (r11 *ocannlCNNTrainLossPart8) Part(j25 int) {
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &scratch.net_head_x[i0+32*j25][i2][i3]
+						net_head_xRow2 := &scratch.net_head_x[i0+32*j23][i2][i3]
 						for i4 := range 16 {
 							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
 						}
 					}
 				}
-				scratch.train_cross_entropy_1_logits_1[i0+32*j25][i1] = acc4
+				scratch.train_cross_entropy_1_logits_1[i0+32*j23][i1] = acc4
 			}
 		}
 	}
 }
 
-// ocannlCNNTrainLossPart8Records holds the free ocannlCNNTrainLossPart8 records.
-var ocannlCNNTrainLossPart8Records rt.Records[ocannlCNNTrainLossPart8]
+// ocannlCNNTrainLossPart6Records holds the free ocannlCNNTrainLossPart6 records.
+var ocannlCNNTrainLossPart6Records rt.Records[ocannlCNNTrainLossPart6]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -1680,14 +1568,11 @@ var ocannlCNNTrainLossPart8Records rt.Records[ocannlCNNTrainLossPart8]
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..255:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..3:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -1901,7 +1786,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	var train_cross_entropy_1_logp_1 [256][4]float32
 	var train_cross_entropy_1_logp_2 [256][1]float32
 	var train_cross_entropy_1_logp_3 [256][1]float32
-	var train_cross_entropy_1_logp [256][4]float32
 	var train_1 [256][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -1973,7 +1857,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j6 := range 256 {
 			for j7 := range 8 {
@@ -1985,7 +1869,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j9 := range 256 {
 			for j10 := 6; j10 < 8; j10++ {
@@ -2000,7 +1884,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
+			ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
 	} else {
 		for j14 := range 256 {
@@ -2014,7 +1898,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
 	} else {
 		for j18 := range 256 {
@@ -2066,9 +1950,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap7AVX512(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap7AVX2(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -2098,9 +1982,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap8AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap8AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
@@ -2115,7 +1999,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -2145,43 +2029,27 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// float32 pointwise kernel over 256 rows of 4 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
-	} else {
-		for i0 := range 256 {
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-			for i1 := range 4 {
-				train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-			}
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
-	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap11AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
-			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 			train_1Row := &train_1[i0]
 			for i1 := range 4 {
-				train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+				train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 			}
 		}
 	}
@@ -2234,7 +2102,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&train_1_grad[0][0], &train_2_grad[0])
+		ocannlMap16AVX2(&train_1_grad[0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -2248,7 +2116,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow2 := &labels[i0]
@@ -2263,7 +2131,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
@@ -2293,7 +2161,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap19AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
@@ -2303,7 +2171,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap20AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
@@ -2317,9 +2185,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap21AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap21AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
@@ -2334,7 +2202,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
@@ -2364,9 +2232,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap22AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap22AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
@@ -2390,7 +2258,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap18AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][4]float32{}
 		for i0 := range 256 {
@@ -2545,7 +2413,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	// float32 pointwise kernel over 256 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j43 := range 256 {
 			for j44 := range 8 {
@@ -2557,7 +2425,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j46 := range 256 {
 			for j47 := 6; j47 < 8; j47++ {
@@ -2572,7 +2440,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// float32 pointwise kernel over 256 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j50 := 1; j50 < 6; j50++ {
-			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j50][0][0])
+			ocannlMap27AVX2(&scratch.net_max_pool_1_y[0][j50][0][0])
 		}
 	} else {
 		for j51 := range 256 {
@@ -2586,7 +2454,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// float32 pointwise kernel over 256 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j54 := 1; j54 < 6; j54++ {
-			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j54][6][0])
+			ocannlMap28AVX2(&scratch.net_max_pool_1_y[0][j54][6][0])
 		}
 	} else {
 		for j55 := range 256 {
@@ -2601,7 +2469,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
 		for j59 := range 256 {
 			for j60 := range 8 {
@@ -2613,7 +2481,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
 		for j62 := range 256 {
 			for j63 := 6; j63 < 8; j63++ {
@@ -2628,7 +2496,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j66 := 1; j66 < 6; j66++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j66][0][0])
+			ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][j66][0][0])
 		}
 	} else {
 		for j67 := range 256 {
@@ -2642,7 +2510,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j70 := 1; j70 < 6; j70++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j70][6][0])
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j70][6][0])
 		}
 	} else {
 		for j71 := range 256 {
@@ -2820,9 +2688,9 @@ func (r2 *ocannlCNNBackwardPart1) Part(j2 int) {
 	pNetConv1Bias, scratch := r2.pNetConv1Bias, r2.scratch
 	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap12AVX512(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap12AVX2(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2852,9 +2720,9 @@ func (r4 *ocannlCNNBackwardPart2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+		ocannlMap13AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+		ocannlMap13AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2918,7 +2786,7 @@ func (r6 *ocannlCNNBackwardPart4) Part(j5 int) {
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0+32*j5][1][1][0], &scratch.net_max_pool_1_x[i0+32*j5][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+					ocannlMap1AVX2(&scratch.net_max_pool_1_y[i0+32*j5][1][1][0], &scratch.net_max_pool_1_x[i0+32*j5][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -3011,9 +2879,9 @@ func (r8 *ocannlCNNBackwardPart6) Part(j23 int) {
 	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
 	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+		ocannlMap14AVX512(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+		ocannlMap14AVX2(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -3043,9 +2911,9 @@ func (r10 *ocannlCNNBackwardPart7) Part(j24 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
+		ocannlMap15AVX512(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
+		ocannlMap15AVX2(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -3205,7 +3073,7 @@ func (r19 *ocannlCNNBackwardPart12) Part(j33 int) {
 	scratch := r19.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_head_x_1_grad[32*j33][0][0][0], &scratch.net_head_x_1[32*j33][0][0][0], &scratch.net_head_x_grad[32*j33][0][0][0])
+		ocannlMap23AVX2(&scratch.net_head_x_1_grad[32*j33][0][0][0], &scratch.net_head_x_1[32*j33][0][0][0], &scratch.net_head_x_grad[32*j33][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -3244,7 +3112,7 @@ func (r20 *ocannlCNNBackwardPart13) Part(j34 int) {
 	scratch := r20.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_conv2_y_grad[32*j34][0][0][0], &scratch.net_head_x_1_grad[32*j34][0][0][0])
+		ocannlMap24AVX2(&scratch.net_conv2_y_grad[32*j34][0][0][0], &scratch.net_head_x_1_grad[32*j34][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -3423,7 +3291,7 @@ func (r26 *ocannlCNNBackwardPart17) Part(j75 int) {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap27AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j75][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j75][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j75][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j75][i1+1][1][0])
+					ocannlMap29AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j75][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j75][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j75][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j75][i1+1][1][0])
 				}
 			}
 		}
@@ -3471,7 +3339,7 @@ func (r29 *ocannlCNNBackwardPart18) Part(j76 int) {
 	scratch := r29.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_max_pool_1_x_1_grad[32*j76][0][0][0], &scratch.net_max_pool_1_x_1[32*j76][0][0][0], &scratch.net_max_pool_1_x_grad[32*j76][0][0][0])
+		ocannlMap30AVX2(&scratch.net_max_pool_1_x_1_grad[32*j76][0][0][0], &scratch.net_max_pool_1_x_1[32*j76][0][0][0], &scratch.net_max_pool_1_x_grad[32*j76][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -3510,7 +3378,7 @@ func (r30 *ocannlCNNBackwardPart19) Part(j77 int) {
 	scratch := r30.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_conv1_y_grad[32*j77][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j77][0][0][0])
+		ocannlMap31AVX2(&scratch.net_conv1_y_grad[32*j77][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j77][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -3812,18 +3680,13 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	        net.attention#1/m[i0, i1, i2, 0] max= net.attention#1/scores[i0, i1, i2, i3]
 //
 //	# _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.attention#1/ex.1[i0, i1, i2, i3] = net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0]
 //
-//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.attention#1/ex[i0, i1, i2, i3] = exp(_net.attention#1/ex.1[i0, i1, i2, i3])
+//	        net.attention#1/ex[i0, i1, i2, i3] = exp(net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0])
 //
 //	# _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 //	fill _net.attention#1/attn.1 with 0
@@ -3901,10 +3764,6 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.3[0]
 //
 //	# _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x1.1[i0, i1, i2] = net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 //	for i0 in 0..255:
@@ -3916,17 +3775,13 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	  for i1 in 0..7:
 //	    _net/x1.3[i0, i1, 0] = sqrt(_net/x1.2[i0, i1, 0])
 //
-//	# _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x1.4[i0, i1, i2] = _net/x1.1[i0, i1, i2] / _net/x1.3[i0, i1, 0]
+//	# _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
 //
-//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x1[i0, i1, i2] = _net/x1.4[i0, i1, i2] + net.layer_norm#1.beta[i2]
+//	      net/x1[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net/x1.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
 //
 //	# _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 //	fill _net.linear#1/x.1 with 0
@@ -3937,16 +3792,12 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	        _net.linear#1/x.1[i0, i1, i2] += net.dense#1.w[i2, i3] * net/x1[i0, i1, i3]
 //
 //	# _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..63:
-//	      _net.linear#1/x.2[i0, i1, i2] = _net.linear#1/x.1[i0, i1, i2] + net.dense#1.b[i2]
 //
-//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2
+//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..63:
-//	      net.linear#1/x[i0, i1, i2] = relu(_net.linear#1/x.2[i0, i1, i2])
+//	      net.linear#1/x[i0, i1, i2] = relu(_net.linear#1/x.1[i0, i1, i2] + net.dense#1.b[i2])
 //
 //	# _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 //	fill _net.layer_norm#2/x.1 with 0
@@ -3957,16 +3808,12 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	        _net.layer_norm#2/x.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net.linear#1/x[i0, i1, i3]
 //
 //	# _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/x.2[i0, i1, i2] = _net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2]
 //
-//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
+//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + _net.layer_norm#2/x.2[i0, i1, i2]
+//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + (_net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2])
 //
 //	# _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 //	fill _net.layer_norm#2/mean.1 with 0
@@ -4005,10 +3852,6 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	    net.layer_norm#2/var[i0, i1, 0] = _net.layer_norm#2/var.2[i0, i1, 0] / _dim_d.5[0]
 //
 //	# _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x2.1[i0, i1, i2] = net.layer_norm#2.gamma[i2] * net.layer_norm#2/centered[i0, i1, i2]
 //
 //	# _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 //	for i0 in 0..255:
@@ -4020,17 +3863,13 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	  for i1 in 0..7:
 //	    _net/x2.3[i0, i1, 0] = sqrt(_net/x2.2[i0, i1, 0])
 //
-//	# _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x2.4[i0, i1, i2] = _net/x2.1[i0, i1, i2] / _net/x2.3[i0, i1, 0]
+//	# _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused
 //
-//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
+//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x2[i0, i1, i2] = _net/x2.4[i0, i1, i2] + net.layer_norm#2.beta[i2]
+//	      net/x2[i0, i1, i2] = ((net.layer_norm#2.gamma[i2] * net.layer_norm#2/centered[i0, i1, i2]) / _net/x2.3[i0, i1, 0]) + net.layer_norm#2.beta[i2]
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -4078,16 +3917,12 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..9:
-//	      train.cross_entropy#1/logp[i0, i1, i2] = train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0]
 //
-//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * train.cross_entropy#1/logp[i0, i1, i2]
+//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -4190,7 +4025,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec8 = ocannlReverserTrainLossPart7{}
 	ocannlReverserTrainLossPart7Records.Put(rec8)
 
-	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserTrainLossPart8Records.Get()
 	rec9.scratch = scratch
@@ -4198,7 +4033,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec9 = ocannlReverserTrainLossPart8{}
 	ocannlReverserTrainLossPart8Records.Put(rec9)
 
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserTrainLossPart9Records.Get()
 	rec10.scratch = scratch
@@ -4206,7 +4041,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec10 = ocannlReverserTrainLossPart9{}
 	ocannlReverserTrainLossPart9Records.Put(rec10)
 
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserTrainLossPart10Records.Get()
 	rec11.scratch = scratch
@@ -4214,7 +4049,10 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec11 = ocannlReverserTrainLossPart10{}
 	ocannlReverserTrainLossPart10Records.Put(rec11)
 
-	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserTrainLossPart11Records.Get()
 	rec12.scratch = scratch
@@ -4222,28 +4060,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec12 = ocannlReverserTrainLossPart11{}
 	ocannlReverserTrainLossPart11Records.Put(rec12)
 
-	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
-	}
+	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	scratch.net_layer_norm_1_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserTrainLossPart12Records.Get()
+	rec13.pNetAttention1WO = pNetAttention1WO
 	rec13.scratch = scratch
 	region.Run(rec13, 8)
 	*rec13 = ocannlReverserTrainLossPart12{}
 	ocannlReverserTrainLossPart12Records.Put(rec13)
 
-	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	scratch.net_layer_norm_1_x_1 = [256][8][32]float32{}
+	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserTrainLossPart13Records.Get()
-	rec14.pNetAttention1WO = pNetAttention1WO
 	rec14.scratch = scratch
 	region.Run(rec14, 8)
 	*rec14 = ocannlReverserTrainLossPart13{}
 	ocannlReverserTrainLossPart13Records.Put(rec14)
 
-	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserTrainLossPart14Records.Get()
 	rec15.scratch = scratch
@@ -4251,18 +4086,10 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec15 = ocannlReverserTrainLossPart14{}
 	ocannlReverserTrainLossPart14Records.Put(rec15)
 
-	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserTrainLossPart15Records.Get()
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
-	*rec16 = ocannlReverserTrainLossPart15{}
-	ocannlReverserTrainLossPart15Records.Put(rec16)
-
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -4275,13 +4102,21 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// 8 parts of i0 on the pool.
+	rec16 := ocannlReverserTrainLossPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlReverserTrainLossPart15{}
+	ocannlReverserTrainLossPart15Records.Put(rec16)
+
+	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+	// 8 parts of i0 on the pool.
 	rec17 := ocannlReverserTrainLossPart16Records.Get()
 	rec17.scratch = scratch
 	region.Run(rec17, 8)
 	*rec17 = ocannlReverserTrainLossPart16{}
 	ocannlReverserTrainLossPart16Records.Put(rec17)
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlReverserTrainLossPart17Records.Get()
 	rec18.scratch = scratch
@@ -4289,18 +4124,10 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec18 = ocannlReverserTrainLossPart17{}
 	ocannlReverserTrainLossPart17Records.Put(rec18)
 
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserTrainLossPart18Records.Get()
-	rec19.scratch = scratch
-	region.Run(rec19, 8)
-	*rec19 = ocannlReverserTrainLossPart18{}
-	ocannlReverserTrainLossPart18Records.Put(rec19)
-
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -4310,15 +4137,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 			}
 		}
 	}
-
-	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserTrainLossPart19Records.Get()
-	rec20.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec20.scratch = scratch
-	region.Run(rec20, 8)
-	*rec20 = ocannlReverserTrainLossPart19{}
-	ocannlReverserTrainLossPart19Records.Put(rec20)
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
@@ -4348,89 +4166,66 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 		}
 	}
 
-	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
+	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// 8 parts of i0 on the pool.
+	rec19 := ocannlReverserTrainLossPart18Records.Get()
+	rec19.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec19.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlReverserTrainLossPart18{}
+	ocannlReverserTrainLossPart18Records.Put(rec19)
+
+	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	scratch.net_linear_1_x_1 = [256][8][64]float32{}
+	// 8 parts of i0 on the pool.
+	rec20 := ocannlReverserTrainLossPart19Records.Get()
+	rec20.pNetDense1W = pNetDense1W
+	rec20.scratch = scratch
+	region.Run(rec20, 8)
+	*rec20 = ocannlReverserTrainLossPart19{}
+	ocannlReverserTrainLossPart19Records.Put(rec20)
+
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	// 8 parts of i0 on the pool.
 	rec21 := ocannlReverserTrainLossPart20Records.Get()
+	rec21.pNetDense1B = pNetDense1B
 	rec21.scratch = scratch
 	region.Run(rec21, 8)
 	*rec21 = ocannlReverserTrainLossPart20{}
 	ocannlReverserTrainLossPart20Records.Put(rec21)
 
-	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	scratch.net_layer_norm_2_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlReverserTrainLossPart21Records.Get()
-	rec22.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec22.pNetLinear1W = pNetLinear1W
 	rec22.scratch = scratch
 	region.Run(rec22, 8)
 	*rec22 = ocannlReverserTrainLossPart21{}
 	ocannlReverserTrainLossPart21Records.Put(rec22)
 
-	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	scratch.net_linear_1_x_1 = [256][8][64]float32{}
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserTrainLossPart22Records.Get()
-	rec23.pNetDense1W = pNetDense1W
+	rec23.pNetLinear1B = pNetLinear1B
 	rec23.scratch = scratch
 	region.Run(rec23, 8)
 	*rec23 = ocannlReverserTrainLossPart22{}
 	ocannlReverserTrainLossPart22Records.Put(rec23)
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlReverserTrainLossPart23Records.Get()
-	rec24.pNetDense1B = pNetDense1B
 	rec24.scratch = scratch
 	region.Run(rec24, 8)
 	*rec24 = ocannlReverserTrainLossPart23{}
 	ocannlReverserTrainLossPart23Records.Put(rec24)
 
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserTrainLossPart24Records.Get()
-	rec25.scratch = scratch
-	region.Run(rec25, 8)
-	*rec25 = ocannlReverserTrainLossPart24{}
-	ocannlReverserTrainLossPart24Records.Put(rec25)
-
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	scratch.net_layer_norm_2_x_1 = [256][8][32]float32{}
-	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserTrainLossPart25Records.Get()
-	rec26.pNetLinear1W = pNetLinear1W
-	rec26.scratch = scratch
-	region.Run(rec26, 8)
-	*rec26 = ocannlReverserTrainLossPart25{}
-	ocannlReverserTrainLossPart25Records.Put(rec26)
-
-	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserTrainLossPart26Records.Get()
-	rec27.pNetLinear1B = pNetLinear1B
-	rec27.scratch = scratch
-	region.Run(rec27, 8)
-	*rec27 = ocannlReverserTrainLossPart26{}
-	ocannlReverserTrainLossPart26Records.Put(rec27)
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserTrainLossPart27Records.Get()
-	rec28.scratch = scratch
-	region.Run(rec28, 8)
-	*rec28 = ocannlReverserTrainLossPart27{}
-	ocannlReverserTrainLossPart27Records.Put(rec28)
-
-	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserTrainLossPart28Records.Get()
-	rec29.scratch = scratch
-	region.Run(rec29, 8)
-	*rec29 = ocannlReverserTrainLossPart28{}
-	ocannlReverserTrainLossPart28Records.Put(rec29)
-
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -4443,32 +4238,32 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserTrainLossPart29Records.Get()
-	rec30.scratch = scratch
-	region.Run(rec30, 8)
-	*rec30 = ocannlReverserTrainLossPart29{}
-	ocannlReverserTrainLossPart29Records.Put(rec30)
+	rec25 := ocannlReverserTrainLossPart24Records.Get()
+	rec25.scratch = scratch
+	region.Run(rec25, 8)
+	*rec25 = ocannlReverserTrainLossPart24{}
+	ocannlReverserTrainLossPart24Records.Put(rec25)
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserTrainLossPart30Records.Get()
-	rec31.scratch = scratch
-	region.Run(rec31, 8)
-	*rec31 = ocannlReverserTrainLossPart30{}
-	ocannlReverserTrainLossPart30Records.Put(rec31)
+	rec26 := ocannlReverserTrainLossPart25Records.Get()
+	rec26.scratch = scratch
+	region.Run(rec26, 8)
+	*rec26 = ocannlReverserTrainLossPart25{}
+	ocannlReverserTrainLossPart25Records.Put(rec26)
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserTrainLossPart31Records.Get()
-	rec32.scratch = scratch
-	region.Run(rec32, 8)
-	*rec32 = ocannlReverserTrainLossPart31{}
-	ocannlReverserTrainLossPart31Records.Put(rec32)
+	rec27 := ocannlReverserTrainLossPart26Records.Get()
+	rec27.scratch = scratch
+	region.Run(rec27, 8)
+	*rec27 = ocannlReverserTrainLossPart26{}
+	ocannlReverserTrainLossPart26Records.Put(rec27)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -4478,15 +4273,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 			}
 		}
 	}
-
-	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserTrainLossPart32Records.Get()
-	rec33.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec33.scratch = scratch
-	region.Run(rec33, 8)
-	*rec33 = ocannlReverserTrainLossPart32{}
-	ocannlReverserTrainLossPart32Records.Put(rec33)
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
@@ -4516,39 +4302,32 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 		}
 	}
 
-	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
+	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserTrainLossPart33Records.Get()
-	rec34.scratch = scratch
-	region.Run(rec34, 8)
-	*rec34 = ocannlReverserTrainLossPart33{}
-	ocannlReverserTrainLossPart33Records.Put(rec34)
-
-	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserTrainLossPart34Records.Get()
-	rec35.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec35.scratch = scratch
-	region.Run(rec35, 8)
-	*rec35 = ocannlReverserTrainLossPart34{}
-	ocannlReverserTrainLossPart34Records.Put(rec35)
+	rec28 := ocannlReverserTrainLossPart27Records.Get()
+	rec28.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec28.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec28.scratch = scratch
+	region.Run(rec28, 8)
+	*rec28 = ocannlReverserTrainLossPart27{}
+	ocannlReverserTrainLossPart27Records.Put(rec28)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	scratch.train_cross_entropy_1_logits_1 = [256][8][10]float32{}
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserTrainLossPart35Records.Get()
-	rec36.pNetLinear2W = pNetLinear2W
-	rec36.scratch = scratch
-	region.Run(rec36, 8)
-	*rec36 = ocannlReverserTrainLossPart35{}
-	ocannlReverserTrainLossPart35Records.Put(rec36)
+	rec29 := ocannlReverserTrainLossPart28Records.Get()
+	rec29.pNetLinear2W = pNetLinear2W
+	rec29.scratch = scratch
+	region.Run(rec29, 8)
+	*rec29 = ocannlReverserTrainLossPart28{}
+	ocannlReverserTrainLossPart28Records.Put(rec29)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4563,18 +4342,18 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserTrainLossPart36Records.Get()
-	rec37.scratch = scratch
-	region.Run(rec37, 8)
-	*rec37 = ocannlReverserTrainLossPart36{}
-	ocannlReverserTrainLossPart36Records.Put(rec37)
+	rec30 := ocannlReverserTrainLossPart29Records.Get()
+	rec30.scratch = scratch
+	region.Run(rec30, 8)
+	*rec30 = ocannlReverserTrainLossPart29{}
+	ocannlReverserTrainLossPart29Records.Put(rec30)
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
+		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
+		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4591,7 +4370,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4606,16 +4385,16 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserTrainLossPart37Records.Get()
-	rec38.scratch = scratch
-	region.Run(rec38, 8)
-	*rec38 = ocannlReverserTrainLossPart37{}
-	ocannlReverserTrainLossPart37Records.Put(rec38)
+	rec31 := ocannlReverserTrainLossPart30Records.Get()
+	rec31.scratch = scratch
+	region.Run(rec31, 8)
+	*rec31 = ocannlReverserTrainLossPart30{}
+	ocannlReverserTrainLossPart30Records.Put(rec31)
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap48AVX2(&train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
@@ -4626,39 +4405,21 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// float32 pointwise kernel over 2048 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap49AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-				train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
-				}
-			}
-		}
-	}
-
-	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap49AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				targetsRow := &targets[i0][i1]
-				train_cross_entropy_1_logpRow2 := &scratch.train_cross_entropy_1_logp[i0][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
 				train_1Row := &scratch.train_1[i0][i1]
 				for i2 := range 10 {
-					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 				}
 			}
 		}
@@ -4666,24 +4427,24 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserTrainLossPart38Records.Get()
-	rec39.scratch = scratch
-	region.Run(rec39, 8)
+	rec32 := ocannlReverserTrainLossPart31Records.Get()
+	rec32.scratch = scratch
+	region.Run(rec32, 8)
 	// The 8 partial sums, added in part order.
-	for j40 := range 1 {
+	for j33 := range 1 {
 		acc20 := float32(0)
-		acc20 += rec39.train_2Partial[0][j40]
-		acc20 += rec39.train_2Partial[1][j40]
-		acc20 += rec39.train_2Partial[2][j40]
-		acc20 += rec39.train_2Partial[3][j40]
-		acc20 += rec39.train_2Partial[4][j40]
-		acc20 += rec39.train_2Partial[5][j40]
-		acc20 += rec39.train_2Partial[6][j40]
-		acc20 += rec39.train_2Partial[7][j40]
-		scratch.train_2[j40] = acc20
+		acc20 += rec32.train_2Partial[0][j33]
+		acc20 += rec32.train_2Partial[1][j33]
+		acc20 += rec32.train_2Partial[2][j33]
+		acc20 += rec32.train_2Partial[3][j33]
+		acc20 += rec32.train_2Partial[4][j33]
+		acc20 += rec32.train_2Partial[5][j33]
+		acc20 += rec32.train_2Partial[6][j33]
+		acc20 += rec32.train_2Partial[7][j33]
+		scratch.train_2[j33] = acc20
 	}
-	*rec39 = ocannlReverserTrainLossPart38{}
-	ocannlReverserTrainLossPart38Records.Put(rec39)
+	*rec32 = ocannlReverserTrainLossPart31{}
+	ocannlReverserTrainLossPart31Records.Put(rec32)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = scratch.train_2[0] / 2048
@@ -4704,7 +4465,6 @@ type ocannlReverserTrainLossScratch struct {
 	net_attention_1_scores_2       [1]float32
 	net_attention_1_scores         [256][8][4][8]float32
 	net_attention_1_m              [256][8][4][1]float32
-	net_attention_1_ex_1           [256][8][4][8]float32
 	net_attention_1_ex             [256][8][4][8]float32
 	net_attention_1_attn_1         [256][8][4][1]float32
 	net_attention_1_attn           [256][8][4][8]float32
@@ -4716,24 +4476,18 @@ type ocannlReverserTrainLossScratch struct {
 	net_layer_norm_1_centered      [256][8][32]float32
 	net_layer_norm_1_var_1         [256][8][32]float32
 	net_layer_norm_1_var_2         [256][8][1]float32
-	net_x1_1                       [256][8][32]float32
 	net_x1_3                       [256][8][1]float32
-	net_x1_4                       [256][8][32]float32
 	net_x1                         [256][8][32]float32
 	net_linear_1_x_1               [256][8][64]float32
-	net_linear_1_x_2               [256][8][64]float32
 	net_linear_1_x                 [256][8][64]float32
 	net_layer_norm_2_x_1           [256][8][32]float32
-	net_layer_norm_2_x_2           [256][8][32]float32
 	net_layer_norm_2_x             [256][8][32]float32
 	net_layer_norm_2_mean_1        [256][8][1]float32
 	net_layer_norm_2_mean          [256][8][1]float32
 	net_layer_norm_2_centered      [256][8][32]float32
 	net_layer_norm_2_var_1         [256][8][32]float32
 	net_layer_norm_2_var_2         [256][8][1]float32
-	net_x2_1                       [256][8][32]float32
 	net_x2_3                       [256][8][1]float32
-	net_x2_4                       [256][8][32]float32
 	net_x2                         [256][8][32]float32
 	train_cross_entropy_1_logits_1 [256][8][10]float32
 	train_cross_entropy_1_logits   [256][8][10]float32
@@ -4741,7 +4495,6 @@ type ocannlReverserTrainLossScratch struct {
 	train_cross_entropy_1_z        [256][8][10]float32
 	train_cross_entropy_1_logp_1   [256][8][10]float32
 	train_cross_entropy_1_logp_2   [256][8][1]float32
-	train_cross_entropy_1_logp     [256][8][10]float32
 	train_1                        [256][8][10]float32
 	train_2                        [1]float32
 }
@@ -4796,11 +4549,11 @@ func (r2 *ocannlReverserTrainLossPart1) Part(j2 int) {
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 32 {
-			ocannlMap30AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+			ocannlMap32AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
-			ocannlMap30AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+			ocannlMap32AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -4989,9 +4742,9 @@ func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	scratch := r7.scratch
 	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap33AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap33AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -5052,20 +4805,18 @@ type ocannlReverserTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
 	scratch := r9.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_attention_1_ex_1[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_attention_1_ex_1[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap34AVX2(&scratch.net_attention_1_ex[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j9][i1][i2]
 					net_attention_1_mV := scratch.net_attention_1_m[i0+32*j9][i1][i2][0]
-					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j9][i1][i2]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j9][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
 				}
 			}
@@ -5085,18 +4836,20 @@ type ocannlReverserTrainLossPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
 	scratch := r10.scratch
-	// float32 pointwise kernel over 8192 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_attention_1_ex[32*j10][0][0][0], &scratch.net_attention_1_ex_1[32*j10][0][0][0])
+		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j10][0][0][0], &scratch.net_attention_1_ex[32*j10][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j10][i1][i2]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+					acc7 := float32(0)
 					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+						acc7 += net_attention_1_exRow2[i3]
 					}
+					scratch.net_attention_1_attn_1[i0+32*j10][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -5115,20 +4868,21 @@ type ocannlReverserTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0])
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap35AVX2(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j11][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j11][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j11][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j11][i1][i2]
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
 					}
-					scratch.net_attention_1_attn_1[i0+32*j11][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -5147,50 +4901,17 @@ type ocannlReverserTrainLossPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserTrainLossPart11) Part(j12 int) {
 	scratch := r12.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_attention_1_attn[32*j12][0][0][0], &scratch.net_attention_1_ex[32*j12][0][0][0], &scratch.net_attention_1_attn_1[32*j12][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_attention_1_attn[32*j12][0][0][0], &scratch.net_attention_1_ex[32*j12][0][0][0], &scratch.net_attention_1_attn_1[32*j12][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j12][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j12][i1][i2][0]
-					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j12][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart11Records holds the free ocannlReverserTrainLossPart11 records.
-var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart11]
-
-// ocannlReverserTrainLossPart12 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart12 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j13 of the nest (0 <= j13 < 8).
-func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
-	scratch := r13.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j12][0][i2][0], &scratch.net_attention_1_attn[i0+32*j12][0][i2][0], &scratch.net_attention_1_v[i0+32*j12][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j12][0][i2][0], &scratch.net_attention_1_attn[i0+32*j12][0][i2][0], &scratch.net_attention_1_v[i0+32*j12][0][i2][0])
 			}
 		}
 	} else {
@@ -5198,16 +4919,16 @@ func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j13][i1][i2]
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j12][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j13][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j13][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j13][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j13][i4+3][i2]
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j12][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j12][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j12][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j12][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j12][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j12][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j12][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j12][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
 							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
@@ -5223,24 +4944,24 @@ func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
 	}
 }
 
-// ocannlReverserTrainLossPart12Records holds the free ocannlReverserTrainLossPart12 records.
-var ocannlReverserTrainLossPart12Records rt.Records[ocannlReverserTrainLossPart12]
+// ocannlReverserTrainLossPart11Records holds the free ocannlReverserTrainLossPart11 records.
+var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart11]
 
-// ocannlReverserTrainLossPart13 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// ocannlReverserTrainLossPart12 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart13 struct {
+type ocannlReverserTrainLossPart12 struct {
 	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserTrainLossScratch
 }
 
-// Part runs part j14 of the nest (0 <= j14 < 8).
-func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
-	pNetAttention1WO, scratch := r14.pNetAttention1WO, r14.scratch
+// Part runs part j13 of the nest (0 <= j13 < 8).
+func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
+	pNetAttention1WO, scratch := r13.pNetAttention1WO, r13.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j13][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j13][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -5249,12 +4970,43 @@ func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
 					acc9 := float32(0)
 					for i3 := range 4 {
 						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j14][i1][i3]
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j13][i1][i3]
 						for i4 := range 8 {
 							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_layer_norm_1_x_1[i0+32*j14][i1][i2] = acc9
+					scratch.net_layer_norm_1_x_1[i0+32*j13][i1][i2] = acc9
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart12Records holds the free ocannlReverserTrainLossPart12 records.
+var ocannlReverserTrainLossPart12Records rt.Records[ocannlReverserTrainLossPart12]
+
+// ocannlReverserTrainLossPart13 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart13 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 8).
+func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
+	scratch := r14.scratch
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow5 := &scratch.net_h[i0+32*j14][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+32*j14][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+32*j14][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
 			}
 		}
@@ -5273,20 +5025,19 @@ type ocannlReverserTrainLossPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r15 *ocannlReverserTrainLossPart14) Part(j15 int) {
 	scratch := r15.scratch
-	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_x[32*j15][0][0], &scratch.net_h[32*j15][0][0], &scratch.net_layer_norm_1_x_1[32*j15][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_x[32*j15][0][0], &scratch.net_h[32*j15][0][0], &scratch.net_layer_norm_1_x_1[32*j15][0][0])
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j15][0][0], &scratch.net_layer_norm_1_x[32*j15][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0+32*j15][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+32*j15][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+32*j15][i1]
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j15][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
+				scratch.net_layer_norm_1_mean_1[i0+32*j15][i1][0] = acc10
 			}
 		}
 	}
@@ -5304,19 +5055,20 @@ type ocannlReverserTrainLossPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r16 *ocannlReverserTrainLossPart15) Part(j16 int) {
 	scratch := r16.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0])
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0], &scratch.net_layer_norm_1_mean[32*j16][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0], &scratch.net_layer_norm_1_mean[32*j16][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
-				acc10 := float32(0)
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j16][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j16][i1]
 				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 				}
-				scratch.net_layer_norm_1_mean_1[i0+32*j16][i1][0] = acc10
 			}
 		}
 	}
@@ -5334,19 +5086,18 @@ type ocannlReverserTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r17 *ocannlReverserTrainLossPart16) Part(j17 int) {
 	scratch := r17.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[32*j17][0][0], &scratch.net_layer_norm_1_centered[32*j17][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[32*j17][0][0], &scratch.net_layer_norm_1_centered[32*j17][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j17][i1]
-				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j17][i1][0]
-				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j17][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 			}
 		}
@@ -5365,19 +5116,19 @@ type ocannlReverserTrainLossPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r18 *ocannlReverserTrainLossPart17) Part(j18 int) {
 	scratch := r18.scratch
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j18][0][0], &scratch.net_layer_norm_1_var_1[32*j18][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j18][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
+				acc11 := float32(0)
 				for i2 := range 32 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+32*j18][i1][0] = acc11
 			}
 		}
 	}
@@ -5389,25 +5140,28 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart18 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart18 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLayerNorm1Gamma *[32]float32
+	pNetLayerNorm1Beta  *[32]float32
+	scratch             *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r19 *ocannlReverserTrainLossPart18) Part(j19 int) {
-	scratch := r19.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j19][0][0], &scratch.net_layer_norm_1_var_1[32*j19][0][0])
+	pNetLayerNorm1Gamma, pNetLayerNorm1Beta, scratch := r19.pNetLayerNorm1Gamma, r19.pNetLayerNorm1Beta, r19.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_x1[32*j19][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j19][0][0], &scratch.net_x1_3[32*j19][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_x1[32*j19][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j19][0][0], &scratch.net_x1_3[32*j19][0][0], &pNetLayerNorm1Beta[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j19][i1]
-				acc11 := float32(0)
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j19][i1]
+				net_x1_3V := scratch.net_x1_3[i0+32*j19][i1][0]
+				net_x1Row := &scratch.net_x1[i0+32*j19][i1]
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					net_x1Row[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_x1_3V) + pNetLayerNorm1Beta[i2]
 				}
-				scratch.net_layer_norm_1_var_2[i0+32*j19][i1][0] = acc11
 			}
 		}
 	}
@@ -5419,25 +5173,30 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart19 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart19 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserTrainLossScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r20 *ocannlReverserTrainLossPart19) Part(j20 int) {
-	pNetLayerNorm1Gamma, scratch := r20.pNetLayerNorm1Gamma, r20.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	pNetDense1W, scratch := r20.pNetDense1W, r20.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x1_1[32*j20][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j20][0][0])
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j20][0][0], &pNetDense1W[0], &scratch.net_x1[32*j20][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x1_1[32*j20][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j20][0][0])
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j20][0][0], &pNetDense1W[0], &scratch.net_x1[32*j20][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j20][i1]
-				net_x1_1Row := &scratch.net_x1_1[i0+32*j20][i1]
-				for i2 := range 32 {
-					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				net_x1Row2 := &scratch.net_x1[i0+32*j20][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j20][i1][i2] = acc12
 				}
 			}
 		}
@@ -5450,25 +5209,29 @@ var ocannlReverserTrainLossPart19Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart20 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart20 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
-func (r21 *ocannlReverserTrainLossPart20) Part(j21 int) {
-	scratch := r21.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+func (r22 *ocannlReverserTrainLossPart20) Part(j21 int) {
+	pNetDense1B, scratch := r22.pNetDense1B, r22.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x1_4[32*j21][0][0], &scratch.net_x1_1[32*j21][0][0], &scratch.net_x1_3[32*j21][0][0])
+		ocannlMap43AVX512(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_1[32*j21][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x1_4[32*j21][0][0], &scratch.net_x1_1[32*j21][0][0], &scratch.net_x1_3[32*j21][0][0])
+		ocannlMap43AVX2(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_1[32*j21][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1Row2 := &scratch.net_x1_1[i0+32*j21][i1]
-				net_x1_3V := scratch.net_x1_3[i0+32*j21][i1][0]
-				net_x1_4Row := &scratch.net_x1_4[i0+32*j21][i1]
-				for i2 := range 32 {
-					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j21][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j21][i1]
+				for i2 := range 64 {
+					r21 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					if !(r21 > 0) {
+						r21 = 0
+					}
+					net_linear_1_xRow[i2] = r21
 				}
 			}
 		}
@@ -5481,25 +5244,30 @@ var ocannlReverserTrainLossPart20Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart21 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart21 struct {
-	pNetLayerNorm1Beta *[32]float32
-	scratch            *ocannlReverserTrainLossScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
-func (r22 *ocannlReverserTrainLossPart21) Part(j22 int) {
-	pNetLayerNorm1Beta, scratch := r22.pNetLayerNorm1Beta, r22.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r23 *ocannlReverserTrainLossPart21) Part(j22 int) {
+	pNetLinear1W, scratch := r23.pNetLinear1W, r23.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_x1[32*j22][0][0], &scratch.net_x1_4[32*j22][0][0], &pNetLayerNorm1Beta[0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_x1[32*j22][0][0], &scratch.net_x1_4[32*j22][0][0], &pNetLayerNorm1Beta[0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4Row2 := &scratch.net_x1_4[i0+32*j22][i1]
-				net_x1Row := &scratch.net_x1[i0+32*j22][i1]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j22][i1]
 				for i2 := range 32 {
-					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j22][i1][i2] = acc13
 				}
 			}
 		}
@@ -5512,30 +5280,26 @@ var ocannlReverserTrainLossPart21Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart22 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart22 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
-func (r23 *ocannlReverserTrainLossPart22) Part(j23 int) {
-	pNetDense1W, scratch := r23.pNetDense1W, r23.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r24 *ocannlReverserTrainLossPart22) Part(j23 int) {
+	pNetLinear1B, scratch := r24.pNetLinear1B, r24.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j23][0][0], &scratch.net_x1[32*j23][0][0], &scratch.net_layer_norm_2_x_1[32*j23][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j23][0][0], &scratch.net_x1[32*j23][0][0], &scratch.net_layer_norm_2_x_1[32*j23][0][0], &pNetLinear1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j23][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0+32*j23][i1][i2] = acc12
+				net_x1Row3 := &scratch.net_x1[i0+32*j23][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j23][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j23][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
 			}
 		}
@@ -5548,26 +5312,25 @@ var ocannlReverserTrainLossPart22Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart23 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart23 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
-func (r24 *ocannlReverserTrainLossPart23) Part(j24 int) {
-	pNetDense1B, scratch := r24.pNetDense1B, r24.scratch
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_linear_1_x_2[32*j24][0][0], &scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_linear_1_x_2[32*j24][0][0], &scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1B[0])
+func (r25 *ocannlReverserTrainLossPart23) Part(j24 int) {
+	scratch := r25.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j24][0][0], &scratch.net_layer_norm_2_x[32*j24][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j24][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j24][i1]
-				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j24][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j24][i1][0] = acc14
 			}
 		}
 	}
@@ -5585,22 +5348,19 @@ type ocannlReverserTrainLossPart24 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r26 *ocannlReverserTrainLossPart24) Part(j25 int) {
 	scratch := r26.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_2[32*j25][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j25][0][0], &scratch.net_layer_norm_2_x[32*j25][0][0], &scratch.net_layer_norm_2_mean[32*j25][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_2[32*j25][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j25][0][0], &scratch.net_layer_norm_2_x[32*j25][0][0], &scratch.net_layer_norm_2_mean[32*j25][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j25][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j25][i1]
-				for i2 := range 64 {
-					r25 := net_linear_1_x_2Row2[i2]
-					if !(r25 > 0) {
-						r25 = 0
-					}
-					net_linear_1_xRow[i2] = r25
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j25][i1]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j25][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 				}
 			}
 		}
@@ -5613,30 +5373,24 @@ var ocannlReverserTrainLossPart24Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart25 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart25 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlReverserTrainLossPart25) Part(j26 int) {
-	pNetLinear1W, scratch := r27.pNetLinear1W, r27.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r27.scratch
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j26][0][0], &scratch.net_layer_norm_2_centered[32*j26][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j26][0][0], &scratch.net_layer_norm_2_centered[32*j26][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j26][i1]
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j26][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j26][i1]
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j26][i1][i2] = acc13
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
 			}
 		}
@@ -5649,26 +5403,25 @@ var ocannlReverserTrainLossPart25Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart26 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart26 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlReverserTrainLossPart26) Part(j27 int) {
-	pNetLinear1B, scratch := r28.pNetLinear1B, r28.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_2_x_2[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_2_x_2[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
+	scratch := r28.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j27][0][0], &scratch.net_layer_norm_2_var_1[32*j27][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j27][i1]
-				net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j27][i1]
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j27][i1]
+				acc15 := float32(0)
 				for i2 := range 32 {
-					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_2_var_2[i0+32*j27][i1][0] = acc15
 			}
 		}
 	}
@@ -5680,25 +5433,27 @@ var ocannlReverserTrainLossPart26Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart27 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart27 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLayerNorm2Gamma *[32]float32
+	pNetLayerNorm2Beta  *[32]float32
+	scratch             *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r29 *ocannlReverserTrainLossPart27) Part(j28 int) {
-	scratch := r29.scratch
-	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	pNetLayerNorm2Gamma, pNetLayerNorm2Beta, scratch := r29.pNetLayerNorm2Gamma, r29.pNetLayerNorm2Beta, r29.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_2[32*j28][0][0])
+		ocannlMap42AVX512(&scratch.net_x2[32*j28][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j28][0][0], &scratch.net_x2_3[32*j28][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_2[32*j28][0][0])
+		ocannlMap42AVX2(&scratch.net_x2[32*j28][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j28][0][0], &scratch.net_x2_3[32*j28][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+32*j28][i1]
-				net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0+32*j28][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j28][i1]
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j28][i1]
+				net_x2_3V := scratch.net_x2_3[i0+32*j28][i1][0]
+				net_x2Row := &scratch.net_x2[i0+32*j28][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+					net_x2Row[i2] = ((pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]) / net_x2_3V) + pNetLayerNorm2Beta[i2]
 				}
 			}
 		}
@@ -5711,25 +5466,31 @@ var ocannlReverserTrainLossPart27Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart28 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart28 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r30 *ocannlReverserTrainLossPart28) Part(j29 int) {
-	scratch := r30.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j29][0][0], &scratch.net_layer_norm_2_x[32*j29][0][0])
+	pNetLinear2W, scratch := r30.pNetLinear2W, r30.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j29][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j29][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j29][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j29][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j29][i1]
-				acc14 := float32(0)
-				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+				net_x2Row2 := &scratch.net_x2[i0+32*j29][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j29][i1][i2] = acc16
 				}
-				scratch.net_layer_norm_2_mean_1[i0+32*j29][i1][0] = acc14
 			}
 		}
 	}
@@ -5747,20 +5508,19 @@ type ocannlReverserTrainLossPart29 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r31 *ocannlReverserTrainLossPart29) Part(j30 int) {
 	scratch := r31.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j30][0][0], &scratch.train_cross_entropy_1_logits[32*j30][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j30][i1]
-				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j30][i1][0]
-				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j30][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j30][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
 				}
+				scratch.train_cross_entropy_1_m[i0+32*j30][i1][0] = acc17
 			}
 		}
 	}
@@ -5778,19 +5538,19 @@ type ocannlReverserTrainLossPart30 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r32 *ocannlReverserTrainLossPart30) Part(j31 int) {
 	scratch := r32.scratch
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j31][0][0], &scratch.train_cross_entropy_1_logp_1[32*j31][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j31][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j31][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j31][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
 				}
+				scratch.train_cross_entropy_1_logp_2[i0+32*j31][i1][0] = acc18
 			}
 		}
 	}
@@ -5802,253 +5562,34 @@ var ocannlReverserTrainLossPart30Records rt.Records[ocannlReverserTrainLossPart3
 // ocannlReverserTrainLossPart31 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart31 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r33 *ocannlReverserTrainLossPart31) Part(j32 int) {
-	scratch := r33.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j32][0][0], &scratch.net_layer_norm_2_var_1[32*j32][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j32][i1]
-				acc15 := float32(0)
-				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
-				}
-				scratch.net_layer_norm_2_var_2[i0+32*j32][i1][0] = acc15
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart31Records holds the free ocannlReverserTrainLossPart31 records.
-var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart31]
-
-// ocannlReverserTrainLossPart32 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart32 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r34 *ocannlReverserTrainLossPart32) Part(j33 int) {
-	pNetLayerNorm2Gamma, scratch := r34.pNetLayerNorm2Gamma, r34.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x2_1[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x2_1[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j33][i1]
-				net_x2_1Row := &scratch.net_x2_1[i0+32*j33][i1]
-				for i2 := range 32 {
-					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart32Records holds the free ocannlReverserTrainLossPart32 records.
-var ocannlReverserTrainLossPart32Records rt.Records[ocannlReverserTrainLossPart32]
-
-// ocannlReverserTrainLossPart33 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart33 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r35 *ocannlReverserTrainLossPart33) Part(j34 int) {
-	scratch := r35.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x2_4[32*j34][0][0], &scratch.net_x2_1[32*j34][0][0], &scratch.net_x2_3[32*j34][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x2_4[32*j34][0][0], &scratch.net_x2_1[32*j34][0][0], &scratch.net_x2_3[32*j34][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_1Row2 := &scratch.net_x2_1[i0+32*j34][i1]
-				net_x2_3V := scratch.net_x2_3[i0+32*j34][i1][0]
-				net_x2_4Row := &scratch.net_x2_4[i0+32*j34][i1]
-				for i2 := range 32 {
-					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart33Records holds the free ocannlReverserTrainLossPart33 records.
-var ocannlReverserTrainLossPart33Records rt.Records[ocannlReverserTrainLossPart33]
-
-// ocannlReverserTrainLossPart34 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart34 struct {
-	pNetLayerNorm2Beta *[32]float32
-	scratch            *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r36 *ocannlReverserTrainLossPart34) Part(j35 int) {
-	pNetLayerNorm2Beta, scratch := r36.pNetLayerNorm2Beta, r36.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_x2[32*j35][0][0], &scratch.net_x2_4[32*j35][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_x2[32*j35][0][0], &scratch.net_x2_4[32*j35][0][0], &pNetLayerNorm2Beta[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_4Row2 := &scratch.net_x2_4[i0+32*j35][i1]
-				net_x2Row := &scratch.net_x2[i0+32*j35][i1]
-				for i2 := range 32 {
-					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart34Records holds the free ocannlReverserTrainLossPart34 records.
-var ocannlReverserTrainLossPart34Records rt.Records[ocannlReverserTrainLossPart34]
-
-// ocannlReverserTrainLossPart35 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart35 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r37 *ocannlReverserTrainLossPart35) Part(j36 int) {
-	pNetLinear2W, scratch := r37.pNetLinear2W, r37.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j36][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j36][i1][i2] = acc16
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart35Records holds the free ocannlReverserTrainLossPart35 records.
-var ocannlReverserTrainLossPart35Records rt.Records[ocannlReverserTrainLossPart35]
-
-// ocannlReverserTrainLossPart36 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart36 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r38 *ocannlReverserTrainLossPart36) Part(j37 int) {
-	scratch := r38.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j37][i1]
-				acc17 := float32(math.Inf(-1))
-				for i2 := range 10 {
-					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
-				}
-				scratch.train_cross_entropy_1_m[i0+32*j37][i1][0] = acc17
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart36Records holds the free ocannlReverserTrainLossPart36 records.
-var ocannlReverserTrainLossPart36Records rt.Records[ocannlReverserTrainLossPart36]
-
-// ocannlReverserTrainLossPart37 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart37 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r39 *ocannlReverserTrainLossPart37) Part(j38 int) {
-	scratch := r39.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j38][0][0], &scratch.train_cross_entropy_1_logp_1[32*j38][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j38][i1]
-				acc18 := float32(0)
-				for i2 := range 10 {
-					acc18 += train_cross_entropy_1_logp_1Row2[i2]
-				}
-				scratch.train_cross_entropy_1_logp_2[i0+32*j38][i1][0] = acc18
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart37Records holds the free ocannlReverserTrainLossPart37 records.
-var ocannlReverserTrainLossPart37Records rt.Records[ocannlReverserTrainLossPart37]
-
-// ocannlReverserTrainLossPart38 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart38 struct {
 	scratch        *ocannlReverserTrainLossScratch
 	train_2Partial [8][1]float32
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r40 *ocannlReverserTrainLossPart38) Part(j39 int) {
-	scratch, train_2Partial := r40.scratch, &r40.train_2Partial
-	train_2Partial[j39] = [1]float32{}
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r33 *ocannlReverserTrainLossPart31) Part(j32 int) {
+	scratch, train_2Partial := r33.scratch, &r33.train_2Partial
+	train_2Partial[j32] = [1]float32{}
 	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&train_2Partial[j39][0], &scratch.train_1[32*j39][0][0])
+		ocannlReduce12AVX2(&train_2Partial[j32][0], &scratch.train_1[32*j32][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		acc19 := train_2Partial[j39][0]
+		acc19 := train_2Partial[j32][0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_1Row2 := &scratch.train_1[i0+32*j39][i1]
+				train_1Row2 := &scratch.train_1[i0+32*j32][i1]
 				for i2 := range 10 {
 					acc19 += train_1Row2[i2]
 				}
 			}
 		}
-		train_2Partial[j39][0] = acc19
+		train_2Partial[j32][0] = acc19
 	}
 }
 
-// ocannlReverserTrainLossPart38Records holds the free ocannlReverserTrainLossPart38 records.
-var ocannlReverserTrainLossPart38Records rt.Records[ocannlReverserTrainLossPart38]
+// ocannlReverserTrainLossPart31Records holds the free ocannlReverserTrainLossPart31 records.
+var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart31]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -6305,18 +5846,13 @@ var ocannlReverserTrainLossPart38Records rt.Records[ocannlReverserTrainLossPart3
 //	        net.attention#1/m[i0, i1, i2, 0] max= net.attention#1/scores[i0, i1, i2, i3]
 //
 //	# _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.attention#1/ex.1[i0, i1, i2, i3] = net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0]
 //
-//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.attention#1/ex[i0, i1, i2, i3] = exp(_net.attention#1/ex.1[i0, i1, i2, i3])
+//	        net.attention#1/ex[i0, i1, i2, i3] = exp(net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0])
 //
 //	# _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 //	fill _net.attention#1/attn.1 with 0
@@ -6410,16 +5946,12 @@ var ocannlReverserTrainLossPart38Records rt.Records[ocannlReverserTrainLossPart3
 //	    _net/x1.3[i0, i1, 0] = sqrt(_net/x1.2[i0, i1, 0])
 //
 //	# _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x1.4[i0, i1, i2] = _net/x1.1[i0, i1, i2] / _net/x1.3[i0, i1, 0]
 //
-//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x1[i0, i1, i2] = _net/x1.4[i0, i1, i2] + net.layer_norm#1.beta[i2]
+//	      net/x1[i0, i1, i2] = (_net/x1.1[i0, i1, i2] / _net/x1.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
 //
 //	# _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 //	fill _net.linear#1/x.1 with 0
@@ -6450,16 +5982,12 @@ var ocannlReverserTrainLossPart38Records rt.Records[ocannlReverserTrainLossPart3
 //	        _net.layer_norm#2/x.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net.linear#1/x[i0, i1, i3]
 //
 //	# _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/x.2[i0, i1, i2] = _net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2]
 //
-//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
+//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + _net.layer_norm#2/x.2[i0, i1, i2]
+//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + (_net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2])
 //
 //	# _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 //	fill _net.layer_norm#2/mean.1 with 0
@@ -6514,16 +6042,12 @@ var ocannlReverserTrainLossPart38Records rt.Records[ocannlReverserTrainLossPart3
 //	    _net/x2.3[i0, i1, 0] = sqrt(_net/x2.2[i0, i1, 0])
 //
 //	# _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x2.4[i0, i1, i2] = _net/x2.1[i0, i1, i2] / _net/x2.3[i0, i1, 0]
 //
-//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
+//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x2[i0, i1, i2] = _net/x2.4[i0, i1, i2] + net.layer_norm#2.beta[i2]
+//	      net/x2[i0, i1, i2] = (_net/x2.1[i0, i1, i2] / _net/x2.3[i0, i1, 0]) + net.layer_norm#2.beta[i2]
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -6571,16 +6095,12 @@ var ocannlReverserTrainLossPart38Records rt.Records[ocannlReverserTrainLossPart3
 //	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..255:
-//	  for i1 in 0..7:
-//	    for i2 in 0..9:
-//	      train.cross_entropy#1/logp[i0, i1, i2] = train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0]
 //
-//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * train.cross_entropy#1/logp[i0, i1, i2]
+//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -7295,7 +6815,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec8 = ocannlReverserBackwardPart7{}
 	ocannlReverserBackwardPart7Records.Put(rec8)
 
-	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserBackwardPart8Records.Get()
 	rec9.scratch = scratch
@@ -7303,7 +6823,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec9 = ocannlReverserBackwardPart8{}
 	ocannlReverserBackwardPart8Records.Put(rec9)
 
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserBackwardPart9Records.Get()
 	rec10.scratch = scratch
@@ -7311,7 +6831,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec10 = ocannlReverserBackwardPart9{}
 	ocannlReverserBackwardPart9Records.Put(rec10)
 
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserBackwardPart10Records.Get()
 	rec11.scratch = scratch
@@ -7319,7 +6839,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec11 = ocannlReverserBackwardPart10{}
 	ocannlReverserBackwardPart10Records.Put(rec11)
 
-	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserBackwardPart11Records.Get()
 	rec12.scratch = scratch
@@ -7327,28 +6850,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec12 = ocannlReverserBackwardPart11{}
 	ocannlReverserBackwardPart11Records.Put(rec12)
 
-	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
-	}
+	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	scratch.net_layer_norm_1_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserBackwardPart12Records.Get()
+	rec13.pNetAttention1WO = pNetAttention1WO
 	rec13.scratch = scratch
 	region.Run(rec13, 8)
 	*rec13 = ocannlReverserBackwardPart12{}
 	ocannlReverserBackwardPart12Records.Put(rec13)
 
-	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	scratch.net_layer_norm_1_x_1 = [256][8][32]float32{}
+	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserBackwardPart13Records.Get()
-	rec14.pNetAttention1WO = pNetAttention1WO
 	rec14.scratch = scratch
 	region.Run(rec14, 8)
 	*rec14 = ocannlReverserBackwardPart13{}
 	ocannlReverserBackwardPart13Records.Put(rec14)
 
-	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserBackwardPart14Records.Get()
 	rec15.scratch = scratch
@@ -7356,18 +6876,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec15 = ocannlReverserBackwardPart14{}
 	ocannlReverserBackwardPart14Records.Put(rec15)
 
-	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
-	*rec16 = ocannlReverserBackwardPart15{}
-	ocannlReverserBackwardPart15Records.Put(rec16)
-
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -7380,13 +6892,21 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// 8 parts of i0 on the pool.
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlReverserBackwardPart15{}
+	ocannlReverserBackwardPart15Records.Put(rec16)
+
+	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+	// 8 parts of i0 on the pool.
 	rec17 := ocannlReverserBackwardPart16Records.Get()
 	rec17.scratch = scratch
 	region.Run(rec17, 8)
 	*rec17 = ocannlReverserBackwardPart16{}
 	ocannlReverserBackwardPart16Records.Put(rec17)
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlReverserBackwardPart17Records.Get()
 	rec18.scratch = scratch
@@ -7394,18 +6914,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec18 = ocannlReverserBackwardPart17{}
 	ocannlReverserBackwardPart17Records.Put(rec18)
 
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.scratch = scratch
-	region.Run(rec19, 8)
-	*rec19 = ocannlReverserBackwardPart18{}
-	ocannlReverserBackwardPart18Records.Put(rec19)
-
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -7418,12 +6930,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec20.scratch = scratch
-	region.Run(rec20, 8)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
@@ -7453,89 +6965,73 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		}
 	}
 
-	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
+	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3 fused
+	// 8 parts of i0 on the pool.
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec20.scratch = scratch
+	region.Run(rec20, 8)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
+
+	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	scratch.net_linear_1_x_1 = [256][8][64]float32{}
 	// 8 parts of i0 on the pool.
 	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.pNetDense1W = pNetDense1W
 	rec21.scratch = scratch
 	region.Run(rec21, 8)
 	*rec21 = ocannlReverserBackwardPart20{}
 	ocannlReverserBackwardPart20Records.Put(rec21)
 
-	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec22.pNetDense1B = pNetDense1B
 	rec22.scratch = scratch
 	region.Run(rec22, 8)
 	*rec22 = ocannlReverserBackwardPart21{}
 	ocannlReverserBackwardPart21Records.Put(rec22)
 
-	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	scratch.net_linear_1_x_1 = [256][8][64]float32{}
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.pNetDense1W = pNetDense1W
 	rec23.scratch = scratch
 	region.Run(rec23, 8)
 	*rec23 = ocannlReverserBackwardPart22{}
 	ocannlReverserBackwardPart22Records.Put(rec23)
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	scratch.net_layer_norm_2_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.pNetDense1B = pNetDense1B
+	rec24.pNetLinear1W = pNetLinear1W
 	rec24.scratch = scratch
 	region.Run(rec24, 8)
 	*rec24 = ocannlReverserBackwardPart23{}
 	ocannlReverserBackwardPart23Records.Put(rec24)
 
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
 	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.pNetLinear1B = pNetLinear1B
 	rec25.scratch = scratch
 	region.Run(rec25, 8)
 	*rec25 = ocannlReverserBackwardPart24{}
 	ocannlReverserBackwardPart24Records.Put(rec25)
 
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	scratch.net_layer_norm_2_x_1 = [256][8][32]float32{}
+	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
 	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.pNetLinear1W = pNetLinear1W
 	rec26.scratch = scratch
 	region.Run(rec26, 8)
 	*rec26 = ocannlReverserBackwardPart25{}
 	ocannlReverserBackwardPart25Records.Put(rec26)
 
-	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.pNetLinear1B = pNetLinear1B
-	rec27.scratch = scratch
-	region.Run(rec27, 8)
-	*rec27 = ocannlReverserBackwardPart26{}
-	ocannlReverserBackwardPart26Records.Put(rec27)
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.scratch = scratch
-	region.Run(rec28, 8)
-	*rec28 = ocannlReverserBackwardPart27{}
-	ocannlReverserBackwardPart27Records.Put(rec28)
-
-	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
-	region.Run(rec29, 8)
-	*rec29 = ocannlReverserBackwardPart28{}
-	ocannlReverserBackwardPart28Records.Put(rec29)
-
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -7548,32 +7044,32 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.scratch = scratch
-	region.Run(rec30, 8)
-	*rec30 = ocannlReverserBackwardPart29{}
-	ocannlReverserBackwardPart29Records.Put(rec30)
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.scratch = scratch
+	region.Run(rec27, 8)
+	*rec27 = ocannlReverserBackwardPart26{}
+	ocannlReverserBackwardPart26Records.Put(rec27)
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.scratch = scratch
-	region.Run(rec31, 8)
-	*rec31 = ocannlReverserBackwardPart30{}
-	ocannlReverserBackwardPart30Records.Put(rec31)
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.scratch = scratch
+	region.Run(rec28, 8)
+	*rec28 = ocannlReverserBackwardPart27{}
+	ocannlReverserBackwardPart27Records.Put(rec28)
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.scratch = scratch
-	region.Run(rec32, 8)
-	*rec32 = ocannlReverserBackwardPart31{}
-	ocannlReverserBackwardPart31Records.Put(rec32)
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
+	region.Run(rec29, 8)
+	*rec29 = ocannlReverserBackwardPart28{}
+	ocannlReverserBackwardPart28Records.Put(rec29)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -7586,12 +7082,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec33.scratch = scratch
-	region.Run(rec33, 8)
-	*rec33 = ocannlReverserBackwardPart32{}
-	ocannlReverserBackwardPart32Records.Put(rec33)
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec30.scratch = scratch
+	region.Run(rec30, 8)
+	*rec30 = ocannlReverserBackwardPart29{}
+	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
@@ -7621,39 +7117,31 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		}
 	}
 
-	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
+	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
-	region.Run(rec34, 8)
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
-
-	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec35.scratch = scratch
-	region.Run(rec35, 8)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec31.scratch = scratch
+	region.Run(rec31, 8)
+	*rec31 = ocannlReverserBackwardPart30{}
+	ocannlReverserBackwardPart30Records.Put(rec31)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	scratch.train_cross_entropy_1_logits_1 = [256][8][10]float32{}
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.pNetLinear2W = pNetLinear2W
-	rec36.scratch = scratch
-	region.Run(rec36, 8)
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.pNetLinear2W = pNetLinear2W
+	rec32.scratch = scratch
+	region.Run(rec32, 8)
+	*rec32 = ocannlReverserBackwardPart31{}
+	ocannlReverserBackwardPart31Records.Put(rec32)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7668,18 +7156,18 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.scratch = scratch
-	region.Run(rec37, 8)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.scratch = scratch
+	region.Run(rec33, 8)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
+		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
+		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7696,7 +7184,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7711,16 +7199,16 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.scratch = scratch
-	region.Run(rec38, 8)
-	*rec38 = ocannlReverserBackwardPart37{}
-	ocannlReverserBackwardPart37Records.Put(rec38)
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
+	region.Run(rec34, 8)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap48AVX2(&train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
@@ -7731,39 +7219,21 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// float32 pointwise kernel over 2048 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap49AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-				train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
-				}
-			}
-		}
-	}
-
-	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap49AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				targetsRow := &targets[i0][i1]
-				train_cross_entropy_1_logpRow2 := &scratch.train_cross_entropy_1_logp[i0][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
 				train_1Row := &scratch.train_1[i0][i1]
 				for i2 := range 10 {
-					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 				}
 			}
 		}
@@ -7771,24 +7241,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
-	region.Run(rec39, 8)
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
 	// The 8 partial sums, added in part order.
-	for j40 := range 1 {
+	for j36 := range 1 {
 		acc20 := float32(0)
-		acc20 += rec39.train_2Partial[0][j40]
-		acc20 += rec39.train_2Partial[1][j40]
-		acc20 += rec39.train_2Partial[2][j40]
-		acc20 += rec39.train_2Partial[3][j40]
-		acc20 += rec39.train_2Partial[4][j40]
-		acc20 += rec39.train_2Partial[5][j40]
-		acc20 += rec39.train_2Partial[6][j40]
-		acc20 += rec39.train_2Partial[7][j40]
-		scratch.train_2[j40] = acc20
+		acc20 += rec35.train_2Partial[0][j36]
+		acc20 += rec35.train_2Partial[1][j36]
+		acc20 += rec35.train_2Partial[2][j36]
+		acc20 += rec35.train_2Partial[3][j36]
+		acc20 += rec35.train_2Partial[4][j36]
+		acc20 += rec35.train_2Partial[5][j36]
+		acc20 += rec35.train_2Partial[6][j36]
+		acc20 += rec35.train_2Partial[7][j36]
+		scratch.train_2[j36] = acc20
 	}
-	*rec39 = ocannlReverserBackwardPart38{}
-	ocannlReverserBackwardPart38Records.Put(rec39)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = scratch.train_2[0] / 2048
@@ -7834,7 +7304,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap54AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][8][10]float32{}
 		train_2_gradV := train_2_grad[0]
@@ -7851,7 +7321,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7869,7 +7339,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap56AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7885,16 +7355,16 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.scratch = scratch
-	region.Run(rec40, 8)
-	*rec40 = ocannlReverserBackwardPart39{}
-	ocannlReverserBackwardPart39Records.Put(rec40)
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
+	region.Run(rec36, 8)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap57AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0]
@@ -7909,7 +7379,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap58AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7926,9 +7396,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap59AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap59AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7945,7 +7415,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7961,18 +7431,18 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
-	region.Run(rec41, 8)
-	*rec41 = ocannlReverserBackwardPart40{}
-	ocannlReverserBackwardPart40Records.Put(rec41)
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
+	region.Run(rec37, 8)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap60AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7981,15 +7451,15 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r43 float32
+					var r39 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r43 = 1
+						r39 = 1
 					}
-					r44 := float32(0)
-					if r43 != 0 {
-						r44 = train_cross_entropy_1_m_gradV
+					r40 := float32(0)
+					if r39 != 0 {
+						r40 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r44
+					train_cross_entropy_1_logits_gradRow2[i2] += r40
 				}
 			}
 		}
@@ -7998,7 +7468,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -8014,115 +7484,115 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.scratch = scratch
-	region.Run(rec42, 8)
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
+	region.Run(rec38, 8)
 	// The 8 partial sums, added in part order.
-	for j44 := range 10 {
-		acc24 := gNetLinear2B[j44]
-		acc24 += rec42.gNetLinear2BPartial[0][j44]
-		acc24 += rec42.gNetLinear2BPartial[1][j44]
-		acc24 += rec42.gNetLinear2BPartial[2][j44]
-		acc24 += rec42.gNetLinear2BPartial[3][j44]
-		acc24 += rec42.gNetLinear2BPartial[4][j44]
-		acc24 += rec42.gNetLinear2BPartial[5][j44]
-		acc24 += rec42.gNetLinear2BPartial[6][j44]
-		acc24 += rec42.gNetLinear2BPartial[7][j44]
-		gNetLinear2B[j44] = acc24
+	for j40 := range 10 {
+		acc24 := gNetLinear2B[j40]
+		acc24 += rec38.gNetLinear2BPartial[0][j40]
+		acc24 += rec38.gNetLinear2BPartial[1][j40]
+		acc24 += rec38.gNetLinear2BPartial[2][j40]
+		acc24 += rec38.gNetLinear2BPartial[3][j40]
+		acc24 += rec38.gNetLinear2BPartial[4][j40]
+		acc24 += rec38.gNetLinear2BPartial[5][j40]
+		acc24 += rec38.gNetLinear2BPartial[6][j40]
+		acc24 += rec38.gNetLinear2BPartial[7][j40]
+		gNetLinear2B[j40] = acc24
 	}
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
+	*rec38 = ocannlReverserBackwardPart37{}
+	ocannlReverserBackwardPart37Records.Put(rec38)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
-	region.Run(rec43, 8)
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.scratch = scratch
+	region.Run(rec39, 8)
 	// The 8 partial sums, added in part order.
-	for j46 := range 10 {
-		for j47 := range 32 {
-			acc25 := gNetLinear2W[32*j46+j47]
-			acc25 += rec43.gNetLinear2WPartial[0][j46][j47]
-			acc25 += rec43.gNetLinear2WPartial[1][j46][j47]
-			acc25 += rec43.gNetLinear2WPartial[2][j46][j47]
-			acc25 += rec43.gNetLinear2WPartial[3][j46][j47]
-			acc25 += rec43.gNetLinear2WPartial[4][j46][j47]
-			acc25 += rec43.gNetLinear2WPartial[5][j46][j47]
-			acc25 += rec43.gNetLinear2WPartial[6][j46][j47]
-			acc25 += rec43.gNetLinear2WPartial[7][j46][j47]
-			gNetLinear2W[32*j46+j47] = acc25
+	for j42 := range 10 {
+		for j43 := range 32 {
+			acc25 := gNetLinear2W[32*j42+j43]
+			acc25 += rec39.gNetLinear2WPartial[0][j42][j43]
+			acc25 += rec39.gNetLinear2WPartial[1][j42][j43]
+			acc25 += rec39.gNetLinear2WPartial[2][j42][j43]
+			acc25 += rec39.gNetLinear2WPartial[3][j42][j43]
+			acc25 += rec39.gNetLinear2WPartial[4][j42][j43]
+			acc25 += rec39.gNetLinear2WPartial[5][j42][j43]
+			acc25 += rec39.gNetLinear2WPartial[6][j42][j43]
+			acc25 += rec39.gNetLinear2WPartial[7][j42][j43]
+			gNetLinear2W[32*j42+j43] = acc25
 		}
 	}
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
+	*rec39 = ocannlReverserBackwardPart38{}
+	ocannlReverserBackwardPart38Records.Put(rec39)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.pNetLinear2W = pNetLinear2W
-	rec44.scratch = scratch
-	region.Run(rec44, 8)
-	*rec44 = ocannlReverserBackwardPart43{}
-	ocannlReverserBackwardPart43Records.Put(rec44)
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.pNetLinear2W = pNetLinear2W
+	rec40.scratch = scratch
+	region.Run(rec40, 8)
+	*rec40 = ocannlReverserBackwardPart39{}
+	ocannlReverserBackwardPart39Records.Put(rec40)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
-	region.Run(rec45, 8)
-	*rec45 = ocannlReverserBackwardPart44{}
-	ocannlReverserBackwardPart44Records.Put(rec45)
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
+	region.Run(rec41, 8)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.scratch = scratch
-	region.Run(rec46, 8)
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
+	region.Run(rec42, 8)
 	// The 8 partial sums, added in part order.
-	for j51 := range 32 {
-		acc28 := gNetLayerNorm2Beta[j51]
-		acc28 += rec46.gNetLayerNorm2BetaPartial[0][j51]
-		acc28 += rec46.gNetLayerNorm2BetaPartial[1][j51]
-		acc28 += rec46.gNetLayerNorm2BetaPartial[2][j51]
-		acc28 += rec46.gNetLayerNorm2BetaPartial[3][j51]
-		acc28 += rec46.gNetLayerNorm2BetaPartial[4][j51]
-		acc28 += rec46.gNetLayerNorm2BetaPartial[5][j51]
-		acc28 += rec46.gNetLayerNorm2BetaPartial[6][j51]
-		acc28 += rec46.gNetLayerNorm2BetaPartial[7][j51]
-		gNetLayerNorm2Beta[j51] = acc28
+	for j47 := range 32 {
+		acc28 := gNetLayerNorm2Beta[j47]
+		acc28 += rec42.gNetLayerNorm2BetaPartial[0][j47]
+		acc28 += rec42.gNetLayerNorm2BetaPartial[1][j47]
+		acc28 += rec42.gNetLayerNorm2BetaPartial[2][j47]
+		acc28 += rec42.gNetLayerNorm2BetaPartial[3][j47]
+		acc28 += rec42.gNetLayerNorm2BetaPartial[4][j47]
+		acc28 += rec42.gNetLayerNorm2BetaPartial[5][j47]
+		acc28 += rec42.gNetLayerNorm2BetaPartial[6][j47]
+		acc28 += rec42.gNetLayerNorm2BetaPartial[7][j47]
+		gNetLayerNorm2Beta[j47] = acc28
 	}
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.scratch = scratch
-	region.Run(rec47, 8)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
+	region.Run(rec43, 8)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.scratch = scratch
-	region.Run(rec48, 8)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.scratch = scratch
+	region.Run(rec44, 8)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap60AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap63AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
@@ -8137,7 +7607,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap64AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -8150,41 +7620,41 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
-	region.Run(rec49, 8)
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
+	region.Run(rec45, 8)
 	// The 8 partial sums, added in part order.
-	for j55 := range 32 {
-		acc31 := gNetLayerNorm2Gamma[j55]
-		acc31 += rec49.gNetLayerNorm2GammaPartial[0][j55]
-		acc31 += rec49.gNetLayerNorm2GammaPartial[1][j55]
-		acc31 += rec49.gNetLayerNorm2GammaPartial[2][j55]
-		acc31 += rec49.gNetLayerNorm2GammaPartial[3][j55]
-		acc31 += rec49.gNetLayerNorm2GammaPartial[4][j55]
-		acc31 += rec49.gNetLayerNorm2GammaPartial[5][j55]
-		acc31 += rec49.gNetLayerNorm2GammaPartial[6][j55]
-		acc31 += rec49.gNetLayerNorm2GammaPartial[7][j55]
-		gNetLayerNorm2Gamma[j55] = acc31
+	for j51 := range 32 {
+		acc31 := gNetLayerNorm2Gamma[j51]
+		acc31 += rec45.gNetLayerNorm2GammaPartial[0][j51]
+		acc31 += rec45.gNetLayerNorm2GammaPartial[1][j51]
+		acc31 += rec45.gNetLayerNorm2GammaPartial[2][j51]
+		acc31 += rec45.gNetLayerNorm2GammaPartial[3][j51]
+		acc31 += rec45.gNetLayerNorm2GammaPartial[4][j51]
+		acc31 += rec45.gNetLayerNorm2GammaPartial[5][j51]
+		acc31 += rec45.gNetLayerNorm2GammaPartial[6][j51]
+		acc31 += rec45.gNetLayerNorm2GammaPartial[7][j51]
+		gNetLayerNorm2Gamma[j51] = acc31
 	}
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec50.scratch = scratch
-	region.Run(rec50, 8)
-	*rec50 = ocannlReverserBackwardPart49{}
-	ocannlReverserBackwardPart49Records.Put(rec50)
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec46.scratch = scratch
+	region.Run(rec46, 8)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_2_grad = [256][8][1]float32{}
 		for i0 := range 256 {
@@ -8201,51 +7671,51 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.scratch = scratch
-	region.Run(rec51, 8)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.scratch = scratch
+	region.Run(rec47, 8)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.scratch = scratch
-	region.Run(rec52, 8)
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
+	region.Run(rec48, 8)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.scratch = scratch
-	region.Run(rec53, 8)
-	*rec53 = ocannlReverserBackwardPart52{}
-	ocannlReverserBackwardPart52Records.Put(rec53)
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
+	region.Run(rec49, 8)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.scratch = scratch
-	region.Run(rec54, 8)
-	*rec54 = ocannlReverserBackwardPart53{}
-	ocannlReverserBackwardPart53Records.Put(rec54)
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
+	region.Run(rec50, 8)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
-	region.Run(rec55, 8)
-	*rec55 = ocannlReverserBackwardPart54{}
-	ocannlReverserBackwardPart54Records.Put(rec55)
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.scratch = scratch
+	region.Run(rec51, 8)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_mean_1_grad = [256][8][1]float32{}
 		for i0 := range 256 {
@@ -8259,37 +7729,90 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// 8 parts of i0 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.scratch = scratch
-	region.Run(rec56, 8)
-	*rec56 = ocannlReverserBackwardPart55{}
-	ocannlReverserBackwardPart55Records.Put(rec56)
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
+	region.Run(rec52, 8)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec57 := ocannlReverserBackwardPart56Records.Get()
-	rec57.scratch = scratch
-	region.Run(rec57, 8)
-	*rec57 = ocannlReverserBackwardPart56{}
-	ocannlReverserBackwardPart56Records.Put(rec57)
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.scratch = scratch
+	region.Run(rec53, 8)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.scratch = scratch
+	region.Run(rec54, 8)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
+
+	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
+	region.Run(rec55, 8)
+	*rec55 = ocannlReverserBackwardPart54{}
+	ocannlReverserBackwardPart54Records.Put(rec55)
+
+	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// 8 parts of i0 on the pool.
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.scratch = scratch
+	region.Run(rec56, 8)
+	// The 8 partial sums, added in part order.
+	for j63 := range 32 {
+		acc34 := gNetLinear1B[j63]
+		acc34 += rec56.gNetLinear1BPartial[0][j63]
+		acc34 += rec56.gNetLinear1BPartial[1][j63]
+		acc34 += rec56.gNetLinear1BPartial[2][j63]
+		acc34 += rec56.gNetLinear1BPartial[3][j63]
+		acc34 += rec56.gNetLinear1BPartial[4][j63]
+		acc34 += rec56.gNetLinear1BPartial[5][j63]
+		acc34 += rec56.gNetLinear1BPartial[6][j63]
+		acc34 += rec56.gNetLinear1BPartial[7][j63]
+		gNetLinear1B[j63] = acc34
+	}
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
+
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// 8 parts of i2 on the pool.
+	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.gNetLinear1W = gNetLinear1W
+	rec57.scratch = scratch
+	region.Run(rec57, 8)
+	*rec57 = ocannlReverserBackwardPart56{}
+	ocannlReverserBackwardPart56Records.Put(rec57)
+
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_linear_1_x_grad = [256][8][64]float32{}
+	}
+	// 8 parts of i0 on the pool.
 	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.pNetLinear1W = pNetLinear1W
 	rec58.scratch = scratch
 	region.Run(rec58, 8)
 	*rec58 = ocannlReverserBackwardPart57{}
 	ocannlReverserBackwardPart57Records.Put(rec58)
 
-	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
+	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
+		scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec59 := ocannlReverserBackwardPart58Records.Get()
@@ -8298,62 +7821,59 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec59 = ocannlReverserBackwardPart58{}
 	ocannlReverserBackwardPart58Records.Put(rec59)
 
-	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec60 := ocannlReverserBackwardPart59Records.Get()
 	rec60.scratch = scratch
 	region.Run(rec60, 8)
-	// The 8 partial sums, added in part order.
-	for j67 := range 32 {
-		acc34 := gNetLinear1B[j67]
-		acc34 += rec60.gNetLinear1BPartial[0][j67]
-		acc34 += rec60.gNetLinear1BPartial[1][j67]
-		acc34 += rec60.gNetLinear1BPartial[2][j67]
-		acc34 += rec60.gNetLinear1BPartial[3][j67]
-		acc34 += rec60.gNetLinear1BPartial[4][j67]
-		acc34 += rec60.gNetLinear1BPartial[5][j67]
-		acc34 += rec60.gNetLinear1BPartial[6][j67]
-		acc34 += rec60.gNetLinear1BPartial[7][j67]
-		gNetLinear1B[j67] = acc34
-	}
 	*rec60 = ocannlReverserBackwardPart59{}
 	ocannlReverserBackwardPart59Records.Put(rec60)
 
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
+	// 8 parts of i0 on the pool.
 	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.gNetLinear1W = gNetLinear1W
 	rec61.scratch = scratch
 	region.Run(rec61, 8)
+	// The 8 partial sums, added in part order.
+	for j69 := range 64 {
+		acc37 := gNetDense1B[j69]
+		acc37 += rec61.gNetDense1BPartial[0][j69]
+		acc37 += rec61.gNetDense1BPartial[1][j69]
+		acc37 += rec61.gNetDense1BPartial[2][j69]
+		acc37 += rec61.gNetDense1BPartial[3][j69]
+		acc37 += rec61.gNetDense1BPartial[4][j69]
+		acc37 += rec61.gNetDense1BPartial[5][j69]
+		acc37 += rec61.gNetDense1BPartial[6][j69]
+		acc37 += rec61.gNetDense1BPartial[7][j69]
+		gNetDense1B[j69] = acc37
+	}
 	*rec61 = ocannlReverserBackwardPart60{}
 	ocannlReverserBackwardPart60Records.Put(rec61)
 
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_linear_1_x_grad = [256][8][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
+	// 8 parts of i2 on the pool.
 	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.pNetLinear1W = pNetLinear1W
+	rec62.gNetDense1W = gNetDense1W
 	rec62.scratch = scratch
 	region.Run(rec62, 8)
 	*rec62 = ocannlReverserBackwardPart61{}
 	ocannlReverserBackwardPart61Records.Put(rec62)
 
-	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
-	}
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
 	rec63 := ocannlReverserBackwardPart62Records.Get()
+	rec63.pNetDense1W = pNetDense1W
 	rec63.scratch = scratch
 	region.Run(rec63, 8)
 	*rec63 = ocannlReverserBackwardPart62{}
 	ocannlReverserBackwardPart62Records.Put(rec63)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
+	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
+		scratch.net_x1_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec64 := ocannlReverserBackwardPart63Records.Get()
@@ -8362,100 +7882,50 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec64 = ocannlReverserBackwardPart63{}
 	ocannlReverserBackwardPart63Records.Put(rec64)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
+	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
 	rec65 := ocannlReverserBackwardPart64Records.Get()
 	rec65.scratch = scratch
 	region.Run(rec65, 8)
 	// The 8 partial sums, added in part order.
-	for j73 := range 64 {
-		acc37 := gNetDense1B[j73]
-		acc37 += rec65.gNetDense1BPartial[0][j73]
-		acc37 += rec65.gNetDense1BPartial[1][j73]
-		acc37 += rec65.gNetDense1BPartial[2][j73]
-		acc37 += rec65.gNetDense1BPartial[3][j73]
-		acc37 += rec65.gNetDense1BPartial[4][j73]
-		acc37 += rec65.gNetDense1BPartial[5][j73]
-		acc37 += rec65.gNetDense1BPartial[6][j73]
-		acc37 += rec65.gNetDense1BPartial[7][j73]
-		gNetDense1B[j73] = acc37
+	for j74 := range 32 {
+		acc40 := gNetLayerNorm1Beta[j74]
+		acc40 += rec65.gNetLayerNorm1BetaPartial[0][j74]
+		acc40 += rec65.gNetLayerNorm1BetaPartial[1][j74]
+		acc40 += rec65.gNetLayerNorm1BetaPartial[2][j74]
+		acc40 += rec65.gNetLayerNorm1BetaPartial[3][j74]
+		acc40 += rec65.gNetLayerNorm1BetaPartial[4][j74]
+		acc40 += rec65.gNetLayerNorm1BetaPartial[5][j74]
+		acc40 += rec65.gNetLayerNorm1BetaPartial[6][j74]
+		acc40 += rec65.gNetLayerNorm1BetaPartial[7][j74]
+		gNetLayerNorm1Beta[j74] = acc40
 	}
 	*rec65 = ocannlReverserBackwardPart64{}
 	ocannlReverserBackwardPart64Records.Put(rec65)
-
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-	// 8 parts of i2 on the pool.
-	rec66 := ocannlReverserBackwardPart65Records.Get()
-	rec66.gNetDense1W = gNetDense1W
-	rec66.scratch = scratch
-	region.Run(rec66, 8)
-	*rec66 = ocannlReverserBackwardPart65{}
-	ocannlReverserBackwardPart65Records.Put(rec66)
-
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-	// 8 parts of i0 on the pool.
-	rec67 := ocannlReverserBackwardPart66Records.Get()
-	rec67.pNetDense1W = pNetDense1W
-	rec67.scratch = scratch
-	region.Run(rec67, 8)
-	*rec67 = ocannlReverserBackwardPart66{}
-	ocannlReverserBackwardPart66Records.Put(rec67)
-
-	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_x1_4_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec68 := ocannlReverserBackwardPart67Records.Get()
-	rec68.scratch = scratch
-	region.Run(rec68, 8)
-	*rec68 = ocannlReverserBackwardPart67{}
-	ocannlReverserBackwardPart67Records.Put(rec68)
-
-	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
-	// 8 parts of i0 on the pool.
-	rec69 := ocannlReverserBackwardPart68Records.Get()
-	rec69.scratch = scratch
-	region.Run(rec69, 8)
-	// The 8 partial sums, added in part order.
-	for j78 := range 32 {
-		acc40 := gNetLayerNorm1Beta[j78]
-		acc40 += rec69.gNetLayerNorm1BetaPartial[0][j78]
-		acc40 += rec69.gNetLayerNorm1BetaPartial[1][j78]
-		acc40 += rec69.gNetLayerNorm1BetaPartial[2][j78]
-		acc40 += rec69.gNetLayerNorm1BetaPartial[3][j78]
-		acc40 += rec69.gNetLayerNorm1BetaPartial[4][j78]
-		acc40 += rec69.gNetLayerNorm1BetaPartial[5][j78]
-		acc40 += rec69.gNetLayerNorm1BetaPartial[6][j78]
-		acc40 += rec69.gNetLayerNorm1BetaPartial[7][j78]
-		gNetLayerNorm1Beta[j78] = acc40
-	}
-	*rec69 = ocannlReverserBackwardPart68{}
-	ocannlReverserBackwardPart68Records.Put(rec69)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec70 := ocannlReverserBackwardPart69Records.Get()
-	rec70.scratch = scratch
-	region.Run(rec70, 8)
-	*rec70 = ocannlReverserBackwardPart69{}
-	ocannlReverserBackwardPart69Records.Put(rec70)
+	rec66 := ocannlReverserBackwardPart65Records.Get()
+	rec66.scratch = scratch
+	region.Run(rec66, 8)
+	*rec66 = ocannlReverserBackwardPart65{}
+	ocannlReverserBackwardPart65Records.Put(rec66)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec71 := ocannlReverserBackwardPart70Records.Get()
-	rec71.scratch = scratch
-	region.Run(rec71, 8)
-	*rec71 = ocannlReverserBackwardPart70{}
-	ocannlReverserBackwardPart70Records.Put(rec71)
+	rec67 := ocannlReverserBackwardPart66Records.Get()
+	rec67.scratch = scratch
+	region.Run(rec67, 8)
+	*rec67 = ocannlReverserBackwardPart66{}
+	ocannlReverserBackwardPart66Records.Put(rec67)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap60AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap63AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
@@ -8470,7 +7940,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap64AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -8483,41 +7953,41 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec72 := ocannlReverserBackwardPart71Records.Get()
-	rec72.scratch = scratch
-	region.Run(rec72, 8)
+	rec68 := ocannlReverserBackwardPart67Records.Get()
+	rec68.scratch = scratch
+	region.Run(rec68, 8)
 	// The 8 partial sums, added in part order.
-	for j82 := range 32 {
-		acc43 := gNetLayerNorm1Gamma[j82]
-		acc43 += rec72.gNetLayerNorm1GammaPartial[0][j82]
-		acc43 += rec72.gNetLayerNorm1GammaPartial[1][j82]
-		acc43 += rec72.gNetLayerNorm1GammaPartial[2][j82]
-		acc43 += rec72.gNetLayerNorm1GammaPartial[3][j82]
-		acc43 += rec72.gNetLayerNorm1GammaPartial[4][j82]
-		acc43 += rec72.gNetLayerNorm1GammaPartial[5][j82]
-		acc43 += rec72.gNetLayerNorm1GammaPartial[6][j82]
-		acc43 += rec72.gNetLayerNorm1GammaPartial[7][j82]
-		gNetLayerNorm1Gamma[j82] = acc43
+	for j78 := range 32 {
+		acc43 := gNetLayerNorm1Gamma[j78]
+		acc43 += rec68.gNetLayerNorm1GammaPartial[0][j78]
+		acc43 += rec68.gNetLayerNorm1GammaPartial[1][j78]
+		acc43 += rec68.gNetLayerNorm1GammaPartial[2][j78]
+		acc43 += rec68.gNetLayerNorm1GammaPartial[3][j78]
+		acc43 += rec68.gNetLayerNorm1GammaPartial[4][j78]
+		acc43 += rec68.gNetLayerNorm1GammaPartial[5][j78]
+		acc43 += rec68.gNetLayerNorm1GammaPartial[6][j78]
+		acc43 += rec68.gNetLayerNorm1GammaPartial[7][j78]
+		gNetLayerNorm1Gamma[j78] = acc43
 	}
-	*rec72 = ocannlReverserBackwardPart71{}
-	ocannlReverserBackwardPart71Records.Put(rec72)
+	*rec68 = ocannlReverserBackwardPart67{}
+	ocannlReverserBackwardPart67Records.Put(rec68)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec73 := ocannlReverserBackwardPart72Records.Get()
-	rec73.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec73.scratch = scratch
-	region.Run(rec73, 8)
-	*rec73 = ocannlReverserBackwardPart72{}
-	ocannlReverserBackwardPart72Records.Put(rec73)
+	rec69 := ocannlReverserBackwardPart68Records.Get()
+	rec69.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec69.scratch = scratch
+	region.Run(rec69, 8)
+	*rec69 = ocannlReverserBackwardPart68{}
+	ocannlReverserBackwardPart68Records.Put(rec69)
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_2_grad = [256][8][1]float32{}
 		for i0 := range 256 {
@@ -8534,51 +8004,51 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec74 := ocannlReverserBackwardPart73Records.Get()
-	rec74.scratch = scratch
-	region.Run(rec74, 8)
-	*rec74 = ocannlReverserBackwardPart73{}
-	ocannlReverserBackwardPart73Records.Put(rec74)
+	rec70 := ocannlReverserBackwardPart69Records.Get()
+	rec70.scratch = scratch
+	region.Run(rec70, 8)
+	*rec70 = ocannlReverserBackwardPart69{}
+	ocannlReverserBackwardPart69Records.Put(rec70)
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec75 := ocannlReverserBackwardPart74Records.Get()
-	rec75.scratch = scratch
-	region.Run(rec75, 8)
-	*rec75 = ocannlReverserBackwardPart74{}
-	ocannlReverserBackwardPart74Records.Put(rec75)
+	rec71 := ocannlReverserBackwardPart70Records.Get()
+	rec71.scratch = scratch
+	region.Run(rec71, 8)
+	*rec71 = ocannlReverserBackwardPart70{}
+	ocannlReverserBackwardPart70Records.Put(rec71)
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec76 := ocannlReverserBackwardPart75Records.Get()
-	rec76.scratch = scratch
-	region.Run(rec76, 8)
-	*rec76 = ocannlReverserBackwardPart75{}
-	ocannlReverserBackwardPart75Records.Put(rec76)
+	rec72 := ocannlReverserBackwardPart71Records.Get()
+	rec72.scratch = scratch
+	region.Run(rec72, 8)
+	*rec72 = ocannlReverserBackwardPart71{}
+	ocannlReverserBackwardPart71Records.Put(rec72)
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec77 := ocannlReverserBackwardPart76Records.Get()
-	rec77.scratch = scratch
-	region.Run(rec77, 8)
-	*rec77 = ocannlReverserBackwardPart76{}
-	ocannlReverserBackwardPart76Records.Put(rec77)
+	rec73 := ocannlReverserBackwardPart72Records.Get()
+	rec73.scratch = scratch
+	region.Run(rec73, 8)
+	*rec73 = ocannlReverserBackwardPart72{}
+	ocannlReverserBackwardPart72Records.Put(rec73)
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec78 := ocannlReverserBackwardPart77Records.Get()
-	rec78.scratch = scratch
-	region.Run(rec78, 8)
-	*rec78 = ocannlReverserBackwardPart77{}
-	ocannlReverserBackwardPart77Records.Put(rec78)
+	rec74 := ocannlReverserBackwardPart73Records.Get()
+	rec74.scratch = scratch
+	region.Run(rec74, 8)
+	*rec74 = ocannlReverserBackwardPart73{}
+	ocannlReverserBackwardPart73Records.Put(rec74)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_mean_1_grad = [256][8][1]float32{}
 		for i0 := range 256 {
@@ -8592,15 +8062,58 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// 8 parts of i0 on the pool.
+	rec75 := ocannlReverserBackwardPart74Records.Get()
+	rec75.scratch = scratch
+	region.Run(rec75, 8)
+	*rec75 = ocannlReverserBackwardPart74{}
+	ocannlReverserBackwardPart74Records.Put(rec75)
+
+	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_h_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec76 := ocannlReverserBackwardPart75Records.Get()
+	rec76.scratch = scratch
+	region.Run(rec76, 8)
+	*rec76 = ocannlReverserBackwardPart75{}
+	ocannlReverserBackwardPart75Records.Put(rec76)
+
+	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec77 := ocannlReverserBackwardPart76Records.Get()
+	rec77.scratch = scratch
+	region.Run(rec77, 8)
+	*rec77 = ocannlReverserBackwardPart76{}
+	ocannlReverserBackwardPart76Records.Put(rec77)
+
+	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
+	// 8 parts of i2 on the pool.
+	rec78 := ocannlReverserBackwardPart77Records.Get()
+	rec78.gNetAttention1WO = gNetAttention1WO
+	rec78.scratch = scratch
+	region.Run(rec78, 8)
+	*rec78 = ocannlReverserBackwardPart77{}
+	ocannlReverserBackwardPart77Records.Put(rec78)
+
+	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
+	}
+	// 8 parts of i0 on the pool.
 	rec79 := ocannlReverserBackwardPart78Records.Get()
+	rec79.pNetAttention1WO = pNetAttention1WO
 	rec79.scratch = scratch
 	region.Run(rec79, 8)
 	*rec79 = ocannlReverserBackwardPart78{}
 	ocannlReverserBackwardPart78Records.Put(rec79)
 
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h_grad = [256][8][32]float32{}
+		scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec80 := ocannlReverserBackwardPart79Records.Get()
@@ -8609,9 +8122,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec80 = ocannlReverserBackwardPart79{}
 	ocannlReverserBackwardPart79Records.Put(rec80)
 
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
+		scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec81 := ocannlReverserBackwardPart80Records.Get()
@@ -8620,31 +8133,26 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec81 = ocannlReverserBackwardPart80{}
 	ocannlReverserBackwardPart80Records.Put(rec81)
 
-	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
-	// 8 parts of i2 on the pool.
+	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
+	}
+	// 8 parts of i0 on the pool.
 	rec82 := ocannlReverserBackwardPart81Records.Get()
-	rec82.gNetAttention1WO = gNetAttention1WO
 	rec82.scratch = scratch
 	region.Run(rec82, 8)
 	*rec82 = ocannlReverserBackwardPart81{}
 	ocannlReverserBackwardPart81Records.Put(rec82)
 
-	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
-	}
+	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
 	rec83 := ocannlReverserBackwardPart82Records.Get()
-	rec83.pNetAttention1WO = pNetAttention1WO
 	rec83.scratch = scratch
 	region.Run(rec83, 8)
 	*rec83 = ocannlReverserBackwardPart82{}
 	ocannlReverserBackwardPart82Records.Put(rec83)
 
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
-	}
+	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
 	rec84 := ocannlReverserBackwardPart83Records.Get()
 	rec84.scratch = scratch
@@ -8652,9 +8160,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec84 = ocannlReverserBackwardPart83{}
 	ocannlReverserBackwardPart83Records.Put(rec84)
 
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
+	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
+		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec85 := ocannlReverserBackwardPart84Records.Get()
@@ -8663,9 +8171,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec85 = ocannlReverserBackwardPart84{}
 	ocannlReverserBackwardPart84Records.Put(rec85)
 
-	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
+	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
+		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec86 := ocannlReverserBackwardPart85Records.Get()
@@ -8674,7 +8182,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec86 = ocannlReverserBackwardPart85{}
 	ocannlReverserBackwardPart85Records.Put(rec86)
 
-	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
+	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
 	rec87 := ocannlReverserBackwardPart86Records.Get()
 	rec87.scratch = scratch
@@ -8682,7 +8190,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec87 = ocannlReverserBackwardPart86{}
 	ocannlReverserBackwardPart86Records.Put(rec87)
 
-	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
 	rec88 := ocannlReverserBackwardPart87Records.Get()
 	rec88.scratch = scratch
@@ -8690,9 +8198,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec88 = ocannlReverserBackwardPart87{}
 	ocannlReverserBackwardPart87Records.Put(rec88)
 
-	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
+	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
+		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec89 := ocannlReverserBackwardPart88Records.Get()
@@ -8701,9 +8209,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec89 = ocannlReverserBackwardPart88{}
 	ocannlReverserBackwardPart88Records.Put(rec89)
 
-	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
+	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
+		scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec90 := ocannlReverserBackwardPart89Records.Get()
@@ -8712,7 +8220,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec90 = ocannlReverserBackwardPart89{}
 	ocannlReverserBackwardPart89Records.Put(rec90)
 
-	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
+	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec91 := ocannlReverserBackwardPart90Records.Get()
 	rec91.scratch = scratch
@@ -8720,130 +8231,89 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec91 = ocannlReverserBackwardPart90{}
 	ocannlReverserBackwardPart90Records.Put(rec91)
 
-	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
+	// 8 parts of i3 on the pool.
 	rec92 := ocannlReverserBackwardPart91Records.Get()
+	rec92.gNetAttention1WV = gNetAttention1WV
 	rec92.scratch = scratch
 	region.Run(rec92, 8)
 	*rec92 = ocannlReverserBackwardPart91{}
 	ocannlReverserBackwardPart91Records.Put(rec92)
 
-	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
-	}
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
 	rec93 := ocannlReverserBackwardPart92Records.Get()
+	rec93.pNetAttention1WV = pNetAttention1WV
 	rec93.scratch = scratch
 	region.Run(rec93, 8)
 	*rec93 = ocannlReverserBackwardPart92{}
 	ocannlReverserBackwardPart92Records.Put(rec93)
 
-	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
-	}
-	// 8 parts of i0 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// 8 parts of i3 on the pool.
 	rec94 := ocannlReverserBackwardPart93Records.Get()
+	rec94.gNetAttention1WK = gNetAttention1WK
 	rec94.scratch = scratch
 	region.Run(rec94, 8)
 	*rec94 = ocannlReverserBackwardPart93{}
 	ocannlReverserBackwardPart93Records.Put(rec94)
 
-	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
-	}
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
 	rec95 := ocannlReverserBackwardPart94Records.Get()
+	rec95.pNetAttention1WK = pNetAttention1WK
 	rec95.scratch = scratch
 	region.Run(rec95, 8)
 	*rec95 = ocannlReverserBackwardPart94{}
 	ocannlReverserBackwardPart94Records.Put(rec95)
 
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	// 8 parts of i3 on the pool.
 	rec96 := ocannlReverserBackwardPart95Records.Get()
-	rec96.gNetAttention1WV = gNetAttention1WV
+	rec96.gNetAttention1WQ = gNetAttention1WQ
 	rec96.scratch = scratch
 	region.Run(rec96, 8)
 	*rec96 = ocannlReverserBackwardPart95{}
 	ocannlReverserBackwardPart95Records.Put(rec96)
 
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
 	rec97 := ocannlReverserBackwardPart96Records.Get()
-	rec97.pNetAttention1WV = pNetAttention1WV
+	rec97.pNetAttention1WQ = pNetAttention1WQ
 	rec97.scratch = scratch
 	region.Run(rec97, 8)
 	*rec97 = ocannlReverserBackwardPart96{}
 	ocannlReverserBackwardPart96Records.Put(rec97)
-
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
-	rec98 := ocannlReverserBackwardPart97Records.Get()
-	rec98.gNetAttention1WK = gNetAttention1WK
-	rec98.scratch = scratch
-	region.Run(rec98, 8)
-	*rec98 = ocannlReverserBackwardPart97{}
-	ocannlReverserBackwardPart97Records.Put(rec98)
-
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec99 := ocannlReverserBackwardPart98Records.Get()
-	rec99.pNetAttention1WK = pNetAttention1WK
-	rec99.scratch = scratch
-	region.Run(rec99, 8)
-	*rec99 = ocannlReverserBackwardPart98{}
-	ocannlReverserBackwardPart98Records.Put(rec99)
-
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
-	rec100 := ocannlReverserBackwardPart99Records.Get()
-	rec100.gNetAttention1WQ = gNetAttention1WQ
-	rec100.scratch = scratch
-	region.Run(rec100, 8)
-	*rec100 = ocannlReverserBackwardPart99{}
-	ocannlReverserBackwardPart99Records.Put(rec100)
-
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec101 := ocannlReverserBackwardPart100Records.Get()
-	rec101.pNetAttention1WQ = pNetAttention1WQ
-	rec101.scratch = scratch
-	region.Run(rec101, 8)
-	*rec101 = ocannlReverserBackwardPart100{}
-	ocannlReverserBackwardPart100Records.Put(rec101)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec102 := ocannlReverserBackwardPart101Records.Get()
-	rec102.scratch = scratch
-	region.Run(rec102, 8)
-	*rec102 = ocannlReverserBackwardPart101{}
-	ocannlReverserBackwardPart101Records.Put(rec102)
+	rec98 := ocannlReverserBackwardPart97Records.Get()
+	rec98.scratch = scratch
+	region.Run(rec98, 8)
+	*rec98 = ocannlReverserBackwardPart97{}
+	ocannlReverserBackwardPart97Records.Put(rec98)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec103 := ocannlReverserBackwardPart102Records.Get()
-	rec103.gNetPos = gNetPos
-	rec103.scratch = scratch
-	region.Run(rec103, 8)
-	*rec103 = ocannlReverserBackwardPart102{}
-	ocannlReverserBackwardPart102Records.Put(rec103)
+	rec99 := ocannlReverserBackwardPart98Records.Get()
+	rec99.gNetPos = gNetPos
+	rec99.scratch = scratch
+	region.Run(rec99, 8)
+	*rec99 = ocannlReverserBackwardPart98{}
+	ocannlReverserBackwardPart98Records.Put(rec99)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// 8 parts of i2 on the pool.
-	rec104 := ocannlReverserBackwardPart103Records.Get()
-	rec104.gNetEmb = gNetEmb
-	rec104.tokens = tokens
-	rec104.scratch = scratch
-	region.Run(rec104, 8)
-	*rec104 = ocannlReverserBackwardPart103{}
-	ocannlReverserBackwardPart103Records.Put(rec104)
+	rec100 := ocannlReverserBackwardPart99Records.Get()
+	rec100.gNetEmb = gNetEmb
+	rec100.tokens = tokens
+	rec100.scratch = scratch
+	region.Run(rec100, 8)
+	*rec100 = ocannlReverserBackwardPart99{}
+	ocannlReverserBackwardPart99Records.Put(rec100)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -8858,7 +8328,6 @@ type ocannlReverserBackwardScratch struct {
 	net_attention_1_scores_2            [1]float32
 	net_attention_1_scores              [256][8][4][8]float32
 	net_attention_1_m                   [256][8][4][1]float32
-	net_attention_1_ex_1                [256][8][4][8]float32
 	net_attention_1_ex                  [256][8][4][8]float32
 	net_attention_1_attn_1              [256][8][4][1]float32
 	net_attention_1_attn                [256][8][4][8]float32
@@ -8872,13 +8341,11 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_1_var_2              [256][8][1]float32
 	net_x1_1                            [256][8][32]float32
 	net_x1_3                            [256][8][1]float32
-	net_x1_4                            [256][8][32]float32
 	net_x1                              [256][8][32]float32
 	net_linear_1_x_1                    [256][8][64]float32
 	net_linear_1_x_2                    [256][8][64]float32
 	net_linear_1_x                      [256][8][64]float32
 	net_layer_norm_2_x_1                [256][8][32]float32
-	net_layer_norm_2_x_2                [256][8][32]float32
 	net_layer_norm_2_x                  [256][8][32]float32
 	net_layer_norm_2_mean_1             [256][8][1]float32
 	net_layer_norm_2_mean               [256][8][1]float32
@@ -8887,7 +8354,6 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_2_var_2              [256][8][1]float32
 	net_x2_1                            [256][8][32]float32
 	net_x2_3                            [256][8][1]float32
-	net_x2_4                            [256][8][32]float32
 	net_x2                              [256][8][32]float32
 	train_cross_entropy_1_logits_1      [256][8][10]float32
 	train_cross_entropy_1_logits        [256][8][10]float32
@@ -8895,7 +8361,6 @@ type ocannlReverserBackwardScratch struct {
 	train_cross_entropy_1_z             [256][8][10]float32
 	train_cross_entropy_1_logp_1        [256][8][10]float32
 	train_cross_entropy_1_logp_2        [256][8][1]float32
-	train_cross_entropy_1_logp          [256][8][10]float32
 	train_1                             [256][8][10]float32
 	train_2                             [1]float32
 	net_h_1_grad                        [256][8][32]float32
@@ -8997,11 +8462,11 @@ func (r2 *ocannlReverserBackwardPart1) Part(j2 int) {
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 32 {
-			ocannlMap30AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+			ocannlMap32AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
-			ocannlMap30AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+			ocannlMap32AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -9190,9 +8655,9 @@ func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	scratch := r7.scratch
 	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap33AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap33AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -9253,20 +8718,18 @@ type ocannlReverserBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
 	scratch := r9.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_attention_1_ex_1[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_attention_1_ex_1[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap34AVX2(&scratch.net_attention_1_ex[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j9][i1][i2]
 					net_attention_1_mV := scratch.net_attention_1_m[i0+32*j9][i1][i2][0]
-					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j9][i1][i2]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j9][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
 				}
 			}
@@ -9286,18 +8749,20 @@ type ocannlReverserBackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
 	scratch := r10.scratch
-	// float32 pointwise kernel over 8192 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_attention_1_ex[32*j10][0][0][0], &scratch.net_attention_1_ex_1[32*j10][0][0][0])
+		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j10][0][0][0], &scratch.net_attention_1_ex[32*j10][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j10][i1][i2]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+					acc7 := float32(0)
 					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+						acc7 += net_attention_1_exRow2[i3]
 					}
+					scratch.net_attention_1_attn_1[i0+32*j10][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -9316,20 +8781,21 @@ type ocannlReverserBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0])
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap35AVX2(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j11][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j11][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j11][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j11][i1][i2]
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
 					}
-					scratch.net_attention_1_attn_1[i0+32*j11][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -9348,50 +8814,17 @@ type ocannlReverserBackwardPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserBackwardPart11) Part(j12 int) {
 	scratch := r12.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_attention_1_attn[32*j12][0][0][0], &scratch.net_attention_1_ex[32*j12][0][0][0], &scratch.net_attention_1_attn_1[32*j12][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_attention_1_attn[32*j12][0][0][0], &scratch.net_attention_1_ex[32*j12][0][0][0], &scratch.net_attention_1_attn_1[32*j12][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j12][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j12][i1][i2][0]
-					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j12][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart11Records holds the free ocannlReverserBackwardPart11 records.
-var ocannlReverserBackwardPart11Records rt.Records[ocannlReverserBackwardPart11]
-
-// ocannlReverserBackwardPart12 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart12 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j13 of the nest (0 <= j13 < 8).
-func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
-	scratch := r13.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j12][0][i2][0], &scratch.net_attention_1_attn[i0+32*j12][0][i2][0], &scratch.net_attention_1_v[i0+32*j12][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j12][0][i2][0], &scratch.net_attention_1_attn[i0+32*j12][0][i2][0], &scratch.net_attention_1_v[i0+32*j12][0][i2][0])
 			}
 		}
 	} else {
@@ -9399,16 +8832,16 @@ func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j13][i1][i2]
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j12][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j13][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j13][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j13][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j13][i4+3][i2]
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j12][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j12][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j12][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j12][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j12][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j12][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j12][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j12][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
 							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
@@ -9424,24 +8857,24 @@ func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
 	}
 }
 
-// ocannlReverserBackwardPart12Records holds the free ocannlReverserBackwardPart12 records.
-var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
+// ocannlReverserBackwardPart11Records holds the free ocannlReverserBackwardPart11 records.
+var ocannlReverserBackwardPart11Records rt.Records[ocannlReverserBackwardPart11]
 
-// ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart12 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart13 struct {
+type ocannlReverserBackwardPart12 struct {
 	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j14 of the nest (0 <= j14 < 8).
-func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
-	pNetAttention1WO, scratch := r14.pNetAttention1WO, r14.scratch
+// Part runs part j13 of the nest (0 <= j13 < 8).
+func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
+	pNetAttention1WO, scratch := r13.pNetAttention1WO, r13.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j13][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j13][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -9450,12 +8883,43 @@ func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
 					acc9 := float32(0)
 					for i3 := range 4 {
 						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j14][i1][i3]
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j13][i1][i3]
 						for i4 := range 8 {
 							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_layer_norm_1_x_1[i0+32*j14][i1][i2] = acc9
+					scratch.net_layer_norm_1_x_1[i0+32*j13][i1][i2] = acc9
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart12Records holds the free ocannlReverserBackwardPart12 records.
+var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
+
+// ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart13 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 8).
+func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
+	scratch := r14.scratch
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow5 := &scratch.net_h[i0+32*j14][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+32*j14][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+32*j14][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
 			}
 		}
@@ -9474,20 +8938,19 @@ type ocannlReverserBackwardPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r15 *ocannlReverserBackwardPart14) Part(j15 int) {
 	scratch := r15.scratch
-	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_x[32*j15][0][0], &scratch.net_h[32*j15][0][0], &scratch.net_layer_norm_1_x_1[32*j15][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_x[32*j15][0][0], &scratch.net_h[32*j15][0][0], &scratch.net_layer_norm_1_x_1[32*j15][0][0])
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j15][0][0], &scratch.net_layer_norm_1_x[32*j15][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0+32*j15][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+32*j15][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+32*j15][i1]
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j15][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
+				scratch.net_layer_norm_1_mean_1[i0+32*j15][i1][0] = acc10
 			}
 		}
 	}
@@ -9505,19 +8968,20 @@ type ocannlReverserBackwardPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r16 *ocannlReverserBackwardPart15) Part(j16 int) {
 	scratch := r16.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0])
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0], &scratch.net_layer_norm_1_mean[32*j16][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0], &scratch.net_layer_norm_1_mean[32*j16][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
-				acc10 := float32(0)
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j16][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j16][i1]
 				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 				}
-				scratch.net_layer_norm_1_mean_1[i0+32*j16][i1][0] = acc10
 			}
 		}
 	}
@@ -9535,19 +8999,18 @@ type ocannlReverserBackwardPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r17 *ocannlReverserBackwardPart16) Part(j17 int) {
 	scratch := r17.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[32*j17][0][0], &scratch.net_layer_norm_1_centered[32*j17][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[32*j17][0][0], &scratch.net_layer_norm_1_centered[32*j17][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j17][i1]
-				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j17][i1][0]
-				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j17][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 			}
 		}
@@ -9566,19 +9029,19 @@ type ocannlReverserBackwardPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r18 *ocannlReverserBackwardPart17) Part(j18 int) {
 	scratch := r18.scratch
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j18][0][0], &scratch.net_layer_norm_1_var_1[32*j18][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j18][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
+				acc11 := float32(0)
 				for i2 := range 32 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+32*j18][i1][0] = acc11
 			}
 		}
 	}
@@ -9590,25 +9053,26 @@ var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
 // ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart18 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r19 *ocannlReverserBackwardPart18) Part(j19 int) {
-	scratch := r19.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j19][0][0], &scratch.net_layer_norm_1_var_1[32*j19][0][0])
+	pNetLayerNorm1Gamma, scratch := r19.pNetLayerNorm1Gamma, r19.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap50AVX512(&scratch.net_x1_1[32*j19][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j19][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap50AVX2(&scratch.net_x1_1[32*j19][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j19][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j19][i1]
-				acc11 := float32(0)
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j19][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+32*j19][i1]
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
 				}
-				scratch.net_layer_norm_1_var_2[i0+32*j19][i1][0] = acc11
 			}
 		}
 	}
@@ -9620,25 +9084,26 @@ var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
 // ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart19 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	pNetLayerNorm1Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r20 *ocannlReverserBackwardPart19) Part(j20 int) {
-	pNetLayerNorm1Gamma, scratch := r20.pNetLayerNorm1Gamma, r20.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	pNetLayerNorm1Beta, scratch := r20.pNetLayerNorm1Beta, r20.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x1_1[32*j20][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j20][0][0])
+		ocannlMap51AVX512(&scratch.net_x1[32*j20][0][0], &scratch.net_x1_1[32*j20][0][0], &scratch.net_x1_3[32*j20][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x1_1[32*j20][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j20][0][0])
+		ocannlMap51AVX2(&scratch.net_x1[32*j20][0][0], &scratch.net_x1_1[32*j20][0][0], &scratch.net_x1_3[32*j20][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j20][i1]
-				net_x1_1Row := &scratch.net_x1_1[i0+32*j20][i1]
+				net_x1_1Row2 := &scratch.net_x1_1[i0+32*j20][i1]
+				net_x1_3V := scratch.net_x1_3[i0+32*j20][i1][0]
+				net_x1Row := &scratch.net_x1[i0+32*j20][i1]
 				for i2 := range 32 {
-					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+					net_x1Row[i2] = (net_x1_1Row2[i2] / net_x1_3V) + pNetLayerNorm1Beta[i2]
 				}
 			}
 		}
@@ -9651,25 +9116,30 @@ var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 // ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart20 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r21 *ocannlReverserBackwardPart20) Part(j21 int) {
-	scratch := r21.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	pNetDense1W, scratch := r21.pNetDense1W, r21.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x1_4[32*j21][0][0], &scratch.net_x1_1[32*j21][0][0], &scratch.net_x1_3[32*j21][0][0])
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j21][0][0], &pNetDense1W[0], &scratch.net_x1[32*j21][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x1_4[32*j21][0][0], &scratch.net_x1_1[32*j21][0][0], &scratch.net_x1_3[32*j21][0][0])
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j21][0][0], &pNetDense1W[0], &scratch.net_x1[32*j21][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1Row2 := &scratch.net_x1_1[i0+32*j21][i1]
-				net_x1_3V := scratch.net_x1_3[i0+32*j21][i1][0]
-				net_x1_4Row := &scratch.net_x1_4[i0+32*j21][i1]
-				for i2 := range 32 {
-					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				net_x1Row2 := &scratch.net_x1[i0+32*j21][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j21][i1][i2] = acc12
 				}
 			}
 		}
@@ -9682,25 +9152,25 @@ var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
 // ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart21 struct {
-	pNetLayerNorm1Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r22 *ocannlReverserBackwardPart21) Part(j22 int) {
-	pNetLayerNorm1Beta, scratch := r22.pNetLayerNorm1Beta, r22.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	pNetDense1B, scratch := r22.pNetDense1B, r22.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_x1[32*j22][0][0], &scratch.net_x1_4[32*j22][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap52AVX512(&scratch.net_linear_1_x_2[32*j22][0][0], &scratch.net_linear_1_x_1[32*j22][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_x1[32*j22][0][0], &scratch.net_x1_4[32*j22][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap52AVX2(&scratch.net_linear_1_x_2[32*j22][0][0], &scratch.net_linear_1_x_1[32*j22][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4Row2 := &scratch.net_x1_4[i0+32*j22][i1]
-				net_x1Row := &scratch.net_x1[i0+32*j22][i1]
-				for i2 := range 32 {
-					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j22][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j22][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 				}
 			}
 		}
@@ -9713,30 +9183,28 @@ var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 // ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart22 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
-func (r23 *ocannlReverserBackwardPart22) Part(j23 int) {
-	pNetDense1W, scratch := r23.pNetDense1W, r23.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r24 *ocannlReverserBackwardPart22) Part(j23 int) {
+	scratch := r24.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
+		ocannlMap53AVX512(&scratch.net_linear_1_x[32*j23][0][0], &scratch.net_linear_1_x_2[32*j23][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
+		ocannlMap53AVX2(&scratch.net_linear_1_x[32*j23][0][0], &scratch.net_linear_1_x_2[32*j23][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j23][i1]
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j23][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j23][i1]
 				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					r23 := net_linear_1_x_2Row2[i2]
+					if !(r23 > 0) {
+						r23 = 0
 					}
-					scratch.net_linear_1_x_1[i0+32*j23][i1][i2] = acc12
+					net_linear_1_xRow[i2] = r23
 				}
 			}
 		}
@@ -9749,25 +9217,30 @@ var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
 // ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart23 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
-func (r24 *ocannlReverserBackwardPart23) Part(j24 int) {
-	pNetDense1B, scratch := r24.pNetDense1B, r24.scratch
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r25 *ocannlReverserBackwardPart23) Part(j24 int) {
+	pNetLinear1W, scratch := r25.pNetLinear1W, r25.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_linear_1_x_2[32*j24][0][0], &scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1B[0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j24][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j24][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_linear_1_x_2[32*j24][0][0], &scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1B[0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j24][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j24][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j24][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j24][i1]
-				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j24][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j24][i1][i2] = acc13
 				}
 			}
 		}
@@ -9780,28 +9253,26 @@ var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 // ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart24 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r26 *ocannlReverserBackwardPart24) Part(j25 int) {
-	scratch := r26.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	pNetLinear1B, scratch := r26.pNetLinear1B, r26.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_2[32*j25][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j25][0][0], &scratch.net_x1[32*j25][0][0], &scratch.net_layer_norm_2_x_1[32*j25][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_2[32*j25][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j25][0][0], &scratch.net_x1[32*j25][0][0], &scratch.net_layer_norm_2_x_1[32*j25][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j25][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j25][i1]
-				for i2 := range 64 {
-					r25 := net_linear_1_x_2Row2[i2]
-					if !(r25 > 0) {
-						r25 = 0
-					}
-					net_linear_1_xRow[i2] = r25
+				net_x1Row3 := &scratch.net_x1[i0+32*j25][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j25][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j25][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
 			}
 		}
@@ -9814,31 +9285,25 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 // ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart25 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlReverserBackwardPart25) Part(j26 int) {
-	pNetLinear1W, scratch := r27.pNetLinear1W, r27.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
+	scratch := r27.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j26][0][0], &scratch.net_layer_norm_2_x[32*j26][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j26][i1]
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j26][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j26][i1][i2] = acc13
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j26][i1][0] = acc14
 			}
 		}
 	}
@@ -9850,25 +9315,25 @@ var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
 // ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart26 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlReverserBackwardPart26) Part(j27 int) {
-	pNetLinear1B, scratch := r28.pNetLinear1B, r28.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	scratch := r28.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_2_x_2[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j27][0][0], &scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_layer_norm_2_mean[32*j27][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_2_x_2[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j27][0][0], &scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_layer_norm_2_mean[32*j27][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j27][i1]
-				net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j27][i1]
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j27][i1]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j27][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j27][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 				}
 			}
 		}
@@ -9887,19 +9352,18 @@ type ocannlReverserBackwardPart27 struct {
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r29 *ocannlReverserBackwardPart27) Part(j28 int) {
 	scratch := r29.scratch
-	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_2[32*j28][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j28][0][0], &scratch.net_layer_norm_2_centered[32*j28][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_2[32*j28][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j28][0][0], &scratch.net_layer_norm_2_centered[32*j28][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+32*j28][i1]
-				net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0+32*j28][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j28][i1]
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j28][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j28][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
 			}
 		}
@@ -9920,17 +9384,17 @@ func (r30 *ocannlReverserBackwardPart28) Part(j29 int) {
 	scratch := r30.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j29][0][0], &scratch.net_layer_norm_2_x[32*j29][0][0])
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j29][0][0], &scratch.net_layer_norm_2_var_1[32*j29][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j29][i1]
-				acc14 := float32(0)
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j29][i1]
+				acc15 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+32*j29][i1][0] = acc14
+				scratch.net_layer_norm_2_var_2[i0+32*j29][i1][0] = acc15
 			}
 		}
 	}
@@ -9942,25 +9406,25 @@ var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 // ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart29 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r31 *ocannlReverserBackwardPart29) Part(j30 int) {
-	scratch := r31.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	pNetLayerNorm2Gamma, scratch := r31.pNetLayerNorm2Gamma, r31.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
+		ocannlMap50AVX512(&scratch.net_x2_1[32*j30][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j30][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
+		ocannlMap50AVX2(&scratch.net_x2_1[32*j30][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j30][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j30][i1]
-				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j30][i1][0]
-				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j30][i1]
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j30][i1]
+				net_x2_1Row := &scratch.net_x2_1[i0+32*j30][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
 				}
 			}
 		}
@@ -9973,24 +9437,26 @@ var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 // ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart30 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r32 *ocannlReverserBackwardPart30) Part(j31 int) {
-	scratch := r32.scratch
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	pNetLayerNorm2Beta, scratch := r32.pNetLayerNorm2Beta, r32.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
+		ocannlMap51AVX512(&scratch.net_x2[32*j31][0][0], &scratch.net_x2_1[32*j31][0][0], &scratch.net_x2_3[32*j31][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
+		ocannlMap51AVX2(&scratch.net_x2[32*j31][0][0], &scratch.net_x2_1[32*j31][0][0], &scratch.net_x2_3[32*j31][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j31][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j31][i1]
+				net_x2_1Row2 := &scratch.net_x2_1[i0+32*j31][i1]
+				net_x2_3V := scratch.net_x2_3[i0+32*j31][i1][0]
+				net_x2Row := &scratch.net_x2[i0+32*j31][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+					net_x2Row[i2] = (net_x2_1Row2[i2] / net_x2_3V) + pNetLayerNorm2Beta[i2]
 				}
 			}
 		}
@@ -10003,25 +9469,31 @@ var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 // ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart31 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r33 *ocannlReverserBackwardPart31) Part(j32 int) {
-	scratch := r33.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j32][0][0], &scratch.net_layer_norm_2_var_1[32*j32][0][0])
+	pNetLinear2W, scratch := r33.pNetLinear2W, r33.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j32][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j32][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j32][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j32][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j32][i1]
-				acc15 := float32(0)
-				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+				net_x2Row2 := &scratch.net_x2[i0+32*j32][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j32][i1][i2] = acc16
 				}
-				scratch.net_layer_norm_2_var_2[i0+32*j32][i1][0] = acc15
 			}
 		}
 	}
@@ -10033,26 +9505,25 @@ var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 // ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart32 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r34 *ocannlReverserBackwardPart32) Part(j33 int) {
-	pNetLayerNorm2Gamma, scratch := r34.pNetLayerNorm2Gamma, r34.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x2_1[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x2_1[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
+	scratch := r34.scratch
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j33][0][0], &scratch.train_cross_entropy_1_logits[32*j33][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j33][i1]
-				net_x2_1Row := &scratch.net_x2_1[i0+32*j33][i1]
-				for i2 := range 32 {
-					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j33][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
 				}
+				scratch.train_cross_entropy_1_m[i0+32*j33][i1][0] = acc17
 			}
 		}
 	}
@@ -10070,20 +9541,19 @@ type ocannlReverserBackwardPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r35 *ocannlReverserBackwardPart33) Part(j34 int) {
 	scratch := r35.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x2_4[32*j34][0][0], &scratch.net_x2_1[32*j34][0][0], &scratch.net_x2_3[32*j34][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x2_4[32*j34][0][0], &scratch.net_x2_1[32*j34][0][0], &scratch.net_x2_3[32*j34][0][0])
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j34][0][0], &scratch.train_cross_entropy_1_logp_1[32*j34][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_1Row2 := &scratch.net_x2_1[i0+32*j34][i1]
-				net_x2_3V := scratch.net_x2_3[i0+32*j34][i1][0]
-				net_x2_4Row := &scratch.net_x2_4[i0+32*j34][i1]
-				for i2 := range 32 {
-					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j34][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
 				}
+				scratch.train_cross_entropy_1_logp_2[i0+32*j34][i1][0] = acc18
 			}
 		}
 	}
@@ -10095,28 +9565,29 @@ var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 // ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart34 struct {
-	pNetLayerNorm2Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
+	scratch        *ocannlReverserBackwardScratch
+	train_2Partial [8][1]float32
 }
 
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r36 *ocannlReverserBackwardPart34) Part(j35 int) {
-	pNetLayerNorm2Beta, scratch := r36.pNetLayerNorm2Beta, r36.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_x2[32*j35][0][0], &scratch.net_x2_4[32*j35][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_x2[32*j35][0][0], &scratch.net_x2_4[32*j35][0][0], &pNetLayerNorm2Beta[0])
+	scratch, train_2Partial := r36.scratch, &r36.train_2Partial
+	train_2Partial[j35] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&train_2Partial[j35][0], &scratch.train_1[32*j35][0][0])
 	} else {
+		// reduction accumulated in a local variable.
+		acc19 := train_2Partial[j35][0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4Row2 := &scratch.net_x2_4[i0+32*j35][i1]
-				net_x2Row := &scratch.net_x2[i0+32*j35][i1]
-				for i2 := range 32 {
-					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				train_1Row2 := &scratch.train_1[i0+32*j35][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
 				}
 			}
 		}
+		train_2Partial[j35][0] = acc19
 	}
 }
 
@@ -10126,31 +9597,25 @@ var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 // ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart35 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r37 *ocannlReverserBackwardPart35) Part(j36 int) {
-	pNetLinear2W, scratch := r37.pNetLinear2W, r37.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r37 *ocannlReverserBackwardPart35) Part(j37 int) {
+	scratch := r37.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_logp_3_grad[32*j37][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j37][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j36][i1]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0+32*j37][i1]
+				acc21 := scratch.train_cross_entropy_1_logp_3_grad[i0+32*j37][i1][0]
 				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j36][i1][i2] = acc16
+					acc21 -= train_cross_entropy_1_logp_gradRow3[i2]
 				}
+				scratch.train_cross_entropy_1_logp_3_grad[i0+32*j37][i1][0] = acc21
 			}
 		}
 	}
@@ -10165,22 +9630,22 @@ type ocannlReverserBackwardPart36 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r38 *ocannlReverserBackwardPart36) Part(j37 int) {
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r38 *ocannlReverserBackwardPart36) Part(j38 int) {
 	scratch := r38.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0])
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_m_grad[32*j38][0][0], &scratch.train_cross_entropy_1_z_grad[32*j38][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j37][i1]
-				acc17 := float32(math.Inf(-1))
+				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0+32*j38][i1]
+				acc22 := scratch.train_cross_entropy_1_m_grad[i0+32*j38][i1][0]
 				for i2 := range 10 {
-					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+					acc22 -= train_cross_entropy_1_z_gradRow4[i2]
 				}
-				scratch.train_cross_entropy_1_m[i0+32*j37][i1][0] = acc17
+				scratch.train_cross_entropy_1_m_grad[i0+32*j38][i1][0] = acc22
 			}
 		}
 	}
@@ -10192,25 +9657,34 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear2BPartial [8][10]float32
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r39 *ocannlReverserBackwardPart37) Part(j38 int) {
-	scratch := r39.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r41 *ocannlReverserBackwardPart37) Part(j39 int) {
+	scratch, gNetLinear2BPartial := r41.scratch, &r41.gNetLinear2BPartial
+	gNetLinear2BPartial[j39] = [10]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j38][0][0], &scratch.train_cross_entropy_1_logp_1[32*j38][0][0])
+		ocannlReduce14AVX2(&gNetLinear2BPartial[j39][0], &scratch.train_cross_entropy_1_logits_grad[32*j39][0][0])
 	} else {
-		// reduction accumulated in a local variable.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear2BPartialRow := &gNetLinear2BPartial[j39]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j38][i1]
-				acc18 := float32(0)
+			for i1 := 0; i1 < 8; i1 += 4 {
+				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j39][i1]
+				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j39][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j39][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j39][i1+3]
 				for i2 := range 10 {
-					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+					acc23 := gNetLinear2BPartialRow[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
+					gNetLinear2BPartialRow[i2] = acc23
 				}
-				scratch.train_cross_entropy_1_logp_2[i0+32*j38][i1][0] = acc18
 			}
 		}
 	}
@@ -10222,29 +9696,32 @@ var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 // ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart38 struct {
-	scratch        *ocannlReverserBackwardScratch
-	train_2Partial [8][1]float32
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear2WPartial [8][10][32]float32
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r40 *ocannlReverserBackwardPart38) Part(j39 int) {
-	scratch, train_2Partial := r40.scratch, &r40.train_2Partial
-	train_2Partial[j39] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce12AVX2(&train_2Partial[j39][0], &scratch.train_1[32*j39][0][0])
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r42 *ocannlReverserBackwardPart38) Part(j41 int) {
+	scratch, gNetLinear2WPartial := r42.scratch, &r42.gNetLinear2WPartial
+	gNetLinear2WPartial[j41] = [10][32]float32{}
+	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm15AVX512(&gNetLinear2WPartial[j41][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j41][0][0], &scratch.net_x2[32*j41][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm15AVX2(&gNetLinear2WPartial[j41][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j41][0][0], &scratch.net_x2[32*j41][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		acc19 := train_2Partial[j39][0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_1Row2 := &scratch.train_1[i0+32*j39][i1]
+				net_x2Row3 := &scratch.net_x2[i0+32*j41][i1]
 				for i2 := range 10 {
-					acc19 += train_1Row2[i2]
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j41][i1][i2]
+					gNetLinear2WPartialRow := &gNetLinear2WPartial[j41][i2]
+					for i3 := range 32 {
+						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+					}
 				}
 			}
 		}
-		train_2Partial[j39][0] = acc19
 	}
 }
 
@@ -10254,25 +9731,48 @@ var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r41 *ocannlReverserBackwardPart39) Part(j41 int) {
-	scratch := r41.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_logp_3_grad[32*j41][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j41][0][0])
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r43 *ocannlReverserBackwardPart39) Part(j44 int) {
+	pNetLinear2W, scratch := r43.pNetLinear2W, r43.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j44][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j44][0][0], &pNetLinear2W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j44][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j44][0][0], &pNetLinear2W[0])
 	} else {
-		// reduction accumulated in a local variable.
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0+32*j41][i1]
-				acc21 := scratch.train_cross_entropy_1_logp_3_grad[i0+32*j41][i1][0]
-				for i2 := range 10 {
-					acc21 -= train_cross_entropy_1_logp_gradRow3[i2]
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j44][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2+3]
+					for i3 := range 32 {
+						acc26 := net_x2_gradRow[i3]
+						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc26
+					}
 				}
-				scratch.train_cross_entropy_1_logp_3_grad[i0+32*j41][i1][0] = acc21
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+					}
+				}
 			}
 		}
 	}
@@ -10287,22 +9787,20 @@ type ocannlReverserBackwardPart40 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r42 *ocannlReverserBackwardPart40) Part(j42 int) {
-	scratch := r42.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r44 *ocannlReverserBackwardPart40) Part(j45 int) {
+	scratch := r44.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_m_grad[32*j42][0][0], &scratch.train_cross_entropy_1_z_grad[32*j42][0][0])
+		ocannlMap61AVX2(&scratch.net_x2_4_grad[32*j45][0][0], &scratch.net_x2_grad[32*j45][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0+32*j42][i1]
-				acc22 := scratch.train_cross_entropy_1_m_grad[i0+32*j42][i1][0]
-				for i2 := range 10 {
-					acc22 -= train_cross_entropy_1_z_gradRow4[i2]
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j45][i1]
+				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j45][i1]
+				for i2 := range 32 {
+					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
 				}
-				scratch.train_cross_entropy_1_m_grad[i0+32*j42][i1][0] = acc22
 			}
 		}
 	}
@@ -10314,33 +9812,33 @@ var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
 // ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart41 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear2BPartial [8][10]float32
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r45 *ocannlReverserBackwardPart41) Part(j43 int) {
-	scratch, gNetLinear2BPartial := r45.scratch, &r45.gNetLinear2BPartial
-	gNetLinear2BPartial[j43] = [10]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r45 *ocannlReverserBackwardPart41) Part(j46 int) {
+	scratch, gNetLayerNorm2BetaPartial := r45.scratch, &r45.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j46] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetLinear2BPartial[j43][0], &scratch.train_cross_entropy_1_logits_grad[32*j43][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j46][0], &scratch.net_x2_grad[32*j46][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear2BPartialRow := &gNetLinear2BPartial[j43]
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j46]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j43][i1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j43][i1+1]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j43][i1+2]
-				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j43][i1+3]
-				for i2 := range 10 {
-					acc23 := gNetLinear2BPartialRow[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
-					gNetLinear2BPartialRow[i2] = acc23
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j46][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j46][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j46][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j46][i1+3]
+				for i2 := range 32 {
+					acc27 := gNetLayerNorm2BetaPartialRow[i2]
+					acc27 += net_x2_gradRow3[i2]
+					acc27 += net_x2_gradRow4[i2]
+					acc27 += net_x2_gradRow5[i2]
+					acc27 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc27
 				}
 			}
 		}
@@ -10353,29 +9851,23 @@ var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 // ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart42 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear2WPartial [8][10][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r46 *ocannlReverserBackwardPart42) Part(j45 int) {
-	scratch, gNetLinear2WPartial := r46.scratch, &r46.gNetLinear2WPartial
-	gNetLinear2WPartial[j45] = [10][32]float32{}
-	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2WPartial[j45][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j45][0][0], &scratch.net_x2[32*j45][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2WPartial[j45][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j45][0][0], &scratch.net_x2[32*j45][0][0])
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r46 *ocannlReverserBackwardPart42) Part(j48 int) {
+	scratch := r46.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap62AVX2(&scratch.net_x2_1_grad[32*j48][0][0], &scratch.net_x2_4_grad[32*j48][0][0], &scratch.net_x2_3[32*j48][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0+32*j45][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j45][i1][i2]
-					gNetLinear2WPartialRow := &gNetLinear2WPartial[j45][i2]
-					for i3 := range 32 {
-						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
-					}
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j48][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+32*j48][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j48][i1]
+				for i2 := range 32 {
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
 			}
 		}
@@ -10388,48 +9880,27 @@ var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 // ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r47 *ocannlReverserBackwardPart43) Part(j48 int) {
-	pNetLinear2W, scratch := r47.pNetLinear2W, r47.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j48][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j48][0][0], &pNetLinear2W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j48][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j48][0][0], &pNetLinear2W[0])
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r47 *ocannlReverserBackwardPart43) Part(j49 int) {
+	scratch := r47.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j49][0][0], &scratch.net_x2_4_grad[32*j49][0][0], &scratch.net_x2_1[32*j49][0][0], &scratch.net_x2_3[32*j49][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j48][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2+3]
-					for i3 := range 32 {
-						acc26 := net_x2_gradRow[i3]
-						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc26
-					}
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j49][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j49][i1]
+				v := scratch.net_x2_3[i0+32*j49][i1][0] * scratch.net_x2_3[i0+32*j49][i1][0]
+				acc29 := scratch.net_x2_3_grad[i0+32*j49][i1][0]
+				for i2 := range 32 {
+					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
 				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j48][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
-					}
-				}
+				scratch.net_x2_3_grad[i0+32*j49][i1][0] = acc29
 			}
 		}
 	}
@@ -10441,22 +9912,37 @@ var ocannlReverserBackwardPart43Records rt.Records[ocannlReverserBackwardPart43]
 // ocannlReverserBackwardPart44 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart44 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r48 *ocannlReverserBackwardPart44) Part(j49 int) {
-	scratch := r48.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r48 *ocannlReverserBackwardPart44) Part(j50 int) {
+	scratch, gNetLayerNorm2GammaPartial := r48.scratch, &r48.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j50] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_x2_4_grad[32*j49][0][0], &scratch.net_x2_grad[32*j49][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j50][0], &scratch.net_x2_1_grad[32*j50][0][0], &scratch.net_layer_norm_2_centered[32*j50][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j50]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j49][i1]
-				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j49][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j50][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j50][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j50][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j50][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j50][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j50][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j50][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j50][i1+3]
 				for i2 := range 32 {
-					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+					acc30 := gNetLayerNorm2GammaPartialRow[i2]
+					acc30 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc30 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc30 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc30 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc30
 				}
 			}
 		}
@@ -10469,33 +9955,23 @@ var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r49 *ocannlReverserBackwardPart45) Part(j50 int) {
-	scratch, gNetLayerNorm2BetaPartial := r49.scratch, &r49.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j50] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r49 *ocannlReverserBackwardPart45) Part(j52 int) {
+	pNetLayerNorm2Gamma, scratch := r49.pNetLayerNorm2Gamma, r49.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j50][0], &scratch.net_x2_grad[32*j50][0][0])
+		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j52][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j52][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j50]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j50][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j50][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j50][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j50][i1+3]
+			for i1 := range 8 {
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j52][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j52][i1]
 				for i2 := range 32 {
-					acc27 := gNetLayerNorm2BetaPartialRow[i2]
-					acc27 += net_x2_gradRow3[i2]
-					acc27 += net_x2_gradRow4[i2]
-					acc27 += net_x2_gradRow5[i2]
-					acc27 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc27
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 				}
 			}
 		}
@@ -10511,20 +9987,19 @@ type ocannlReverserBackwardPart46 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r50 *ocannlReverserBackwardPart46) Part(j52 int) {
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r50 *ocannlReverserBackwardPart46) Part(j53 int) {
 	scratch := r50.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_x2_1_grad[32*j52][0][0], &scratch.net_x2_4_grad[32*j52][0][0], &scratch.net_x2_3[32*j52][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j53][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j53][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j52][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+32*j52][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j52][i1]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j53][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j53][i1]
 				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -10540,24 +10015,23 @@ type ocannlReverserBackwardPart47 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r51 *ocannlReverserBackwardPart47) Part(j53 int) {
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r51 *ocannlReverserBackwardPart47) Part(j54 int) {
 	scratch := r51.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j53][0][0], &scratch.net_x2_4_grad[32*j53][0][0], &scratch.net_x2_1[32*j53][0][0], &scratch.net_x2_3[32*j53][0][0])
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap68AVX512(&scratch.net_layer_norm_2_centered_grad[32*j54][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j54][0][0], &scratch.net_layer_norm_2_centered[32*j54][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_layer_norm_2_centered_grad[32*j54][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j54][0][0], &scratch.net_layer_norm_2_centered[32*j54][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j53][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j53][i1]
-				v := scratch.net_x2_3[i0+32*j53][i1][0] * scratch.net_x2_3[i0+32*j53][i1][0]
-				acc29 := scratch.net_x2_3_grad[i0+32*j53][i1][0]
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j54][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j54][i1]
 				for i2 := range 32 {
-					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
-				scratch.net_x2_3_grad[i0+32*j53][i1][0] = acc29
 			}
 		}
 	}
@@ -10569,37 +10043,25 @@ var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
 // ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart48 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm2GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r52 *ocannlReverserBackwardPart48) Part(j54 int) {
-	scratch, gNetLayerNorm2GammaPartial := r52.scratch, &r52.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j54] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j54][0], &scratch.net_x2_1_grad[32*j54][0][0], &scratch.net_layer_norm_2_centered[32*j54][0][0])
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r52 *ocannlReverserBackwardPart48) Part(j55 int) {
+	scratch := r52.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap68AVX512(&scratch.net_layer_norm_2_centered_grad[32*j55][0][0], &scratch.net_layer_norm_2_centered[32*j55][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j55][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_layer_norm_2_centered_grad[32*j55][0][0], &scratch.net_layer_norm_2_centered[32*j55][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j55][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j54]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j54][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j54][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j54][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j54][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j55][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j55][i1]
 				for i2 := range 32 {
-					acc30 := gNetLayerNorm2GammaPartialRow[i2]
-					acc30 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-					acc30 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-					acc30 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-					acc30 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-					gNetLayerNorm2GammaPartialRow[i2] = acc30
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -10612,23 +10074,22 @@ var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
 // ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart49 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r53 *ocannlReverserBackwardPart49) Part(j56 int) {
-	pNetLayerNorm2Gamma, scratch := r53.pNetLayerNorm2Gamma, r53.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	scratch := r53.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_layer_norm_2_centered_grad[32*j56][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j56][0][0])
+		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_grad[32*j56][0][0], &scratch.net_layer_norm_2_centered_grad[32*j56][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j56][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j56][i1]
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j56][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j56][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -10647,17 +10108,19 @@ type ocannlReverserBackwardPart50 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r54 *ocannlReverserBackwardPart50) Part(j57 int) {
 	scratch := r54.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j57][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j57][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j57][0][0], &scratch.net_layer_norm_2_centered_grad[32*j57][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j57][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j57][i1]
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j57][i1]
+				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j57][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_2_mean_grad[i0+32*j57][i1][0] = acc32
 			}
 		}
 	}
@@ -10675,19 +10138,18 @@ type ocannlReverserBackwardPart51 struct {
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r55 *ocannlReverserBackwardPart51) Part(j58 int) {
 	scratch := r55.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j58][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j58][0][0], &scratch.net_layer_norm_2_centered[32*j58][0][0])
+		ocannlMap69AVX512(&scratch.net_layer_norm_2_x_grad[32*j58][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j58][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j58][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j58][0][0], &scratch.net_layer_norm_2_centered[32*j58][0][0])
+		ocannlMap69AVX2(&scratch.net_layer_norm_2_x_grad[32*j58][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j58][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j58][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j58][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j58][i1]
+				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j58][i1][0]
+				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j58][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -10706,19 +10168,16 @@ type ocannlReverserBackwardPart52 struct {
 // Part runs part j59 of the nest (0 <= j59 < 8).
 func (r56 *ocannlReverserBackwardPart52) Part(j59 int) {
 	scratch := r56.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_2_centered_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered[32*j59][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j59][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j59][0][0], &scratch.net_layer_norm_2_centered[32*j59][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j59][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&scratch.net_x1_grad[32*j59][0][0], &scratch.net_layer_norm_2_x_grad[32*j59][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j59][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j59][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j59][i1]
+				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j59][i1]
+				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j59][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
 				}
 			}
 		}
@@ -10739,14 +10198,14 @@ func (r57 *ocannlReverserBackwardPart53) Part(j60 int) {
 	scratch := r57.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_grad[32*j60][0][0], &scratch.net_layer_norm_2_centered_grad[32*j60][0][0])
+		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j60][0][0], &scratch.net_layer_norm_2_x_grad[32*j60][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j60][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j60][i1]
+				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j60][i1]
+				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j60][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
 				}
 			}
 		}
@@ -10765,19 +10224,17 @@ type ocannlReverserBackwardPart54 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r58 *ocannlReverserBackwardPart54) Part(j61 int) {
 	scratch := r58.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j61][0][0], &scratch.net_layer_norm_2_centered_grad[32*j61][0][0])
+		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j61][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j61][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j61][i1]
-				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j61][i1][0]
+				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j61][i1]
+				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j61][i1]
 				for i2 := range 32 {
-					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
+					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+32*j61][i1][0] = acc32
 			}
 		}
 	}
@@ -10789,24 +10246,33 @@ var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
 // ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart55 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
 }
 
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r59 *ocannlReverserBackwardPart55) Part(j62 int) {
-	scratch := r59.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_2_x_grad[32*j62][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j62][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_x_grad[32*j62][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j62][0][0])
+	scratch, gNetLinear1BPartial := r59.scratch, &r59.gNetLinear1BPartial
+	gNetLinear1BPartial[j62] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLinear1BPartial[j62][0], &scratch.net_layer_norm_2_x_2_grad[32*j62][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j62]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j62][i1][0]
-				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j62][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j62][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j62][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j62][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j62][i1+3]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+					acc33 := gNetLinear1BPartialRow[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc33
 				}
 			}
 		}
@@ -10817,24 +10283,30 @@ func (r59 *ocannlReverserBackwardPart55) Part(j62 int) {
 var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 
 // ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart56 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r60 *ocannlReverserBackwardPart56) Part(j63 int) {
-	scratch := r60.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_x1_grad[32*j63][0][0], &scratch.net_layer_norm_2_x_grad[32*j63][0][0])
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r60 *ocannlReverserBackwardPart56) Part(j64 int) {
+	gNetLinear1W, scratch := r60.gNetLinear1W, r60.scratch
+	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&gNetLinear1W[256*j64], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j64], &scratch.net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm17AVX2(&gNetLinear1W[256*j64], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j64], &scratch.net_linear_1_x[0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j63][i1]
-				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j63][i1]
-				for i2 := range 32 {
-					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j64]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j64 : 64*i2+256*j64+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
 				}
 			}
 		}
@@ -10847,22 +10319,40 @@ var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
 // ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart57 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r61 *ocannlReverserBackwardPart57) Part(j64 int) {
-	scratch := r61.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j64][0][0], &scratch.net_layer_norm_2_x_grad[32*j64][0][0])
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r61 *ocannlReverserBackwardPart57) Part(j65 int) {
+	pNetLinear1W, scratch := r61.pNetLinear1W, r61.scratch
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j65][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j65][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j65][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j65][0][0], &pNetLinear1W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j64][i1]
-				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j64][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j65][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1][i2+3]
+					for i3 := range 64 {
+						acc35 := net_linear_1_x_gradRow[i3]
+						acc35 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc35 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc35 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc35 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc35
+					}
 				}
 			}
 		}
@@ -10878,19 +10368,28 @@ type ocannlReverserBackwardPart58 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r62 *ocannlReverserBackwardPart58) Part(j65 int) {
-	scratch := r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r64 *ocannlReverserBackwardPart58) Part(j66 int) {
+	scratch := r64.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j65][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j65][0][0])
+		ocannlMap70AVX2(&scratch.net_linear_1_x_2_grad[32*j66][0][0], &scratch.net_linear_1_x_2[32*j66][0][0], &scratch.net_linear_1_x_grad[32*j66][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j65][i1]
-				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j66][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j66][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j66][i1]
+				for i2 := range 64 {
+					var r62 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r62 = 1
+					}
+					r63 := float32(0)
+					if r62 != 0 {
+						r63 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r63
 				}
 			}
 		}
@@ -10903,33 +10402,22 @@ var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 // ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart59 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear1BPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r63 *ocannlReverserBackwardPart59) Part(j66 int) {
-	scratch, gNetLinear1BPartial := r63.scratch, &r63.gNetLinear1BPartial
-	gNetLinear1BPartial[j66] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r65 *ocannlReverserBackwardPart59) Part(j67 int) {
+	scratch := r65.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLinear1BPartial[j66][0], &scratch.net_layer_norm_2_x_2_grad[32*j66][0][0])
+		ocannlMap71AVX2(&scratch.net_linear_1_x_1_grad[32*j67][0][0], &scratch.net_linear_1_x_2_grad[32*j67][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j66]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j66][i1+3]
-				for i2 := range 32 {
-					acc33 := gNetLinear1BPartialRow[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow3[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow4[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow5[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow6[i2]
-					gNetLinear1BPartialRow[i2] = acc33
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j67][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j67][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
 			}
 		}
@@ -10940,30 +10428,35 @@ func (r63 *ocannlReverserBackwardPart59) Part(j66 int) {
 var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
 
 // ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart60 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
 }
 
 // Part runs part j68 of the nest (0 <= j68 < 8).
-func (r64 *ocannlReverserBackwardPart60) Part(j68 int) {
-	gNetLinear1W, scratch := r64.gNetLinear1W, r64.scratch
-	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j68], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j68], &scratch.net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j68], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j68], &scratch.net_linear_1_x[0][0][0])
+func (r66 *ocannlReverserBackwardPart60) Part(j68 int) {
+	scratch, gNetDense1BPartial := r66.scratch, &r66.gNetDense1BPartial
+	gNetDense1BPartial[j68] = [64]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce19AVX2(&gNetDense1BPartial[j68][0], &scratch.net_linear_1_x_2_grad[32*j68][0][0])
 	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j68]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j68 : 64*i2+256*j68+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
-					}
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j68]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j68][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j68][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j68][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j68][i1+3]
+				for i2 := range 64 {
+					acc36 := gNetDense1BPartialRow[i2]
+					acc36 += net_linear_1_x_2_gradRow3[i2]
+					acc36 += net_linear_1_x_2_gradRow4[i2]
+					acc36 += net_linear_1_x_2_gradRow5[i2]
+					acc36 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc36
 				}
 			}
 		}
@@ -10974,41 +10467,29 @@ func (r64 *ocannlReverserBackwardPart60) Part(j68 int) {
 var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
 
 // ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart61 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r65 *ocannlReverserBackwardPart61) Part(j69 int) {
-	pNetLinear1W, scratch := r65.pNetLinear1W, r65.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r67 *ocannlReverserBackwardPart61) Part(j70 int) {
+	gNetDense1W, scratch := r67.gNetDense1W, r67.scratch
+	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j69][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j69][0][0], &pNetLinear1W[0])
+		ocannlGemm19AVX512(&gNetDense1W[256*j70], &scratch.net_linear_1_x_1_grad[0][0][8*j70], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j69][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j69][0][0], &pNetLinear1W[0])
+		ocannlGemm19AVX2(&gNetDense1W[256*j70], &scratch.net_linear_1_x_1_grad[0][0][8*j70], &scratch.net_x1[0][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j69][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j69][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j69][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j69][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j69][i1][i2+3]
-					for i3 := range 64 {
-						acc35 := net_linear_1_x_gradRow[i3]
-						acc35 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc35 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc35 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc35 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc35
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j70]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j70 : 32*i2+256*j70+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
 				}
 			}
@@ -11022,31 +10503,40 @@ var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 // ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart62 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r68 *ocannlReverserBackwardPart62) Part(j70 int) {
-	scratch := r68.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_linear_1_x_2_grad[32*j70][0][0], &scratch.net_linear_1_x_2[32*j70][0][0], &scratch.net_linear_1_x_grad[32*j70][0][0])
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r68 *ocannlReverserBackwardPart62) Part(j71 int) {
+	pNetDense1W, scratch := r68.pNetDense1W, r68.scratch
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j71][0][0], &scratch.net_linear_1_x_1_grad[32*j71][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j71][0][0], &scratch.net_linear_1_x_1_grad[32*j71][0][0], &pNetDense1W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j70][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j70][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j70][i1]
-				for i2 := range 64 {
-					var r66 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r66 = 1
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j71][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j71][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j71][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j71][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j71][i1][i2+3]
+					for i3 := range 32 {
+						acc38 := net_x1_gradRow2[i3]
+						acc38 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc38 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc38 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc38 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc38
 					}
-					r67 := float32(0)
-					if r66 != 0 {
-						r67 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r67
 				}
 			}
 		}
@@ -11062,19 +10552,19 @@ type ocannlReverserBackwardPart63 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r69 *ocannlReverserBackwardPart63) Part(j71 int) {
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r69 *ocannlReverserBackwardPart63) Part(j72 int) {
 	scratch := r69.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_linear_1_x_1_grad[32*j71][0][0], &scratch.net_linear_1_x_2_grad[32*j71][0][0])
+		ocannlMap61AVX2(&scratch.net_x1_4_grad[32*j72][0][0], &scratch.net_x1_grad[32*j72][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j71][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j71][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j72][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j72][i1]
+				for i2 := range 32 {
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
 			}
 		}
@@ -11087,33 +10577,33 @@ var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
 // ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart64 struct {
-	scratch            *ocannlReverserBackwardScratch
-	gNetDense1BPartial [8][64]float32
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r70 *ocannlReverserBackwardPart64) Part(j72 int) {
-	scratch, gNetDense1BPartial := r70.scratch, &r70.gNetDense1BPartial
-	gNetDense1BPartial[j72] = [64]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r70 *ocannlReverserBackwardPart64) Part(j73 int) {
+	scratch, gNetLayerNorm1BetaPartial := r70.scratch, &r70.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j73] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetDense1BPartial[j72][0], &scratch.net_linear_1_x_2_grad[32*j72][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j73][0], &scratch.net_x1_grad[32*j73][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j72]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j73]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j72][i1+3]
-				for i2 := range 64 {
-					acc36 := gNetDense1BPartialRow[i2]
-					acc36 += net_linear_1_x_2_gradRow3[i2]
-					acc36 += net_linear_1_x_2_gradRow4[i2]
-					acc36 += net_linear_1_x_2_gradRow5[i2]
-					acc36 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc36
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j73][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j73][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j73][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j73][i1+3]
+				for i2 := range 32 {
+					acc39 := gNetLayerNorm1BetaPartialRow[i2]
+					acc39 += net_x1_gradRow4[i2]
+					acc39 += net_x1_gradRow5[i2]
+					acc39 += net_x1_gradRow6[i2]
+					acc39 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc39
 				}
 			}
 		}
@@ -11124,30 +10614,25 @@ func (r70 *ocannlReverserBackwardPart64) Part(j72 int) {
 var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
 
 // ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart65 struct {
-	gNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r71 *ocannlReverserBackwardPart65) Part(j74 int) {
-	gNetDense1W, scratch := r71.gNetDense1W, r71.scratch
-	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j74], &scratch.net_linear_1_x_1_grad[0][0][8*j74], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j74], &scratch.net_linear_1_x_1_grad[0][0][8*j74], &scratch.net_x1[0][0][0])
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r71 *ocannlReverserBackwardPart65) Part(j75 int) {
+	scratch := r71.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap62AVX2(&scratch.net_x1_1_grad[32*j75][0][0], &scratch.net_x1_4_grad[32*j75][0][0], &scratch.net_x1_3[32*j75][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j74]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j74 : 32*i2+256*j74+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
-					}
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j75][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+32*j75][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j75][i1]
+				for i2 := range 32 {
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
 			}
 		}
@@ -11160,41 +10645,27 @@ var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
 // ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart66 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r72 *ocannlReverserBackwardPart66) Part(j75 int) {
-	pNetDense1W, scratch := r72.pNetDense1W, r72.scratch
-	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j75][0][0], &scratch.net_linear_1_x_1_grad[32*j75][0][0], &pNetDense1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j75][0][0], &scratch.net_linear_1_x_1_grad[32*j75][0][0], &pNetDense1W[0])
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r72 *ocannlReverserBackwardPart66) Part(j76 int) {
+	scratch := r72.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j76][0][0], &scratch.net_x1_4_grad[32*j76][0][0], &scratch.net_x1_1[32*j76][0][0], &scratch.net_x1_3[32*j76][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j75][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j75][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j75][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j75][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j75][i1][i2+3]
-					for i3 := range 32 {
-						acc38 := net_x1_gradRow2[i3]
-						acc38 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc38 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc38 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc38 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc38
-					}
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j76][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j76][i1]
+				v2 := scratch.net_x1_3[i0+32*j76][i1][0] * scratch.net_x1_3[i0+32*j76][i1][0]
+				acc41 := scratch.net_x1_3_grad[i0+32*j76][i1][0]
+				for i2 := range 32 {
+					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
+				scratch.net_x1_3_grad[i0+32*j76][i1][0] = acc41
 			}
 		}
 	}
@@ -11206,22 +10677,37 @@ var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
 // ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart67 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r73 *ocannlReverserBackwardPart67) Part(j76 int) {
-	scratch := r73.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r73 *ocannlReverserBackwardPart67) Part(j77 int) {
+	scratch, gNetLayerNorm1GammaPartial := r73.scratch, &r73.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j77] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_x1_4_grad[32*j76][0][0], &scratch.net_x1_grad[32*j76][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j77][0], &scratch.net_x1_1_grad[32*j77][0][0], &scratch.net_layer_norm_1_centered[32*j77][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j77]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j76][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j76][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j77][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j77][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j77][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j77][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j77][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j77][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j77][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j77][i1+3]
 				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+					acc42 := gNetLayerNorm1GammaPartialRow[i2]
+					acc42 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc42 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc42 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc42 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc42
 				}
 			}
 		}
@@ -11234,33 +10720,23 @@ var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
 // ocannlReverserBackwardPart68 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart68 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm1BetaPartial [8][32]float32
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r74 *ocannlReverserBackwardPart68) Part(j77 int) {
-	scratch, gNetLayerNorm1BetaPartial := r74.scratch, &r74.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j77] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r74 *ocannlReverserBackwardPart68) Part(j79 int) {
+	pNetLayerNorm1Gamma, scratch := r74.pNetLayerNorm1Gamma, r74.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j77][0], &scratch.net_x1_grad[32*j77][0][0])
+		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j79][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j79][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j77]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j77][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j77][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j77][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j77][i1+3]
+			for i1 := range 8 {
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j79][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j79][i1]
 				for i2 := range 32 {
-					acc39 := gNetLayerNorm1BetaPartialRow[i2]
-					acc39 += net_x1_gradRow4[i2]
-					acc39 += net_x1_gradRow5[i2]
-					acc39 += net_x1_gradRow6[i2]
-					acc39 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc39
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
 			}
 		}
@@ -11276,20 +10752,19 @@ type ocannlReverserBackwardPart69 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r75 *ocannlReverserBackwardPart69) Part(j79 int) {
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r75 *ocannlReverserBackwardPart69) Part(j80 int) {
 	scratch := r75.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_x1_1_grad[32*j79][0][0], &scratch.net_x1_4_grad[32*j79][0][0], &scratch.net_x1_3[32*j79][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j80][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j80][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j79][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+32*j79][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j79][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j80][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j80][i1]
 				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
 			}
 		}
@@ -11305,24 +10780,23 @@ type ocannlReverserBackwardPart70 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r76 *ocannlReverserBackwardPart70) Part(j80 int) {
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r76 *ocannlReverserBackwardPart70) Part(j81 int) {
 	scratch := r76.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j80][0][0], &scratch.net_x1_4_grad[32*j80][0][0], &scratch.net_x1_1[32*j80][0][0], &scratch.net_x1_3[32*j80][0][0])
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap68AVX512(&scratch.net_layer_norm_1_centered_grad[32*j81][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j81][0][0], &scratch.net_layer_norm_1_centered[32*j81][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_layer_norm_1_centered_grad[32*j81][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j81][0][0], &scratch.net_layer_norm_1_centered[32*j81][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j80][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j80][i1]
-				v2 := scratch.net_x1_3[i0+32*j80][i1][0] * scratch.net_x1_3[i0+32*j80][i1][0]
-				acc41 := scratch.net_x1_3_grad[i0+32*j80][i1][0]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j81][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j81][i1]
 				for i2 := range 32 {
-					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
-				scratch.net_x1_3_grad[i0+32*j80][i1][0] = acc41
 			}
 		}
 	}
@@ -11334,37 +10808,25 @@ var ocannlReverserBackwardPart70Records rt.Records[ocannlReverserBackwardPart70]
 // ocannlReverserBackwardPart71 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart71 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm1GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r77 *ocannlReverserBackwardPart71) Part(j81 int) {
-	scratch, gNetLayerNorm1GammaPartial := r77.scratch, &r77.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j81] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j81][0], &scratch.net_x1_1_grad[32*j81][0][0], &scratch.net_layer_norm_1_centered[32*j81][0][0])
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r77 *ocannlReverserBackwardPart71) Part(j82 int) {
+	scratch := r77.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap68AVX512(&scratch.net_layer_norm_1_centered_grad[32*j82][0][0], &scratch.net_layer_norm_1_centered[32*j82][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j82][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_layer_norm_1_centered_grad[32*j82][0][0], &scratch.net_layer_norm_1_centered[32*j82][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j82][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j81]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j81][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j81][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j81][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j81][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j82][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j82][i1]
 				for i2 := range 32 {
-					acc42 := gNetLayerNorm1GammaPartialRow[i2]
-					acc42 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc42 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc42 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc42 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc42
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -11377,23 +10839,22 @@ var ocannlReverserBackwardPart71Records rt.Records[ocannlReverserBackwardPart71]
 // ocannlReverserBackwardPart72 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart72 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j83 of the nest (0 <= j83 < 8).
 func (r78 *ocannlReverserBackwardPart72) Part(j83 int) {
-	pNetLayerNorm1Gamma, scratch := r78.pNetLayerNorm1Gamma, r78.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	scratch := r78.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_layer_norm_1_centered_grad[32*j83][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j83][0][0])
+		ocannlMap61AVX2(&scratch.net_layer_norm_1_x_grad[32*j83][0][0], &scratch.net_layer_norm_1_centered_grad[32*j83][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j83][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j83][i1]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j83][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j83][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -11412,17 +10873,19 @@ type ocannlReverserBackwardPart73 struct {
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r79 *ocannlReverserBackwardPart73) Part(j84 int) {
 	scratch := r79.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j84][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j84][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j84][0][0], &scratch.net_layer_norm_1_centered_grad[32*j84][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j84][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j84][i1]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j84][i1]
+				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j84][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0+32*j84][i1][0] = acc44
 			}
 		}
 	}
@@ -11440,19 +10903,18 @@ type ocannlReverserBackwardPart74 struct {
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r80 *ocannlReverserBackwardPart74) Part(j85 int) {
 	scratch := r80.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j85][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j85][0][0], &scratch.net_layer_norm_1_centered[32*j85][0][0])
+		ocannlMap69AVX512(&scratch.net_layer_norm_1_x_grad[32*j85][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j85][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j85][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j85][0][0], &scratch.net_layer_norm_1_centered[32*j85][0][0])
+		ocannlMap69AVX2(&scratch.net_layer_norm_1_x_grad[32*j85][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j85][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j85][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j85][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j85][i1]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j85][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j85][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -11471,19 +10933,16 @@ type ocannlReverserBackwardPart75 struct {
 // Part runs part j86 of the nest (0 <= j86 < 8).
 func (r81 *ocannlReverserBackwardPart75) Part(j86 int) {
 	scratch := r81.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_layer_norm_1_centered_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered[32*j86][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j86][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j86][0][0], &scratch.net_layer_norm_1_centered[32*j86][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j86][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&scratch.net_h_grad[32*j86][0][0], &scratch.net_layer_norm_1_x_grad[32*j86][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j86][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j86][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j86][i1]
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j86][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0+32*j86][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
 				}
 			}
 		}
@@ -11504,14 +10963,14 @@ func (r82 *ocannlReverserBackwardPart76) Part(j87 int) {
 	scratch := r82.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_grad[32*j87][0][0], &scratch.net_layer_norm_1_centered_grad[32*j87][0][0])
+		ocannlMap61AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j87][0][0], &scratch.net_layer_norm_1_x_grad[32*j87][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j87][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j87][i1]
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j87][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j87][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
 				}
 			}
 		}
@@ -11522,27 +10981,33 @@ func (r82 *ocannlReverserBackwardPart76) Part(j87 int) {
 var ocannlReverserBackwardPart76Records rt.Records[ocannlReverserBackwardPart76]
 
 // ocannlReverserBackwardPart77 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart77 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r83 *ocannlReverserBackwardPart77) Part(j88 int) {
-	scratch := r83.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j88][0][0], &scratch.net_layer_norm_1_centered_grad[32*j88][0][0])
+	gNetAttention1WO, scratch := r83.gNetAttention1WO, r83.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j88], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j88], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j88], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j88], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j88][i1]
-				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j88][i1][0]
-				for i2 := range 32 {
-					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j88]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j88+8*i3 : 32*i2+128*j88+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+32*j88][i1][0] = acc44
 			}
 		}
 	}
@@ -11554,24 +11019,30 @@ var ocannlReverserBackwardPart77Records rt.Records[ocannlReverserBackwardPart77]
 // ocannlReverserBackwardPart78 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart78 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j89 of the nest (0 <= j89 < 8).
 func (r84 *ocannlReverserBackwardPart78) Part(j89 int) {
-	scratch := r84.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	pNetAttention1WO, scratch := r84.pNetAttention1WO, r84.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_layer_norm_1_x_grad[32*j89][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j89][0][0])
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j89][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j89][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_x_grad[32*j89][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j89][0][0])
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j89][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j89][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j89][i1][0]
-				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j89][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j89][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j89][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+						}
+					}
 				}
 			}
 		}
@@ -11590,16 +11061,40 @@ type ocannlReverserBackwardPart79 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r85 *ocannlReverserBackwardPart79) Part(j90 int) {
 	scratch := r85.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_h_grad[32*j90][0][0], &scratch.net_layer_norm_1_x_grad[32*j90][0][0])
-	} else {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j90][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j90][0][i2][0], &scratch.net_attention_1_v[i0+32*j90][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j90][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j90][0][i2][0], &scratch.net_attention_1_v[i0+32*j90][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j90]
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j90][i1]
-				net_h_gradRow := &scratch.net_h_grad[i0+32*j90][i1]
-				for i2 := range 32 {
-					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j90][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j90][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j90][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j90][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j90][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc45 := net_attention_1_attn_gradRow[i4]
+							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc45
+						}
+					}
 				}
 			}
 		}
@@ -11618,16 +11113,31 @@ type ocannlReverserBackwardPart80 struct {
 // Part runs part j91 of the nest (0 <= j91 < 8).
 func (r86 *ocannlReverserBackwardPart80) Part(j91 int) {
 	scratch := r86.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j91][0][0], &scratch.net_layer_norm_1_x_grad[32*j91][0][0])
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j91][0][i2][0], &scratch.net_attention_1_attn[i0+32*j91][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j91][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j91][0][i2][0], &scratch.net_attention_1_attn[i0+32*j91][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j91][0][i2][0])
+			}
+		}
 	} else {
 		for i0 := range 32 {
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j91]
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j91][i1]
-				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j91][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+				for i2 := range 4 {
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j91][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j91][i1][i2][i3]
+						for i4 := range 8 {
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+						}
+					}
 				}
 			}
 		}
@@ -11638,31 +11148,26 @@ func (r86 *ocannlReverserBackwardPart80) Part(j91 int) {
 var ocannlReverserBackwardPart80Records rt.Records[ocannlReverserBackwardPart80]
 
 // ocannlReverserBackwardPart81 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart81 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j92 of the nest (0 <= j92 < 8).
 func (r87 *ocannlReverserBackwardPart81) Part(j92 int) {
-	gNetAttention1WO, scratch := r87.gNetAttention1WO, r87.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j92], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j92], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j92], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j92], &scratch.net_attention_1_ctx[0][0][0][0])
+	scratch := r87.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap72AVX2(&scratch.net_attention_1_ex_grad[32*j92][0][0][0], &scratch.net_attention_1_attn_grad[32*j92][0][0][0], &scratch.net_attention_1_attn_1[32*j92][0][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j92]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j92+8*i3 : 32*i2+128*j92+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j92][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j92][i1][i2][0]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j92][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
 					}
 				}
 			}
@@ -11676,30 +11181,28 @@ var ocannlReverserBackwardPart81Records rt.Records[ocannlReverserBackwardPart81]
 // ocannlReverserBackwardPart82 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart82 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j93 of the nest (0 <= j93 < 8).
 func (r88 *ocannlReverserBackwardPart82) Part(j93 int) {
-	pNetAttention1WO, scratch := r88.pNetAttention1WO, r88.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j93][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j93][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j93][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j93][0][0], &pNetAttention1WO[0])
+	scratch := r88.scratch
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j93][0][0][0], &scratch.net_attention_1_attn_grad[32*j93][0][0][0], &scratch.net_attention_1_ex[32*j93][0][0][0], &scratch.net_attention_1_attn_1[32*j93][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j93][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j93][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j93][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j93][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j93][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j93][i1][i2][0]
+					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j93][i1][i2][0]
+					for i3 := range 8 {
+						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_attention_1_attn_1_grad[i0+32*j93][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -11718,39 +11221,19 @@ type ocannlReverserBackwardPart83 struct {
 // Part runs part j94 of the nest (0 <= j94 < 8).
 func (r89 *ocannlReverserBackwardPart83) Part(j94 int) {
 	scratch := r89.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_v[i0+32*j94][0][i2][0])
-			}
-		}
+		ocannlMap73AVX512(&scratch.net_attention_1_ex_grad[32*j94][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j94][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j94][0][i2][0], &scratch.net_attention_1_v[i0+32*j94][0][i2][0])
-			}
-		}
+		ocannlMap73AVX2(&scratch.net_attention_1_ex_grad[32*j94][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j94][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j94]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j94][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j94][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc45 := net_attention_1_attn_gradRow[i4]
-							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc45
-						}
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j94][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j94][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -11770,30 +11253,18 @@ type ocannlReverserBackwardPart84 struct {
 // Part runs part j95 of the nest (0 <= j95 < 8).
 func (r90 *ocannlReverserBackwardPart84) Part(j95 int) {
 	scratch := r90.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_attn[i0+32*j95][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j95][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j95][0][i2][0], &scratch.net_attention_1_attn[i0+32*j95][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j95][0][i2][0])
-			}
-		}
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap74AVX2(&scratch.net_attention_1_ex_1_grad[32*j95][0][0][0], &scratch.net_attention_1_ex_grad[32*j95][0][0][0], &scratch.net_attention_1_ex[32*j95][0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j95]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j95][i1][i2]
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j95][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j95][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j95][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j95][i1][i2][i3]
-						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
-						}
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
 				}
 			}
@@ -11813,18 +11284,17 @@ type ocannlReverserBackwardPart85 struct {
 // Part runs part j96 of the nest (0 <= j96 < 8).
 func (r91 *ocannlReverserBackwardPart85) Part(j96 int) {
 	scratch := r91.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_attention_1_ex_grad[32*j96][0][0][0], &scratch.net_attention_1_attn_grad[32*j96][0][0][0], &scratch.net_attention_1_attn_1[32*j96][0][0][0])
+		ocannlMap61AVX2(&scratch.net_attention_1_scores_grad[32*j96][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j96][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j96][i1][i2]
-					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j96][i1][i2][0]
-					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j96][i1][i2]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j96][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j96][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
 					}
 				}
 			}
@@ -11844,22 +11314,20 @@ type ocannlReverserBackwardPart86 struct {
 // Part runs part j97 of the nest (0 <= j97 < 8).
 func (r92 *ocannlReverserBackwardPart86) Part(j97 int) {
 	scratch := r92.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j97][0][0][0], &scratch.net_attention_1_attn_grad[32*j97][0][0][0], &scratch.net_attention_1_ex[32*j97][0][0][0], &scratch.net_attention_1_attn_1[32*j97][0][0][0])
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j97][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j97][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j97][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j97][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+32*j97][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j97][i1][i2][0]
-					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j97][i1][i2][0]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j97][i1][i2]
+					acc47 := scratch.net_attention_1_m_grad[i0+32*j97][i1][i2][0]
 					for i3 := range 8 {
-						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+						acc47 -= net_attention_1_ex_1_gradRow3[i3]
 					}
-					scratch.net_attention_1_attn_1_grad[i0+32*j97][i1][i2][0] = acc46
+					scratch.net_attention_1_m_grad[i0+32*j97][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -11876,21 +11344,31 @@ type ocannlReverserBackwardPart87 struct {
 }
 
 // Part runs part j98 of the nest (0 <= j98 < 8).
-func (r93 *ocannlReverserBackwardPart87) Part(j98 int) {
-	scratch := r93.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
+func (r95 *ocannlReverserBackwardPart87) Part(j98 int) {
+	scratch := r95.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j98][0][0][0])
+		ocannlMap75AVX512(&scratch.net_attention_1_scores_grad[32*j98][0][0][0], &scratch.net_attention_1_m[32*j98][0][0][0], &scratch.net_attention_1_scores[32*j98][0][0][0], &scratch.net_attention_1_m_grad[32*j98][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_attention_1_ex_grad[32*j98][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j98][0][0][0])
+		ocannlMap75AVX2(&scratch.net_attention_1_scores_grad[32*j98][0][0][0], &scratch.net_attention_1_m[32*j98][0][0][0], &scratch.net_attention_1_scores[32*j98][0][0][0], &scratch.net_attention_1_m_grad[32*j98][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j98][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j98][i1][i2]
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j98][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j98][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j98][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j98][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+						var r93 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r93 = 1
+						}
+						r94 := float32(0)
+						if r93 != 0 {
+							r94 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r94
 					}
 				}
 			}
@@ -11908,20 +11386,20 @@ type ocannlReverserBackwardPart88 struct {
 }
 
 // Part runs part j99 of the nest (0 <= j99 < 8).
-func (r94 *ocannlReverserBackwardPart88) Part(j99 int) {
-	scratch := r94.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+func (r96 *ocannlReverserBackwardPart88) Part(j99 int) {
+	scratch := r96.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_attention_1_ex_1_grad[32*j99][0][0][0], &scratch.net_attention_1_ex_grad[32*j99][0][0][0], &scratch.net_attention_1_ex[32*j99][0][0][0])
+		ocannlMap76AVX2(&scratch.net_attention_1_scores_1_grad[32*j99][0][0][0], &scratch.net_attention_1_scores_grad[32*j99][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j99][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j99][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j99][i1][i2]
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j99][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j99][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
 					}
 				}
 			}
@@ -11939,19 +11417,44 @@ type ocannlReverserBackwardPart89 struct {
 }
 
 // Part runs part j100 of the nest (0 <= j100 < 8).
-func (r95 *ocannlReverserBackwardPart89) Part(j100 int) {
-	scratch := r95.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_attention_1_scores_grad[32*j100][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j100][0][0][0])
+func (r97 *ocannlReverserBackwardPart89) Part(j100 int) {
+	scratch := r97.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j100][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j100][0][i2][0], &scratch.net_attention_1_k[i0+32*j100][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j100][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j100][0][i2][0], &scratch.net_attention_1_k[i0+32*j100][0][i2][0])
+			}
+		}
 	} else {
+		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j100][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j100][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j100][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j100][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j100][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j100][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j100][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j100][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j100][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j100][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j100][i3+3][i2]
+						for i4 := range 8 {
+							acc48 := net_attention_1_q_gradRow[i4]
+							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc48
+						}
 					}
 				}
 			}
@@ -11969,22 +11472,33 @@ type ocannlReverserBackwardPart90 struct {
 }
 
 // Part runs part j101 of the nest (0 <= j101 < 8).
-func (r96 *ocannlReverserBackwardPart90) Part(j101 int) {
-	scratch := r96.scratch
-	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j101][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j101][0][0][0])
+func (r98 *ocannlReverserBackwardPart90) Part(j101 int) {
+	scratch := r98.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j101][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j101][0][i2][0], &scratch.net_attention_1_q[i0+32*j101][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j101][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j101][0][i2][0], &scratch.net_attention_1_q[i0+32*j101][0][i2][0])
+			}
+		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j101][i1][i2]
-					acc47 := scratch.net_attention_1_m_grad[i0+32*j101][i1][i2][0]
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j101][i1][i2]
 					for i3 := range 8 {
-						acc47 -= net_attention_1_ex_1_gradRow3[i3]
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j101][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j101][i3][i2]
+						for i4 := range 8 {
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+						}
 					}
-					scratch.net_attention_1_m_grad[i0+32*j101][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -11995,37 +11509,35 @@ func (r96 *ocannlReverserBackwardPart90) Part(j101 int) {
 var ocannlReverserBackwardPart90Records rt.Records[ocannlReverserBackwardPart90]
 
 // ocannlReverserBackwardPart91 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart91 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j102 of the nest (0 <= j102 < 8).
 func (r99 *ocannlReverserBackwardPart91) Part(j102 int) {
-	scratch := r99.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	gNetAttention1WV, scratch := r99.gNetAttention1WV, r99.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlMap72AVX512(&scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_m[32*j102][0][0][0], &scratch.net_attention_1_scores[32*j102][0][0][0], &scratch.net_attention_1_m_grad[32*j102][0][0][0])
+		for i3 := range 1 {
+			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j102], &scratch.net_attention_1_v_grad[0][0][0][i3+j102], &scratch.net_h[0][0][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.net_attention_1_scores_grad[32*j102][0][0][0], &scratch.net_attention_1_m[32*j102][0][0][0], &scratch.net_attention_1_scores[32*j102][0][0][0], &scratch.net_attention_1_m_grad[32*j102][0][0][0])
+		for i3 := range 1 {
+			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j102], &scratch.net_attention_1_v_grad[0][0][0][i3+j102], &scratch.net_h[0][0][0])
+		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j102][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j102][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j102][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j102][i1][i2]
-					for i3 := range 8 {
-						var r97 float32
-						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r97 = 1
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j102]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j102 : 256*i2+32*i3+32*j102+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
-						r98 := float32(0)
-						if r97 != 0 {
-							r98 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r98
 					}
 				}
 			}
@@ -12039,202 +11551,33 @@ var ocannlReverserBackwardPart91Records rt.Records[ocannlReverserBackwardPart91]
 // ocannlReverserBackwardPart92 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart92 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j103 of the nest (0 <= j103 < 8).
-func (r100 *ocannlReverserBackwardPart92) Part(j103 int) {
-	scratch := r100.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_attention_1_scores_1_grad[32*j103][0][0][0], &scratch.net_attention_1_scores_grad[32*j103][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j103][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j103][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart92Records holds the free ocannlReverserBackwardPart92 records.
-var ocannlReverserBackwardPart92Records rt.Records[ocannlReverserBackwardPart92]
-
-// ocannlReverserBackwardPart93 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart93 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j104 of the nest (0 <= j104 < 8).
-func (r101 *ocannlReverserBackwardPart93) Part(j104 int) {
-	scratch := r101.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_k[i0+32*j104][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j104][0][i2][0], &scratch.net_attention_1_k[i0+32*j104][0][i2][0])
-			}
-		}
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j104][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j104][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j104][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j104][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j104][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j104][i3+3][i2]
-						for i4 := range 8 {
-							acc48 := net_attention_1_q_gradRow[i4]
-							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc48
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart93Records holds the free ocannlReverserBackwardPart93 records.
-var ocannlReverserBackwardPart93Records rt.Records[ocannlReverserBackwardPart93]
-
-// ocannlReverserBackwardPart94 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart94 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j105 of the nest (0 <= j105 < 8).
-func (r102 *ocannlReverserBackwardPart94) Part(j105 int) {
-	scratch := r102.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_q[i0+32*j105][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j105][0][i2][0], &scratch.net_attention_1_q[i0+32*j105][0][i2][0])
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j105][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j105][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j105][i3][i2]
-						for i4 := range 8 {
-							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart94Records holds the free ocannlReverserBackwardPart94 records.
-var ocannlReverserBackwardPart94Records rt.Records[ocannlReverserBackwardPart94]
-
-// ocannlReverserBackwardPart95 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart95 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j106 of the nest (0 <= j106 < 8).
-func (r103 *ocannlReverserBackwardPart95) Part(j106 int) {
-	gNetAttention1WV, scratch := r103.gNetAttention1WV, r103.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j106], &scratch.net_attention_1_v_grad[0][0][0][i3+j106], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j106], &scratch.net_attention_1_v_grad[0][0][0][i3+j106], &scratch.net_h[0][0][0])
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j106]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j106 : 256*i2+32*i3+32*j106+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart95Records holds the free ocannlReverserBackwardPart95 records.
-var ocannlReverserBackwardPart95Records rt.Records[ocannlReverserBackwardPart95]
-
-// ocannlReverserBackwardPart96 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart96 struct {
 	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j107 of the nest (0 <= j107 < 8).
-func (r104 *ocannlReverserBackwardPart96) Part(j107 int) {
-	pNetAttention1WV, scratch := r104.pNetAttention1WV, r104.scratch
+// Part runs part j103 of the nest (0 <= j103 < 8).
+func (r100 *ocannlReverserBackwardPart92) Part(j103 int) {
+	pNetAttention1WV, scratch := r100.pNetAttention1WV, r100.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j107][0][0], &scratch.net_attention_1_v_grad[32*j107][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j103][0][0], &scratch.net_attention_1_v_grad[32*j103][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j107][0][0], &scratch.net_attention_1_v_grad[32*j107][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j103][0][0], &scratch.net_attention_1_v_grad[32*j103][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j107][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j103][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j107][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j103][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j107][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j103][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j107][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j103][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j107][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j103][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc49 := net_h_gradRow2[i4]
 							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -12250,27 +11593,27 @@ func (r104 *ocannlReverserBackwardPart96) Part(j107 int) {
 	}
 }
 
-// ocannlReverserBackwardPart96Records holds the free ocannlReverserBackwardPart96 records.
-var ocannlReverserBackwardPart96Records rt.Records[ocannlReverserBackwardPart96]
+// ocannlReverserBackwardPart92Records holds the free ocannlReverserBackwardPart92 records.
+var ocannlReverserBackwardPart92Records rt.Records[ocannlReverserBackwardPart92]
 
-// ocannlReverserBackwardPart97 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart93 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart97 struct {
+type ocannlReverserBackwardPart93 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j108 of the nest (0 <= j108 < 8).
-func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
-	gNetAttention1WK, scratch := r105.gNetAttention1WK, r105.scratch
+// Part runs part j104 of the nest (0 <= j104 < 8).
+func (r101 *ocannlReverserBackwardPart93) Part(j104 int) {
+	gNetAttention1WK, scratch := r101.gNetAttention1WK, r101.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j108], &scratch.net_attention_1_k_grad[0][0][0][i3+j108], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j104], &scratch.net_attention_1_k_grad[0][0][0][i3+j104], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j108], &scratch.net_attention_1_k_grad[0][0][0][i3+j108], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j104], &scratch.net_attention_1_k_grad[0][0][0][i3+j104], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -12278,8 +11621,8 @@ func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j108]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j108 : 256*i2+32*i3+32*j108+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j104]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j104 : 256*i2+32*i3+32*j104+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -12290,39 +11633,39 @@ func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
 	}
 }
 
-// ocannlReverserBackwardPart97Records holds the free ocannlReverserBackwardPart97 records.
-var ocannlReverserBackwardPart97Records rt.Records[ocannlReverserBackwardPart97]
+// ocannlReverserBackwardPart93Records holds the free ocannlReverserBackwardPart93 records.
+var ocannlReverserBackwardPart93Records rt.Records[ocannlReverserBackwardPart93]
 
-// ocannlReverserBackwardPart98 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart94 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart98 struct {
+type ocannlReverserBackwardPart94 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 8).
-func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
-	pNetAttention1WK, scratch := r106.pNetAttention1WK, r106.scratch
+// Part runs part j105 of the nest (0 <= j105 < 8).
+func (r102 *ocannlReverserBackwardPart94) Part(j105 int) {
+	pNetAttention1WK, scratch := r102.pNetAttention1WK, r102.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j109][0][0], &scratch.net_attention_1_k_grad[32*j109][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j105][0][0], &scratch.net_attention_1_k_grad[32*j105][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j109][0][0], &scratch.net_attention_1_k_grad[32*j109][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j105][0][0], &scratch.net_attention_1_k_grad[32*j105][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j109][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j105][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j109][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j105][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j109][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j105][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j109][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j105][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j109][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j105][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc50 := net_h_gradRow3[i4]
 							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -12338,27 +11681,27 @@ func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
 	}
 }
 
-// ocannlReverserBackwardPart98Records holds the free ocannlReverserBackwardPart98 records.
-var ocannlReverserBackwardPart98Records rt.Records[ocannlReverserBackwardPart98]
+// ocannlReverserBackwardPart94Records holds the free ocannlReverserBackwardPart94 records.
+var ocannlReverserBackwardPart94Records rt.Records[ocannlReverserBackwardPart94]
 
-// ocannlReverserBackwardPart99 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart95 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart99 struct {
+type ocannlReverserBackwardPart95 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j110 of the nest (0 <= j110 < 8).
-func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
-	gNetAttention1WQ, scratch := r107.gNetAttention1WQ, r107.scratch
+// Part runs part j106 of the nest (0 <= j106 < 8).
+func (r103 *ocannlReverserBackwardPart95) Part(j106 int) {
+	gNetAttention1WQ, scratch := r103.gNetAttention1WQ, r103.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j110], &scratch.net_attention_1_q_grad[0][0][0][i3+j110], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j106], &scratch.net_attention_1_q_grad[0][0][0][i3+j106], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j110], &scratch.net_attention_1_q_grad[0][0][0][i3+j110], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j106], &scratch.net_attention_1_q_grad[0][0][0][i3+j106], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -12366,8 +11709,8 @@ func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j110]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j110 : 256*i2+32*i3+32*j110+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j106]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j106 : 256*i2+32*i3+32*j106+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -12378,39 +11721,39 @@ func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
 	}
 }
 
-// ocannlReverserBackwardPart99Records holds the free ocannlReverserBackwardPart99 records.
-var ocannlReverserBackwardPart99Records rt.Records[ocannlReverserBackwardPart99]
+// ocannlReverserBackwardPart95Records holds the free ocannlReverserBackwardPart95 records.
+var ocannlReverserBackwardPart95Records rt.Records[ocannlReverserBackwardPart95]
 
-// ocannlReverserBackwardPart100 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart96 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart100 struct {
+type ocannlReverserBackwardPart96 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j111 of the nest (0 <= j111 < 8).
-func (r108 *ocannlReverserBackwardPart100) Part(j111 int) {
-	pNetAttention1WQ, scratch := r108.pNetAttention1WQ, r108.scratch
+// Part runs part j107 of the nest (0 <= j107 < 8).
+func (r104 *ocannlReverserBackwardPart96) Part(j107 int) {
+	pNetAttention1WQ, scratch := r104.pNetAttention1WQ, r104.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j111][0][0], &scratch.net_attention_1_q_grad[32*j111][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j107][0][0], &scratch.net_attention_1_q_grad[32*j107][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j111][0][0], &scratch.net_attention_1_q_grad[32*j111][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j107][0][0], &scratch.net_attention_1_q_grad[32*j107][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j111][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j107][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j111][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j107][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j111][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j107][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j111][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j107][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j111][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j107][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc51 := net_h_gradRow4[i4]
 							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -12426,26 +11769,26 @@ func (r108 *ocannlReverserBackwardPart100) Part(j111 int) {
 	}
 }
 
-// ocannlReverserBackwardPart100Records holds the free ocannlReverserBackwardPart100 records.
-var ocannlReverserBackwardPart100Records rt.Records[ocannlReverserBackwardPart100]
+// ocannlReverserBackwardPart96Records holds the free ocannlReverserBackwardPart96 records.
+var ocannlReverserBackwardPart96Records rt.Records[ocannlReverserBackwardPart96]
 
-// ocannlReverserBackwardPart101 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart97 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart101 struct {
+type ocannlReverserBackwardPart97 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 8).
-func (r109 *ocannlReverserBackwardPart101) Part(j112 int) {
-	scratch := r109.scratch
+// Part runs part j108 of the nest (0 <= j108 < 8).
+func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
+	scratch := r105.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_h_1_grad[32*j112][0][0], &scratch.net_h_grad[32*j112][0][0])
+		ocannlMap61AVX2(&scratch.net_h_1_grad[32*j108][0][0], &scratch.net_h_grad[32*j108][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j112][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j112][i1]
+				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j108][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j108][i1]
 				for i2 := range 32 {
 					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
 				}
@@ -12454,27 +11797,27 @@ func (r109 *ocannlReverserBackwardPart101) Part(j112 int) {
 	}
 }
 
-// ocannlReverserBackwardPart101Records holds the free ocannlReverserBackwardPart101 records.
-var ocannlReverserBackwardPart101Records rt.Records[ocannlReverserBackwardPart101]
+// ocannlReverserBackwardPart97Records holds the free ocannlReverserBackwardPart97 records.
+var ocannlReverserBackwardPart97Records rt.Records[ocannlReverserBackwardPart97]
 
-// ocannlReverserBackwardPart102 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart98 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart102 struct {
+type ocannlReverserBackwardPart98 struct {
 	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j113 of the nest (0 <= j113 < 8).
-func (r110 *ocannlReverserBackwardPart102) Part(j113 int) {
-	gNetPos, scratch := r110.gNetPos, r110.scratch
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
+	gNetPos, scratch := r106.gNetPos, r106.scratch
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetPos[32*j113], &scratch.net_h_grad[0][j113][0])
+		ocannlReduce22AVX2(&gNetPos[32*j109], &scratch.net_h_grad[0][j109][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j113]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j113 : 32*i1+32*j113+32])
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j109]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j109 : 32*i1+32*j109+32])
 				for i2 := range 32 {
 					gNetPosRow[i2] += net_h_gradRow6[i2]
 				}
@@ -12483,32 +11826,32 @@ func (r110 *ocannlReverserBackwardPart102) Part(j113 int) {
 	}
 }
 
-// ocannlReverserBackwardPart102Records holds the free ocannlReverserBackwardPart102 records.
-var ocannlReverserBackwardPart102Records rt.Records[ocannlReverserBackwardPart102]
+// ocannlReverserBackwardPart98Records holds the free ocannlReverserBackwardPart98 records.
+var ocannlReverserBackwardPart98Records rt.Records[ocannlReverserBackwardPart98]
 
-// ocannlReverserBackwardPart103 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart99 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart103 struct {
+type ocannlReverserBackwardPart99 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j114 of the nest (0 <= j114 < 8).
-func (r111 *ocannlReverserBackwardPart103) Part(j114 int) {
-	gNetEmb, tokens, scratch := r111.gNetEmb, r111.tokens, r111.scratch
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
+	gNetEmb, tokens, scratch := r107.gNetEmb, r107.tokens, r107.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&gNetEmb[40*j114], &scratch.net_h_1_grad[0][0][4*j114], &tokens[0][0][0])
+		ocannlGemm26AVX512(&gNetEmb[40*j110], &scratch.net_h_1_grad[0][0][4*j110], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&gNetEmb[40*j114], &scratch.net_h_1_grad[0][0][4*j114], &tokens[0][0][0])
+		ocannlGemm26AVX2(&gNetEmb[40*j110], &scratch.net_h_1_grad[0][0][4*j110], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j114]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j114 : 10*i2+40*j114+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j110]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j110 : 10*i2+40*j110+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -12518,5 +11861,5 @@ func (r111 *ocannlReverserBackwardPart103) Part(j114 int) {
 	}
 }
 
-// ocannlReverserBackwardPart103Records holds the free ocannlReverserBackwardPart103 records.
-var ocannlReverserBackwardPart103Records rt.Records[ocannlReverserBackwardPart103]
+// ocannlReverserBackwardPart99Records holds the free ocannlReverserBackwardPart99 records.
+var ocannlReverserBackwardPart99Records rt.Records[ocannlReverserBackwardPart99]

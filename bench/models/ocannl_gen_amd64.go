@@ -151,155 +151,170 @@ func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
 
-// ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX512 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap1AVX512(c *float32, x0 *float32)
+func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 4 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap8AVX512(c *float32, x0 *float32)
+func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap9AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 4 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap10AVX512 runs a float32 pointwise kernel over 4 elements: c = sub(x0,x1).
+// ocannlMap12AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap13AVX512 runs a float32 pointwise kernel over 1024 elements: c = mul(x0,x1).
+// ocannlMap13AVX512 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap13AVX512(c *float32, x0 *float32)
 
-// ocannlMap19AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX512 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap15AVX512(c *float32, x0 *float32)
 
-// ocannlMap30AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX512 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap32AVX512 runs a float32 pointwise kernel over 8 elements: c = sub(x0,x1).
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap34AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap35AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap38AVX512 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap38AVX512(c *float32, x0 *float32)
+func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
 //
 //go:noescape
-func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap39AVX512(c *float32, x0 *float32)
 
-// ocannlMap42AVX512 runs a float32 pointwise kernel over 32 elements: c = div(x0,x1).
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap43AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap45AVX512 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+// ocannlMap45AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap45AVX512(c *float32, x0 *float32)
+func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap47AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap50AVX512 runs a float32 pointwise kernel over 20480 elements: c = mul(x0,x1).
+// ocannlMap50AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
 func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap56AVX512 runs a float32 pointwise kernel over 20480 elements: c += mul(x0,x1).
+// ocannlMap51AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap57AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap52AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap65AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap53AVX512 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap53AVX512(c *float32, x0 *float32)
 
-// ocannlMap66AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap59AVX512 runs a float32 pointwise kernel over 20480 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap66AVX512(c *float32, x0 *float32)
+func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap70AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap60AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap70AVX512(c *float32, x0 *float32)
+func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap72AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap68AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap69AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
+//
+//go:noescape
+func ocannlMap69AVX512(c *float32, x0 *float32)
+
+// ocannlMap73AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
+//
+//go:noescape
+func ocannlMap73AVX512(c *float32, x0 *float32)
+
+// ocannlMap75AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+//
+//go:noescape
+func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
 //
@@ -436,205 +451,205 @@ func ocannlGemm25AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm26AVX2(c *float32, a *float32, b *float32)
 
-// ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX2 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
 //
 //go:noescape
-func ocannlMap1AVX2(c *float32, x0 *float32)
+func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap2AVX2 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap2AVX2(c *float32)
 
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap3AVX2(c *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
 //
 //go:noescape
 func ocannlMap4AVX2(c *float32)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap5AVX2(c *float32)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap6AVX2(c *float32)
+func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 4 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap8AVX2(c *float32, x0 *float32)
+func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap9AVX2(c *float32, x0 *float32)
 
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 4 elements: c = sub(x0,x1).
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 256 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap10AVX2(c *float32, x0 *float32)
 
-// ocannlMap11AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 4 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap11AVX2(c *float32, x0 *float32)
+func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap12AVX2 runs a float32 pointwise kernel over 256 elements: c = log(x0).
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap12AVX2(c *float32, x0 *float32)
+func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap13AVX2 runs a float32 pointwise kernel over 1024 elements: c = mul(x0,x1).
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap13AVX2(c *float32, x0 *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap14AVX2(c *float32, x0 *float32)
+func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap15AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap15AVX2(c *float32, x0 *float32)
 
 // ocannlMap16AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap16AVX2(c *float32, x0 *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,0).
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap18AVX2(c *float32, x0 *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap20AVX2(c *float32, x0 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(x0,0).
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap22AVX2(c *float32, x0 *float32)
+func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float32)
+func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap24AVX2(c *float32)
+func ocannlMap24AVX2(c *float32, x0 *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 8 elements: c = -Inf.
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
 //
 //go:noescape
 func ocannlMap25AVX2(c *float32)
 
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
 //
 //go:noescape
 func ocannlMap26AVX2(c *float32)
 
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,add(x1,x2)),x3,0),0).
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 8 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap27AVX2(c *float32)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap28AVX2(c *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
+// ocannlMap29AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,add(x1,x2)),x3,0),0).
 //
 //go:noescape
-func ocannlMap29AVX2(c *float32, x0 *float32)
+func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX2 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
+// ocannlMap31AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap31AVX2(c *float32, x0 *float32)
 
-// ocannlMap32AVX2 runs a float32 pointwise kernel over 8 elements: c = sub(x0,x1).
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 8192 elements: c = exp(x0).
+// ocannlMap33AVX2 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap33AVX2(c *float32, x0 *float32)
+func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap34AVX2 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
+// ocannlMap34AVX2 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
 func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap35AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
+// ocannlMap35AVX2 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,32).
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap36AVX2(c *float32, x0 *float32)
+func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
+// ocannlMap37AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,32).
 //
 //go:noescape
-func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap37AVX2(c *float32, x0 *float32)
 
-// ocannlMap38AVX2 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap38AVX2(c *float32, x0 *float32)
+func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
 //
 //go:noescape
-func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap39AVX2(c *float32, x0 *float32)
 
 // ocannlMap40AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,1e-05).
 //
@@ -646,165 +661,180 @@ func ocannlMap40AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap41AVX2(c *float32, x0 *float32)
 
-// ocannlMap42AVX2 runs a float32 pointwise kernel over 32 elements: c = div(x0,x1).
+// ocannlMap42AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap43AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
+// ocannlMap43AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float32, x0 *float32)
+func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 20480 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap47AVX2(c *float32, x0 *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 20480 elements: c = exp(x0).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 2048 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap48AVX2(c *float32, x0 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 2048 elements: c = log(x0).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap49AVX2(c *float32, x0 *float32)
+func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 20480 elements: c = mul(x0,x1).
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
 func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap51AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
+// ocannlMap51AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap51AVX2(c *float32, x0 *float32)
+func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap52AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
+// ocannlMap52AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap53AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
+// ocannlMap53AVX2 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap53AVX2(c *float32, x0 *float32)
 
-// ocannlMap54AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,x1),0).
+// ocannlMap54AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap54AVX2(c *float32, x0 *float32)
 
-// ocannlMap55AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap55AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap55AVX2(c *float32, x0 *float32)
+func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap56AVX2 runs a float32 pointwise kernel over 20480 elements: c += mul(x0,x1).
+// ocannlMap56AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap56AVX2(c *float32, x0 *float32)
 
-// ocannlMap57AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap57AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap58AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
+// ocannlMap58AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap58AVX2(c *float32, x0 *float32)
 
-// ocannlMap59AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
+// ocannlMap59AVX2 runs a float32 pointwise kernel over 20480 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap60AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap60AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap61AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
+// ocannlMap61AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap61AVX2(c *float32, x0 *float32)
 
-// ocannlMap62AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+// ocannlMap62AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap63AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,32),0).
+// ocannlMap63AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
-func ocannlMap63AVX2(c *float32, x0 *float32)
+func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap64AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap64AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap64AVX2(c *float32, x0 *float32)
 
-// ocannlMap65AVX2 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap65AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap66AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap66AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,32),0).
 //
 //go:noescape
 func ocannlMap66AVX2(c *float32, x0 *float32)
 
-// ocannlMap67AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap67AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap67AVX2(c *float32, x0 *float32)
 
-// ocannlMap68AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(x0,0).
+// ocannlMap68AVX2 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap68AVX2(c *float32, x0 *float32)
+func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap69AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+// ocannlMap69AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
-func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap69AVX2(c *float32, x0 *float32)
 
-// ocannlMap70AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap70AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap70AVX2(c *float32, x0 *float32)
+func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap71AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+// ocannlMap71AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap71AVX2(c *float32, x0 *float32)
 
-// ocannlMap72AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap72AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap73AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+// ocannlMap73AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
-func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap73AVX2(c *float32, x0 *float32)
+
+// ocannlMap74AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap75AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+//
+//go:noescape
+func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap76AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //

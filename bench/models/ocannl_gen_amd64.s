@@ -6242,16 +6242,17 @@ TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000c80, BX
 
 row1:
-	VMOVUPS.Z (CX), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)
+	VMOVUPS.Z (CX), K1, Z1
+	VMOVUPS.Z (DX), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	VMAXPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	DECQ      BX
@@ -6259,41 +6260,22 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX512(c *float32, x0 *float32)
+// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000640, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x00000320, BX
 
 row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VADDPS  Z2, Z1, Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
@@ -6303,29 +6285,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32)
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000320, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6347,9 +6309,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6372,32 +6334,126 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x0000000f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VSUBPS       Z0, Z2, Z0
+	VMULPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+16, CX
+	ADDQ         $+16, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, BX
+	MOVL         $0x000000ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000c80, BX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap13AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000640, DX
 
 e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
+	VMOVUPS (CX), Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000320, BX
+
+row1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $-64, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000320, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6420,9 +6476,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6453,9 +6509,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6476,9 +6532,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6498,34 +6554,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000400, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VSUBPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6548,9 +6579,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6571,9 +6602,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6599,9 +6630,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6620,9 +6651,188 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000100, DI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	MOVQ         $0x00000002, R8
+
+e2:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS (SI), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, SI
+	DECQ    R8
+	JNZ     e2
+	ADDQ    $-128, CX
+	ADDQ    $+4, BX
+	ADDQ    $-128, SI
+	DECQ    DI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VADDPS  Z2, Z1, Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000100, SI
+
+row1:
+	MOVQ $0x00000002, DI
+
+e2:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VMOVUPS (BX), Z2
+	VADDPS  Z2, Z1, Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $-128, BX
+	DECQ    SI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000800, BX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)
+	ADDQ      $+40, AX
+	ADDQ      $+40, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000800, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000800, SI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VSUBPS       Z0, Z2, Z0
+	VMULPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+40, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6649,66 +6859,42 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000100, SI
 
 row1:
 	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000002, SI
+	MOVQ         $0x00000002, DI
 
 e2:
 	VMOVUPS (CX), Z1
 	VDIVPS  Z0, Z1, Z1
+	VMOVUPS (BX), Z2
+	VADDPS  Z2, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    SI
+	ADDQ    $+64, BX
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
+	ADDQ    $-128, BX
 	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6735,9 +6921,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6755,81 +6941,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000800, BX
-
-row1:
-	VMOVUPS.Z (CX), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)
-	ADDQ      $+40, AX
-	ADDQ      $+40, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000800, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VSUBPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+40, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000500, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6852,9 +6966,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6885,9 +6999,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6910,9 +7024,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX512(c *float32, x0 *float32)
+// func ocannlMap69AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6936,9 +7050,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX512(c *float32, x0 *float32)
+// func ocannlMap73AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6959,9 +7073,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13316,14 +13430,15 @@ TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000c80, BX
 
 row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -13333,29 +13448,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX2(c *float32, x0 *float32)
+// func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c80, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13390,9 +13485,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32)
+// func ocannlMap2AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13412,9 +13507,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32)
+// func ocannlMap3AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13434,9 +13529,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32)
+// func ocannlMap4AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13451,9 +13546,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32)
+// func ocannlMap5AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13473,9 +13568,503 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000320, BX
+
+row1:
+	MOVQ $0x00000002, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-64, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y0
+	MOVQ         $0x00000100, BX
+
+row1:
+	VMASKMOVPS (CX), Y0, Y1
+	VMASKMOVPS (DX), Y0, Y2
+	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)
+	ADDQ       $+16, AX
+	ADDQ       $+16, CX
+	DECQ       BX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y0
+	MOVQ         $0x00000100, BX
+
+row1:
+	VBROADCASTSS (DX), Y1
+	VMASKMOVPS   (CX), Y0, Y2
+	VSUBPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+16, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap9AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap9AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap9AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap9AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap9AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap9AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap9AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap9AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap9AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap9AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap9AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap9AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap9AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap9AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap9AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap9AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap9AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap9AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap9AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap9AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap9AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap10AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap10AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap10AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap10AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap10AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap10AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap10AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap10AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap10AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap10AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap10AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap10AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap10AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap10AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap10AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap10AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap10AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap10AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap10AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap10AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap10AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap10AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap10AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap10AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap10AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap10AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap10AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap10AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap10AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap10AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap10AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap10AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap10AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap10AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap10AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap10AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap10AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap10AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap10AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap10AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap10AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap10AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap10AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap10AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap10AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap10AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap10AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap10AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap10AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap10AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap10AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap10AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap10AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap10AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap10AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap10AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap10AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap10AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap10AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap10AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap10AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap10AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap10AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap10AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap10AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap10AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap10AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap10AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap10AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap10AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap10AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap10AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap10AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap10AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap10AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap10AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap10AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap10AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap10AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap10AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap10AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap10AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap10AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap10AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap10AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap10AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap10AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap10AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap10AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap10AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap10AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y0
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (BX), Y1
+	VMASKMOVPS   (CX), Y0, Y2
+	VMASKMOVPS   (DX), Y0, Y3
+	VSUBPS       Y1, Y3, Y1
+	VMULPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+16, CX
+	ADDQ         $+16, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000c80, BX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $-32, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap13AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000c80, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13502,9 +14091,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13522,424 +14111,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+16(SB), Y0
-	MOVQ         $0x00000100, BX
-
-row1:
-	VMASKMOVPS (CX), Y0, Y1
-	VMASKMOVPS (DX), Y0, Y2
-	VADDPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, (AX)
-	ADDQ       $+16, AX
-	ADDQ       $+16, CX
-	DECQ       BX
-	JNZ        row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+16(SB), Y0
-	MOVQ         $0x00000100, BX
-
-row1:
-	VBROADCASTSS (DX), Y1
-	VMASKMOVPS   (CX), Y0, Y2
-	VSUBPS       Y1, Y2, Y1
-	VMASKMOVPS   Y1, Y0, (AX)
-	ADDQ         $+16, AX
-	ADDQ         $+16, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap11AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap11AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap11AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap11AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap11AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap11AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap12AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13956,9 +14130,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13980,9 +14154,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32, x0 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14000,9 +14174,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14024,9 +14198,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14045,9 +14219,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14070,9 +14244,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14102,9 +14276,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14129,9 +14303,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14149,9 +14323,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32)
+// func ocannlMap25AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -14172,9 +14346,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32)
+// func ocannlMap26AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -14195,9 +14369,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32)
+// func ocannlMap27AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -14213,9 +14387,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32)
+// func ocannlMap28AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -14236,9 +14410,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14280,9 +14454,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14307,9 +14481,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14327,9 +14501,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14350,9 +14524,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14372,9 +14546,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14386,7 +14560,34 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap34AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap34AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap34AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap34AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap34AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap34AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+4, DX
@@ -14395,169 +14596,123 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DX
+DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap33AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap33AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap33AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap33AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap33AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap33AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap33AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap33AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap33AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap33AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap33AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap33AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap33AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap33AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap33AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap33AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14578,9 +14733,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14601,9 +14756,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14622,9 +14777,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14650,9 +14805,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14668,35 +14823,6 @@ e1:
 	ADDQ    $+32, CX
 	DECQ    DX
 	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, CX
-	DECQ    BX
-	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -14741,30 +14867,40 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000100, DI
 
 row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000004, SI
+	VBROADCASTSS (BX), Y0
+	MOVQ         $0x00000004, R8
 
 e2:
 	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
 	VDIVPS  Y0, Y1, Y1
+	VMOVUPS (SI), Y2
+	VADDPS  Y2, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    SI
+	ADDQ    $+32, DX
+	ADDQ    $+32, SI
+	DECQ    R8
 	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
+	ADDQ    $-128, CX
+	ADDQ    $+4, BX
+	ADDQ    $-128, SI
+	DECQ    DI
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -14776,46 +14912,18 @@ TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000008, SI
 
 e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -14827,29 +14935,42 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, SI
 
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+row1:
+	MOVQ $0x00000004, DI
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMOVUPS (BX), Y2
+	VADDPS  Y2, Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
+	ADDQ    $+32, DX
+	ADDQ    $+32, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $-128, BX
+	DECQ    SI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14878,9 +14999,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14907,9 +15028,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14918,31 +15039,31 @@ TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap48AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap47AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap48AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap47AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap48AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap47AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap48AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap48AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap48AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap48AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap47AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap47AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap47AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap47AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap48AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap48AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap48AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap48AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -14953,123 +15074,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap48AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap48AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap47AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap47AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15082,83 +15203,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap49AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap49AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap49AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap49AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap49AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap48AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap48AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap48AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap48AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap48AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap48AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap49AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap48AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap49AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap49AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap48AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap48AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap49AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap49AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap49AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap49AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap48AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap48AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap48AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap48AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap49AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap49AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap49AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap48AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap48AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap48AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap48AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap49AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap48AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap49AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap49AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap49AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap49AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap49AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap49AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap48AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap48AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap48AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap48AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap48AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap48AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap49AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap49AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap49AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap49AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap49AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap48AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap48AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap48AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap48AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap48AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap48AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap49AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap48AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap49AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap49AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap48AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap48AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap49AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap49AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap49AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap49AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap48AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap48AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap48AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap48AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap49AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap49AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap49AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap48AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap48AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap48AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap48AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap49AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap48AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap49AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap49AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap49AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap49AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap49AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap49AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap48AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap48AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap48AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap48AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap48AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap48AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -15170,87 +15291,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap49AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap49AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap49AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap49AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap49AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap49AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap49AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap49AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap49AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap49AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap49AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap49AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap49AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap49AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap49AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap49AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap49AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap49AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap49AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap49AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap49AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap49AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap49AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap49AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap49AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap49AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap49AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap49AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap49AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap49AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap49AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap49AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap49AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap49AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap49AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap49AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap49AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap49AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap49AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap49AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap49AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap49AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap49AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap49AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap49AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap49AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap49AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap49AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap49AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap49AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap49AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap49AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap49AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap49AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap49AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap49AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap49AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap49AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap49AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap49AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap49AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap49AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap49AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap49AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap49AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap49AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap49AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap49AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap49AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap49AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap49AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap49AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap49AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap49AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap49AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap49AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap49AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap49AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap49AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap49AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap49AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap48AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap48AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap48AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap48AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap48AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap48AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap48AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap48AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap48AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap48AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap48AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap48AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap48AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap48AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap48AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap48AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap48AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap48AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap48AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap48AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap48AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap48AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap48AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap48AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap48AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap48AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap48AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap48AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap48AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap48AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap48AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap48AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap48AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap48AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap48AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap48AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap48AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap48AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap48AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap48AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap48AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap48AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap48AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap48AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap48AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap48AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap48AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap48AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap48AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap48AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap48AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap48AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap48AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap48AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap48AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap48AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap48AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap48AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap48AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap48AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap48AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap48AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap48AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap48AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap48AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap48AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap48AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap48AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap48AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap48AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap48AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap48AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap48AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap48AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap48AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap48AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap48AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap48AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap48AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap48AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap48AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000800, SI
+
+row1:
+	VBROADCASTSS (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (CX), Y0, Y2
+	VMASKMOVPS   (DX), Y0, Y3
+	VSUBPS       Y1, Y3, Y1
+	VMULPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+8, CX
+	ADDQ         $+8, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
 
 // func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
@@ -15260,9 +15417,12 @@ TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000a00, BX
+	MOVQ         $0x00000100, BX
 
-e1:
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VMULPS  Y1, Y0, Y0
@@ -15270,14 +15430,99 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-128, CX
 	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000004, DI
+
+e2:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS (BX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $+4, DX
+	ADDQ    $-128, BX
+	DECQ    SI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, BX
+
+row1:
+	MOVQ $0x00000008, SI
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap53AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000800, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15294,9 +15539,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15318,9 +15563,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15338,9 +15583,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15362,9 +15607,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15386,9 +15631,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15411,9 +15656,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15453,9 +15698,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32)
+// func ocannlMap61AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15473,9 +15718,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15502,9 +15747,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15528,9 +15773,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX2(c *float32, x0 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15548,9 +15793,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15578,9 +15823,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX2(c *float32, x0 *float32)
+// func ocannlMap66AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15600,9 +15845,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX2(c *float32, x0 *float32)
+// func ocannlMap67AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15625,9 +15870,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15650,9 +15895,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX2(c *float32, x0 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15676,9 +15921,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15703,9 +15948,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX2(c *float32, x0 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15723,9 +15968,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15747,9 +15992,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32)
+// func ocannlMap73AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15768,9 +16013,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15792,9 +16037,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15823,9 +16068,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

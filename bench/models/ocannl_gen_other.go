@@ -152,8 +152,10 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
-// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
+// ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap6AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
+}
 
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX512(c, x0, x1 *float32) {
@@ -161,41 +163,39 @@ func ocannlMap7AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX512 called without assembly") }
-
-// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
+func ocannlMap8AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
 }
 
-// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
+}
+
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
 }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
+func ocannlMap13AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
+
+// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
 }
 
-// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+
+// ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
 }
 
-// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
-}
-
-// ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
-}
-
-// ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
 }
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
@@ -203,9 +203,9 @@ func ocannlMap32AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
 }
 
-// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
 }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
@@ -213,21 +213,21 @@ func ocannlMap35AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
 }
 
-// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
+// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
 }
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
-
-// ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+func ocannlMap38AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
 }
 
+// ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+
 // ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX512(c, x0, x1 *float32) {
+func ocannlMap42AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
 }
 
@@ -237,21 +237,23 @@ func ocannlMap43AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1 *float32) {
+func ocannlMap44AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
 }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
+func ocannlMap45AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
+}
 
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
 }
 
-// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
+// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
 }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
@@ -259,30 +261,43 @@ func ocannlMap50AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
 }
 
-// ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
+// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
 }
 
-// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
+// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
 }
 
-// ocannlMap65AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap65AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap65AVX512 called without assembly")
+// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
+
+// ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap59AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
 }
 
-// ocannlMap66AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap66AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX512 called without assembly") }
+// ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap60AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
+}
 
-// ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX512 called without assembly") }
+// ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap68AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap68AVX512 called without assembly")
+}
 
-// ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap72AVX512 called without assembly")
+// ocannlMap69AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap69AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX512 called without assembly") }
+
+// ocannlMap73AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap73AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX512 called without assembly") }
+
+// ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap75AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap75AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -370,10 +385,10 @@ func ocannlGemm26AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm26AVX2 cal
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
+func ocannlMap1AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
 
 // ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+func ocannlMap2AVX2(c *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX2(c *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
@@ -385,34 +400,36 @@ func ocannlMap4AVX2(c *float32) { panic("ocannlgen: ocannlMap4AVX2 called withou
 func ocannlMap5AVX2(c *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+func ocannlMap9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+func ocannlMap10AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+func ocannlMap11AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap11AVX2 called without assembly")
+}
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+func ocannlMap12AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
@@ -427,21 +444,21 @@ func ocannlMap18AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX2 called 
 func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap20AVX2 called without assembly")
-}
+func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap22AVX2 called without assembly")
+}
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap25AVX2(c *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
@@ -450,27 +467,27 @@ func ocannlMap25AVX2(c *float32) { panic("ocannlgen: ocannlMap25AVX2 called with
 func ocannlMap26AVX2(c *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap27AVX2 called without assembly")
-}
+func ocannlMap27AVX2(c *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap29AVX2 called without assembly")
+}
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
@@ -479,16 +496,16 @@ func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 cal
 func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+func ocannlMap39AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
@@ -497,34 +514,42 @@ func ocannlMap40AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX2 called 
 func ocannlMap41AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
+func ocannlMap42AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap42AVX2 called without assembly")
+}
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap44AVX2 called without assembly")
+}
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap49AVX2 called without assembly")
+}
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+func ocannlMap51AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap51AVX2 called without assembly")
+}
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
@@ -533,18 +558,16 @@ func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 cal
 func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap57AVX2 called without assembly")
-}
+func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
 
 // ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
@@ -553,7 +576,9 @@ func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called 
 func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
+func ocannlMap60AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap60AVX2 called without assembly")
+}
 
 // ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap61AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
@@ -562,7 +587,7 @@ func ocannlMap61AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap61AVX2 called 
 func ocannlMap62AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
 
 // ocannlMap63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap63AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
+func ocannlMap63AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
 
 // ocannlMap64AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap64AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
@@ -574,27 +599,36 @@ func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 cal
 func ocannlMap66AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
 
 // ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
+func ocannlMap67AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
 
 // ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
+func ocannlMap68AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
 
 // ocannlMap69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
+func ocannlMap69AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
 
 // ocannlMap70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX2 called without assembly") }
+func ocannlMap70AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap70AVX2 called without assembly") }
 
 // ocannlMap71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
+func ocannlMap71AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
 
 // ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap72AVX2 called without assembly")
-}
+func ocannlMap72AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
 
 // ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
+func ocannlMap73AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
+
+// ocannlMap74AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap74AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
+
+// ocannlMap75AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap75AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap75AVX2 called without assembly")
+}
+
+// ocannlMap76AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap76AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap76AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

@@ -12,9 +12,16 @@ import (
 // generated code for the tiers: an assembly kernel (kind, sizes,
 // register tile, blocking, the loops left to Go) or the Go loops, with
 // the reason. Nests that absorb a pre-fill are described as if they did
-// not (the kernel then stores instead of adding). Scalar temporaries are
-// inlined first, as the Go emitter does (loopir.InlineScalarTemps).
+// not (the kernel then stores instead of adding). Single-use pointwise
+// temporaries without a name are fused into their reader and scalar
+// temporaries inlined first, as the Go emitter does for a kernel's
+// locals (loopir.FusePointwise, InlineScalarTemps).
 func Explain(p *loopir.Program, elem string, tiers ...Config) string {
+	keep := map[int]bool{}
+	for _, n := range p.Graph.Named {
+		keep[n.Tensor] = true
+	}
+	p, _ = loopir.FusePointwise(p, keep, FuseAcceptor(p, elem))
 	p, inlined := loopir.InlineScalarTemps(p, nil)
 	var b strings.Builder
 	for _, o := range p.Ops {
@@ -112,4 +119,17 @@ func perfectNest(f *loopir.For) ([]*loopir.For, *loopir.Store) {
 		}
 	}
 	return nil, nil
+}
+
+// FuseAcceptor is the loopir.FusePointwise acceptor of code with the
+// assembly kernels: the fused nest must be a map kernel when either nest
+// was one (a fused tree the kernels cannot run, such as one of more than
+// 6 operands, would fall back to Go loops).
+func FuseAcceptor(p *loopir.Program, elem string) loopir.Acceptor {
+	isMap := func(loops []*loopir.For, st *loopir.Store) bool {
+		return ClassifyMapNew(p, loops, st, elem, nil, true) != nil
+	}
+	return func(wl []*loopir.For, w *loopir.Store, rl []*loopir.For, r, fused *loopir.Store) bool {
+		return isMap(rl, fused) || !isMap(wl, w) && !isMap(rl, r)
+	}
 }

@@ -1,14 +1,37 @@
 package gocode
 
-import "github.com/ocannlgen/ocannlgen/loopir"
+import (
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
 
 // inlineScalarTemps is loopir.InlineScalarTemps keeping the kernel's
 // parameters: the program the emitter works on, and the stores the
 // inlining made (their nests are new forms, emitted for AVX2 only).
 func inlineScalarTemps(p *loopir.Program, params []Param) (*loopir.Program, map[*loopir.Store]bool) {
+	return loopir.InlineScalarTemps(p, paramSet(params))
+}
+
+// fusePointwise is loopir.FusePointwise keeping the kernel's parameters:
+// a single-use pointwise temporary (a bias add read only by the relu
+// after it, as in a model's Predict) is computed in its reader's pass.
+// With assembly kernels on, the fused nest must be a map kernel when
+// either nest was one (a fused tree the kernels cannot run, more than 6
+// operands, would fall back to Go loops).
+func (k *kgen) fusePointwise(p *loopir.Program, params []Param) *loopir.Program {
+	var accept loopir.Acceptor
+	if k.asm != nil {
+		accept = asm.FuseAcceptor(p, k.elem)
+	}
+	q, _ := loopir.FusePointwise(p, paramSet(params), accept)
+	return q
+}
+
+// paramSet is the set of the parameters' tensors.
+func paramSet(params []Param) map[int]bool {
 	keep := map[int]bool{}
 	for _, pr := range params {
 		keep[pr.Tensor] = true
 	}
-	return loopir.InlineScalarTemps(p, keep)
+	return keep
 }

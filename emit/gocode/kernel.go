@@ -235,7 +235,7 @@ func newKgen(kn *Kernel, set *asm.Set, par bool) (*kgen, error) {
 	if !p.Reached(loopir.Padded) {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
-	k.p, k.inlined = inlineScalarTemps(p, kn.Params)
+	k.p, k.inlined = inlineScalarTemps(k.fusePointwise(p, kn.Params), kn.Params)
 	k.ts = make([]ktensor, len(p.Tensors))
 	maxVar, err := k.scan()
 	if err != nil {

@@ -633,18 +633,13 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	        net.attention#1/m[i0, i1, i2, 0] max= net.attention#1/scores[i0, i1, i2, i3]
 //
 //	# _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.attention#1/ex.1[i0, i1, i2, i3] = net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0]
 //
-//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.attention#1/ex[i0, i1, i2, i3] = exp(_net.attention#1/ex.1[i0, i1, i2, i3])
+//	        net.attention#1/ex[i0, i1, i2, i3] = exp(net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0])
 //
 //	# _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 //	fill _net.attention#1/attn.1 with 0
@@ -722,10 +717,6 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.3[0]
 //
 //	# _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x1.1[i0, i1, i2] = net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 //	for i0 in 0..31:
@@ -737,17 +728,13 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	  for i1 in 0..7:
 //	    _net/x1.3[i0, i1, 0] = sqrt(_net/x1.2[i0, i1, 0])
 //
-//	# _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x1.4[i0, i1, i2] = _net/x1.1[i0, i1, i2] / _net/x1.3[i0, i1, 0]
+//	# _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
 //
-//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x1[i0, i1, i2] = _net/x1.4[i0, i1, i2] + net.layer_norm#1.beta[i2]
+//	      net/x1[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net/x1.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
 //
 //	# _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 //	fill _net.linear#1/x.1 with 0
@@ -758,16 +745,12 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	        _net.linear#1/x.1[i0, i1, i2] += net.dense#1.w[i2, i3] * net/x1[i0, i1, i3]
 //
 //	# _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..63:
-//	      _net.linear#1/x.2[i0, i1, i2] = _net.linear#1/x.1[i0, i1, i2] + net.dense#1.b[i2]
 //
-//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2
+//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..63:
-//	      net.linear#1/x[i0, i1, i2] = relu(_net.linear#1/x.2[i0, i1, i2])
+//	      net.linear#1/x[i0, i1, i2] = relu(_net.linear#1/x.1[i0, i1, i2] + net.dense#1.b[i2])
 //
 //	# _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 //	fill _net.layer_norm#2/x.1 with 0
@@ -778,16 +761,12 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	        _net.layer_norm#2/x.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net.linear#1/x[i0, i1, i3]
 //
 //	# _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/x.2[i0, i1, i2] = _net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2]
 //
-//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
+//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + _net.layer_norm#2/x.2[i0, i1, i2]
+//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + (_net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2])
 //
 //	# _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 //	fill _net.layer_norm#2/mean.1 with 0
@@ -826,10 +805,6 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	    net.layer_norm#2/var[i0, i1, 0] = _net.layer_norm#2/var.2[i0, i1, 0] / _dim_d.5[0]
 //
 //	# _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x2.1[i0, i1, i2] = net.layer_norm#2.gamma[i2] * net.layer_norm#2/centered[i0, i1, i2]
 //
 //	# _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 //	for i0 in 0..31:
@@ -841,17 +816,13 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	  for i1 in 0..7:
 //	    _net/x2.3[i0, i1, 0] = sqrt(_net/x2.2[i0, i1, 0])
 //
-//	# _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x2.4[i0, i1, i2] = _net/x2.1[i0, i1, i2] / _net/x2.3[i0, i1, 0]
+//	# _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused
 //
-//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
+//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x2[i0, i1, i2] = _net/x2.4[i0, i1, i2] + net.layer_norm#2.beta[i2]
+//	      net/x2[i0, i1, i2] = ((net.layer_norm#2.gamma[i2] * net.layer_norm#2/centered[i0, i1, i2]) / _net/x2.3[i0, i1, 0]) + net.layer_norm#2.beta[i2]
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -899,16 +870,12 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..9:
-//	      train.cross_entropy#1/logp[i0, i1, i2] = train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0]
 //
-//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * train.cross_entropy#1/logp[i0, i1, i2]
+//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -926,24 +893,17 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	var net_h_1 [32][8][32]float32
 	var net_attention_1_scores_1 [32][8][4][8]float32
 	var net_attention_1_scores_2 [1]float32
-	var net_attention_1_ex_1 [32][8][4][8]float32
 	var net_attention_1_attn [32][8][4][8]float32
 	var net_layer_norm_1_mean [32][8][1]float32
 	var net_layer_norm_1_centered [32][8][32]float32
 	var net_layer_norm_1_var [32][8][1]float32
-	var net_x1_1 [32][8][32]float32
 	var net_x1_2 [32][8][1]float32
 	var net_x1_3 [32][8][1]float32
-	var net_x1_4 [32][8][32]float32
-	var net_linear_1_x_2 [32][8][64]float32
-	var net_layer_norm_2_x_2 [32][8][32]float32
 	var net_layer_norm_2_mean [32][8][1]float32
 	var net_layer_norm_2_centered [32][8][32]float32
 	var net_layer_norm_2_var [32][8][1]float32
-	var net_x2_1 [32][8][32]float32
 	var net_x2_2 [32][8][1]float32
 	var net_x2_3 [32][8][1]float32
-	var net_x2_4 [32][8][32]float32
 	var net_x2 [32][8][32]float32
 	var train_cross_entropy_1_logits_1 [32][8][10]float32
 	var train_cross_entropy_1_logits [32][8][10]float32
@@ -952,7 +912,6 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	var train_cross_entropy_1_logp_1 [32][8][10]float32
 	var train_cross_entropy_1_logp_2 [32][8][1]float32
 	var train_cross_entropy_1_logp_3 [32][8][1]float32
-	var train_cross_entropy_1_logp [32][8][10]float32
 	var train_1 [32][8][10]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -1101,39 +1060,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	*rec4 = ocannlReverserTrainLossPart3{}
 	ocannlReverserTrainLossPart3Records.Put(rec4)
 
-	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
 					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
-					}
-				}
-			}
-		}
-	}
-
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-	// float32 pointwise kernel over 8192 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1Row2 := &net_attention_1_ex_1[i0][i1][i2]
 					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
 				}
 			}
@@ -1151,9 +1090,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1226,9 +1165,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1253,7 +1192,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap5AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -1267,9 +1206,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1286,9 +1225,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1312,7 +1251,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap5AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -1323,28 +1262,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 		}
 	}
 
-	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-				net_x1_1Row := &net_x1_1[i0][i1]
-				for i2 := range 32 {
-					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
-				}
-			}
-		}
-	}
-
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap8AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
@@ -1358,7 +1279,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap9AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2Row2 := &net_x1_2[i0]
@@ -1369,38 +1290,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 		}
 	}
 
-	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap10AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0], &net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap10AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0], &net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1Row2 := &net_x1_1[i0][i1]
+				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
 				net_x1_3V := net_x1_3[i0][i1][0]
-				net_x1_4Row := &net_x1_4[i0][i1]
-				for i2 := range 32 {
-					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
-				}
-			}
-		}
-	}
-
-	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_4Row2 := &net_x1_4[i0][i1]
 				net_x1Row := &scratch.net_x1[i0][i1]
 				for i2 := range 32 {
-					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+					net_x1Row[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_x1_3V) + pNetLayerNorm1Beta[i2]
 				}
 			}
 		}
@@ -1416,37 +1319,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	*rec9 = ocannlReverserTrainLossPart8{}
 	ocannlReverserTrainLossPart8Records.Put(rec9)
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
+	// float32 pointwise kernel over 256 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap11AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap11AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
-				net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
-				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-				}
-			}
-		}
-	}
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r10 := net_linear_1_x_2Row2[i2]
+					r10 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 					if !(r10 > 0) {
 						r10 = 0
 					}
@@ -1466,38 +1351,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	*rec10 = ocannlReverserTrainLossPart9{}
 	ocannlReverserTrainLossPart9Records.Put(rec10)
 
-	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-				net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
-				}
-			}
-		}
-	}
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row3 := &scratch.net_x1[i0][i1]
-				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
 				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
 			}
 		}
@@ -1514,7 +1381,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap5AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -1528,9 +1395,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1547,9 +1414,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1573,7 +1440,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap5AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -1584,28 +1451,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 		}
 	}
 
-	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-				net_x2_1Row := &net_x2_1[i0][i1]
-				for i2 := range 32 {
-					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-				}
-			}
-		}
-	}
-
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap8AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
@@ -1619,7 +1468,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap9AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2Row2 := &net_x2_2[i0]
@@ -1630,38 +1479,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 		}
 	}
 
-	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap10AVX512(&net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0], &net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap10AVX2(&net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0], &net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_1Row2 := &net_x2_1[i0][i1]
+				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
 				net_x2_3V := net_x2_3[i0][i1][0]
-				net_x2_4Row := &net_x2_4[i0][i1]
-				for i2 := range 32 {
-					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
-				}
-			}
-		}
-	}
-
-	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_4Row2 := &net_x2_4[i0][i1]
 				net_x2Row := &net_x2[i0][i1]
 				for i2 := range 32 {
-					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+					net_x2Row[i2] = ((pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]) / net_x2_3V) + pNetLayerNorm2Beta[i2]
 				}
 			}
 		}
@@ -1693,9 +1524,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap13AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap13AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1729,9 +1560,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap14AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap14AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1748,7 +1579,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1782,7 +1613,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
@@ -1793,39 +1624,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-				train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
-				}
-			}
-		}
-	}
-
-	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap17AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				targetsRow := &targets[i0][i1]
-				train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
+				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
 				train_1Row := &train_1[i0][i1]
 				for i2 := range 10 {
-					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 				}
 			}
 		}
@@ -2546,18 +2359,13 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	        net.attention#1/m[i0, i1, i2, 0] max= net.attention#1/scores[i0, i1, i2, i3]
 //
 //	# _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.attention#1/ex.1[i0, i1, i2, i3] = net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0]
 //
-//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.attention#1/ex[i0, i1, i2, i3] = exp(_net.attention#1/ex.1[i0, i1, i2, i3])
+//	        net.attention#1/ex[i0, i1, i2, i3] = exp(net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0])
 //
 //	# _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 //	fill _net.attention#1/attn.1 with 0
@@ -2651,16 +2459,12 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	    _net/x1.3[i0, i1, 0] = sqrt(_net/x1.2[i0, i1, 0])
 //
 //	# _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x1.4[i0, i1, i2] = _net/x1.1[i0, i1, i2] / _net/x1.3[i0, i1, 0]
 //
-//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x1[i0, i1, i2] = _net/x1.4[i0, i1, i2] + net.layer_norm#1.beta[i2]
+//	      net/x1[i0, i1, i2] = (_net/x1.1[i0, i1, i2] / _net/x1.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
 //
 //	# _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 //	fill _net.linear#1/x.1 with 0
@@ -2691,16 +2495,12 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	        _net.layer_norm#2/x.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net.linear#1/x[i0, i1, i3]
 //
 //	# _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/x.2[i0, i1, i2] = _net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2]
 //
-//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
+//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + _net.layer_norm#2/x.2[i0, i1, i2]
+//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + (_net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2])
 //
 //	# _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 //	fill _net.layer_norm#2/mean.1 with 0
@@ -2755,16 +2555,12 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	    _net/x2.3[i0, i1, 0] = sqrt(_net/x2.2[i0, i1, 0])
 //
 //	# _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x2.4[i0, i1, i2] = _net/x2.1[i0, i1, i2] / _net/x2.3[i0, i1, 0]
 //
-//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
+//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x2[i0, i1, i2] = _net/x2.4[i0, i1, i2] + net.layer_norm#2.beta[i2]
+//	      net/x2[i0, i1, i2] = (_net/x2.1[i0, i1, i2] / _net/x2.3[i0, i1, 0]) + net.layer_norm#2.beta[i2]
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -2812,16 +2608,12 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..9:
-//	      train.cross_entropy#1/logp[i0, i1, i2] = train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0]
 //
-//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * train.cross_entropy#1/logp[i0, i1, i2]
+//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -3443,18 +3235,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var net_h_1 [32][8][32]float32
 	var net_attention_1_scores_1 [32][8][4][8]float32
 	var net_attention_1_scores_2 [1]float32
-	var net_attention_1_ex_1 [32][8][4][8]float32
 	var net_attention_1_attn [32][8][4][8]float32
 	var net_layer_norm_1_mean [32][8][1]float32
 	var net_layer_norm_1_var [32][8][1]float32
 	var net_x1_2 [32][8][1]float32
-	var net_x1_4 [32][8][32]float32
 	var net_linear_1_x_2 [32][8][64]float32
-	var net_layer_norm_2_x_2 [32][8][32]float32
 	var net_layer_norm_2_mean [32][8][1]float32
 	var net_layer_norm_2_var [32][8][1]float32
 	var net_x2_2 [32][8][1]float32
-	var net_x2_4 [32][8][32]float32
 	var net_x2 [32][8][32]float32
 	var train_cross_entropy_1_logits_1 [32][8][10]float32
 	var train_cross_entropy_1_logits [32][8][10]float32
@@ -3463,7 +3251,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var train_cross_entropy_1_logp_1 [32][8][10]float32
 	var train_cross_entropy_1_logp_2 [32][8][1]float32
 	var train_cross_entropy_1_logp_3 [32][8][1]float32
-	var train_cross_entropy_1_logp [32][8][10]float32
 	var train_1 [32][8][10]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -3640,39 +3427,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*rec4 = ocannlReverserBackwardPart3{}
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
-	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
 					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
-					}
-				}
-			}
-		}
-	}
-
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-	// float32 pointwise kernel over 8192 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1Row2 := &net_attention_1_ex_1[i0][i1][i2]
 					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
 				}
 			}
@@ -3690,9 +3457,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3765,9 +3532,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3792,7 +3559,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap5AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -3806,9 +3573,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3825,9 +3592,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3851,7 +3618,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap5AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -3865,9 +3632,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap18AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap18AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3883,7 +3650,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap8AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
@@ -3897,7 +3664,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap9AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2Row2 := &net_x1_2[i0]
@@ -3908,38 +3675,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3 fused
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap19AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap19AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1_1Row2 := &scratch.net_x1_1[i0][i1]
 				net_x1_3V := scratch.net_x1_3[i0][i1][0]
-				net_x1_4Row := &net_x1_4[i0][i1]
-				for i2 := range 32 {
-					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
-				}
-			}
-		}
-	}
-
-	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_4Row2 := &net_x1_4[i0][i1]
 				net_x1Row := &scratch.net_x1[i0][i1]
 				for i2 := range 32 {
-					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+					net_x1Row[i2] = (net_x1_1Row2[i2] / net_x1_3V) + pNetLayerNorm1Beta[i2]
 				}
 			}
 		}
@@ -3958,9 +3707,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap20AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap20AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3976,9 +3725,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap21AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap21AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4005,38 +3754,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*rec10 = ocannlReverserBackwardPart9{}
 	ocannlReverserBackwardPart9Records.Put(rec10)
 
-	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-				net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
-				}
-			}
-		}
-	}
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row3 := &scratch.net_x1[i0][i1]
-				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
 				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
 			}
 		}
@@ -4053,7 +3784,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap5AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -4067,9 +3798,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4086,9 +3817,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4112,7 +3843,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap5AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -4126,9 +3857,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap18AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap18AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4144,7 +3875,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap8AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
@@ -4158,7 +3889,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap9AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2Row2 := &net_x2_2[i0]
@@ -4169,38 +3900,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap19AVX512(&net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap19AVX2(&net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x2_1Row2 := &scratch.net_x2_1[i0][i1]
 				net_x2_3V := scratch.net_x2_3[i0][i1][0]
-				net_x2_4Row := &net_x2_4[i0][i1]
-				for i2 := range 32 {
-					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
-				}
-			}
-		}
-	}
-
-	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_4Row2 := &net_x2_4[i0][i1]
 				net_x2Row := &net_x2[i0][i1]
 				for i2 := range 32 {
-					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+					net_x2Row[i2] = (net_x2_1Row2[i2] / net_x2_3V) + pNetLayerNorm2Beta[i2]
 				}
 			}
 		}
@@ -4232,9 +3945,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap13AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap13AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4268,9 +3981,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap14AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap14AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4287,7 +4000,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4321,7 +4034,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
@@ -4332,39 +4045,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-				train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
-				}
-			}
-		}
-	}
-
-	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap17AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				targetsRow := &targets[i0][i1]
-				train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
+				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
 				train_1Row := &train_1[i0][i1]
 				for i2 := range 10 {
-					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 				}
 			}
 		}
@@ -4430,7 +4125,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap22AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 32 {
@@ -4446,7 +4141,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+		ocannlMap23AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4463,7 +4158,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap24AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4497,7 +4192,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap25AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -4512,7 +4207,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap26AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4528,9 +4223,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap27AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap27AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4547,7 +4242,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap24AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4581,9 +4276,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap28AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap28AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4609,7 +4304,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap24AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4711,7 +4406,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
 		scratch.net_x2_4_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -4749,7 +4444,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap30AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		scratch.net_x2_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -4775,7 +4470,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap31AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
@@ -4790,7 +4485,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap32AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -4825,7 +4520,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_centered_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -4842,7 +4537,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
@@ -4856,7 +4551,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap35AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4872,9 +4567,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4891,9 +4586,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4910,7 +4605,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4934,7 +4629,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
@@ -4948,9 +4643,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap37AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4966,7 +4661,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_x1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -4983,7 +4678,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_2_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -5000,7 +4695,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -5059,7 +4754,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
 	} else {
 		scratch.net_linear_1_x_2_grad = [32][8][64]float32{}
 		for i0 := range 32 {
@@ -5085,7 +4780,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
+		ocannlMap39AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
 		for i0 := range 32 {
@@ -5141,7 +4836,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
 		scratch.net_x1_4_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -5179,7 +4874,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap30AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		scratch.net_x1_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -5205,7 +4900,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap31AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
@@ -5220,7 +4915,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap32AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -5255,7 +4950,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_centered_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -5272,7 +4967,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
@@ -5286,7 +4981,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap35AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5302,9 +4997,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5321,9 +5016,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5340,7 +5035,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5364,7 +5059,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
@@ -5378,9 +5073,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap37AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5396,7 +5091,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_h_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -5413,7 +5108,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_x_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -5524,7 +5219,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap40AVX2(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5551,9 +5246,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap41AVX512(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap41AVX2(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5571,7 +5266,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+		ocannlMap42AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_attention_1_ex_1_grad = [32][8][4][8]float32{}
 		for i0 := range 32 {
@@ -5591,7 +5286,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap29AVX2(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5617,9 +5312,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap43AVX512(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap43AVX2(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5647,7 +5342,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap43AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap44AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -5796,7 +5491,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+		ocannlMap29AVX2(&net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -7434,18 +7129,13 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	        net.attention#1/m[i0, i1, i2, 0] max= net.attention#1/scores[i0, i1, i2, i3]
 //
 //	# _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-//	for i0 in 0..63:
-//	  for i1 in 0..7:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.attention#1/ex.1[i0, i1, i2, i3] = net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0]
 //
-//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+//	# net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
 //	for i0 in 0..63:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.attention#1/ex[i0, i1, i2, i3] = exp(_net.attention#1/ex.1[i0, i1, i2, i3])
+//	        net.attention#1/ex[i0, i1, i2, i3] = exp(net.attention#1/scores[i0, i1, i2, i3] - net.attention#1/m[i0, i1, i2, 0])
 //
 //	# _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 //	fill _net.attention#1/attn.1 with 0
@@ -7523,10 +7213,6 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.3[0]
 //
 //	# _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-//	for i0 in 0..63:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x1.1[i0, i1, i2] = net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 //	for i0 in 0..63:
@@ -7538,17 +7224,13 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	  for i1 in 0..7:
 //	    _net/x1.3[i0, i1, 0] = sqrt(_net/x1.2[i0, i1, 0])
 //
-//	# _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-//	for i0 in 0..63:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x1.4[i0, i1, i2] = _net/x1.1[i0, i1, i2] / _net/x1.3[i0, i1, 0]
+//	# _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
 //
-//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+//	# net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 //	for i0 in 0..63:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x1[i0, i1, i2] = _net/x1.4[i0, i1, i2] + net.layer_norm#1.beta[i2]
+//	      net/x1[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net/x1.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
 //
 //	# _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 //	fill _net.linear#1/x.1 with 0
@@ -7559,16 +7241,12 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	        _net.linear#1/x.1[i0, i1, i2] += net.dense#1.w[i2, i3] * net/x1[i0, i1, i3]
 //
 //	# _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-//	for i0 in 0..63:
-//	  for i1 in 0..7:
-//	    for i2 in 0..63:
-//	      _net.linear#1/x.2[i0, i1, i2] = _net.linear#1/x.1[i0, i1, i2] + net.dense#1.b[i2]
 //
-//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2
+//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 //	for i0 in 0..63:
 //	  for i1 in 0..7:
 //	    for i2 in 0..63:
-//	      net.linear#1/x[i0, i1, i2] = relu(_net.linear#1/x.2[i0, i1, i2])
+//	      net.linear#1/x[i0, i1, i2] = relu(_net.linear#1/x.1[i0, i1, i2] + net.dense#1.b[i2])
 //
 //	# _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 //	fill _net.layer_norm#2/x.1 with 0
@@ -7579,16 +7257,12 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	        _net.layer_norm#2/x.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net.linear#1/x[i0, i1, i3]
 //
 //	# _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-//	for i0 in 0..63:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/x.2[i0, i1, i2] = _net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2]
 //
-//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
+//	# net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 //	for i0 in 0..63:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + _net.layer_norm#2/x.2[i0, i1, i2]
+//	      net.layer_norm#2/x[i0, i1, i2] = net/x1[i0, i1, i2] + (_net.layer_norm#2/x.1[i0, i1, i2] + net.linear#1.b[i2])
 //
 //	# _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 //	fill _net.layer_norm#2/mean.1 with 0
@@ -7627,10 +7301,6 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	    net.layer_norm#2/var[i0, i1, 0] = _net.layer_norm#2/var.2[i0, i1, 0] / _dim_d.5[0]
 //
 //	# _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-//	for i0 in 0..63:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x2.1[i0, i1, i2] = net.layer_norm#2.gamma[i2] * net.layer_norm#2/centered[i0, i1, i2]
 //
 //	# _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 //	for i0 in 0..63:
@@ -7642,17 +7312,13 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	  for i1 in 0..7:
 //	    _net/x2.3[i0, i1, 0] = sqrt(_net/x2.2[i0, i1, 0])
 //
-//	# _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-//	for i0 in 0..63:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x2.4[i0, i1, i2] = _net/x2.1[i0, i1, i2] / _net/x2.3[i0, i1, 0]
+//	# _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused
 //
-//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
+//	# net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 //	for i0 in 0..63:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net/x2[i0, i1, i2] = _net/x2.4[i0, i1, i2] + net.layer_norm#2.beta[i2]
+//	      net/x2[i0, i1, i2] = ((net.layer_norm#2.gamma[i2] * net.layer_norm#2/centered[i0, i1, i2]) / _net/x2.3[i0, i1, 0]) + net.layer_norm#2.beta[i2]
 //
 //	# _predict.1 = compose "*" of net.linear#2.w, net/x2
 //	fill _predict.1 with 0
@@ -7669,22 +7335,16 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	      predict[i0, i1, i2] = _predict.1[i0, i1, i2] + net.linear#2.b[i2]
 func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[64][8][10]float32, pool *rt.Pool, scratch *ocannlReverserPredictScratch) {
 	var net_attention_1_scores_2 [1]float32
-	var net_attention_1_ex_1 [64][8][4][8]float32
 	var net_layer_norm_1_mean [64][8][1]float32
 	var net_layer_norm_1_centered [64][8][32]float32
 	var net_layer_norm_1_var [64][8][1]float32
-	var net_x1_1 [64][8][32]float32
 	var net_x1_2 [64][8][1]float32
 	var net_x1_3 [64][8][1]float32
-	var net_x1_4 [64][8][32]float32
-	var net_layer_norm_2_x_2 [64][8][32]float32
 	var net_layer_norm_2_mean [64][8][1]float32
 	var net_layer_norm_2_centered [64][8][32]float32
 	var net_layer_norm_2_var [64][8][1]float32
-	var net_x2_1 [64][8][32]float32
 	var net_x2_2 [64][8][1]float32
 	var net_x2_3 [64][8][1]float32
-	var net_x2_4 [64][8][32]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
@@ -7768,9 +7428,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap45AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap45AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 64 {
@@ -7794,39 +7454,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	*rec6 = ocannlReverserPredictPart5{}
 	ocannlReverserPredictPart5Records.Put(rec6)
 
-	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	// float32 pointwise kernel over 2048 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
+	// float32 pointwise kernel over 2048 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
 					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
-					}
-				}
-			}
-		}
-	}
-
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1Row2 := &net_attention_1_ex_1[i0][i1][i2]
 					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
 				}
 			}
@@ -7983,28 +7623,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 		}
 	}
 
-	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-				net_x1_1Row := &net_x1_1[i0][i1]
-				for i2 := range 32 {
-					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
-				}
-			}
-		}
-	}
-
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap52AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
@@ -8018,7 +7640,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap53AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x1_2Row2 := &net_x1_2[i0]
@@ -8029,38 +7651,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 		}
 	}
 
-	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap54AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0], &net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap54AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0], &net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				net_x1_1Row2 := &net_x1_1[i0][i1]
+				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
 				net_x1_3V := net_x1_3[i0][i1][0]
-				net_x1_4Row := &net_x1_4[i0][i1]
-				for i2 := range 32 {
-					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
-				}
-			}
-		}
-	}
-
-	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_x1_4Row2 := &net_x1_4[i0][i1]
 				net_x1Row := &scratch.net_x1[i0][i1]
 				for i2 := range 32 {
-					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+					net_x1Row[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_x1_3V) + pNetLayerNorm1Beta[i2]
 				}
 			}
 		}
@@ -8076,7 +7680,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	*rec12 = ocannlReverserPredictPart11{}
 	ocannlReverserPredictPart11Records.Put(rec12)
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserPredictPart12Records.Get()
 	rec13.pNetDense1B = pNetDense1B
@@ -8085,56 +7689,30 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	*rec13 = ocannlReverserPredictPart12{}
 	ocannlReverserPredictPart12Records.Put(rec13)
 
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	scratch.net_layer_norm_2_x_1 = [64][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserPredictPart13Records.Get()
+	rec14.pNetLinear1W = pNetLinear1W
 	rec14.scratch = scratch
 	region.Run(rec14, 8)
 	*rec14 = ocannlReverserPredictPart13{}
 	ocannlReverserPredictPart13Records.Put(rec14)
 
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	scratch.net_layer_norm_2_x_1 = [64][8][32]float32{}
-	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserPredictPart14Records.Get()
-	rec15.pNetLinear1W = pNetLinear1W
-	rec15.scratch = scratch
-	region.Run(rec15, 8)
-	*rec15 = ocannlReverserPredictPart14{}
-	ocannlReverserPredictPart14Records.Put(rec15)
-
-	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
+	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap56AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-				net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
-				}
-			}
-		}
-	}
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap56AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				net_x1Row3 := &scratch.net_x1[i0][i1]
-				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
 				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
 			}
 		}
@@ -8142,11 +7720,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserPredictPart15Records.Get()
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
-	*rec16 = ocannlReverserPredictPart15{}
-	ocannlReverserPredictPart15Records.Put(rec16)
+	rec15 := ocannlReverserPredictPart14Records.Get()
+	rec15.scratch = scratch
+	region.Run(rec15, 8)
+	*rec15 = ocannlReverserPredictPart14{}
+	ocannlReverserPredictPart14Records.Put(rec15)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -8201,11 +7779,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserPredictPart16Records.Get()
-	rec17.scratch = scratch
-	region.Run(rec17, 8)
-	*rec17 = ocannlReverserPredictPart16{}
-	ocannlReverserPredictPart16Records.Put(rec17)
+	rec16 := ocannlReverserPredictPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlReverserPredictPart15{}
+	ocannlReverserPredictPart15Records.Put(rec16)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -8221,28 +7799,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 		}
 	}
 
-	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-				net_x2_1Row := &net_x2_1[i0][i1]
-				for i2 := range 32 {
-					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-				}
-			}
-		}
-	}
-
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap52AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
@@ -8256,7 +7816,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap53AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x2_2Row2 := &net_x2_2[i0]
@@ -8267,38 +7827,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 		}
 	}
 
-	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
+	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap54AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0], &net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap54AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0], &net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				net_x2_1Row2 := &net_x2_1[i0][i1]
+				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
 				net_x2_3V := net_x2_3[i0][i1][0]
-				net_x2_4Row := &net_x2_4[i0][i1]
-				for i2 := range 32 {
-					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
-				}
-			}
-		}
-	}
-
-	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_x2_4Row2 := &net_x2_4[i0][i1]
 				net_x2Row := &scratch.net_x2[i0][i1]
 				for i2 := range 32 {
-					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+					net_x2Row[i2] = ((pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]) / net_x2_3V) + pNetLayerNorm2Beta[i2]
 				}
 			}
 		}
@@ -8307,19 +7849,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _predict.1 = compose "*" of net.linear#2.w, net/x2
 	scratch.predict_1 = [64][8][10]float32{}
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserPredictPart17Records.Get()
-	rec18.pNetLinear2W = pNetLinear2W
-	rec18.scratch = scratch
-	region.Run(rec18, 8)
-	*rec18 = ocannlReverserPredictPart17{}
-	ocannlReverserPredictPart17Records.Put(rec18)
+	rec17 := ocannlReverserPredictPart16Records.Get()
+	rec17.pNetLinear2W = pNetLinear2W
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
+	*rec17 = ocannlReverserPredictPart16{}
+	ocannlReverserPredictPart16Records.Put(rec17)
 
 	// predict = pointwise "+" of _predict.1, net.linear#2.b
 	// float32 pointwise kernel over 512 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&out[0][0][0], &scratch.predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap57AVX512(&out[0][0][0], &scratch.predict_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&out[0][0][0], &scratch.predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap57AVX2(&out[0][0][0], &scratch.predict_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8355,7 +7897,6 @@ type ocannlReverserPredictScratch struct {
 	net_layer_norm_1_var_2   [64][8][1]float32
 	net_x1                   [64][8][32]float32
 	net_linear_1_x_1         [64][8][64]float32
-	net_linear_1_x_2         [64][8][64]float32
 	net_linear_1_x           [64][8][64]float32
 	net_layer_norm_2_x_1     [64][8][32]float32
 	net_layer_norm_2_x       [64][8][32]float32
@@ -8823,20 +8364,24 @@ type ocannlReverserPredictPart12 struct {
 }
 
 // Part runs part j13 of the nest (0 <= j13 < 8).
-func (r13 *ocannlReverserPredictPart12) Part(j13 int) {
-	pNetDense1B, scratch := r13.pNetDense1B, r13.scratch
-	// float32 pointwise kernel over 64 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r14 *ocannlReverserPredictPart12) Part(j13 int) {
+	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
+	// float32 pointwise kernel over 64 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_linear_1_x_2[8*j13][0][0], &scratch.net_linear_1_x_1[8*j13][0][0], &pNetDense1B[0])
+		ocannlMap55AVX512(&scratch.net_linear_1_x[8*j13][0][0], &scratch.net_linear_1_x_1[8*j13][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_linear_1_x_2[8*j13][0][0], &scratch.net_linear_1_x_1[8*j13][0][0], &pNetDense1B[0])
+		ocannlMap55AVX2(&scratch.net_linear_1_x[8*j13][0][0], &scratch.net_linear_1_x_1[8*j13][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
 				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j13][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+8*j13][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j13][i1]
 				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					r13 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					if !(r13 > 0) {
+						r13 = 0
+					}
+					net_linear_1_xRow[i2] = r13
 				}
 			}
 		}
@@ -8849,28 +8394,30 @@ var ocannlReverserPredictPart12Records rt.Records[ocannlReverserPredictPart12]
 // ocannlReverserPredictPart13 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart13 struct {
-	scratch *ocannlReverserPredictScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserPredictScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r15 *ocannlReverserPredictPart13) Part(j14 int) {
-	scratch := r15.scratch
-	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
+	pNetLinear1W, scratch := r15.pNetLinear1W, r15.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_linear_1_x[8*j14][0][0], &scratch.net_linear_1_x_2[8*j14][0][0])
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j14][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_linear_1_x[8*j14][0][0], &scratch.net_linear_1_x_2[8*j14][0][0])
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j14][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j14][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+8*j14][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j14][i1]
-				for i2 := range 64 {
-					r14 := net_linear_1_x_2Row2[i2]
-					if !(r14 > 0) {
-						r14 = 0
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j14][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
 					}
-					net_linear_1_xRow[i2] = r14
+					scratch.net_layer_norm_2_x_1[i0+8*j14][i1][i2] = acc13
 				}
 			}
 		}
@@ -8883,31 +8430,25 @@ var ocannlReverserPredictPart13Records rt.Records[ocannlReverserPredictPart13]
 // ocannlReverserPredictPart14 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart14 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r16 *ocannlReverserPredictPart14) Part(j15 int) {
-	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j15][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j15][0][0])
+	scratch := r16.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j15][0][0], &scratch.net_layer_norm_2_x[8*j15][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j15][i1]
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+8*j15][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+8*j15][i1][i2] = acc13
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
+				scratch.net_layer_norm_2_mean_1[i0+8*j15][i1][0] = acc14
 			}
 		}
 	}
@@ -8927,17 +8468,17 @@ func (r17 *ocannlReverserPredictPart15) Part(j16 int) {
 	scratch := r17.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j16][0][0], &scratch.net_layer_norm_2_x[8*j16][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j16][0][0], &scratch.net_layer_norm_2_var_1[8*j16][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+8*j16][i1]
-				acc14 := float32(0)
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j16][i1]
+				acc15 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+8*j16][i1][0] = acc14
+				scratch.net_layer_norm_2_var_2[i0+8*j16][i1][0] = acc15
 			}
 		}
 	}
@@ -8949,25 +8490,31 @@ var ocannlReverserPredictPart15Records rt.Records[ocannlReverserPredictPart15]
 // ocannlReverserPredictPart16 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart16 struct {
-	scratch *ocannlReverserPredictScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserPredictScratch
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlReverserPredictPart16) Part(j17 int) {
-	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j17][0][0], &scratch.net_layer_norm_2_var_1[8*j17][0][0])
+	pNetLinear2W, scratch := r18.pNetLinear2W, r18.scratch
+	// float32 dot kernel M=10 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm23AVX512(&scratch.predict_1[8*j17][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j17][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm23AVX2(&scratch.predict_1[8*j17][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j17][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j17][i1]
-				acc15 := float32(0)
-				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+				net_x2Row2 := &scratch.net_x2[i0+8*j17][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.predict_1[i0+8*j17][i1][i2] = acc16
 				}
-				scratch.net_layer_norm_2_var_2[i0+8*j17][i1][0] = acc15
 			}
 		}
 	}
@@ -8975,39 +8522,3 @@ func (r18 *ocannlReverserPredictPart16) Part(j17 int) {
 
 // ocannlReverserPredictPart16Records holds the free ocannlReverserPredictPart16 records.
 var ocannlReverserPredictPart16Records rt.Records[ocannlReverserPredictPart16]
-
-// ocannlReverserPredictPart17 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
-type ocannlReverserPredictPart17 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserPredictScratch
-}
-
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r19 *ocannlReverserPredictPart17) Part(j18 int) {
-	pNetLinear2W, scratch := r19.pNetLinear2W, r19.scratch
-	// float32 dot kernel M=10 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.predict_1[8*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j18][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.predict_1[8*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j18][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+8*j18][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.predict_1[i0+8*j18][i1][i2] = acc16
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserPredictPart17Records holds the free ocannlReverserPredictPart17 records.
-var ocannlReverserPredictPart17Records rt.Records[ocannlReverserPredictPart17]

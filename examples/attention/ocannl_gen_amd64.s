@@ -4206,34 +4206,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000400, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VSUBPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4256,9 +4231,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4279,9 +4254,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4307,9 +4282,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32)
+// func ocannlMap7AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4328,9 +4303,188 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000100, DI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	MOVQ         $0x00000002, R8
+
+e2:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS (SI), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, SI
+	DECQ    R8
+	JNZ     e2
+	ADDQ    $-128, CX
+	ADDQ    $+4, BX
+	ADDQ    $-128, SI
+	DECQ    DI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VADDPS  Z2, Z1, Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000100, SI
+
+row1:
+	MOVQ $0x00000002, DI
+
+e2:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VMOVUPS (BX), Z2
+	VADDPS  Z2, Z1, Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $-128, BX
+	DECQ    SI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)
+	ADDQ      $+40, AX
+	ADDQ      $+40, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VSUBPS       Z0, Z2, Z0
+	VMULPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+40, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4357,66 +4511,42 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000100, SI
 
 row1:
 	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000002, SI
+	MOVQ         $0x00000002, DI
 
 e2:
 	VMOVUPS (CX), Z1
 	VDIVPS  Z0, Z1, Z1
+	VMOVUPS (BX), Z2
+	VADDPS  Z2, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    SI
+	ADDQ    $+64, BX
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
+	ADDQ    $-128, BX
 	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4443,9 +4573,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4463,81 +4593,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000100, BX
-
-row1:
-	VMOVUPS.Z (CX), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)
-	ADDQ      $+40, AX
-	ADDQ      $+40, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000100, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VSUBPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+40, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x000000a0, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4560,9 +4618,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4593,9 +4651,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4618,9 +4676,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4644,9 +4702,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4667,9 +4725,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4700,9 +4758,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4719,31 +4777,6 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000800, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VSUBPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -4844,31 +4877,40 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000200, DI
 
 row1:
-	MOVQ $0x00000002, SI
+	VBROADCASTSS (BX), Z0
+	MOVQ         $0x00000002, R8
 
 e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS (SI), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	DECQ    SI
+	ADDQ    $+64, SI
+	DECQ    R8
 	JNZ     e2
 	ADDQ    $-128, CX
-	DECQ    BX
+	ADDQ    $+4, BX
+	ADDQ    $-128, SI
+	DECQ    DI
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -4880,74 +4922,18 @@ TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x00000040, BX
 
 row1:
 	MOVQ $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VADDPS  Z2, Z1, Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
@@ -4959,29 +4945,42 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000200, SI
 
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+row1:
+	MOVQ $0x00000002, DI
+
+e2:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VMOVUPS (BX), Z2
+	VADDPS  Z2, Z1, Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
+	ADDQ    $+64, DX
+	ADDQ    $+64, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $-128, BX
+	DECQ    SI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8855,7 +8854,7 @@ e1:
 	RET
 
 // func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
+// Requires: AVX, AVX2, FMA3
 TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
@@ -8868,7 +8867,34 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPD      ocannlMap2AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap2AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap2AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap2AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap2AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap2AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap2AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap2AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap2AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap2AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap2AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap2AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap2AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap2AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap2AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap2AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap2AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap2AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+4, DX
@@ -8877,169 +8903,123 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DX
+DATA ocannlMap2AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap2AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap2AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap2AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap2AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap2AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap2AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap2AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap2AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap2AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap2AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap2AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap2AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap2AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap2AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap2AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap2AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap2AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap2AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap2AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap2AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap2AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap2AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap2AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap2AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap2AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap2AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap2AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap2AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap2AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap2AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap2AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap2AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap2AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap2AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap2AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap2AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap2AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap2AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap2AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap2AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap2AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap2AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap2AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap2AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap2AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap2AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap2AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap2AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap2AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap2AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap2AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap2AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap2AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap2AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap2AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap2AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap2AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap2AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap2AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap2AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap2AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap2AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap2AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap2AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap2AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap2AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap2AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap2AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap2AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap2AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap2AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap2AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap3AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap3AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap3AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap3AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap3AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap3AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap3AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap3AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap3AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap3AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap3AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap3AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap3AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap3AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap3AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap3AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap3AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap3AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap3AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap3AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap3AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap3AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap3AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap3AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap3AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap3AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap3AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap3AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap3AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap3AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap3AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap3AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap3AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap3AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap3AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap3AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap3AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap3AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap3AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap3AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap3AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap3AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap3AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap3AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap3AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap3AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap3AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap3AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap3AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap3AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap3AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap3AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap3AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap3AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap3AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap3AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap3AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap3AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap3AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap3AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap3AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap3AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap3AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap3AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap3AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap3AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap3AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap3AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap3AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap3AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap3AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap3AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap3AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap3AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap3AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap3AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap3AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap3AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap3AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap3AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap3AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap3AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap3AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap3AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap3AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap3AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap3AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap3AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap3AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap3AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap3AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap3AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap3AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap3AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap3AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap3AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap3AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap3AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap3AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap3AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap3AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap3AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap3AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap3AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap3AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap3AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap3AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap3AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap3AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap3AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap3AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap3AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap3AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap3AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap3AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap3AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap3AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap3AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap3AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap3AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap3AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap3AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap3AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap3AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap3AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap3AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap3AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap3AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap3AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap3AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap3AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9060,9 +9040,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9083,9 +9063,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9104,9 +9084,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9132,9 +9112,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32)
+// func ocannlMap7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9153,38 +9133,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, CX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9203,9 +9154,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9223,81 +9174,63 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000100, DI
 
 row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000004, SI
+	VBROADCASTSS (BX), Y0
+	MOVQ         $0x00000004, R8
 
 e2:
 	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
 	VDIVPS  Y0, Y1, Y1
+	VMOVUPS (SI), Y2
+	VADDPS  Y2, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
-	DECQ    SI
+	ADDQ    $+32, SI
+	DECQ    R8
 	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
+	ADDQ    $-128, CX
+	ADDQ    $+4, BX
+	ADDQ    $-128, SI
+	DECQ    DI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000008, SI
 
 e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -9309,29 +9242,42 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, SI
 
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+row1:
+	MOVQ $0x00000004, DI
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMOVUPS (BX), Y2
+	VADDPS  Y2, Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
+	ADDQ    $+32, DX
+	ADDQ    $+32, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $-128, BX
+	DECQ    SI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9360,9 +9306,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9389,9 +9335,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9400,31 +9346,31 @@ TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap18AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap15AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap18AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap15AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap18AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap15AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap18AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap18AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap18AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap18AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap18AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap18AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap18AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap18AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap18AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap18AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap18AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap15AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap15AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap15AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap15AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap15AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap15AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap15AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap15AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap15AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap15AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap15AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap18AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap18AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap15AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap15AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap18AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap18AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap15AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap15AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -9435,123 +9381,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap18AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap18AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap18AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap18AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap18AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap18AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap18AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap18AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap18AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap18AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap18AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap18AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap18AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap18AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap18AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap18AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap18AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap18AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap18AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap18AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap18AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap18AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap18AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap18AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap18AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap18AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap18AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap18AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap18AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap18AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap18AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap18AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap18AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap18AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap18AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap18AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap18AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap18AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap18AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap18AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap18AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap18AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap18AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap18AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap18AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap18AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap18AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap18AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap18AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap18AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap18AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap18AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap18AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap18AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap18AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap18AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap18AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap18AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap18AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap18AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap18AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap18AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap18AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap18AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap18AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap18AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap18AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap18AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap18AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap18AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap18AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap18AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap18AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap15AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap15AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap15AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap15AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap15AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap15AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap15AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap15AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap15AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap15AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap15AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap15AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap15AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap15AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap15AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap15AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap15AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap15AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap15AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap15AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap15AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap15AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap15AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap15AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap15AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap15AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap15AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap15AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap15AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap15AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap15AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap15AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap15AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap15AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap15AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap15AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap15AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap15AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap15AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap15AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap15AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap15AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap15AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap15AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap15AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap15AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap15AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap15AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap15AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap15AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap15AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap15AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap15AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap15AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap15AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap15AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap15AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap15AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap15AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap15AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap15AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap15AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap15AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap15AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap15AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap15AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap15AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap15AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap15AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap15AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap15AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap15AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap19AVX2(c *float32, x0 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9564,83 +9510,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap19AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap19AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap19AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap19AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap19AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap19AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap16AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap16AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap16AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap16AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap16AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap19AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap16AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap19AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap19AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap16AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap16AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap16AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap16AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap16AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap16AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap19AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap16AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap16AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap16AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap19AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap19AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap16AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap19AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap19AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap19AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap19AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap19AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap16AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap16AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap16AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap16AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap16AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap16AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap19AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap19AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap19AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap19AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap19AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap16AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap16AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap16AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap16AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap16AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap19AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap16AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap19AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap19AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap16AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap16AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap16AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap16AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap16AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap16AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap19AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap16AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap16AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap16AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap19AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap19AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap16AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap19AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap19AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap19AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap19AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap19AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap16AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap16AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap16AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap16AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap16AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap16AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -9652,87 +9598,185 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap19AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap19AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap19AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap19AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap19AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap19AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap19AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap19AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap19AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap19AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap19AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap19AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap19AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap19AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap19AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap19AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap19AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap19AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap19AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap19AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap19AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap19AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap19AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap19AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap19AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap19AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap19AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap19AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap19AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap19AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap19AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap19AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap19AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap19AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap19AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap19AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap19AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap19AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap19AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap19AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap19AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap19AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap19AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap19AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap19AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap19AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap19AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap19AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap19AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap19AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap19AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap19AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap19AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap19AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap19AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap19AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap19AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap19AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap19AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap19AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap16AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap16AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap16AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap16AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap16AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap16AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap16AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap16AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap16AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap16AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap16AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap16AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap16AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap16AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap16AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap16AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap16AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap16AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap16AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap16AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap16AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap16AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap16AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap16AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap16AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap16AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap16AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap16AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap16AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap16AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap16AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap16AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap16AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap16AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap16AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap16AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap16AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap16AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap16AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap16AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap16AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap16AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap16AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap16AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap16AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap16AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap16AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap16AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap16AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap16AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap16AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap16AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap16AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap16AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap16AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap16AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap16AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap16AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap16AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap16AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap16AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap16AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap16AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap16AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap16AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap16AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap16AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap16AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap16AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap16AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap16AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap16AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap16AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap16AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap16AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap16AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap16AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap16AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap16AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap16AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap16AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (CX), Y0, Y2
+	VMASKMOVPS   (DX), Y0, Y3
+	VSUBPS       Y1, Y3, Y1
+	VMULPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+8, CX
+	ADDQ         $+8, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-128, CX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000004, DI
+
+e2:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS (BX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $+4, DX
+	ADDQ    $-128, BX
+	DECQ    SI
+	JNZ     row1
+	VZEROUPPER
+	RET
 
 // func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
@@ -9742,24 +9786,50 @@ TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000140, BX
+	MOVQ         $0x00000100, BX
 
-e1:
+row1:
+	MOVQ $0x00000008, SI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
+	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
 // func ocannlMap21AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000800, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9776,9 +9846,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9800,9 +9870,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9820,9 +9890,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9844,9 +9914,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9868,9 +9938,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9893,9 +9963,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9935,9 +10005,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9955,9 +10025,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9984,9 +10054,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10010,9 +10080,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10030,9 +10100,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10060,9 +10130,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10082,9 +10152,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10107,9 +10177,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10132,9 +10202,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10158,9 +10228,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10185,9 +10255,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10205,9 +10275,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10229,9 +10299,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10250,9 +10320,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10274,9 +10344,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10305,9 +10375,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10328,9 +10398,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10350,9 +10420,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10364,26 +10434,6 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPS      Y0, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, DX
-
-e1:
-	VMOVUPS      (CX), Y0
 	VMOVUPD      ocannlMap46AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
 	VMOVUPD      ocannlMap46AVX2Consts<>+32(SB), Y1
@@ -10414,8 +10464,9 @@ e1:
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -10649,38 +10700,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, CX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap53AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10699,9 +10721,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10719,6 +10741,44 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000200, DI
+
+row1:
+	VBROADCASTSS (BX), Y0
+	MOVQ         $0x00000004, R8
+
+e2:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS (SI), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $+32, SI
+	DECQ    R8
+	JNZ     e2
+	ADDQ    $-128, CX
+	ADDQ    $+4, BX
+	ADDQ    $-128, SI
+	DECQ    DI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
@@ -10726,74 +10786,18 @@ TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
-
-row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000040, BX
 
 row1:
 	MOVQ $0x00000008, SI
 
 e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -10805,29 +10809,42 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000200, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000200, SI
 
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+row1:
+	MOVQ $0x00000004, DI
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMOVUPS (BX), Y2
+	VADDPS  Y2, Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
+	ADDQ    $+32, DX
+	ADDQ    $+32, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $-128, BX
+	DECQ    SI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -142,9 +142,9 @@ func ocannlMap1AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
 }
 
-// ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
+// ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap3AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap3AVX512 called without assembly")
 }
 
 // ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
@@ -152,26 +152,26 @@ func ocannlMap4AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
 }
 
-// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
+// ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap6AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
 }
 
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
+func ocannlMap7AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
+
+// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
 }
 
-// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX512 called without assembly") }
-
-// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
 }
 
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0, x1 *float32) {
+func ocannlMap12AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
 }
 
@@ -185,17 +185,19 @@ func ocannlMap14AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
 }
 
-// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
-
-// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
 }
 
-// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
+}
+
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
 }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
@@ -203,35 +205,33 @@ func ocannlMap20AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
 }
 
-// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
-}
+// ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap27AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
 }
 
-// ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
+// ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap28AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
 }
 
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
-
-// ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX512 called without assembly") }
-
-// ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
+func ocannlMap36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
 }
 
-// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
+// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap37AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
+
+// ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap41AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
+
+// ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap43AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
 }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
@@ -257,9 +257,9 @@ func ocannlMap50AVX512(c, x0, x1 *float32) {
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
 
-// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
+// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap54AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
 }
 
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
@@ -268,21 +268,13 @@ func ocannlMap55AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX512(c, x0, x1 *float32) {
+func ocannlMap56AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
 }
 
 // ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
-}
-
-// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX512 called without assembly") }
-
-// ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -367,34 +359,38 @@ func ocannlMap1AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap1AVX2 calle
 func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+func ocannlMap3AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap4AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
 
 // ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+func ocannlMap7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+func ocannlMap9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+func ocannlMap10AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap10AVX2 called without assembly")
+}
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+func ocannlMap11AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+func ocannlMap12AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap12AVX2 called without assembly")
+}
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
@@ -406,16 +402,20 @@ func ocannlMap14AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap14AVX2 cal
 func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap17AVX2 called without assembly")
+}
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+func ocannlMap19AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap19AVX2 called without assembly")
+}
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
@@ -424,74 +424,74 @@ func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 cal
 func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap27AVX2 called without assembly")
-}
+func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap28AVX2 called without assembly")
+}
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+func ocannlMap39AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
+func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap42AVX2 called without assembly")
-}
+func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
+func ocannlMap43AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap43AVX2 called without assembly")
+}
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
@@ -500,7 +500,7 @@ func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 cal
 func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
@@ -518,28 +518,26 @@ func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 cal
 func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap54AVX2 called without assembly")
+}
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+func ocannlMap56AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap56AVX2 called without assembly")
+}
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
-
-// ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
-
-// ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

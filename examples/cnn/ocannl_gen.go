@@ -351,18 +351,13 @@ func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]floa
 //	            net.conv1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1.kernel[i3, i4, i5, 0]
 //
 //	# _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    for i2 in 0..9:
-//	      for i3 in 0..7:
-//	        _net.max_pool#1/x.1[i0, i1, i2, i3] = net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3]
 //
-//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
+//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
 //	    for i2 in 0..9:
 //	      for i3 in 0..7:
-//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(_net.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3])
 //
 //	# _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -392,18 +387,13 @@ func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]floa
 //	              net.conv2/y[i0, i1, i2, i3] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2.kernel[i3, i4, i5, i6]
 //
 //	# _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-//	for i0 in 0..31:
-//	  for i1 in 0..4:
-//	    for i2 in 0..4:
-//	      for i3 in 0..15:
-//	        _net.head/x.1[i0, i1, i2, i3] = net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3]
 //
-//	# net.head/x = pointwise relu of _net.head/x.1
+//	# net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 //	for i0 in 0..31:
 //	  for i1 in 0..4:
 //	    for i2 in 0..4:
 //	      for i3 in 0..15:
-//	        net.head/x[i0, i1, i2, i3] = relu(_net.head/x.1[i0, i1, i2, i3])
+//	        net.head/x[i0, i1, i2, i3] = relu(net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -446,14 +436,11 @@ func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]floa
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..31:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..3:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -468,7 +455,6 @@ func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]floa
 //	train[0] = neg(_train.3[0])
 func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlCNNTrainLossScratch) {
 	var net_max_pool_1_y_1 [2][2]float32
-	var net_head_x_1 [32][5][5][16]float32
 	var net_head_x [32][5][5][16]float32
 	var train_cross_entropy_1_logits_1 [32][4]float32
 	var train_cross_entropy_1_logits [32][4]float32
@@ -477,7 +463,6 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	var train_cross_entropy_1_logp_1 [32][4]float32
 	var train_cross_entropy_1_logp_2 [32][1]float32
 	var train_cross_entropy_1_logp_3 [32][1]float32
-	var train_cross_entropy_1_logp [32][4]float32
 	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -496,40 +481,20 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	*rec = ocannlCNNTrainLossPart0{}
 	ocannlCNNTrainLossPart0Records.Put(rec)
 
-	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
 					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
 					for i3 := range 8 {
-						r2 := net_max_pool_1_x_1Row2[i3]
+						r2 := net_conv1_yRow[i3] + pNetConv1Bias[i3]
 						if !(r2 > 0) {
 							r2 = 0
 						}
@@ -551,7 +516,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j2 := range 32 {
 			for j3 := range 8 {
@@ -568,7 +533,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap3AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -598,7 +563,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j6 := range 32 {
 			for j7 := range 8 {
@@ -610,7 +575,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j9 := range 32 {
 			for j10 := 6; j10 < 8; j10++ {
@@ -625,7 +590,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
 	} else {
 		for j14 := range 32 {
@@ -639,7 +604,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
 	} else {
 		for j18 := range 32 {
@@ -661,40 +626,20 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	*rec2 = ocannlCNNTrainLossPart1{}
 	ocannlCNNTrainLossPart1Records.Put(rec2)
 
-	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
+	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap7AVX512(&net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap7AVX2(&net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-					net_head_x_1Row := &net_head_x_1[i0][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.head/x = pointwise relu of _net.head/x.1
-	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
 					net_head_xRow := &net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r4 := net_head_x_1Row2[i3]
+						r4 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
 						if !(r4 > 0) {
 							r4 = 0
 						}
@@ -768,7 +713,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap8AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -798,30 +743,21 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 32 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 32 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 4 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -851,11 +787,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 // ocannlCNNTrainLossScratch holds the local arrays of ocannlCNNTrainLoss too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNTrainLossScratch struct {
-	net_conv1_y        [32][10][10][8]float32
-	net_max_pool_1_x_1 [32][10][10][8]float32
-	net_max_pool_1_x   [32][10][10][8]float32
-	net_max_pool_1_y   [32][8][8][8]float32
-	net_conv2_y        [32][5][5][16]float32
+	net_conv1_y      [32][10][10][8]float32
+	net_max_pool_1_x [32][10][10][8]float32
+	net_max_pool_1_y [32][8][8][8]float32
+	net_conv2_y      [32][5][5][16]float32
 }
 
 // ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
@@ -1141,14 +1076,11 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..31:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..3:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -1366,7 +1298,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_cross_entropy_1_logp_1 [32][4]float32
 	var train_cross_entropy_1_logp_2 [32][1]float32
 	var train_cross_entropy_1_logp_3 [32][1]float32
-	var train_cross_entropy_1_logp [32][4]float32
 	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -1401,9 +1332,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
 	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+		ocannlMap10AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+		ocannlMap10AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -1421,9 +1352,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -1453,7 +1384,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j2 := range 32 {
 			for j3 := range 8 {
@@ -1470,7 +1401,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap3AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -1500,7 +1431,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j6 := range 32 {
 			for j7 := range 8 {
@@ -1512,7 +1443,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j9 := range 32 {
 			for j10 := 6; j10 < 8; j10++ {
@@ -1527,7 +1458,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
 	} else {
 		for j14 := range 32 {
@@ -1541,7 +1472,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
 	} else {
 		for j18 := range 32 {
@@ -1566,9 +1497,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap12AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap12AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1586,9 +1517,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap13AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap13AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1670,7 +1601,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap8AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -1700,30 +1631,21 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 32 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 32 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 4 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -1959,7 +1881,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap14AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else {
 		scratch.net_head_x_1_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
@@ -1987,7 +1909,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+		ocannlMap15AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2_y_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
@@ -2063,7 +1985,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j31 := range 32 {
 			for j32 := range 8 {
@@ -2075,7 +1997,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j34 := range 32 {
 			for j35 := 6; j35 < 8; j35++ {
@@ -2090,7 +2012,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j38 := 1; j38 < 6; j38++ {
-			ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][j38][0][0])
+			ocannlMap18AVX2(&scratch.net_max_pool_1_y[0][j38][0][0])
 		}
 	} else {
 		for j39 := range 32 {
@@ -2104,7 +2026,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j42 := 1; j42 < 6; j42++ {
-			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j42][6][0])
+			ocannlMap19AVX2(&scratch.net_max_pool_1_y[0][j42][6][0])
 		}
 	} else {
 		for j43 := range 32 {
@@ -2119,7 +2041,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
 		for j47 := range 32 {
 			for j48 := range 8 {
@@ -2131,7 +2053,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
 		for j50 := range 32 {
 			for j51 := 6; j51 < 8; j51++ {
@@ -2146,7 +2068,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j54 := 1; j54 < 6; j54++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j54][0][0])
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j54][0][0])
 		}
 	} else {
 		for j55 := range 32 {
@@ -2160,7 +2082,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j58 := 1; j58 < 6; j58++ {
-			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j58][6][0])
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j58][6][0])
 		}
 	} else {
 		for j59 := range 32 {
@@ -2178,7 +2100,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap18AVX2(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0][i1+1][1][0], &scratch.net_max_pool_1_x[i0][2*i1+i4][0][0], &net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
+					ocannlMap20AVX2(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0][i1+1][1][0], &scratch.net_max_pool_1_x[i0][2*i1+i4][0][0], &net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
 				}
 			}
 		}
@@ -2215,7 +2137,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap21AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
@@ -2243,7 +2165,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap22AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv1_y_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
@@ -2697,18 +2619,13 @@ var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 //	            net.conv1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1.kernel[i3, i4, i5, 0]
 //
 //	# _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    for i2 in 0..9:
-//	      for i3 in 0..7:
-//	        _net.max_pool#1/x.1[i0, i1, i2, i3] = net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3]
 //
-//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
+//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
 //	    for i2 in 0..9:
 //	      for i3 in 0..7:
-//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(_net.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3])
 //
 //	# _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -2738,18 +2655,13 @@ var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 //	              net.conv2/y[i0, i1, i2, i3] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2.kernel[i3, i4, i5, i6]
 //
 //	# _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-//	for i0 in 0..255:
-//	  for i1 in 0..4:
-//	    for i2 in 0..4:
-//	      for i3 in 0..15:
-//	        _net.head/x.1[i0, i1, i2, i3] = net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3]
 //
-//	# net.head/x = pointwise relu of _net.head/x.1
+//	# net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 //	for i0 in 0..255:
 //	  for i1 in 0..4:
 //	    for i2 in 0..4:
 //	      for i3 in 0..15:
-//	        net.head/x[i0, i1, i2, i3] = relu(_net.head/x.1[i0, i1, i2, i3])
+//	        net.head/x[i0, i1, i2, i3] = relu(net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3])
 //
 //	# _predict.1 = compose "*" of net.head.w, net.head/x
 //	fill _predict.1 with 0
@@ -2780,7 +2692,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	*rec = ocannlCNNPredictPart0{}
 	ocannlCNNPredictPart0Records.Put(rec)
 
-	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlCNNPredictPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
@@ -2788,14 +2700,6 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	region.Run(rec2, 8)
 	*rec2 = ocannlCNNPredictPart1{}
 	ocannlCNNPredictPart1Records.Put(rec2)
-
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	// 8 parts of i0 on the pool.
-	rec3 := ocannlCNNPredictPart2Records.Get()
-	rec3.scratch = scratch
-	region.Run(rec3, 8)
-	*rec3 = ocannlCNNPredictPart2{}
-	ocannlCNNPredictPart2Records.Put(rec3)
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
@@ -2807,40 +2711,40 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// 8 parts of the filled arrays on the pool.
+	rec3 := ocannlCNNPredictPart2Records.Get()
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlCNNPredictPart2{}
+	ocannlCNNPredictPart2Records.Put(rec3)
+	// 8 parts of i0 on the pool.
 	rec4 := ocannlCNNPredictPart3Records.Get()
 	rec4.scratch = scratch
 	region.Run(rec4, 8)
 	*rec4 = ocannlCNNPredictPart3{}
 	ocannlCNNPredictPart3Records.Put(rec4)
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlCNNPredictPart4Records.Get()
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlCNNPredictPart4{}
-	ocannlCNNPredictPart4Records.Put(rec5)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j6 := range 256 {
-			for j7 := range 8 {
-				for j8 := range 8 {
-					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
+		for j5 := range 256 {
+			for j6 := range 8 {
+				for j7 := range 8 {
+					scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j9 := range 256 {
-			for j10 := 6; j10 < 8; j10++ {
-				for j11 := range 8 {
-					for j12 := range 8 {
-						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
+		for j8 := range 256 {
+			for j9 := 6; j9 < 8; j9++ {
+				for j10 := range 8 {
+					for j11 := range 8 {
+						scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
 					}
 				}
 			}
@@ -2848,29 +2752,29 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
+		for j12 := 1; j12 < 6; j12++ {
+			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j12][0][0])
 		}
 	} else {
-		for j14 := range 256 {
-			for j15 := 1; j15 < 6; j15++ {
-				for j16 := range 8 {
-					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
+		for j13 := range 256 {
+			for j14 := 1; j14 < 6; j14++ {
+				for j15 := range 8 {
+					scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
+		for j16 := 1; j16 < 6; j16++ {
+			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j16][6][0])
 		}
 	} else {
-		for j18 := range 256 {
-			for j19 := 1; j19 < 6; j19++ {
-				for j20 := 6; j20 < 8; j20++ {
-					for j21 := range 8 {
-						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
+		for j17 := range 256 {
+			for j18 := 1; j18 < 6; j18++ {
+				for j19 := 6; j19 < 8; j19++ {
+					for j20 := range 8 {
+						scratch.net_max_pool_1_y[j17][j18][j19][j20] = 0
 					}
 				}
 			}
@@ -2878,46 +2782,38 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 	scratch.net_conv2_y = [256][5][5][16]float32{}
 	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNPredictPart4Records.Get()
+	rec5.pNetConv2Kernel = pNetConv2Kernel
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlCNNPredictPart4{}
+	ocannlCNNPredictPart4Records.Put(rec5)
+
+	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
+	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNPredictPart5Records.Get()
-	rec6.pNetConv2Kernel = pNetConv2Kernel
+	rec6.pNetConv2Bias = pNetConv2Bias
 	rec6.scratch = scratch
 	region.Run(rec6, 8)
 	*rec6 = ocannlCNNPredictPart5{}
 	ocannlCNNPredictPart5Records.Put(rec6)
 
-	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
+	// _predict.1 = compose "*" of net.head.w, net.head/x
+	scratch.predict_1 = [256][4]float32{}
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNPredictPart6Records.Get()
-	rec7.pNetConv2Bias = pNetConv2Bias
+	rec7.pNetHeadW = pNetHeadW
 	rec7.scratch = scratch
 	region.Run(rec7, 8)
 	*rec7 = ocannlCNNPredictPart6{}
 	ocannlCNNPredictPart6Records.Put(rec7)
 
-	// net.head/x = pointwise relu of _net.head/x.1
-	// 8 parts of i0 on the pool.
-	rec8 := ocannlCNNPredictPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlCNNPredictPart7{}
-	ocannlCNNPredictPart7Records.Put(rec8)
-
-	// _predict.1 = compose "*" of net.head.w, net.head/x
-	scratch.predict_1 = [256][4]float32{}
-	// 8 parts of i0 on the pool.
-	rec9 := ocannlCNNPredictPart8Records.Get()
-	rec9.pNetHeadW = pNetHeadW
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlCNNPredictPart8{}
-	ocannlCNNPredictPart8Records.Put(rec9)
-
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap27AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap27AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &scratch.predict_1[i0]
@@ -2933,12 +2829,10 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNPredictScratch struct {
 	net_conv1_y        [256][10][10][8]float32
-	net_max_pool_1_x_1 [256][10][10][8]float32
 	net_max_pool_1_x   [256][10][10][8]float32
 	net_max_pool_1_y_1 [2][2]float32
 	net_max_pool_1_y   [256][8][8][8]float32
 	net_conv2_y        [256][5][5][16]float32
-	net_head_x_1       [256][5][5][16]float32
 	net_head_x         [256][5][5][16]float32
 	predict_1          [256][4]float32
 }
@@ -3000,21 +2894,25 @@ type ocannlCNNPredictPart1 struct {
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r2 *ocannlCNNPredictPart1) Part(j2 int) {
-	pNetConv1Bias, scratch := r2.pNetConv1Bias, r2.scratch
-	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r3 *ocannlCNNPredictPart1) Part(j2 int) {
+	pNetConv1Bias, scratch := r3.pNetConv1Bias, r3.scratch
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					net_conv1_yRow := &scratch.net_conv1_y[i0+32*j2][i1][i2]
-					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+32*j2][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j2][i1][i2]
 					for i3 := range 8 {
-						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+						r2 := net_conv1_yRow[i3] + pNetConv1Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_max_pool_1_xRow[i3] = r2
 					}
 				}
 			}
@@ -3026,7 +2924,7 @@ func (r2 *ocannlCNNPredictPart1) Part(j2 int) {
 var ocannlCNNPredictPart1Records rt.Records[ocannlCNNPredictPart1]
 
 // ocannlCNNPredictPart2 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNPredictPart2 struct {
 	scratch *ocannlCNNPredictScratch
 }
@@ -3034,44 +2932,8 @@ type ocannlCNNPredictPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlCNNPredictPart2) Part(j3 int) {
 	scratch := r4.scratch
-	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+32*j3][i1][i2]
-					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j3][i1][i2]
-					for i3 := range 8 {
-						r3 := net_max_pool_1_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_max_pool_1_xRow[i3] = r3
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNPredictPart2Records holds the free ocannlCNNPredictPart2 records.
-var ocannlCNNPredictPart2Records rt.Records[ocannlCNNPredictPart2]
-
-// ocannlCNNPredictPart3 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
-type ocannlCNNPredictPart3 struct {
-	scratch *ocannlCNNPredictScratch
-}
-
-// Part runs part j4 of the nest (0 <= j4 < 8).
-func (r5 *ocannlCNNPredictPart3) Part(j4 int) {
-	scratch := r5.scratch
 	{
-		rows := scratch.net_max_pool_1_y[32*j4 : 32*j4+32]
+		rows := scratch.net_max_pool_1_y[32*j3 : 32*j3+32]
 		for f := range 8 {
 			for f2 := range 8 {
 				for f3 := range 8 {
@@ -3085,24 +2947,24 @@ func (r5 *ocannlCNNPredictPart3) Part(j4 int) {
 	}
 }
 
-// ocannlCNNPredictPart3Records holds the free ocannlCNNPredictPart3 records.
-var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
+// ocannlCNNPredictPart2Records holds the free ocannlCNNPredictPart2 records.
+var ocannlCNNPredictPart2Records rt.Records[ocannlCNNPredictPart2]
 
-// ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// ocannlCNNPredictPart3 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlCNNPredictPart4 struct {
+type ocannlCNNPredictPart3 struct {
 	scratch *ocannlCNNPredictScratch
 }
 
-// Part runs part j5 of the nest (0 <= j5 < 8).
-func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
-	scratch := r6.scratch
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r5 *ocannlCNNPredictPart3) Part(j4 int) {
+	scratch := r5.scratch
 	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap3AVX2(&scratch.net_max_pool_1_y[i0+32*j5][1][1][0], &scratch.net_max_pool_1_x[i0+32*j5][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0+32*j4][1][1][0], &scratch.net_max_pool_1_x[i0+32*j4][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -3111,11 +2973,11 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j5][i1+1][i2+1]
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j4][i1+1][i2+1]
 					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2]
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j4][2*i1+i4][2*i2]
 						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j5][2*i1+i4][2*i2+1]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j4][2*i1+i4][2*i2+1]
 						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 8 {
 							acc2 := net_max_pool_1_yRow[i3]
@@ -3130,30 +2992,30 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	}
 }
 
-// ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
-var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
+// ocannlCNNPredictPart3Records holds the free ocannlCNNPredictPart3 records.
+var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
 
-// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlCNNPredictPart5 struct {
+type ocannlCNNPredictPart4 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNPredictScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r7 *ocannlCNNPredictPart5) Part(j22 int) {
-	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r6 *ocannlCNNPredictPart4) Part(j21 int) {
+	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
 	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j21][i1][i2][0], &scratch.net_max_pool_1_y[32*j21][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j21][i1][i2][0], &scratch.net_max_pool_1_y[32*j21][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -3165,14 +3027,51 @@ func (r7 *ocannlCNNPredictPart5) Part(j22 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j22][i1+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j21][i1+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0+32*j22][i1][i2][i3] = acc3
+						scratch.net_conv2_y[i0+32*j21][i1][i2][i3] = acc3
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
+var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
+
+// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart5 struct {
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNPredictScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r8 *ocannlCNNPredictPart5) Part(j22 int) {
+	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_conv2_y[32*j22][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_conv2_y[32*j22][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j22][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j22][i1][i2]
+					for i3 := range 16 {
+						r7 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						if !(r7 > 0) {
+							r7 = 0
+						}
+						net_head_xRow[i3] = r7
 					}
 				}
 			}
@@ -3186,87 +3085,18 @@ var ocannlCNNPredictPart5Records rt.Records[ocannlCNNPredictPart5]
 // ocannlCNNPredictPart6 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNPredictPart6 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNPredictScratch
-}
-
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r8 *ocannlCNNPredictPart6) Part(j23 int) {
-	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
-	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j23][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNPredictPart6Records holds the free ocannlCNNPredictPart6 records.
-var ocannlCNNPredictPart6Records rt.Records[ocannlCNNPredictPart6]
-
-// ocannlCNNPredictPart7 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNPredictPart7 struct {
-	scratch *ocannlCNNPredictScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r10 *ocannlCNNPredictPart7) Part(j24 int) {
-	scratch := r10.scratch
-	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0+32*j24][i1][i2]
-					for i3 := range 16 {
-						r9 := net_head_x_1Row2[i3]
-						if !(r9 > 0) {
-							r9 = 0
-						}
-						net_head_xRow[i3] = r9
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNPredictPart7Records holds the free ocannlCNNPredictPart7 records.
-var ocannlCNNPredictPart7Records rt.Records[ocannlCNNPredictPart7]
-
-// ocannlCNNPredictPart8 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNPredictPart8 struct {
 	pNetHeadW *[1600]float32
 	scratch   *ocannlCNNPredictScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r11 *ocannlCNNPredictPart8) Part(j25 int) {
-	pNetHeadW, scratch := r11.pNetHeadW, r11.scratch
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r9 *ocannlCNNPredictPart6) Part(j23 int) {
+	pNetHeadW, scratch := r9.pNetHeadW, r9.scratch
 	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.predict_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+		ocannlGemm2AVX512(&scratch.predict_1[32*j23][0], &pNetHeadW[0], &scratch.net_head_x[32*j23][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.predict_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+		ocannlGemm2AVX2(&scratch.predict_1[32*j23][0], &pNetHeadW[0], &scratch.net_head_x[32*j23][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -3275,17 +3105,17 @@ func (r11 *ocannlCNNPredictPart8) Part(j25 int) {
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &scratch.net_head_x[i0+32*j25][i2][i3]
+						net_head_xRow2 := &scratch.net_head_x[i0+32*j23][i2][i3]
 						for i4 := range 16 {
 							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
 						}
 					}
 				}
-				scratch.predict_1[i0+32*j25][i1] = acc4
+				scratch.predict_1[i0+32*j23][i1] = acc4
 			}
 		}
 	}
 }
 
-// ocannlCNNPredictPart8Records holds the free ocannlCNNPredictPart8 records.
-var ocannlCNNPredictPart8Records rt.Records[ocannlCNNPredictPart8]
+// ocannlCNNPredictPart6Records holds the free ocannlCNNPredictPart6 records.
+var ocannlCNNPredictPart6Records rt.Records[ocannlCNNPredictPart6]

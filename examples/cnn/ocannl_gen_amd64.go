@@ -56,30 +56,40 @@ func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 
-// ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX512 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap1AVX512(c *float32, x0 *float32)
+func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap10AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap9AVX512 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap9AVX512(c *float32, x0 *float32)
+func ocannlMap11AVX512(c *float32, x0 *float32)
 
-// ocannlMap25AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap12AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap13AVX512 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap13AVX512(c *float32, x0 *float32)
+
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
 //
@@ -121,135 +131,145 @@ func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX2 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 16384 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap1AVX2(c *float32, x0 *float32)
+func ocannlMap1AVX2(c *float32)
 
-// ocannlMap2AVX2 runs a float32 pointwise kernel over 16384 elements: c = -Inf.
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
 //
 //go:noescape
-func ocannlMap2AVX2(c *float32)
+func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap3AVX2(c *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap4AVX2(c *float32)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
 //
 //go:noescape
 func ocannlMap5AVX2(c *float32)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap6AVX2(c *float32)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap7AVX2(c *float32)
+func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap8AVX2(c *float32, x0 *float32)
 
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap9AVX2(c *float32, x0 *float32)
 
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(x0).
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap10AVX2(c *float32, x0 *float32)
+func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap11AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap11AVX2(c *float32, x0 *float32)
 
-// ocannlMap12AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap13AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(x0,0).
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap13AVX2(c *float32, x0 *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap14AVX2(c *float32)
+func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap15AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap15AVX2(c *float32)
+func ocannlMap15AVX2(c *float32, x0 *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 8 elements: c = -Inf.
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
 //
 //go:noescape
 func ocannlMap16AVX2(c *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
 //
 //go:noescape
 func ocannlMap17AVX2(c *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,add(x1,x2)),x3,0),0).
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 8 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap18AVX2(c *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap19AVX2(c *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,add(x1,x2)),x3,0),0).
 //
 //go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32)
+func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap21AVX2(c *float32)
+func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap22AVX2(c *float32)
+func ocannlMap22AVX2(c *float32, x0 *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap23AVX2(c *float32)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap24AVX2(c *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
 //
 //go:noescape
-func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap25AVX2(c *float32)
+
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
+//
+//go:noescape
+func ocannlMap26AVX2(c *float32)
+
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 4 elements.
 //

@@ -1265,6 +1265,56 @@ TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000000ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000c80, BX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z1
+	VMOVUPS.Z (DX), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	VMAXPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000320, BX
+
+row1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VADDPS  Z2, Z1, Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $-64, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
@@ -1282,9 +1332,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX512(c *float32, x0 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -1302,9 +1352,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1326,9 +1376,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -1346,9 +1396,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -2697,14 +2747,15 @@ TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000c80, BX
 
 row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -2714,29 +2765,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX2(c *float32, x0 *float32)
+// func ocannlMap1AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c80, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap2AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -2751,9 +2782,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -2788,9 +2819,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32)
+// func ocannlMap3AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -2810,9 +2841,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32)
+// func ocannlMap4AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -2832,9 +2863,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32)
+// func ocannlMap5AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -2849,9 +2880,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32)
+// func ocannlMap6AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -2871,9 +2902,428 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000320, BX
+
+row1:
+	MOVQ $0x00000002, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-64, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap8AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap8AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap8AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap8AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap8AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap8AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap8AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap8AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap8AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap8AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap8AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap8AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap9AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000004, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap9AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap9AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap9AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap9AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap9AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap9AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap9AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap9AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap9AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap9AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap9AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap9AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap9AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap9AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap9AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap9AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap9AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap9AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap9AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap9AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap9AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap9AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap9AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap9AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap9AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap9AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap9AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap9AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap9AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap9AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap9AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap9AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap9AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap9AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap9AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap9AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap9AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap9AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap9AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap9AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap9AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap9AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap9AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap9AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap9AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap9AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap9AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap9AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap9AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap9AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap9AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap9AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap9AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap9AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap9AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap9AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap9AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap9AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap9AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap9AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap9AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap9AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap9AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap9AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap9AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap9AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap9AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap9AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap9AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap9AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap9AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap9AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap9AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap9AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap9AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap9AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap9AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap9AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap9AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap9AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap9AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap9AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap9AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap9AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap9AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap9AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap9AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap9AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap9AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap9AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap9AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap9AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap9AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap9AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap9AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap9AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap9AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap9AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap9AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap9AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap9AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap9AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap9AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap9AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap9AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap9AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap9AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap9AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap9AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap9AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap9AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap9AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap9AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap9AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap9AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap9AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap9AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap9AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap9AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap9AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap9AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap9AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap9AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap9AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap9AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap9AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap9AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap9AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap9AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000c80, BX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $-32, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000c80, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -2900,9 +3350,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -2920,354 +3370,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap10AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap10AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap10AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap10AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap10AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap10AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap10AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap10AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap10AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap10AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap10AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap10AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap10AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap10AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap10AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap10AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap10AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap11AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000004, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap11AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap11AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap11AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap11AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap11AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap11AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap11AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap11AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap11AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap11AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap11AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap11AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap11AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap11AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap11AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap11AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap11AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap11AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap11AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap11AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap11AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap11AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap11AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap11AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap11AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap11AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap11AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap11AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap11AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap11AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap11AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap11AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap11AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap11AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap11AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap11AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap11AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap11AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap11AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap11AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap11AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap11AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap11AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap11AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap11AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap11AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap11AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap11AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap11AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap11AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap11AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap11AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap11AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap11AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap11AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap11AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap11AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap11AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap11AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap11AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap11AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap11AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap11AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap11AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap11AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap11AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap11AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap11AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap11AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap11AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap11AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap11AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap11AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap11AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap11AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap11AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap11AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap11AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap11AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap11AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap11AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap11AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap11AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap11AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap11AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap11AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap11AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap11AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap11AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap11AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap11AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap11AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap11AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap11AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap11AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3292,9 +3397,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float32, x0 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -3312,9 +3417,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32)
+// func ocannlMap16AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -3335,9 +3440,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32)
+// func ocannlMap17AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -3358,9 +3463,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32)
+// func ocannlMap18AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -3376,9 +3481,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32)
+// func ocannlMap19AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -3399,9 +3504,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3443,9 +3548,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3470,9 +3575,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -3490,9 +3595,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32)
+// func ocannlMap23AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -3512,9 +3617,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32)
+// func ocannlMap24AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -3534,9 +3639,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32)
+// func ocannlMap25AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -3551,9 +3656,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32)
+// func ocannlMap26AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -3573,9 +3678,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -57,20 +57,30 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
-// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
-
-// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
 }
 
-// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+}
 
-// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
+
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
+}
+
+// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap13AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
+
+// ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -101,13 +111,13 @@ func ocannlGemm7AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm7AVX2 calle
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
+func ocannlMap1AVX2(c *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
 
 // ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+func ocannlMap3AVX2(c *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap4AVX2(c *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
@@ -119,16 +129,16 @@ func ocannlMap5AVX2(c *float32) { panic("ocannlgen: ocannlMap5AVX2 called withou
 func ocannlMap6AVX2(c *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+func ocannlMap8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+func ocannlMap10AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap11AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
@@ -140,10 +150,10 @@ func ocannlMap12AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap12AVX2 cal
 func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX2(c *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
@@ -152,21 +162,21 @@ func ocannlMap16AVX2(c *float32) { panic("ocannlgen: ocannlMap16AVX2 called with
 func ocannlMap17AVX2(c *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap18AVX2 called without assembly")
-}
+func ocannlMap18AVX2(c *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+func ocannlMap19AVX2(c *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap20AVX2 called without assembly")
+}
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap23AVX2(c *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
@@ -175,7 +185,13 @@ func ocannlMap23AVX2(c *float32) { panic("ocannlgen: ocannlMap23AVX2 called with
 func ocannlMap24AVX2(c *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+func ocannlMap25AVX2(c *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+
+// ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX2(c *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+
+// ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

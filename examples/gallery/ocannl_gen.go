@@ -894,65 +894,24 @@ func ocannlRowMaxF64(x *[48][10]float64, out *[48]float64) {
 //	init _num.1: constant 2
 //
 //	# _out.1 = pointwise "*." of x, _num.1
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.1[i0, i1] = x[i0, i1] * _num.1[0]
 //
-//	# _out.2 = pointwise "+" of _out.1, b
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.2[i0, i1] = _out.1[i0, i1] + b[i1]
+//	# _out.2 = pointwise "+" of _out.1, b, with _out.1 = pointwise "*." of x, _num.1 fused
 //
-//	# out = pointwise relu of _out.2
+//	# out = pointwise relu of _out.2, with _out.2 = pointwise "+" of _out.1, b, with _out.1 = pointwise "*." of x, _num.1 fused fused
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
-//	    out[i0, i1] = relu(_out.2[i0, i1])
+//	    out[i0, i1] = relu((x[i0, i1] * _num.1[0]) + b[i1])
 func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float32) {
-	var out_1 [32][64]float32
-	var out_2 [32][64]float32
-
-	// _out.1 = pointwise "*." of x, _num.1
-	// float32 pointwise kernel over 2048 elements (c = mul(x0,2)): AVX2 (also on AVX-512 machines).
+	// out = pointwise relu of _out.2, with _out.2 = pointwise "+" of _out.1, b, with _out.1 = pointwise "*." of x, _num.1 fused fused
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(mul(x0,2),x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap1AVX2(&out_1[0][0], &x[0][0])
+		ocannlMap1AVX2(&out[0][0], &x[0][0], &b[0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
-			out_1Row := &out_1[i0]
-			for i1 := range 64 {
-				out_1Row[i1] = xRow[i1] * 2
-			}
-		}
-	}
-
-	// _out.2 = pointwise "+" of _out.1, b
-	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&out_2[0][0], &out_1[0][0], &b[0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&out_2[0][0], &out_1[0][0], &b[0])
-	} else {
-		for i0 := range 32 {
-			out_1Row2 := &out_1[i0]
-			out_2Row := &out_2[i0]
-			for i1 := range 64 {
-				out_2Row[i1] = out_1Row2[i1] + b[i1]
-			}
-		}
-	}
-
-	// out = pointwise relu of _out.2
-	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap3AVX512(&out[0][0], &out_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&out[0][0], &out_2[0][0])
-	} else {
-		for i0 := range 32 {
-			out_2Row2 := &out_2[i0]
 			outRow := &out[i0]
 			for i1 := range 64 {
-				r := out_2Row2[i1]
+				r := (xRow[i1] * 2) + b[i1]
 				if !(r > 0) {
 					r = 0
 				}
@@ -1065,11 +1024,11 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 	// float32 pointwise kernel over 16 rows of 48 elements (c = x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap4AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap2AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap4AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap2AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -1304,7 +1263,7 @@ func ocannlMaxPool2x2(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 	// out = einsum "@^+" "n | 2*oh<+wh, 2*ow<+ww, c; wh, ww => n | oh, ow, c" of x, _out.1
 	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&out[0][0][0][0])
+		ocannlMap3AVX2(&out[0][0][0][0])
 	} else {
 		for j := range 2 {
 			for j2 := range 8 {
@@ -1320,7 +1279,7 @@ func ocannlMaxPool2x2(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap6AVX2(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
+				ocannlMap4AVX2(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
 			}
 		}
 	} else {
@@ -1602,420 +1561,78 @@ func ocannlBlockMatrix(a *[16][16]float32, b *[16][8]float32, c *[8][16]float32,
 //	init _num.4: constant 1
 //
 //	# _out.1 = pointwise tanh of x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.1[i0, i1] = tanh(x[i0, i1])
 //
 //	# _out.2 = pointwise exp of x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.2[i0, i1] = exp(x[i0, i1])
 //
-//	# _out.3 = pointwise "+" of _out.2, _num.1
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.3[i0, i1] = _out.2[i0, i1] + _num.1[0]
+//	# _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused
 //
-//	# _out.4 = pointwise log of _out.3
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.4[i0, i1] = log(_out.3[i0, i1])
+//	# _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused
 //
-//	# _out.5 = pointwise "+" of _out.1, _out.4
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.5[i0, i1] = _out.1[i0, i1] + _out.4[i0, i1]
+//	# _out.5 = pointwise "+" of _out.1, _out.4, with _out.1 = pointwise tanh of x fused, with _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused fused
 //
 //	# _out.6 = pointwise "*." of x, x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.6[i0, i1] = x[i0, i1] * x[i0, i1]
 //
-//	# _out.7 = pointwise "+" of _out.6, _num.2
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.7[i0, i1] = _out.6[i0, i1] + _num.2[0]
+//	# _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused
 //
-//	# _out.8 = pointwise sqrt of _out.7
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.8[i0, i1] = sqrt(_out.7[i0, i1])
+//	# _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused
 //
 //	# _out.9 = pointwise "*." of x, x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.9[i0, i1] = x[i0, i1] * x[i0, i1]
 //
-//	# _out.10 = pointwise "+" of _out.9, _num.3
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.10[i0, i1] = _out.9[i0, i1] + _num.3[0]
+//	# _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused
 //
-//	# _out.11 = pointwise recip_sqrt of _out.10
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.11[i0, i1] = recip_sqrt(_out.10[i0, i1])
+//	# _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused
 //
-//	# _out.12 = pointwise "*." of _out.8, _out.11
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.12[i0, i1] = _out.8[i0, i1] * _out.11[i0, i1]
+//	# _out.12 = pointwise "*." of _out.8, _out.11, with _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused fused, with _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused fused
 //
-//	# _out.13 = pointwise "+" of _out.5, _out.12
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.13[i0, i1] = _out.5[i0, i1] + _out.12[i0, i1]
+//	# _out.13 = pointwise "+" of _out.5, _out.12, with _out.5 = pointwise "+" of _out.1, _out.4, with _out.1 = pointwise tanh of x fused, with _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused fused fused, with _out.12 = pointwise "*." of _out.8, _out.11, with _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused fused, with _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused fused fused
 //
 //	# _out.14 = pointwise neg of x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.14[i0, i1] = neg(x[i0, i1])
 //
-//	# _out.15 = pointwise exp2 of _out.14
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.15[i0, i1] = exp2(_out.14[i0, i1])
+//	# _out.15 = pointwise exp2 of _out.14, with _out.14 = pointwise neg of x fused
 //
 //	# _out.16 = pointwise sat01 of x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.16[i0, i1] = sat01(x[i0, i1])
 //
-//	# _out.17 = pointwise "+" of _out.16, _num.4
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.17[i0, i1] = _out.16[i0, i1] + _num.4[0]
+//	# _out.17 = pointwise "+" of _out.16, _num.4, with _out.16 = pointwise sat01 of x fused
 //
-//	# _out.18 = pointwise log2 of _out.17
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.18[i0, i1] = log2(_out.17[i0, i1])
+//	# _out.18 = pointwise log2 of _out.17, with _out.17 = pointwise "+" of _out.16, _num.4, with _out.16 = pointwise sat01 of x fused fused
 //
-//	# _out.19 = pointwise "*." of _out.15, _out.18
+//	# _out.19 = pointwise "*." of _out.15, _out.18, with _out.15 = pointwise exp2 of _out.14, with _out.14 = pointwise neg of x fused fused, with _out.18 = pointwise log2 of _out.17, with _out.17 = pointwise "+" of _out.16, _num.4, with _out.16 = pointwise sat01 of x fused fused fused
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
-//	    _out.19[i0, i1] = _out.15[i0, i1] * _out.18[i0, i1]
+//	    _out.19[i0, i1] = exp2(neg(x[i0, i1])) * log2(sat01(x[i0, i1]) + _num.4[0])
 //
-//	# out = pointwise "+" of _out.13, _out.19
+//	# out = pointwise "+" of _out.13, _out.19, with _out.13 = pointwise "+" of _out.5, _out.12, with _out.5 = pointwise "+" of _out.1, _out.4, with _out.1 = pointwise tanh of x fused, with _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused fused fused, with _out.12 = pointwise "*." of _out.8, _out.11, with _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused fused, with _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused fused fused fused
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
-//	    out[i0, i1] = _out.13[i0, i1] + _out.19[i0, i1]
+//	    out[i0, i1] = ((tanh(x[i0, i1]) + log(exp(x[i0, i1]) + _num.1[0])) + (sqrt((x[i0, i1] * x[i0, i1]) + _num.2[0]) * recip_sqrt((x[i0, i1] * x[i0, i1]) + _num.3[0]))) + _out.19[i0, i1]
 func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
-	var out_1 [32][64]float32
-	var out_2 [32][64]float32
-	var out_3 [32][64]float32
-	var out_4 [32][64]float32
-	var out_5 [32][64]float32
-	var out_6 [32][64]float32
-	var out_7 [32][64]float32
-	var out_8 [32][64]float32
-	var out_9 [32][64]float32
-	var out_10 [32][64]float32
-	var out_11 [32][64]float32
-	var out_12 [32][64]float32
-	var out_13 [32][64]float32
-	var out_14 [32][64]float32
-	var out_15 [32][64]float32
-	var out_16 [32][64]float32
-	var out_17 [32][64]float32
-	var out_18 [32][64]float32
 	var out_19 [32][64]float32
 
-	// _out.1 = pointwise tanh of x
-	// float32 pointwise kernel over 2048 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	// _out.19 = pointwise "*." of _out.15, _out.18, with _out.15 = pointwise exp2 of _out.14, with _out.14 = pointwise neg of x fused fused, with _out.18 = pointwise log2 of _out.17, with _out.17 = pointwise "+" of _out.16, _num.4, with _out.16 = pointwise sat01 of x fused fused fused
+	// float32 pointwise kernel over 2048 elements (c = mul(exp2(neg(x0)),log2(add(sat01(x0),1)))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap7AVX2(&out_1[0][0], &x[0][0])
+		ocannlMap5AVX2(&out_19[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
-			out_1Row := &out_1[i0]
+			out_19Row := &out_19[i0]
 			for i1 := range 64 {
-				out_1Row[i1] = float32(math.Tanh(float64(xRow[i1])))
+				out_19Row[i1] = float32(math.Exp2(float64(-xRow[i1]))) * float32(math.Log2(float64(min(1, max(0, xRow[i1]))+1)))
 			}
 		}
 	}
 
-	// _out.2 = pointwise exp of x
-	// float32 pointwise kernel over 2048 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// out = pointwise "+" of _out.13, _out.19, with _out.13 = pointwise "+" of _out.5, _out.12, with _out.5 = pointwise "+" of _out.1, _out.4, with _out.1 = pointwise tanh of x fused, with _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused fused fused, with _out.12 = pointwise "*." of _out.8, _out.11, with _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused fused, with _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused fused fused fused
+	// float32 pointwise kernel over 2048 elements (c = add(add(add(tanh(x0),log(add(exp(x0),1))),mul(sqrt(add(mul(x0,x0),1)),recip_sqrt(add(mul(x0,x0),2)))),x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&out_2[0][0], &x[0][0])
+		ocannlMap6AVX2(&out[0][0], &x[0][0], &out_19[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow2 := &x[i0]
-			out_2Row := &out_2[i0]
-			for i1 := range 64 {
-				out_2Row[i1] = float32(math.Exp(float64(xRow2[i1])))
-			}
-		}
-	}
-
-	// _out.3 = pointwise "+" of _out.2, _num.1
-	// float32 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap9AVX2(&out_3[0][0], &out_2[0][0])
-	} else {
-		for i0 := range 32 {
-			out_2Row2 := &out_2[i0]
-			out_3Row := &out_3[i0]
-			for i1 := range 64 {
-				out_3Row[i1] = out_2Row2[i1] + 1
-			}
-		}
-	}
-
-	// _out.4 = pointwise log of _out.3
-	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap10AVX2(&out_4[0][0], &out_3[0][0])
-	} else {
-		for i0 := range 32 {
-			out_3Row2 := &out_3[i0]
-			out_4Row := &out_4[i0]
-			for i1 := range 64 {
-				out_4Row[i1] = float32(math.Log(float64(out_3Row2[i1])))
-			}
-		}
-	}
-
-	// _out.5 = pointwise "+" of _out.1, _out.4
-	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&out_5[0][0], &out_1[0][0], &out_4[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&out_5[0][0], &out_1[0][0], &out_4[0][0])
-	} else {
-		for i0 := range 32 {
-			out_1Row2 := &out_1[i0]
-			out_4Row2 := &out_4[i0]
-			out_5Row := &out_5[i0]
-			for i1 := range 64 {
-				out_5Row[i1] = out_1Row2[i1] + out_4Row2[i1]
-			}
-		}
-	}
-
-	// _out.6 = pointwise "*." of x, x
-	// float32 pointwise kernel over 2048 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap12AVX512(&out_6[0][0], &x[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&out_6[0][0], &x[0][0])
-	} else {
-		for i0 := range 32 {
-			xRow3 := &x[i0]
-			out_6Row := &out_6[i0]
-			for i1 := range 64 {
-				out_6Row[i1] = xRow3[i1] * xRow3[i1]
-			}
-		}
-	}
-
-	// _out.7 = pointwise "+" of _out.6, _num.2
-	// float32 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap9AVX2(&out_7[0][0], &out_6[0][0])
-	} else {
-		for i0 := range 32 {
-			out_6Row2 := &out_6[i0]
-			out_7Row := &out_7[i0]
-			for i1 := range 64 {
-				out_7Row[i1] = out_6Row2[i1] + 1
-			}
-		}
-	}
-
-	// _out.8 = pointwise sqrt of _out.7
-	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap13AVX2(&out_8[0][0], &out_7[0][0])
-	} else {
-		for i0 := range 32 {
-			out_7Row2 := &out_7[i0]
-			out_8Row := &out_8[i0]
-			for i1 := range 64 {
-				out_8Row[i1] = float32(math.Sqrt(float64(out_7Row2[i1])))
-			}
-		}
-	}
-
-	// _out.9 = pointwise "*." of x, x
-	// float32 pointwise kernel over 2048 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap12AVX512(&out_9[0][0], &x[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&out_9[0][0], &x[0][0])
-	} else {
-		for i0 := range 32 {
-			xRow4 := &x[i0]
-			out_9Row := &out_9[i0]
-			for i1 := range 64 {
-				out_9Row[i1] = xRow4[i1] * xRow4[i1]
-			}
-		}
-	}
-
-	// _out.10 = pointwise "+" of _out.9, _num.3
-	// float32 pointwise kernel over 2048 elements (c = add(x0,2)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap14AVX2(&out_10[0][0], &out_9[0][0])
-	} else {
-		for i0 := range 32 {
-			out_9Row2 := &out_9[i0]
-			out_10Row := &out_10[i0]
-			for i1 := range 64 {
-				out_10Row[i1] = out_9Row2[i1] + 2
-			}
-		}
-	}
-
-	// _out.11 = pointwise recip_sqrt of _out.10
-	// float32 pointwise kernel over 2048 elements (c = recip_sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap15AVX2(&out_11[0][0], &out_10[0][0])
-	} else {
-		for i0 := range 32 {
-			out_10Row2 := &out_10[i0]
-			out_11Row := &out_11[i0]
-			for i1 := range 64 {
-				out_11Row[i1] = float32(1 / math.Sqrt(float64(out_10Row2[i1])))
-			}
-		}
-	}
-
-	// _out.12 = pointwise "*." of _out.8, _out.11
-	// float32 pointwise kernel over 2048 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap16AVX512(&out_12[0][0], &out_8[0][0], &out_11[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&out_12[0][0], &out_8[0][0], &out_11[0][0])
-	} else {
-		for i0 := range 32 {
-			out_8Row2 := &out_8[i0]
-			out_11Row2 := &out_11[i0]
-			out_12Row := &out_12[i0]
-			for i1 := range 64 {
-				out_12Row[i1] = out_8Row2[i1] * out_11Row2[i1]
-			}
-		}
-	}
-
-	// _out.13 = pointwise "+" of _out.5, _out.12
-	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&out_13[0][0], &out_5[0][0], &out_12[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&out_13[0][0], &out_5[0][0], &out_12[0][0])
-	} else {
-		for i0 := range 32 {
-			out_5Row2 := &out_5[i0]
-			out_12Row2 := &out_12[i0]
-			out_13Row := &out_13[i0]
-			for i1 := range 64 {
-				out_13Row[i1] = out_5Row2[i1] + out_12Row2[i1]
-			}
-		}
-	}
-
-	// _out.14 = pointwise neg of x
-	// float32 pointwise kernel over 2048 elements (c = neg(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap17AVX2(&out_14[0][0], &x[0][0])
-	} else {
-		for i0 := range 32 {
-			xRow5 := &x[i0]
-			out_14Row := &out_14[i0]
-			for i1 := range 64 {
-				out_14Row[i1] = -xRow5[i1]
-			}
-		}
-	}
-
-	// _out.15 = pointwise exp2 of _out.14
-	// float32 pointwise kernel over 2048 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap18AVX2(&out_15[0][0], &out_14[0][0])
-	} else {
-		for i0 := range 32 {
-			out_14Row2 := &out_14[i0]
-			out_15Row := &out_15[i0]
-			for i1 := range 64 {
-				out_15Row[i1] = float32(math.Exp2(float64(out_14Row2[i1])))
-			}
-		}
-	}
-
-	// _out.16 = pointwise sat01 of x
-	// float32 pointwise kernel over 2048 elements (c = sat01(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap19AVX2(&out_16[0][0], &x[0][0])
-	} else {
-		for i0 := range 32 {
-			xRow6 := &x[i0]
-			out_16Row := &out_16[i0]
-			for i1 := range 64 {
-				out_16Row[i1] = min(1, max(0, xRow6[i1]))
-			}
-		}
-	}
-
-	// _out.17 = pointwise "+" of _out.16, _num.4
-	// float32 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap9AVX2(&out_17[0][0], &out_16[0][0])
-	} else {
-		for i0 := range 32 {
-			out_16Row2 := &out_16[i0]
-			out_17Row := &out_17[i0]
-			for i1 := range 64 {
-				out_17Row[i1] = out_16Row2[i1] + 1
-			}
-		}
-	}
-
-	// _out.18 = pointwise log2 of _out.17
-	// float32 pointwise kernel over 2048 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap20AVX2(&out_18[0][0], &out_17[0][0])
-	} else {
-		for i0 := range 32 {
-			out_17Row2 := &out_17[i0]
-			out_18Row := &out_18[i0]
-			for i1 := range 64 {
-				out_18Row[i1] = float32(math.Log2(float64(out_17Row2[i1])))
-			}
-		}
-	}
-
-	// _out.19 = pointwise "*." of _out.15, _out.18
-	// float32 pointwise kernel over 2048 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap16AVX512(&out_19[0][0], &out_15[0][0], &out_18[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&out_19[0][0], &out_15[0][0], &out_18[0][0])
-	} else {
-		for i0 := range 32 {
-			out_15Row2 := &out_15[i0]
-			out_18Row2 := &out_18[i0]
-			out_19Row := &out_19[i0]
-			for i1 := range 64 {
-				out_19Row[i1] = out_15Row2[i1] * out_18Row2[i1]
-			}
-		}
-	}
-
-	// out = pointwise "+" of _out.13, _out.19
-	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&out[0][0], &out_13[0][0], &out_19[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&out[0][0], &out_13[0][0], &out_19[0][0])
-	} else {
-		for i0 := range 32 {
-			out_13Row2 := &out_13[i0]
 			out_19Row2 := &out_19[i0]
 			outRow := &out[i0]
 			for i1 := range 64 {
-				outRow[i1] = out_13Row2[i1] + out_19Row2[i1]
+				outRow[i1] = ((float32(math.Tanh(float64(xRow2[i1]))) + float32(math.Log(float64(float32(math.Exp(float64(xRow2[i1])))+1)))) + (float32(math.Sqrt(float64((xRow2[i1]*xRow2[i1])+1))) * float32(1/math.Sqrt(float64((xRow2[i1]*xRow2[i1])+2))))) + out_19Row2[i1]
 			}
 		}
 	}
@@ -2069,420 +1686,58 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 //	init _num.4: constant 1
 //
 //	# _out.1 = pointwise tanh of x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.1[i0, i1] = tanh(x[i0, i1])
 //
 //	# _out.2 = pointwise exp of x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.2[i0, i1] = exp(x[i0, i1])
 //
-//	# _out.3 = pointwise "+" of _out.2, _num.1
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.3[i0, i1] = _out.2[i0, i1] + _num.1[0]
+//	# _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused
 //
-//	# _out.4 = pointwise log of _out.3
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.4[i0, i1] = log(_out.3[i0, i1])
+//	# _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused
 //
-//	# _out.5 = pointwise "+" of _out.1, _out.4
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.5[i0, i1] = _out.1[i0, i1] + _out.4[i0, i1]
+//	# _out.5 = pointwise "+" of _out.1, _out.4, with _out.1 = pointwise tanh of x fused, with _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused fused
 //
 //	# _out.6 = pointwise "*." of x, x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.6[i0, i1] = x[i0, i1] * x[i0, i1]
 //
-//	# _out.7 = pointwise "+" of _out.6, _num.2
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.7[i0, i1] = _out.6[i0, i1] + _num.2[0]
+//	# _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused
 //
-//	# _out.8 = pointwise sqrt of _out.7
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.8[i0, i1] = sqrt(_out.7[i0, i1])
+//	# _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused
 //
 //	# _out.9 = pointwise "*." of x, x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.9[i0, i1] = x[i0, i1] * x[i0, i1]
 //
-//	# _out.10 = pointwise "+" of _out.9, _num.3
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.10[i0, i1] = _out.9[i0, i1] + _num.3[0]
+//	# _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused
 //
-//	# _out.11 = pointwise recip_sqrt of _out.10
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.11[i0, i1] = recip_sqrt(_out.10[i0, i1])
+//	# _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused
 //
-//	# _out.12 = pointwise "*." of _out.8, _out.11
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.12[i0, i1] = _out.8[i0, i1] * _out.11[i0, i1]
+//	# _out.12 = pointwise "*." of _out.8, _out.11, with _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused fused, with _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused fused
 //
-//	# _out.13 = pointwise "+" of _out.5, _out.12
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.13[i0, i1] = _out.5[i0, i1] + _out.12[i0, i1]
+//	# _out.13 = pointwise "+" of _out.5, _out.12, with _out.5 = pointwise "+" of _out.1, _out.4, with _out.1 = pointwise tanh of x fused, with _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused fused fused, with _out.12 = pointwise "*." of _out.8, _out.11, with _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused fused, with _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused fused fused
 //
 //	# _out.14 = pointwise neg of x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.14[i0, i1] = neg(x[i0, i1])
 //
-//	# _out.15 = pointwise exp2 of _out.14
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.15[i0, i1] = exp2(_out.14[i0, i1])
+//	# _out.15 = pointwise exp2 of _out.14, with _out.14 = pointwise neg of x fused
 //
 //	# _out.16 = pointwise sat01 of x
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.16[i0, i1] = sat01(x[i0, i1])
 //
-//	# _out.17 = pointwise "+" of _out.16, _num.4
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.17[i0, i1] = _out.16[i0, i1] + _num.4[0]
+//	# _out.17 = pointwise "+" of _out.16, _num.4, with _out.16 = pointwise sat01 of x fused
 //
-//	# _out.18 = pointwise log2 of _out.17
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.18[i0, i1] = log2(_out.17[i0, i1])
+//	# _out.18 = pointwise log2 of _out.17, with _out.17 = pointwise "+" of _out.16, _num.4, with _out.16 = pointwise sat01 of x fused fused
 //
-//	# _out.19 = pointwise "*." of _out.15, _out.18
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.19[i0, i1] = _out.15[i0, i1] * _out.18[i0, i1]
+//	# _out.19 = pointwise "*." of _out.15, _out.18, with _out.15 = pointwise exp2 of _out.14, with _out.14 = pointwise neg of x fused fused, with _out.18 = pointwise log2 of _out.17, with _out.17 = pointwise "+" of _out.16, _num.4, with _out.16 = pointwise sat01 of x fused fused fused
 //
-//	# out = pointwise "+" of _out.13, _out.19
+//	# out = pointwise "+" of _out.13, _out.19, with _out.13 = pointwise "+" of _out.5, _out.12, with _out.5 = pointwise "+" of _out.1, _out.4, with _out.1 = pointwise tanh of x fused, with _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused fused fused, with _out.12 = pointwise "*." of _out.8, _out.11, with _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused fused, with _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused fused fused fused, with _out.19 = pointwise "*." of _out.15, _out.18, with _out.15 = pointwise exp2 of _out.14, with _out.14 = pointwise neg of x fused fused, with _out.18 = pointwise log2 of _out.17, with _out.17 = pointwise "+" of _out.16, _num.4, with _out.16 = pointwise sat01 of x fused fused fused fused
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
-//	    out[i0, i1] = _out.13[i0, i1] + _out.19[i0, i1]
+//	    out[i0, i1] = ((tanh(x[i0, i1]) + log(exp(x[i0, i1]) + _num.1[0])) + (sqrt((x[i0, i1] * x[i0, i1]) + _num.2[0]) * recip_sqrt((x[i0, i1] * x[i0, i1]) + _num.3[0]))) + (exp2(neg(x[i0, i1])) * log2(sat01(x[i0, i1]) + _num.4[0]))
 func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
-	var out_1 [32][64]float64
-	var out_2 [32][64]float64
-	var out_3 [32][64]float64
-	var out_4 [32][64]float64
-	var out_5 [32][64]float64
-	var out_6 [32][64]float64
-	var out_7 [32][64]float64
-	var out_8 [32][64]float64
-	var out_9 [32][64]float64
-	var out_10 [32][64]float64
-	var out_11 [32][64]float64
-	var out_12 [32][64]float64
-	var out_13 [32][64]float64
-	var out_14 [32][64]float64
-	var out_15 [32][64]float64
-	var out_16 [32][64]float64
-	var out_17 [32][64]float64
-	var out_18 [32][64]float64
-	var out_19 [32][64]float64
-
-	// _out.1 = pointwise tanh of x
-	// float64 pointwise kernel over 2048 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	// out = pointwise "+" of _out.13, _out.19, with _out.13 = pointwise "+" of _out.5, _out.12, with _out.5 = pointwise "+" of _out.1, _out.4, with _out.1 = pointwise tanh of x fused, with _out.4 = pointwise log of _out.3, with _out.3 = pointwise "+" of _out.2, _num.1, with _out.2 = pointwise exp of x fused fused fused fused, with _out.12 = pointwise "*." of _out.8, _out.11, with _out.8 = pointwise sqrt of _out.7, with _out.7 = pointwise "+" of _out.6, _num.2, with _out.6 = pointwise "*." of x, x fused fused fused, with _out.11 = pointwise recip_sqrt of _out.10, with _out.10 = pointwise "+" of _out.9, _num.3, with _out.9 = pointwise "*." of x, x fused fused fused fused fused, with _out.19 = pointwise "*." of _out.15, _out.18, with _out.15 = pointwise exp2 of _out.14, with _out.14 = pointwise neg of x fused fused, with _out.18 = pointwise log2 of _out.17, with _out.17 = pointwise "+" of _out.16, _num.4, with _out.16 = pointwise sat01 of x fused fused fused fused
+	// float64 pointwise kernel over 2048 elements (c = add(add(add(tanh(x0),log(add(exp(x0),1))),mul(sqrt(add(mul(x0,x0),1)),recip_sqrt(add(mul(x0,x0),2)))),mul(exp2(neg(x0)),log2(add(sat01(x0),1))))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&out_1[0][0], &x[0][0])
+		ocannlMap7AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
-			out_1Row := &out_1[i0]
-			for i1 := range 64 {
-				out_1Row[i1] = math.Tanh(xRow[i1])
-			}
-		}
-	}
-
-	// _out.2 = pointwise exp of x
-	// float64 pointwise kernel over 2048 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap22AVX2(&out_2[0][0], &x[0][0])
-	} else {
-		for i0 := range 32 {
-			xRow2 := &x[i0]
-			out_2Row := &out_2[i0]
-			for i1 := range 64 {
-				out_2Row[i1] = math.Exp(xRow2[i1])
-			}
-		}
-	}
-
-	// _out.3 = pointwise "+" of _out.2, _num.1
-	// float64 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap23AVX2(&out_3[0][0], &out_2[0][0])
-	} else {
-		for i0 := range 32 {
-			out_2Row2 := &out_2[i0]
-			out_3Row := &out_3[i0]
-			for i1 := range 64 {
-				out_3Row[i1] = out_2Row2[i1] + 1
-			}
-		}
-	}
-
-	// _out.4 = pointwise log of _out.3
-	// float64 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap24AVX2(&out_4[0][0], &out_3[0][0])
-	} else {
-		for i0 := range 32 {
-			out_3Row2 := &out_3[i0]
-			out_4Row := &out_4[i0]
-			for i1 := range 64 {
-				out_4Row[i1] = math.Log(out_3Row2[i1])
-			}
-		}
-	}
-
-	// _out.5 = pointwise "+" of _out.1, _out.4
-	// float64 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&out_5[0][0], &out_1[0][0], &out_4[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&out_5[0][0], &out_1[0][0], &out_4[0][0])
-	} else {
-		for i0 := range 32 {
-			out_1Row2 := &out_1[i0]
-			out_4Row2 := &out_4[i0]
-			out_5Row := &out_5[i0]
-			for i1 := range 64 {
-				out_5Row[i1] = out_1Row2[i1] + out_4Row2[i1]
-			}
-		}
-	}
-
-	// _out.6 = pointwise "*." of x, x
-	// float64 pointwise kernel over 2048 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap26AVX512(&out_6[0][0], &x[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&out_6[0][0], &x[0][0])
-	} else {
-		for i0 := range 32 {
-			xRow3 := &x[i0]
-			out_6Row := &out_6[i0]
-			for i1 := range 64 {
-				out_6Row[i1] = xRow3[i1] * xRow3[i1]
-			}
-		}
-	}
-
-	// _out.7 = pointwise "+" of _out.6, _num.2
-	// float64 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap23AVX2(&out_7[0][0], &out_6[0][0])
-	} else {
-		for i0 := range 32 {
-			out_6Row2 := &out_6[i0]
-			out_7Row := &out_7[i0]
-			for i1 := range 64 {
-				out_7Row[i1] = out_6Row2[i1] + 1
-			}
-		}
-	}
-
-	// _out.8 = pointwise sqrt of _out.7
-	// float64 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap27AVX2(&out_8[0][0], &out_7[0][0])
-	} else {
-		for i0 := range 32 {
-			out_7Row2 := &out_7[i0]
-			out_8Row := &out_8[i0]
-			for i1 := range 64 {
-				out_8Row[i1] = math.Sqrt(out_7Row2[i1])
-			}
-		}
-	}
-
-	// _out.9 = pointwise "*." of x, x
-	// float64 pointwise kernel over 2048 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap26AVX512(&out_9[0][0], &x[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&out_9[0][0], &x[0][0])
-	} else {
-		for i0 := range 32 {
-			xRow4 := &x[i0]
-			out_9Row := &out_9[i0]
-			for i1 := range 64 {
-				out_9Row[i1] = xRow4[i1] * xRow4[i1]
-			}
-		}
-	}
-
-	// _out.10 = pointwise "+" of _out.9, _num.3
-	// float64 pointwise kernel over 2048 elements (c = add(x0,2)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap28AVX2(&out_10[0][0], &out_9[0][0])
-	} else {
-		for i0 := range 32 {
-			out_9Row2 := &out_9[i0]
-			out_10Row := &out_10[i0]
-			for i1 := range 64 {
-				out_10Row[i1] = out_9Row2[i1] + 2
-			}
-		}
-	}
-
-	// _out.11 = pointwise recip_sqrt of _out.10
-	// float64 pointwise kernel over 2048 elements (c = recip_sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap29AVX2(&out_11[0][0], &out_10[0][0])
-	} else {
-		for i0 := range 32 {
-			out_10Row2 := &out_10[i0]
-			out_11Row := &out_11[i0]
-			for i1 := range 64 {
-				out_11Row[i1] = 1 / math.Sqrt(out_10Row2[i1])
-			}
-		}
-	}
-
-	// _out.12 = pointwise "*." of _out.8, _out.11
-	// float64 pointwise kernel over 2048 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&out_12[0][0], &out_8[0][0], &out_11[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&out_12[0][0], &out_8[0][0], &out_11[0][0])
-	} else {
-		for i0 := range 32 {
-			out_8Row2 := &out_8[i0]
-			out_11Row2 := &out_11[i0]
-			out_12Row := &out_12[i0]
-			for i1 := range 64 {
-				out_12Row[i1] = out_8Row2[i1] * out_11Row2[i1]
-			}
-		}
-	}
-
-	// _out.13 = pointwise "+" of _out.5, _out.12
-	// float64 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&out_13[0][0], &out_5[0][0], &out_12[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&out_13[0][0], &out_5[0][0], &out_12[0][0])
-	} else {
-		for i0 := range 32 {
-			out_5Row2 := &out_5[i0]
-			out_12Row2 := &out_12[i0]
-			out_13Row := &out_13[i0]
-			for i1 := range 64 {
-				out_13Row[i1] = out_5Row2[i1] + out_12Row2[i1]
-			}
-		}
-	}
-
-	// _out.14 = pointwise neg of x
-	// float64 pointwise kernel over 2048 elements (c = neg(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap31AVX2(&out_14[0][0], &x[0][0])
-	} else {
-		for i0 := range 32 {
-			xRow5 := &x[i0]
-			out_14Row := &out_14[i0]
-			for i1 := range 64 {
-				out_14Row[i1] = -xRow5[i1]
-			}
-		}
-	}
-
-	// _out.15 = pointwise exp2 of _out.14
-	// float64 pointwise kernel over 2048 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap32AVX2(&out_15[0][0], &out_14[0][0])
-	} else {
-		for i0 := range 32 {
-			out_14Row2 := &out_14[i0]
-			out_15Row := &out_15[i0]
-			for i1 := range 64 {
-				out_15Row[i1] = math.Exp2(out_14Row2[i1])
-			}
-		}
-	}
-
-	// _out.16 = pointwise sat01 of x
-	// float64 pointwise kernel over 2048 elements (c = sat01(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap33AVX2(&out_16[0][0], &x[0][0])
-	} else {
-		for i0 := range 32 {
-			xRow6 := &x[i0]
-			out_16Row := &out_16[i0]
-			for i1 := range 64 {
-				out_16Row[i1] = min(1, max(0, xRow6[i1]))
-			}
-		}
-	}
-
-	// _out.17 = pointwise "+" of _out.16, _num.4
-	// float64 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap23AVX2(&out_17[0][0], &out_16[0][0])
-	} else {
-		for i0 := range 32 {
-			out_16Row2 := &out_16[i0]
-			out_17Row := &out_17[i0]
-			for i1 := range 64 {
-				out_17Row[i1] = out_16Row2[i1] + 1
-			}
-		}
-	}
-
-	// _out.18 = pointwise log2 of _out.17
-	// float64 pointwise kernel over 2048 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap34AVX2(&out_18[0][0], &out_17[0][0])
-	} else {
-		for i0 := range 32 {
-			out_17Row2 := &out_17[i0]
-			out_18Row := &out_18[i0]
-			for i1 := range 64 {
-				out_18Row[i1] = math.Log2(out_17Row2[i1])
-			}
-		}
-	}
-
-	// _out.19 = pointwise "*." of _out.15, _out.18
-	// float64 pointwise kernel over 2048 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&out_19[0][0], &out_15[0][0], &out_18[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&out_19[0][0], &out_15[0][0], &out_18[0][0])
-	} else {
-		for i0 := range 32 {
-			out_15Row2 := &out_15[i0]
-			out_18Row2 := &out_18[i0]
-			out_19Row := &out_19[i0]
-			for i1 := range 64 {
-				out_19Row[i1] = out_15Row2[i1] * out_18Row2[i1]
-			}
-		}
-	}
-
-	// out = pointwise "+" of _out.13, _out.19
-	// float64 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&out[0][0], &out_13[0][0], &out_19[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&out[0][0], &out_13[0][0], &out_19[0][0])
-	} else {
-		for i0 := range 32 {
-			out_13Row2 := &out_13[i0]
-			out_19Row2 := &out_19[i0]
 			outRow := &out[i0]
 			for i1 := range 64 {
-				outRow[i1] = out_13Row2[i1] + out_19Row2[i1]
+				outRow[i1] = ((math.Tanh(xRow[i1]) + math.Log(math.Exp(xRow[i1])+1)) + (math.Sqrt((xRow[i1]*xRow[i1])+1) * (1 / math.Sqrt((xRow[i1]*xRow[i1])+2)))) + (math.Exp2(-xRow[i1]) * math.Log2(min(1, max(0, xRow[i1]))+1))
 			}
 		}
 	}

@@ -76,50 +76,10 @@ func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap2AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 48 elements: c = x0.
 //
 //go:noescape
-func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap3AVX512 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap3AVX512(c *float32, x0 *float32)
-
-// ocannlMap4AVX512 runs a float32 pointwise kernel over 48 elements: c = x0.
-//
-//go:noescape
-func ocannlMap4AVX512(c *float32, x0 *float32)
-
-// ocannlMap11AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap12AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,x0).
-//
-//go:noescape
-func ocannlMap12AVX512(c *float32, x0 *float32)
-
-// ocannlMap16AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,x1).
-//
-//go:noescape
-func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap25AVX512 runs a float64 pointwise kernel over 2048 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap26AVX512 runs a float64 pointwise kernel over 2048 elements: c = mul(x0,x0).
-//
-//go:noescape
-func ocannlMap26AVX512(c *float64, x0 *float64)
-
-// ocannlMap30AVX512 runs a float64 pointwise kernel over 2048 elements: c = mul(x0,x1).
-//
-//go:noescape
-func ocannlMap30AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap2AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=64 N=32 K=48 (6x16 tile); strides C 32,1 A 48,1 B 32,1.
 //
@@ -181,175 +141,40 @@ func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,2).
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(mul(x0,2),x1)).
 //
 //go:noescape
-func ocannlMap1AVX2(c *float32, x0 *float32)
+func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap2AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 48 elements: c = x0.
 //
 //go:noescape
-func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap2AVX2(c *float32, x0 *float32)
 
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 1024 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap3AVX2(c *float32, x0 *float32)
+func ocannlMap3AVX2(c *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 48 elements: c = x0.
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
 //
 //go:noescape
-func ocannlMap4AVX2(c *float32, x0 *float32)
+func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 1024 elements: c = -Inf.
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(exp2(neg(x0)),log2(add(sat01(x0),1))).
 //
 //go:noescape
-func ocannlMap5AVX2(c *float32)
+func ocannlMap5AVX2(c *float32, x0 *float32)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(add(add(tanh(x0),log(add(exp(x0),1))),mul(sqrt(add(mul(x0,x0),1)),recip_sqrt(add(mul(x0,x0),2)))),x1).
 //
 //go:noescape
 func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 2048 elements: c = tanh(x0).
+// ocannlMap7AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(add(add(tanh(x0),log(add(exp(x0),1))),mul(sqrt(add(mul(x0,x0),1)),recip_sqrt(add(mul(x0,x0),2)))),mul(exp2(neg(x0)),log2(add(sat01(x0),1)))).
 //
 //go:noescape
-func ocannlMap7AVX2(c *float32, x0 *float32)
-
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 2048 elements: c = exp(x0).
-//
-//go:noescape
-func ocannlMap8AVX2(c *float32, x0 *float32)
-
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,1).
-//
-//go:noescape
-func ocannlMap9AVX2(c *float32, x0 *float32)
-
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 2048 elements: c = log(x0).
-//
-//go:noescape
-func ocannlMap10AVX2(c *float32, x0 *float32)
-
-// ocannlMap11AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap12AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,x0).
-//
-//go:noescape
-func ocannlMap12AVX2(c *float32, x0 *float32)
-
-// ocannlMap13AVX2 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
-//
-//go:noescape
-func ocannlMap13AVX2(c *float32, x0 *float32)
-
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,2).
-//
-//go:noescape
-func ocannlMap14AVX2(c *float32, x0 *float32)
-
-// ocannlMap15AVX2 runs a float32 pointwise kernel over 2048 elements: c = recip_sqrt(x0).
-//
-//go:noescape
-func ocannlMap15AVX2(c *float32, x0 *float32)
-
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,x1).
-//
-//go:noescape
-func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 2048 elements: c = neg(x0).
-//
-//go:noescape
-func ocannlMap17AVX2(c *float32, x0 *float32)
-
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 2048 elements: c = exp2(x0).
-//
-//go:noescape
-func ocannlMap18AVX2(c *float32, x0 *float32)
-
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 2048 elements: c = sat01(x0).
-//
-//go:noescape
-func ocannlMap19AVX2(c *float32, x0 *float32)
-
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 2048 elements: c = log2(x0).
-//
-//go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32)
-
-// ocannlMap21AVX2 runs a float64 pointwise kernel over 2048 elements: c = tanh(x0).
-//
-//go:noescape
-func ocannlMap21AVX2(c *float64, x0 *float64)
-
-// ocannlMap22AVX2 runs a float64 pointwise kernel over 2048 elements: c = exp(x0).
-//
-//go:noescape
-func ocannlMap22AVX2(c *float64, x0 *float64)
-
-// ocannlMap23AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(x0,1).
-//
-//go:noescape
-func ocannlMap23AVX2(c *float64, x0 *float64)
-
-// ocannlMap24AVX2 runs a float64 pointwise kernel over 2048 elements: c = log(x0).
-//
-//go:noescape
-func ocannlMap24AVX2(c *float64, x0 *float64)
-
-// ocannlMap25AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap26AVX2 runs a float64 pointwise kernel over 2048 elements: c = mul(x0,x0).
-//
-//go:noescape
-func ocannlMap26AVX2(c *float64, x0 *float64)
-
-// ocannlMap27AVX2 runs a float64 pointwise kernel over 2048 elements: c = sqrt(x0).
-//
-//go:noescape
-func ocannlMap27AVX2(c *float64, x0 *float64)
-
-// ocannlMap28AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(x0,2).
-//
-//go:noescape
-func ocannlMap28AVX2(c *float64, x0 *float64)
-
-// ocannlMap29AVX2 runs a float64 pointwise kernel over 2048 elements: c = recip_sqrt(x0).
-//
-//go:noescape
-func ocannlMap29AVX2(c *float64, x0 *float64)
-
-// ocannlMap30AVX2 runs a float64 pointwise kernel over 2048 elements: c = mul(x0,x1).
-//
-//go:noescape
-func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap31AVX2 runs a float64 pointwise kernel over 2048 elements: c = neg(x0).
-//
-//go:noescape
-func ocannlMap31AVX2(c *float64, x0 *float64)
-
-// ocannlMap32AVX2 runs a float64 pointwise kernel over 2048 elements: c = exp2(x0).
-//
-//go:noescape
-func ocannlMap32AVX2(c *float64, x0 *float64)
-
-// ocannlMap33AVX2 runs a float64 pointwise kernel over 2048 elements: c = sat01(x0).
-//
-//go:noescape
-func ocannlMap33AVX2(c *float64, x0 *float64)
-
-// ocannlMap34AVX2 runs a float64 pointwise kernel over 2048 elements: c = log2(x0).
-//
-//go:noescape
-func ocannlMap34AVX2(c *float64, x0 *float64)
+func ocannlMap7AVX2(c *float64, x0 *float64)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
 //

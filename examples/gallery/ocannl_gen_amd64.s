@@ -3076,58 +3076,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap4AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -3147,140 +3098,6 @@ e2:
 	ADDQ    $+36, AX
 	DECQ    DX
 	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap12AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap30AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -5801,45 +5618,27 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX2(c *float32, x0 *float32)
+// func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y1
 	MOVQ         $0x00000020, BX
 
 row1:
 	MOVQ $0x00000008, SI
 
 e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS (DX), Y3
+	VADDPS  Y3, Y2, Y2
+	VMAXPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -5851,29 +5650,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32)
+// func ocannlMap2AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap4AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -5896,9 +5675,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32)
+// func ocannlMap3AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -5913,9 +5692,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5949,20 +5728,915 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS      (CX), Y2
+	VXORPS       ocannlMap5AVX2Consts<>+0(SB), Y2, Y2
+	VMOVUPD      ocannlMap5AVX2Consts<>+32(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPD      ocannlMap5AVX2Consts<>+64(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VROUNDPS     $0x00, Y2, Y4
+	VSUBPS       Y4, Y2, Y2
+	VMOVUPD      ocannlMap5AVX2Consts<>+96(SB), Y5
+	VFMADD213PS  ocannlMap5AVX2Consts<>+128(SB), Y2, Y5
+	VFMADD213PS  ocannlMap5AVX2Consts<>+160(SB), Y2, Y5
+	VFMADD213PS  ocannlMap5AVX2Consts<>+192(SB), Y2, Y5
+	VFMADD213PS  ocannlMap5AVX2Consts<>+224(SB), Y2, Y5
+	VFMADD213PS  ocannlMap5AVX2Consts<>+256(SB), Y2, Y5
+	VFMADD213PS  ocannlMap5AVX2Consts<>+288(SB), Y2, Y5
+	VFMADD213PS  ocannlMap5AVX2Consts<>+320(SB), Y2, Y5
+	VMULPS       ocannlMap5AVX2Consts<>+352(SB), Y4, Y2
+	VROUNDPS     $0x01, Y2, Y2
+	VSUBPS       Y2, Y4, Y4
+	VADDPS       ocannlMap5AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap5AVX2Consts<>+416(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y5, Y5
+	VADDPS       ocannlMap5AVX2Consts<>+384(SB), Y4, Y4
+	VPADDD       ocannlMap5AVX2Consts<>+416(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y5, Y5
+	VMOVUPS      (CX), Y2
+	VMAXPS       Y2, Y0, Y2
+	VADDPS       Y0, Y2, Y2
+	VMINPS       Y2, Y1, Y2
+	VADDPS       Y1, Y2, Y2
+	VCVTPS2PD    X2, Y4
+	VEXTRACTF128 $0x01, Y2, X2
+	VCVTPS2PD    X2, Y2
+	VPSRLQ       $0x34, Y4, Y6
+	VPOR         ocannlMap5AVX2Consts<>+448(SB), Y6, Y6
+	VSUBPD       ocannlMap5AVX2Consts<>+480(SB), Y6, Y6
+	VANDPD       ocannlMap5AVX2Consts<>+512(SB), Y4, Y7
+	VORPD        ocannlMap5AVX2Consts<>+544(SB), Y7, Y7
+	VCMPPD       $0x0e, ocannlMap5AVX2Consts<>+576(SB), Y7, Y8
+	VMULPD       ocannlMap5AVX2Consts<>+608(SB), Y7, Y9
+	VBLENDVPD    Y8, Y9, Y7, Y7
+	VANDPD       ocannlMap5AVX2Consts<>+544(SB), Y8, Y9
+	VADDPD       Y9, Y6, Y6
+	VSUBPD       ocannlMap5AVX2Consts<>+544(SB), Y7, Y7
+	VADDPD       ocannlMap5AVX2Consts<>+640(SB), Y7, Y8
+	VDIVPD       Y8, Y7, Y8
+	VMULPD       Y8, Y8, Y9
+	VMULPD       Y9, Y9, Y10
+	VMOVUPD      ocannlMap5AVX2Consts<>+672(SB), Y11
+	VFMADD213PD  ocannlMap5AVX2Consts<>+704(SB), Y10, Y11
+	VFMADD213PD  ocannlMap5AVX2Consts<>+736(SB), Y10, Y11
+	VFMADD213PD  ocannlMap5AVX2Consts<>+768(SB), Y10, Y11
+	VMULPD       Y9, Y11, Y11
+	VMOVUPD      ocannlMap5AVX2Consts<>+800(SB), Y9
+	VFMADD213PD  ocannlMap5AVX2Consts<>+832(SB), Y10, Y9
+	VFMADD213PD  ocannlMap5AVX2Consts<>+864(SB), Y10, Y9
+	VMULPD       Y10, Y9, Y9
+	VADDPD       Y9, Y11, Y11
+	VMULPD       Y7, Y7, Y9
+	VMULPD       ocannlMap5AVX2Consts<>+608(SB), Y9, Y9
+	VADDPD       Y9, Y11, Y11
+	VMULPD       Y8, Y11, Y11
+	VSUBPD       Y11, Y9, Y9
+	VSUBPD       Y9, Y7, Y7
+	VMULPD       ocannlMap5AVX2Consts<>+896(SB), Y7, Y9
+	VFMADD231PD  ocannlMap5AVX2Consts<>+928(SB), Y7, Y9
+	VADDPD       Y6, Y9, Y9
+	VCMPPD       $0x01, ocannlMap5AVX2Consts<>+960(SB), Y4, Y6
+	VBLENDVPD    Y6, ocannlMap5AVX2Consts<>+992(SB), Y9, Y9
+	VCMPPD       $0x00, ocannlMap5AVX2Consts<>+960(SB), Y4, Y6
+	VBLENDVPD    Y6, ocannlMap5AVX2Consts<>+1024(SB), Y9, Y9
+	VCMPPD       $0x05, ocannlMap5AVX2Consts<>+1056(SB), Y4, Y6
+	VBLENDVPD    Y6, Y4, Y9, Y9
+	VCVTPD2PSY   Y9, X3
+	VPSRLQ       $0x34, Y2, Y4
+	VPOR         ocannlMap5AVX2Consts<>+448(SB), Y4, Y4
+	VSUBPD       ocannlMap5AVX2Consts<>+480(SB), Y4, Y4
+	VANDPD       ocannlMap5AVX2Consts<>+512(SB), Y2, Y6
+	VORPD        ocannlMap5AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x0e, ocannlMap5AVX2Consts<>+576(SB), Y6, Y7
+	VMULPD       ocannlMap5AVX2Consts<>+608(SB), Y6, Y8
+	VBLENDVPD    Y7, Y8, Y6, Y6
+	VANDPD       ocannlMap5AVX2Consts<>+544(SB), Y7, Y8
+	VADDPD       Y8, Y4, Y4
+	VSUBPD       ocannlMap5AVX2Consts<>+544(SB), Y6, Y6
+	VADDPD       ocannlMap5AVX2Consts<>+640(SB), Y6, Y7
+	VDIVPD       Y7, Y6, Y7
+	VMULPD       Y7, Y7, Y8
+	VMULPD       Y8, Y8, Y9
+	VMOVUPD      ocannlMap5AVX2Consts<>+672(SB), Y10
+	VFMADD213PD  ocannlMap5AVX2Consts<>+704(SB), Y9, Y10
+	VFMADD213PD  ocannlMap5AVX2Consts<>+736(SB), Y9, Y10
+	VFMADD213PD  ocannlMap5AVX2Consts<>+768(SB), Y9, Y10
+	VMULPD       Y8, Y10, Y10
+	VMOVUPD      ocannlMap5AVX2Consts<>+800(SB), Y8
+	VFMADD213PD  ocannlMap5AVX2Consts<>+832(SB), Y9, Y8
+	VFMADD213PD  ocannlMap5AVX2Consts<>+864(SB), Y9, Y8
+	VMULPD       Y9, Y8, Y8
+	VADDPD       Y8, Y10, Y10
+	VMULPD       Y6, Y6, Y8
+	VMULPD       ocannlMap5AVX2Consts<>+608(SB), Y8, Y8
+	VADDPD       Y8, Y10, Y10
+	VMULPD       Y7, Y10, Y10
+	VSUBPD       Y10, Y8, Y8
+	VSUBPD       Y8, Y6, Y6
+	VMULPD       ocannlMap5AVX2Consts<>+896(SB), Y6, Y8
+	VFMADD231PD  ocannlMap5AVX2Consts<>+928(SB), Y6, Y8
+	VADDPD       Y4, Y8, Y8
+	VCMPPD       $0x01, ocannlMap5AVX2Consts<>+960(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap5AVX2Consts<>+992(SB), Y8, Y8
+	VCMPPD       $0x00, ocannlMap5AVX2Consts<>+960(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap5AVX2Consts<>+1024(SB), Y8, Y8
+	VCMPPD       $0x05, ocannlMap5AVX2Consts<>+1056(SB), Y2, Y4
+	VBLENDVPD    Y4, Y2, Y8, Y8
+	VCVTPD2PSY   Y8, X2
+	VINSERTF128  $0x01, X2, Y3, Y3
+	VMULPS       Y3, Y5, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap5AVX2Consts<>+0(SB)/4, $0x80000000
+DATA ocannlMap5AVX2Consts<>+4(SB)/4, $0x80000000
+DATA ocannlMap5AVX2Consts<>+8(SB)/4, $0x80000000
+DATA ocannlMap5AVX2Consts<>+12(SB)/4, $0x80000000
+DATA ocannlMap5AVX2Consts<>+16(SB)/4, $0x80000000
+DATA ocannlMap5AVX2Consts<>+20(SB)/4, $0x80000000
+DATA ocannlMap5AVX2Consts<>+24(SB)/4, $0x80000000
+DATA ocannlMap5AVX2Consts<>+28(SB)/4, $0x80000000
+DATA ocannlMap5AVX2Consts<>+32(SB)/4, $0xc3170000
+DATA ocannlMap5AVX2Consts<>+36(SB)/4, $0xc3170000
+DATA ocannlMap5AVX2Consts<>+40(SB)/4, $0xc3170000
+DATA ocannlMap5AVX2Consts<>+44(SB)/4, $0xc3170000
+DATA ocannlMap5AVX2Consts<>+48(SB)/4, $0xc3170000
+DATA ocannlMap5AVX2Consts<>+52(SB)/4, $0xc3170000
+DATA ocannlMap5AVX2Consts<>+56(SB)/4, $0xc3170000
+DATA ocannlMap5AVX2Consts<>+60(SB)/4, $0xc3170000
+DATA ocannlMap5AVX2Consts<>+64(SB)/4, $0x43010000
+DATA ocannlMap5AVX2Consts<>+68(SB)/4, $0x43010000
+DATA ocannlMap5AVX2Consts<>+72(SB)/4, $0x43010000
+DATA ocannlMap5AVX2Consts<>+76(SB)/4, $0x43010000
+DATA ocannlMap5AVX2Consts<>+80(SB)/4, $0x43010000
+DATA ocannlMap5AVX2Consts<>+84(SB)/4, $0x43010000
+DATA ocannlMap5AVX2Consts<>+88(SB)/4, $0x43010000
+DATA ocannlMap5AVX2Consts<>+92(SB)/4, $0x43010000
+DATA ocannlMap5AVX2Consts<>+96(SB)/4, $0x377fe5fe
+DATA ocannlMap5AVX2Consts<>+100(SB)/4, $0x377fe5fe
+DATA ocannlMap5AVX2Consts<>+104(SB)/4, $0x377fe5fe
+DATA ocannlMap5AVX2Consts<>+108(SB)/4, $0x377fe5fe
+DATA ocannlMap5AVX2Consts<>+112(SB)/4, $0x377fe5fe
+DATA ocannlMap5AVX2Consts<>+116(SB)/4, $0x377fe5fe
+DATA ocannlMap5AVX2Consts<>+120(SB)/4, $0x377fe5fe
+DATA ocannlMap5AVX2Consts<>+124(SB)/4, $0x377fe5fe
+DATA ocannlMap5AVX2Consts<>+128(SB)/4, $0x39218489
+DATA ocannlMap5AVX2Consts<>+132(SB)/4, $0x39218489
+DATA ocannlMap5AVX2Consts<>+136(SB)/4, $0x39218489
+DATA ocannlMap5AVX2Consts<>+140(SB)/4, $0x39218489
+DATA ocannlMap5AVX2Consts<>+144(SB)/4, $0x39218489
+DATA ocannlMap5AVX2Consts<>+148(SB)/4, $0x39218489
+DATA ocannlMap5AVX2Consts<>+152(SB)/4, $0x39218489
+DATA ocannlMap5AVX2Consts<>+156(SB)/4, $0x39218489
+DATA ocannlMap5AVX2Consts<>+160(SB)/4, $0x3aaec3ff
+DATA ocannlMap5AVX2Consts<>+164(SB)/4, $0x3aaec3ff
+DATA ocannlMap5AVX2Consts<>+168(SB)/4, $0x3aaec3ff
+DATA ocannlMap5AVX2Consts<>+172(SB)/4, $0x3aaec3ff
+DATA ocannlMap5AVX2Consts<>+176(SB)/4, $0x3aaec3ff
+DATA ocannlMap5AVX2Consts<>+180(SB)/4, $0x3aaec3ff
+DATA ocannlMap5AVX2Consts<>+184(SB)/4, $0x3aaec3ff
+DATA ocannlMap5AVX2Consts<>+188(SB)/4, $0x3aaec3ff
+DATA ocannlMap5AVX2Consts<>+192(SB)/4, $0x3c1d955b
+DATA ocannlMap5AVX2Consts<>+196(SB)/4, $0x3c1d955b
+DATA ocannlMap5AVX2Consts<>+200(SB)/4, $0x3c1d955b
+DATA ocannlMap5AVX2Consts<>+204(SB)/4, $0x3c1d955b
+DATA ocannlMap5AVX2Consts<>+208(SB)/4, $0x3c1d955b
+DATA ocannlMap5AVX2Consts<>+212(SB)/4, $0x3c1d955b
+DATA ocannlMap5AVX2Consts<>+216(SB)/4, $0x3c1d955b
+DATA ocannlMap5AVX2Consts<>+220(SB)/4, $0x3c1d955b
+DATA ocannlMap5AVX2Consts<>+224(SB)/4, $0x3d635847
+DATA ocannlMap5AVX2Consts<>+228(SB)/4, $0x3d635847
+DATA ocannlMap5AVX2Consts<>+232(SB)/4, $0x3d635847
+DATA ocannlMap5AVX2Consts<>+236(SB)/4, $0x3d635847
+DATA ocannlMap5AVX2Consts<>+240(SB)/4, $0x3d635847
+DATA ocannlMap5AVX2Consts<>+244(SB)/4, $0x3d635847
+DATA ocannlMap5AVX2Consts<>+248(SB)/4, $0x3d635847
+DATA ocannlMap5AVX2Consts<>+252(SB)/4, $0x3d635847
+DATA ocannlMap5AVX2Consts<>+256(SB)/4, $0x3e75fdf0
+DATA ocannlMap5AVX2Consts<>+260(SB)/4, $0x3e75fdf0
+DATA ocannlMap5AVX2Consts<>+264(SB)/4, $0x3e75fdf0
+DATA ocannlMap5AVX2Consts<>+268(SB)/4, $0x3e75fdf0
+DATA ocannlMap5AVX2Consts<>+272(SB)/4, $0x3e75fdf0
+DATA ocannlMap5AVX2Consts<>+276(SB)/4, $0x3e75fdf0
+DATA ocannlMap5AVX2Consts<>+280(SB)/4, $0x3e75fdf0
+DATA ocannlMap5AVX2Consts<>+284(SB)/4, $0x3e75fdf0
+DATA ocannlMap5AVX2Consts<>+288(SB)/4, $0x3f317218
+DATA ocannlMap5AVX2Consts<>+292(SB)/4, $0x3f317218
+DATA ocannlMap5AVX2Consts<>+296(SB)/4, $0x3f317218
+DATA ocannlMap5AVX2Consts<>+300(SB)/4, $0x3f317218
+DATA ocannlMap5AVX2Consts<>+304(SB)/4, $0x3f317218
+DATA ocannlMap5AVX2Consts<>+308(SB)/4, $0x3f317218
+DATA ocannlMap5AVX2Consts<>+312(SB)/4, $0x3f317218
+DATA ocannlMap5AVX2Consts<>+316(SB)/4, $0x3f317218
+DATA ocannlMap5AVX2Consts<>+320(SB)/4, $0x3f800000
+DATA ocannlMap5AVX2Consts<>+324(SB)/4, $0x3f800000
+DATA ocannlMap5AVX2Consts<>+328(SB)/4, $0x3f800000
+DATA ocannlMap5AVX2Consts<>+332(SB)/4, $0x3f800000
+DATA ocannlMap5AVX2Consts<>+336(SB)/4, $0x3f800000
+DATA ocannlMap5AVX2Consts<>+340(SB)/4, $0x3f800000
+DATA ocannlMap5AVX2Consts<>+344(SB)/4, $0x3f800000
+DATA ocannlMap5AVX2Consts<>+348(SB)/4, $0x3f800000
+DATA ocannlMap5AVX2Consts<>+352(SB)/4, $0x3f000000
+DATA ocannlMap5AVX2Consts<>+356(SB)/4, $0x3f000000
+DATA ocannlMap5AVX2Consts<>+360(SB)/4, $0x3f000000
+DATA ocannlMap5AVX2Consts<>+364(SB)/4, $0x3f000000
+DATA ocannlMap5AVX2Consts<>+368(SB)/4, $0x3f000000
+DATA ocannlMap5AVX2Consts<>+372(SB)/4, $0x3f000000
+DATA ocannlMap5AVX2Consts<>+376(SB)/4, $0x3f000000
+DATA ocannlMap5AVX2Consts<>+380(SB)/4, $0x3f000000
+DATA ocannlMap5AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap5AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap5AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap5AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap5AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap5AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap5AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap5AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap5AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap5AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap5AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap5AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap5AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap5AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap5AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap5AVX2Consts<>+444(SB)/4, $0x0000007f
+DATA ocannlMap5AVX2Consts<>+448(SB)/8, $0x4330000000000000
+DATA ocannlMap5AVX2Consts<>+456(SB)/8, $0x4330000000000000
+DATA ocannlMap5AVX2Consts<>+464(SB)/8, $0x4330000000000000
+DATA ocannlMap5AVX2Consts<>+472(SB)/8, $0x4330000000000000
+DATA ocannlMap5AVX2Consts<>+480(SB)/8, $0x43300000000003ff
+DATA ocannlMap5AVX2Consts<>+488(SB)/8, $0x43300000000003ff
+DATA ocannlMap5AVX2Consts<>+496(SB)/8, $0x43300000000003ff
+DATA ocannlMap5AVX2Consts<>+504(SB)/8, $0x43300000000003ff
+DATA ocannlMap5AVX2Consts<>+512(SB)/8, $0x000fffffffffffff
+DATA ocannlMap5AVX2Consts<>+520(SB)/8, $0x000fffffffffffff
+DATA ocannlMap5AVX2Consts<>+528(SB)/8, $0x000fffffffffffff
+DATA ocannlMap5AVX2Consts<>+536(SB)/8, $0x000fffffffffffff
+DATA ocannlMap5AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap5AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap5AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap5AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap5AVX2Consts<>+576(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap5AVX2Consts<>+584(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap5AVX2Consts<>+592(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap5AVX2Consts<>+600(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap5AVX2Consts<>+608(SB)/8, $0x3fe0000000000000
+DATA ocannlMap5AVX2Consts<>+616(SB)/8, $0x3fe0000000000000
+DATA ocannlMap5AVX2Consts<>+624(SB)/8, $0x3fe0000000000000
+DATA ocannlMap5AVX2Consts<>+632(SB)/8, $0x3fe0000000000000
+DATA ocannlMap5AVX2Consts<>+640(SB)/8, $0x4000000000000000
+DATA ocannlMap5AVX2Consts<>+648(SB)/8, $0x4000000000000000
+DATA ocannlMap5AVX2Consts<>+656(SB)/8, $0x4000000000000000
+DATA ocannlMap5AVX2Consts<>+664(SB)/8, $0x4000000000000000
+DATA ocannlMap5AVX2Consts<>+672(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap5AVX2Consts<>+680(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap5AVX2Consts<>+688(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap5AVX2Consts<>+696(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap5AVX2Consts<>+704(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap5AVX2Consts<>+712(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap5AVX2Consts<>+720(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap5AVX2Consts<>+728(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap5AVX2Consts<>+736(SB)/8, $0x3fd2492494229359
+DATA ocannlMap5AVX2Consts<>+744(SB)/8, $0x3fd2492494229359
+DATA ocannlMap5AVX2Consts<>+752(SB)/8, $0x3fd2492494229359
+DATA ocannlMap5AVX2Consts<>+760(SB)/8, $0x3fd2492494229359
+DATA ocannlMap5AVX2Consts<>+768(SB)/8, $0x3fe5555555555593
+DATA ocannlMap5AVX2Consts<>+776(SB)/8, $0x3fe5555555555593
+DATA ocannlMap5AVX2Consts<>+784(SB)/8, $0x3fe5555555555593
+DATA ocannlMap5AVX2Consts<>+792(SB)/8, $0x3fe5555555555593
+DATA ocannlMap5AVX2Consts<>+800(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap5AVX2Consts<>+808(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap5AVX2Consts<>+816(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap5AVX2Consts<>+824(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap5AVX2Consts<>+832(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap5AVX2Consts<>+840(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap5AVX2Consts<>+848(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap5AVX2Consts<>+856(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap5AVX2Consts<>+864(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap5AVX2Consts<>+872(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap5AVX2Consts<>+880(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap5AVX2Consts<>+888(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap5AVX2Consts<>+896(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap5AVX2Consts<>+904(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap5AVX2Consts<>+912(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap5AVX2Consts<>+920(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap5AVX2Consts<>+928(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap5AVX2Consts<>+936(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap5AVX2Consts<>+944(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap5AVX2Consts<>+952(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap5AVX2Consts<>+960(SB)/8, $0x0000000000000000
+DATA ocannlMap5AVX2Consts<>+968(SB)/8, $0x0000000000000000
+DATA ocannlMap5AVX2Consts<>+976(SB)/8, $0x0000000000000000
+DATA ocannlMap5AVX2Consts<>+984(SB)/8, $0x0000000000000000
+DATA ocannlMap5AVX2Consts<>+992(SB)/8, $0x7ff8000000000000
+DATA ocannlMap5AVX2Consts<>+1000(SB)/8, $0x7ff8000000000000
+DATA ocannlMap5AVX2Consts<>+1008(SB)/8, $0x7ff8000000000000
+DATA ocannlMap5AVX2Consts<>+1016(SB)/8, $0x7ff8000000000000
+DATA ocannlMap5AVX2Consts<>+1024(SB)/8, $0xfff0000000000000
+DATA ocannlMap5AVX2Consts<>+1032(SB)/8, $0xfff0000000000000
+DATA ocannlMap5AVX2Consts<>+1040(SB)/8, $0xfff0000000000000
+DATA ocannlMap5AVX2Consts<>+1048(SB)/8, $0xfff0000000000000
+DATA ocannlMap5AVX2Consts<>+1056(SB)/8, $0x7ff0000000000000
+DATA ocannlMap5AVX2Consts<>+1064(SB)/8, $0x7ff0000000000000
+DATA ocannlMap5AVX2Consts<>+1072(SB)/8, $0x7ff0000000000000
+DATA ocannlMap5AVX2Consts<>+1080(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap5AVX2Consts<>(SB), RODATA|NOPTR, $1088
+
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS      (CX), Y4
+	VCVTPS2PD    X4, Y5
+	VEXTRACTF128 $0x01, Y4, X1
+	VCVTPS2PD    X1, Y4
+	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y5, Y6
+	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y7
+	VMINPD       Y6, Y7, Y7
+	VADDPD       Y7, Y7, Y7
+	VMOVUPD      ocannlMap6AVX2Consts<>+64(SB), Y8
+	VMAXPD       Y7, Y8, Y7
+	VMOVUPD      ocannlMap6AVX2Consts<>+96(SB), Y8
+	VMINPD       Y7, Y8, Y7
+	VMULPD       ocannlMap6AVX2Consts<>+128(SB), Y7, Y8
+	VROUNDPD     $0x00, Y8, Y8
+	VFNMADD231PD ocannlMap6AVX2Consts<>+160(SB), Y8, Y7
+	VFNMADD231PD ocannlMap6AVX2Consts<>+192(SB), Y8, Y7
+	VMOVUPD      ocannlMap6AVX2Consts<>+224(SB), Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+256(SB), Y7, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+288(SB), Y7, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+320(SB), Y7, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+352(SB), Y7, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y7, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+416(SB), Y7, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+448(SB), Y7, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+448(SB), Y7, Y9
+	VMULPD       ocannlMap6AVX2Consts<>+416(SB), Y8, Y7
+	VROUNDPD     $0x01, Y7, Y7
+	VSUBPD       Y7, Y8, Y8
+	VADDPD       ocannlMap6AVX2Consts<>+480(SB), Y7, Y7
+	VPADDQ       ocannlMap6AVX2Consts<>+512(SB), Y7, Y7
+	VPSLLQ       $0x34, Y7, Y7
+	VMULPD       Y7, Y9, Y9
+	VADDPD       ocannlMap6AVX2Consts<>+480(SB), Y8, Y8
+	VPADDQ       ocannlMap6AVX2Consts<>+512(SB), Y8, Y8
+	VPSLLQ       $0x34, Y8, Y8
+	VMULPD       Y8, Y9, Y9
+	VADDPD       ocannlMap6AVX2Consts<>+448(SB), Y9, Y9
+	VMOVUPD      ocannlMap6AVX2Consts<>+544(SB), Y7
+	VDIVPD       Y9, Y7, Y7
+	VMOVUPD      ocannlMap6AVX2Consts<>+448(SB), Y8
+	VSUBPD       Y7, Y8, Y7
+	VMULPD       Y5, Y5, Y8
+	VMOVUPD      ocannlMap6AVX2Consts<>+576(SB), Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+608(SB), Y8, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+640(SB), Y8, Y9
+	VMOVUPD      ocannlMap6AVX2Consts<>+448(SB), Y10
+	VFMADD213PD  ocannlMap6AVX2Consts<>+672(SB), Y8, Y10
+	VFMADD213PD  ocannlMap6AVX2Consts<>+704(SB), Y8, Y10
+	VFMADD213PD  ocannlMap6AVX2Consts<>+736(SB), Y8, Y10
+	VDIVPD       Y10, Y9, Y9
+	VMULPD       Y8, Y9, Y9
+	VFMADD213PD  Y5, Y5, Y9
+	VCMPPD       $0x01, ocannlMap6AVX2Consts<>+768(SB), Y6, Y6
+	VBLENDVPD    Y6, Y9, Y7, Y7
+	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y7, Y7
+	VANDPD       ocannlMap6AVX2Consts<>+800(SB), Y5, Y6
+	VORPD        Y6, Y7, Y7
+	VCVTPD2PSY   Y7, X1
+	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y4, Y5
+	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y6
+	VMINPD       Y5, Y6, Y6
+	VADDPD       Y6, Y6, Y6
+	VMOVUPD      ocannlMap6AVX2Consts<>+64(SB), Y7
+	VMAXPD       Y6, Y7, Y6
+	VMOVUPD      ocannlMap6AVX2Consts<>+96(SB), Y7
+	VMINPD       Y6, Y7, Y6
+	VMULPD       ocannlMap6AVX2Consts<>+128(SB), Y6, Y7
+	VROUNDPD     $0x00, Y7, Y7
+	VFNMADD231PD ocannlMap6AVX2Consts<>+160(SB), Y7, Y6
+	VFNMADD231PD ocannlMap6AVX2Consts<>+192(SB), Y7, Y6
+	VMOVUPD      ocannlMap6AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+256(SB), Y6, Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+288(SB), Y6, Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+320(SB), Y6, Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+352(SB), Y6, Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y6, Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+416(SB), Y6, Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+448(SB), Y6, Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+448(SB), Y6, Y8
+	VMULPD       ocannlMap6AVX2Consts<>+416(SB), Y7, Y6
+	VROUNDPD     $0x01, Y6, Y6
+	VSUBPD       Y6, Y7, Y7
+	VADDPD       ocannlMap6AVX2Consts<>+480(SB), Y6, Y6
+	VPADDQ       ocannlMap6AVX2Consts<>+512(SB), Y6, Y6
+	VPSLLQ       $0x34, Y6, Y6
+	VMULPD       Y6, Y8, Y8
+	VADDPD       ocannlMap6AVX2Consts<>+480(SB), Y7, Y7
+	VPADDQ       ocannlMap6AVX2Consts<>+512(SB), Y7, Y7
+	VPSLLQ       $0x34, Y7, Y7
+	VMULPD       Y7, Y8, Y8
+	VADDPD       ocannlMap6AVX2Consts<>+448(SB), Y8, Y8
+	VMOVUPD      ocannlMap6AVX2Consts<>+544(SB), Y6
+	VDIVPD       Y8, Y6, Y6
+	VMOVUPD      ocannlMap6AVX2Consts<>+448(SB), Y7
+	VSUBPD       Y6, Y7, Y6
+	VMULPD       Y4, Y4, Y7
+	VMOVUPD      ocannlMap6AVX2Consts<>+576(SB), Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+608(SB), Y7, Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+640(SB), Y7, Y8
+	VMOVUPD      ocannlMap6AVX2Consts<>+448(SB), Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+672(SB), Y7, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+704(SB), Y7, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+736(SB), Y7, Y9
+	VDIVPD       Y9, Y8, Y8
+	VMULPD       Y7, Y8, Y8
+	VFMADD213PD  Y4, Y4, Y8
+	VCMPPD       $0x01, ocannlMap6AVX2Consts<>+768(SB), Y5, Y5
+	VBLENDVPD    Y5, Y8, Y6, Y6
+	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y6, Y6
+	VANDPD       ocannlMap6AVX2Consts<>+800(SB), Y4, Y5
+	VORPD        Y5, Y6, Y6
+	VCVTPD2PSY   Y6, X2
+	VINSERTF128  $0x01, X2, Y1, Y1
+	VMOVUPS      (CX), Y4
+	VMOVUPD      ocannlMap6AVX2Consts<>+832(SB), Y5
+	VMAXPS       Y4, Y5, Y4
+	VMOVUPD      ocannlMap6AVX2Consts<>+864(SB), Y5
+	VMINPS       Y4, Y5, Y4
+	VMULPS       ocannlMap6AVX2Consts<>+896(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS ocannlMap6AVX2Consts<>+928(SB), Y5, Y4
+	VFNMADD231PS ocannlMap6AVX2Consts<>+960(SB), Y5, Y4
+	VMOVUPD      ocannlMap6AVX2Consts<>+992(SB), Y6
+	VFMADD213PS  ocannlMap6AVX2Consts<>+1024(SB), Y4, Y6
+	VFMADD213PS  ocannlMap6AVX2Consts<>+1056(SB), Y4, Y6
+	VFMADD213PS  ocannlMap6AVX2Consts<>+1088(SB), Y4, Y6
+	VFMADD213PS  ocannlMap6AVX2Consts<>+1120(SB), Y4, Y6
+	VFMADD213PS  ocannlMap6AVX2Consts<>+1152(SB), Y4, Y6
+	VFMADD213PS  ocannlMap6AVX2Consts<>+1184(SB), Y4, Y6
+	VFMADD213PS  ocannlMap6AVX2Consts<>+1184(SB), Y4, Y6
+	VMULPS       ocannlMap6AVX2Consts<>+1152(SB), Y5, Y4
+	VROUNDPS     $0x01, Y4, Y4
+	VSUBPS       Y4, Y5, Y5
+	VADDPS       ocannlMap6AVX2Consts<>+1216(SB), Y4, Y4
+	VPADDD       ocannlMap6AVX2Consts<>+1248(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y6, Y6
+	VADDPS       ocannlMap6AVX2Consts<>+1216(SB), Y5, Y5
+	VPADDD       ocannlMap6AVX2Consts<>+1248(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y6, Y6
+	VADDPS       Y0, Y6, Y4
+	VCVTPS2PD    X4, Y5
+	VEXTRACTF128 $0x01, Y4, X2
+	VCVTPS2PD    X2, Y4
+	VPSRLQ       $0x34, Y5, Y6
+	VPOR         ocannlMap6AVX2Consts<>+1280(SB), Y6, Y6
+	VSUBPD       ocannlMap6AVX2Consts<>+1312(SB), Y6, Y6
+	VANDPD       ocannlMap6AVX2Consts<>+1344(SB), Y5, Y7
+	VORPD        ocannlMap6AVX2Consts<>+448(SB), Y7, Y7
+	VCMPPD       $0x0e, ocannlMap6AVX2Consts<>+1376(SB), Y7, Y8
+	VMULPD       ocannlMap6AVX2Consts<>+416(SB), Y7, Y9
+	VBLENDVPD    Y8, Y9, Y7, Y7
+	VANDPD       ocannlMap6AVX2Consts<>+448(SB), Y8, Y9
+	VADDPD       Y9, Y6, Y6
+	VSUBPD       ocannlMap6AVX2Consts<>+448(SB), Y7, Y7
+	VADDPD       ocannlMap6AVX2Consts<>+544(SB), Y7, Y8
+	VDIVPD       Y8, Y7, Y8
+	VMULPD       Y8, Y8, Y9
+	VMULPD       Y9, Y9, Y10
+	VMOVUPD      ocannlMap6AVX2Consts<>+1408(SB), Y11
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1440(SB), Y10, Y11
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1472(SB), Y10, Y11
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1504(SB), Y10, Y11
+	VMULPD       Y9, Y11, Y11
+	VMOVUPD      ocannlMap6AVX2Consts<>+1536(SB), Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1568(SB), Y10, Y9
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1600(SB), Y10, Y9
+	VMULPD       Y10, Y9, Y9
+	VADDPD       Y9, Y11, Y11
+	VMULPD       Y7, Y7, Y9
+	VMULPD       ocannlMap6AVX2Consts<>+416(SB), Y9, Y9
+	VADDPD       Y9, Y11, Y11
+	VMULPD       Y8, Y11, Y11
+	VFMADD231PD  ocannlMap6AVX2Consts<>+1632(SB), Y6, Y11
+	VSUBPD       Y11, Y9, Y9
+	VSUBPD       Y7, Y9, Y9
+	VFMSUB231PD  ocannlMap6AVX2Consts<>+1664(SB), Y6, Y9
+	VCMPPD       $0x01, ocannlMap6AVX2Consts<>+1696(SB), Y5, Y6
+	VBLENDVPD    Y6, ocannlMap6AVX2Consts<>+1728(SB), Y9, Y9
+	VCMPPD       $0x00, ocannlMap6AVX2Consts<>+1696(SB), Y5, Y6
+	VBLENDVPD    Y6, ocannlMap6AVX2Consts<>+1760(SB), Y9, Y9
+	VCMPPD       $0x05, ocannlMap6AVX2Consts<>+1792(SB), Y5, Y6
+	VBLENDVPD    Y6, Y5, Y9, Y9
+	VCVTPD2PSY   Y9, X2
+	VPSRLQ       $0x34, Y4, Y5
+	VPOR         ocannlMap6AVX2Consts<>+1280(SB), Y5, Y5
+	VSUBPD       ocannlMap6AVX2Consts<>+1312(SB), Y5, Y5
+	VANDPD       ocannlMap6AVX2Consts<>+1344(SB), Y4, Y6
+	VORPD        ocannlMap6AVX2Consts<>+448(SB), Y6, Y6
+	VCMPPD       $0x0e, ocannlMap6AVX2Consts<>+1376(SB), Y6, Y7
+	VMULPD       ocannlMap6AVX2Consts<>+416(SB), Y6, Y8
+	VBLENDVPD    Y7, Y8, Y6, Y6
+	VANDPD       ocannlMap6AVX2Consts<>+448(SB), Y7, Y8
+	VADDPD       Y8, Y5, Y5
+	VSUBPD       ocannlMap6AVX2Consts<>+448(SB), Y6, Y6
+	VADDPD       ocannlMap6AVX2Consts<>+544(SB), Y6, Y7
+	VDIVPD       Y7, Y6, Y7
+	VMULPD       Y7, Y7, Y8
+	VMULPD       Y8, Y8, Y9
+	VMOVUPD      ocannlMap6AVX2Consts<>+1408(SB), Y10
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1440(SB), Y9, Y10
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1472(SB), Y9, Y10
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1504(SB), Y9, Y10
+	VMULPD       Y8, Y10, Y10
+	VMOVUPD      ocannlMap6AVX2Consts<>+1536(SB), Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1568(SB), Y9, Y8
+	VFMADD213PD  ocannlMap6AVX2Consts<>+1600(SB), Y9, Y8
+	VMULPD       Y9, Y8, Y8
+	VADDPD       Y8, Y10, Y10
+	VMULPD       Y6, Y6, Y8
+	VMULPD       ocannlMap6AVX2Consts<>+416(SB), Y8, Y8
+	VADDPD       Y8, Y10, Y10
+	VMULPD       Y7, Y10, Y10
+	VFMADD231PD  ocannlMap6AVX2Consts<>+1632(SB), Y5, Y10
+	VSUBPD       Y10, Y8, Y8
+	VSUBPD       Y6, Y8, Y8
+	VFMSUB231PD  ocannlMap6AVX2Consts<>+1664(SB), Y5, Y8
+	VCMPPD       $0x01, ocannlMap6AVX2Consts<>+1696(SB), Y4, Y5
+	VBLENDVPD    Y5, ocannlMap6AVX2Consts<>+1728(SB), Y8, Y8
+	VCMPPD       $0x00, ocannlMap6AVX2Consts<>+1696(SB), Y4, Y5
+	VBLENDVPD    Y5, ocannlMap6AVX2Consts<>+1760(SB), Y8, Y8
+	VCMPPD       $0x05, ocannlMap6AVX2Consts<>+1792(SB), Y4, Y5
+	VBLENDVPD    Y5, Y4, Y8, Y8
+	VCVTPD2PSY   Y8, X3
+	VINSERTF128  $0x01, X3, Y2, Y2
+	VADDPS       Y2, Y1, Y4
+	VMOVUPS      (CX), Y5
+	VMOVUPS      (CX), Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y0, Y5, Y5
+	VSQRTPS      Y5, Y5
+	VMOVUPS      (CX), Y6
+	VMOVUPS      (CX), Y7
+	VMULPS       Y7, Y6, Y6
+	VMOVUPD      ocannlMap6AVX2Consts<>+1824(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VCVTPS2PD    X6, Y7
+	VEXTRACTF128 $0x01, Y6, X1
+	VCVTPS2PD    X1, Y6
+	VMOVUPD      ocannlMap6AVX2Consts<>+448(SB), Y8
+	VSQRTPD      Y7, Y7
+	VDIVPD       Y7, Y8, Y8
+	VCVTPD2PSY   Y8, X3
+	VMOVUPD      ocannlMap6AVX2Consts<>+448(SB), Y7
+	VSQRTPD      Y6, Y6
+	VDIVPD       Y6, Y7, Y7
+	VCVTPD2PSY   Y7, X1
+	VINSERTF128  $0x01, X1, Y3, Y3
+	VMULPS       Y3, Y5, Y5
+	VADDPS       Y5, Y4, Y4
+	VMOVUPS      (DX), Y5
+	VADDPS       Y5, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap6AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap6AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap6AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap6AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap6AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap6AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap6AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap6AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap6AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap6AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap6AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap6AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap6AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap6AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap6AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap6AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap6AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap6AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap6AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap6AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap6AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap6AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap6AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap6AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap6AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap6AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap6AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap6AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap6AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap6AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap6AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap6AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap6AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap6AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap6AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap6AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap6AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap6AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap6AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap6AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap6AVX2Consts<>+320(SB)/8, $0x3f81111111111111
+DATA ocannlMap6AVX2Consts<>+328(SB)/8, $0x3f81111111111111
+DATA ocannlMap6AVX2Consts<>+336(SB)/8, $0x3f81111111111111
+DATA ocannlMap6AVX2Consts<>+344(SB)/8, $0x3f81111111111111
+DATA ocannlMap6AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap6AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap6AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap6AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
+DATA ocannlMap6AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap6AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap6AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap6AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
+DATA ocannlMap6AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap6AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap6AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap6AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
+DATA ocannlMap6AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
+DATA ocannlMap6AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
+DATA ocannlMap6AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
+DATA ocannlMap6AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
+DATA ocannlMap6AVX2Consts<>+480(SB)/8, $0x4338000000000000
+DATA ocannlMap6AVX2Consts<>+488(SB)/8, $0x4338000000000000
+DATA ocannlMap6AVX2Consts<>+496(SB)/8, $0x4338000000000000
+DATA ocannlMap6AVX2Consts<>+504(SB)/8, $0x4338000000000000
+DATA ocannlMap6AVX2Consts<>+512(SB)/8, $0x00000000000003ff
+DATA ocannlMap6AVX2Consts<>+520(SB)/8, $0x00000000000003ff
+DATA ocannlMap6AVX2Consts<>+528(SB)/8, $0x00000000000003ff
+DATA ocannlMap6AVX2Consts<>+536(SB)/8, $0x00000000000003ff
+DATA ocannlMap6AVX2Consts<>+544(SB)/8, $0x4000000000000000
+DATA ocannlMap6AVX2Consts<>+552(SB)/8, $0x4000000000000000
+DATA ocannlMap6AVX2Consts<>+560(SB)/8, $0x4000000000000000
+DATA ocannlMap6AVX2Consts<>+568(SB)/8, $0x4000000000000000
+DATA ocannlMap6AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap6AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap6AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap6AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap6AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap6AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap6AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap6AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap6AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
+DATA ocannlMap6AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
+DATA ocannlMap6AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
+DATA ocannlMap6AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
+DATA ocannlMap6AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap6AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap6AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap6AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap6AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap6AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap6AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap6AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap6AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap6AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap6AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap6AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap6AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
+DATA ocannlMap6AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
+DATA ocannlMap6AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
+DATA ocannlMap6AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
+DATA ocannlMap6AVX2Consts<>+800(SB)/8, $0x8000000000000000
+DATA ocannlMap6AVX2Consts<>+808(SB)/8, $0x8000000000000000
+DATA ocannlMap6AVX2Consts<>+816(SB)/8, $0x8000000000000000
+DATA ocannlMap6AVX2Consts<>+824(SB)/8, $0x8000000000000000
+DATA ocannlMap6AVX2Consts<>+832(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+836(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+840(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+844(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+848(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+852(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+856(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+860(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+864(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+868(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+872(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+876(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+880(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+884(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+888(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+892(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+896(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+900(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+904(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+908(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+912(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+916(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+920(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+924(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+928(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+932(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+936(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+940(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+944(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+948(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+952(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+956(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+960(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+964(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+968(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+972(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+976(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+980(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+984(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+988(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+992(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+996(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+1000(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+1004(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+1008(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+1012(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+1016(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+1020(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+1024(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+1028(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+1032(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+1036(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+1040(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+1044(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+1048(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+1052(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+1056(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+1060(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+1064(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+1068(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+1072(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+1076(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+1080(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+1084(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+1088(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+1092(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+1096(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+1100(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+1104(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+1108(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+1112(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+1116(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+1120(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+1124(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+1128(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+1132(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+1136(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+1140(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+1144(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+1148(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+1152(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+1156(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+1160(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+1164(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+1168(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+1172(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+1176(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+1180(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+1184(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+1188(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+1192(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+1196(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+1200(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+1204(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+1208(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+1212(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+1216(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+1220(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+1224(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+1228(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+1232(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+1236(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+1240(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+1244(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+1248(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+1252(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+1256(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+1260(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+1264(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+1268(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+1272(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+1276(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+1280(SB)/8, $0x4330000000000000
+DATA ocannlMap6AVX2Consts<>+1288(SB)/8, $0x4330000000000000
+DATA ocannlMap6AVX2Consts<>+1296(SB)/8, $0x4330000000000000
+DATA ocannlMap6AVX2Consts<>+1304(SB)/8, $0x4330000000000000
+DATA ocannlMap6AVX2Consts<>+1312(SB)/8, $0x43300000000003ff
+DATA ocannlMap6AVX2Consts<>+1320(SB)/8, $0x43300000000003ff
+DATA ocannlMap6AVX2Consts<>+1328(SB)/8, $0x43300000000003ff
+DATA ocannlMap6AVX2Consts<>+1336(SB)/8, $0x43300000000003ff
+DATA ocannlMap6AVX2Consts<>+1344(SB)/8, $0x000fffffffffffff
+DATA ocannlMap6AVX2Consts<>+1352(SB)/8, $0x000fffffffffffff
+DATA ocannlMap6AVX2Consts<>+1360(SB)/8, $0x000fffffffffffff
+DATA ocannlMap6AVX2Consts<>+1368(SB)/8, $0x000fffffffffffff
+DATA ocannlMap6AVX2Consts<>+1376(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap6AVX2Consts<>+1384(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap6AVX2Consts<>+1392(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap6AVX2Consts<>+1400(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap6AVX2Consts<>+1408(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap6AVX2Consts<>+1416(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap6AVX2Consts<>+1424(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap6AVX2Consts<>+1432(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap6AVX2Consts<>+1440(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap6AVX2Consts<>+1448(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap6AVX2Consts<>+1456(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap6AVX2Consts<>+1464(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap6AVX2Consts<>+1472(SB)/8, $0x3fd2492494229359
+DATA ocannlMap6AVX2Consts<>+1480(SB)/8, $0x3fd2492494229359
+DATA ocannlMap6AVX2Consts<>+1488(SB)/8, $0x3fd2492494229359
+DATA ocannlMap6AVX2Consts<>+1496(SB)/8, $0x3fd2492494229359
+DATA ocannlMap6AVX2Consts<>+1504(SB)/8, $0x3fe5555555555593
+DATA ocannlMap6AVX2Consts<>+1512(SB)/8, $0x3fe5555555555593
+DATA ocannlMap6AVX2Consts<>+1520(SB)/8, $0x3fe5555555555593
+DATA ocannlMap6AVX2Consts<>+1528(SB)/8, $0x3fe5555555555593
+DATA ocannlMap6AVX2Consts<>+1536(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap6AVX2Consts<>+1544(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap6AVX2Consts<>+1552(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap6AVX2Consts<>+1560(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap6AVX2Consts<>+1568(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap6AVX2Consts<>+1576(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap6AVX2Consts<>+1584(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap6AVX2Consts<>+1592(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap6AVX2Consts<>+1600(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap6AVX2Consts<>+1608(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap6AVX2Consts<>+1616(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap6AVX2Consts<>+1624(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap6AVX2Consts<>+1632(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap6AVX2Consts<>+1640(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap6AVX2Consts<>+1648(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap6AVX2Consts<>+1656(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap6AVX2Consts<>+1664(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap6AVX2Consts<>+1672(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap6AVX2Consts<>+1680(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap6AVX2Consts<>+1688(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap6AVX2Consts<>+1696(SB)/8, $0x0000000000000000
+DATA ocannlMap6AVX2Consts<>+1704(SB)/8, $0x0000000000000000
+DATA ocannlMap6AVX2Consts<>+1712(SB)/8, $0x0000000000000000
+DATA ocannlMap6AVX2Consts<>+1720(SB)/8, $0x0000000000000000
+DATA ocannlMap6AVX2Consts<>+1728(SB)/8, $0x7ff8000000000000
+DATA ocannlMap6AVX2Consts<>+1736(SB)/8, $0x7ff8000000000000
+DATA ocannlMap6AVX2Consts<>+1744(SB)/8, $0x7ff8000000000000
+DATA ocannlMap6AVX2Consts<>+1752(SB)/8, $0x7ff8000000000000
+DATA ocannlMap6AVX2Consts<>+1760(SB)/8, $0xfff0000000000000
+DATA ocannlMap6AVX2Consts<>+1768(SB)/8, $0xfff0000000000000
+DATA ocannlMap6AVX2Consts<>+1776(SB)/8, $0xfff0000000000000
+DATA ocannlMap6AVX2Consts<>+1784(SB)/8, $0xfff0000000000000
+DATA ocannlMap6AVX2Consts<>+1792(SB)/8, $0x7ff0000000000000
+DATA ocannlMap6AVX2Consts<>+1800(SB)/8, $0x7ff0000000000000
+DATA ocannlMap6AVX2Consts<>+1808(SB)/8, $0x7ff0000000000000
+DATA ocannlMap6AVX2Consts<>+1816(SB)/8, $0x7ff0000000000000
+DATA ocannlMap6AVX2Consts<>+1824(SB)/4, $0x40000000
+DATA ocannlMap6AVX2Consts<>+1828(SB)/4, $0x40000000
+DATA ocannlMap6AVX2Consts<>+1832(SB)/4, $0x40000000
+DATA ocannlMap6AVX2Consts<>+1836(SB)/4, $0x40000000
+DATA ocannlMap6AVX2Consts<>+1840(SB)/4, $0x40000000
+DATA ocannlMap6AVX2Consts<>+1844(SB)/4, $0x40000000
+DATA ocannlMap6AVX2Consts<>+1848(SB)/4, $0x40000000
+DATA ocannlMap6AVX2Consts<>+1852(SB)/4, $0x40000000
+GLOBL ocannlMap6AVX2Consts<>(SB), RODATA|NOPTR, $1856
+
+// func ocannlMap7AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
 TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000200, DX
 
 e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
+	VMOVUPS      (CX), Y2
 	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y2, Y3
 	VMOVUPD      ocannlMap7AVX2Consts<>+32(SB), Y4
 	VMINPD       Y3, Y4, Y4
@@ -5983,52 +6657,148 @@ e1:
 	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y4, Y6
 	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y4, Y6
 	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y4, Y6
-	VMULPD       ocannlMap7AVX2Consts<>+416(SB), Y5, Y4
+	VFMADD213PD  ocannlMap7AVX2Consts<>+480(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+512(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+544(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+576(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y4, Y6
+	VMULPD       ocannlMap7AVX2Consts<>+576(SB), Y5, Y4
 	VROUNDPD     $0x01, Y4, Y4
 	VSUBPD       Y4, Y5, Y5
-	VADDPD       ocannlMap7AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap7AVX2Consts<>+512(SB), Y4, Y4
+	VADDPD       ocannlMap7AVX2Consts<>+640(SB), Y4, Y4
+	VPADDQ       ocannlMap7AVX2Consts<>+672(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap7AVX2Consts<>+480(SB), Y5, Y5
-	VPADDQ       ocannlMap7AVX2Consts<>+512(SB), Y5, Y5
+	VADDPD       ocannlMap7AVX2Consts<>+640(SB), Y5, Y5
+	VPADDQ       ocannlMap7AVX2Consts<>+672(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y6, Y6
-	VADDPD       ocannlMap7AVX2Consts<>+448(SB), Y6, Y6
-	VMOVUPD      ocannlMap7AVX2Consts<>+544(SB), Y4
+	VADDPD       ocannlMap7AVX2Consts<>+608(SB), Y6, Y6
+	VMOVUPD      ocannlMap7AVX2Consts<>+704(SB), Y4
 	VDIVPD       Y6, Y4, Y4
-	VMOVUPD      ocannlMap7AVX2Consts<>+448(SB), Y5
+	VMOVUPD      ocannlMap7AVX2Consts<>+608(SB), Y5
 	VSUBPD       Y4, Y5, Y4
 	VMULPD       Y2, Y2, Y5
-	VMOVUPD      ocannlMap7AVX2Consts<>+576(SB), Y6
-	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y5, Y6
-	VFMADD213PD  ocannlMap7AVX2Consts<>+640(SB), Y5, Y6
-	VMOVUPD      ocannlMap7AVX2Consts<>+448(SB), Y7
-	VFMADD213PD  ocannlMap7AVX2Consts<>+672(SB), Y5, Y7
-	VFMADD213PD  ocannlMap7AVX2Consts<>+704(SB), Y5, Y7
-	VFMADD213PD  ocannlMap7AVX2Consts<>+736(SB), Y5, Y7
+	VMOVUPD      ocannlMap7AVX2Consts<>+736(SB), Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+768(SB), Y5, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+800(SB), Y5, Y6
+	VMOVUPD      ocannlMap7AVX2Consts<>+608(SB), Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+832(SB), Y5, Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+864(SB), Y5, Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+896(SB), Y5, Y7
 	VDIVPD       Y7, Y6, Y6
 	VMULPD       Y5, Y6, Y6
 	VFMADD213PD  Y2, Y2, Y6
-	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+768(SB), Y3, Y3
+	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+928(SB), Y3, Y3
 	VBLENDVPD    Y3, Y6, Y4, Y4
 	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y4, Y4
-	VANDPD       ocannlMap7AVX2Consts<>+800(SB), Y2, Y3
+	VANDPD       ocannlMap7AVX2Consts<>+960(SB), Y2, Y3
 	VORPD        Y3, Y4, Y4
-	VCVTPD2PSY   Y4, X1
-	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y0, Y2
-	VMOVUPD      ocannlMap7AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y3
-	VADDPD       Y3, Y3, Y3
-	VMOVUPD      ocannlMap7AVX2Consts<>+64(SB), Y4
+	VMOVUPS      (CX), Y2
+	VMOVUPD      ocannlMap7AVX2Consts<>+64(SB), Y3
+	VMAXPD       Y2, Y3, Y2
+	VMOVUPD      ocannlMap7AVX2Consts<>+96(SB), Y3
+	VMINPD       Y2, Y3, Y2
+	VMULPD       ocannlMap7AVX2Consts<>+128(SB), Y2, Y3
+	VROUNDPD     $0x00, Y3, Y3
+	VFNMADD231PD ocannlMap7AVX2Consts<>+160(SB), Y3, Y2
+	VFNMADD231PD ocannlMap7AVX2Consts<>+192(SB), Y3, Y2
+	VMOVUPD      ocannlMap7AVX2Consts<>+224(SB), Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+352(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+480(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+512(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+544(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+576(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y2, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y2, Y5
+	VMULPD       ocannlMap7AVX2Consts<>+576(SB), Y3, Y2
+	VROUNDPD     $0x01, Y2, Y2
+	VSUBPD       Y2, Y3, Y3
+	VADDPD       ocannlMap7AVX2Consts<>+640(SB), Y2, Y2
+	VPADDQ       ocannlMap7AVX2Consts<>+672(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y5, Y5
+	VADDPD       ocannlMap7AVX2Consts<>+640(SB), Y3, Y3
+	VPADDQ       ocannlMap7AVX2Consts<>+672(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y5, Y5
+	VADDPD       Y1, Y5, Y2
+	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+992(SB), Y2, Y3
+	VMULPD       ocannlMap7AVX2Consts<>+1024(SB), Y2, Y5
+	VBLENDVPD    Y3, Y5, Y2, Y5
+	VANDPD       ocannlMap7AVX2Consts<>+1056(SB), Y3, Y3
+	VPSRLQ       $0x34, Y5, Y6
+	VPOR         ocannlMap7AVX2Consts<>+1088(SB), Y6, Y6
+	VSUBPD       ocannlMap7AVX2Consts<>+1120(SB), Y6, Y6
+	VSUBPD       Y3, Y6, Y6
+	VANDPD       ocannlMap7AVX2Consts<>+1152(SB), Y5, Y3
+	VORPD        ocannlMap7AVX2Consts<>+608(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap7AVX2Consts<>+1184(SB), Y3, Y5
+	VMULPD       ocannlMap7AVX2Consts<>+576(SB), Y3, Y7
+	VBLENDVPD    Y5, Y7, Y3, Y3
+	VANDPD       ocannlMap7AVX2Consts<>+608(SB), Y5, Y7
+	VADDPD       Y7, Y6, Y6
+	VSUBPD       ocannlMap7AVX2Consts<>+608(SB), Y3, Y3
+	VADDPD       ocannlMap7AVX2Consts<>+704(SB), Y3, Y5
+	VDIVPD       Y5, Y3, Y5
+	VMULPD       Y5, Y5, Y7
+	VMULPD       Y7, Y7, Y8
+	VMOVUPD      ocannlMap7AVX2Consts<>+1216(SB), Y9
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1248(SB), Y8, Y9
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1280(SB), Y8, Y9
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1312(SB), Y8, Y9
+	VMULPD       Y7, Y9, Y9
+	VMOVUPD      ocannlMap7AVX2Consts<>+1344(SB), Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1376(SB), Y8, Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1408(SB), Y8, Y7
+	VMULPD       Y8, Y7, Y7
+	VADDPD       Y7, Y9, Y9
+	VMULPD       Y3, Y3, Y7
+	VMULPD       ocannlMap7AVX2Consts<>+576(SB), Y7, Y7
+	VADDPD       Y7, Y9, Y9
+	VMULPD       Y5, Y9, Y9
+	VFMADD231PD  ocannlMap7AVX2Consts<>+1440(SB), Y6, Y9
+	VSUBPD       Y9, Y7, Y7
+	VSUBPD       Y3, Y7, Y7
+	VFMSUB231PD  ocannlMap7AVX2Consts<>+1472(SB), Y6, Y7
+	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+1504(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap7AVX2Consts<>+1536(SB), Y7, Y7
+	VCMPPD       $0x00, ocannlMap7AVX2Consts<>+1504(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap7AVX2Consts<>+1568(SB), Y7, Y7
+	VCMPPD       $0x05, ocannlMap7AVX2Consts<>+1600(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y7, Y7
+	VADDPD       Y7, Y4, Y2
+	VMOVUPS      (CX), Y3
+	VMOVUPS      (CX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y1, Y3, Y3
+	VSQRTPD      Y3, Y3
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPD       Y5, Y4, Y4
+	VMOVUPD      ocannlMap7AVX2Consts<>+704(SB), Y5
+	VADDPD       Y5, Y4, Y4
+	VMOVUPD      ocannlMap7AVX2Consts<>+608(SB), Y5
+	VSQRTPD      Y4, Y4
+	VDIVPD       Y4, Y5, Y5
+	VMULPD       Y5, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VMOVUPS      (CX), Y3
+	VXORPD       ocannlMap7AVX2Consts<>+960(SB), Y3, Y3
+	VMOVUPD      ocannlMap7AVX2Consts<>+1632(SB), Y4
 	VMAXPD       Y3, Y4, Y3
-	VMOVUPD      ocannlMap7AVX2Consts<>+96(SB), Y4
+	VMOVUPD      ocannlMap7AVX2Consts<>+1664(SB), Y4
 	VMINPD       Y3, Y4, Y3
-	VMULPD       ocannlMap7AVX2Consts<>+128(SB), Y3, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VFNMADD231PD ocannlMap7AVX2Consts<>+160(SB), Y4, Y3
-	VFNMADD231PD ocannlMap7AVX2Consts<>+192(SB), Y4, Y3
+	VROUNDPD     $0x00, Y3, Y4
+	VSUBPD       Y4, Y3, Y3
+	VMULPD       ocannlMap7AVX2Consts<>+160(SB), Y3, Y3
 	VMOVUPD      ocannlMap7AVX2Consts<>+224(SB), Y5
 	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y3, Y5
 	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y3, Y5
@@ -6037,42 +6807,76 @@ e1:
 	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y3, Y5
 	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y3, Y5
 	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y3, Y5
-	VMULPD       ocannlMap7AVX2Consts<>+416(SB), Y4, Y3
+	VFMADD213PD  ocannlMap7AVX2Consts<>+480(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+512(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+544(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+576(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y3, Y5
+	VMULPD       ocannlMap7AVX2Consts<>+576(SB), Y4, Y3
 	VROUNDPD     $0x01, Y3, Y3
 	VSUBPD       Y3, Y4, Y4
-	VADDPD       ocannlMap7AVX2Consts<>+480(SB), Y3, Y3
-	VPADDQ       ocannlMap7AVX2Consts<>+512(SB), Y3, Y3
+	VADDPD       ocannlMap7AVX2Consts<>+640(SB), Y3, Y3
+	VPADDQ       ocannlMap7AVX2Consts<>+672(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap7AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap7AVX2Consts<>+512(SB), Y4, Y4
+	VADDPD       ocannlMap7AVX2Consts<>+640(SB), Y4, Y4
+	VPADDQ       ocannlMap7AVX2Consts<>+672(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap7AVX2Consts<>+448(SB), Y5, Y5
-	VMOVUPD      ocannlMap7AVX2Consts<>+544(SB), Y3
-	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap7AVX2Consts<>+448(SB), Y4
-	VSUBPD       Y3, Y4, Y3
-	VMULPD       Y0, Y0, Y4
-	VMOVUPD      ocannlMap7AVX2Consts<>+576(SB), Y5
-	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y4, Y5
-	VFMADD213PD  ocannlMap7AVX2Consts<>+640(SB), Y4, Y5
-	VMOVUPD      ocannlMap7AVX2Consts<>+448(SB), Y6
-	VFMADD213PD  ocannlMap7AVX2Consts<>+672(SB), Y4, Y6
-	VFMADD213PD  ocannlMap7AVX2Consts<>+704(SB), Y4, Y6
-	VFMADD213PD  ocannlMap7AVX2Consts<>+736(SB), Y4, Y6
-	VDIVPD       Y6, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VFMADD213PD  Y0, Y0, Y5
-	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+768(SB), Y2, Y2
-	VBLENDVPD    Y2, Y5, Y3, Y3
-	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y3, Y3
-	VANDPD       ocannlMap7AVX2Consts<>+800(SB), Y0, Y2
-	VORPD        Y2, Y3, Y3
-	VCVTPD2PSY   Y3, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
+	VMOVUPS      (CX), Y3
+	VMAXPD       Y3, Y0, Y3
+	VADDPD       Y0, Y3, Y3
+	VMINPD       Y3, Y1, Y3
+	VADDPD       Y1, Y3, Y3
+	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+992(SB), Y3, Y4
+	VMULPD       ocannlMap7AVX2Consts<>+1024(SB), Y3, Y6
+	VBLENDVPD    Y4, Y6, Y3, Y6
+	VANDPD       ocannlMap7AVX2Consts<>+1056(SB), Y4, Y4
+	VPSRLQ       $0x34, Y6, Y7
+	VPOR         ocannlMap7AVX2Consts<>+1088(SB), Y7, Y7
+	VSUBPD       ocannlMap7AVX2Consts<>+1120(SB), Y7, Y7
+	VSUBPD       Y4, Y7, Y7
+	VANDPD       ocannlMap7AVX2Consts<>+1152(SB), Y6, Y4
+	VORPD        ocannlMap7AVX2Consts<>+608(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap7AVX2Consts<>+1184(SB), Y4, Y6
+	VMULPD       ocannlMap7AVX2Consts<>+576(SB), Y4, Y8
+	VBLENDVPD    Y6, Y8, Y4, Y4
+	VANDPD       ocannlMap7AVX2Consts<>+608(SB), Y6, Y8
+	VADDPD       Y8, Y7, Y7
+	VSUBPD       ocannlMap7AVX2Consts<>+608(SB), Y4, Y4
+	VADDPD       ocannlMap7AVX2Consts<>+704(SB), Y4, Y6
+	VDIVPD       Y6, Y4, Y6
+	VMULPD       Y6, Y6, Y8
+	VMULPD       Y8, Y8, Y9
+	VMOVUPD      ocannlMap7AVX2Consts<>+1216(SB), Y10
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1248(SB), Y9, Y10
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1280(SB), Y9, Y10
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1312(SB), Y9, Y10
+	VMULPD       Y8, Y10, Y10
+	VMOVUPD      ocannlMap7AVX2Consts<>+1344(SB), Y8
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1376(SB), Y9, Y8
+	VFMADD213PD  ocannlMap7AVX2Consts<>+1408(SB), Y9, Y8
+	VMULPD       Y9, Y8, Y8
+	VADDPD       Y8, Y10, Y10
+	VMULPD       Y4, Y4, Y8
+	VMULPD       ocannlMap7AVX2Consts<>+576(SB), Y8, Y8
+	VADDPD       Y8, Y10, Y10
+	VMULPD       Y6, Y10, Y10
+	VSUBPD       Y10, Y8, Y8
+	VSUBPD       Y8, Y4, Y4
+	VMULPD       ocannlMap7AVX2Consts<>+1696(SB), Y4, Y8
+	VFMADD231PD  ocannlMap7AVX2Consts<>+128(SB), Y4, Y8
+	VADDPD       Y7, Y8, Y8
+	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+1504(SB), Y3, Y4
+	VBLENDVPD    Y4, ocannlMap7AVX2Consts<>+1536(SB), Y8, Y8
+	VCMPPD       $0x00, ocannlMap7AVX2Consts<>+1504(SB), Y3, Y4
+	VBLENDVPD    Y4, ocannlMap7AVX2Consts<>+1568(SB), Y8, Y8
+	VCMPPD       $0x05, ocannlMap7AVX2Consts<>+1600(SB), Y3, Y4
+	VBLENDVPD    Y4, Y3, Y8, Y8
+	VMULPD       Y8, Y5, Y3
+	VADDPD       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
@@ -6108,1963 +6912,195 @@ DATA ocannlMap7AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
 DATA ocannlMap7AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
 DATA ocannlMap7AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
 DATA ocannlMap7AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap7AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap7AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap7AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap7AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap7AVX2Consts<>+320(SB)/8, $0x3f81111111111111
-DATA ocannlMap7AVX2Consts<>+328(SB)/8, $0x3f81111111111111
-DATA ocannlMap7AVX2Consts<>+336(SB)/8, $0x3f81111111111111
-DATA ocannlMap7AVX2Consts<>+344(SB)/8, $0x3f81111111111111
-DATA ocannlMap7AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap7AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap7AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap7AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
-DATA ocannlMap7AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap7AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap7AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap7AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
-DATA ocannlMap7AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+480(SB)/8, $0x4338000000000000
-DATA ocannlMap7AVX2Consts<>+488(SB)/8, $0x4338000000000000
-DATA ocannlMap7AVX2Consts<>+496(SB)/8, $0x4338000000000000
-DATA ocannlMap7AVX2Consts<>+504(SB)/8, $0x4338000000000000
-DATA ocannlMap7AVX2Consts<>+512(SB)/8, $0x00000000000003ff
-DATA ocannlMap7AVX2Consts<>+520(SB)/8, $0x00000000000003ff
-DATA ocannlMap7AVX2Consts<>+528(SB)/8, $0x00000000000003ff
-DATA ocannlMap7AVX2Consts<>+536(SB)/8, $0x00000000000003ff
-DATA ocannlMap7AVX2Consts<>+544(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+552(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+560(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+568(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap7AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap7AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap7AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap7AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap7AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap7AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap7AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap7AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
-DATA ocannlMap7AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
-DATA ocannlMap7AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
-DATA ocannlMap7AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
-DATA ocannlMap7AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap7AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap7AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap7AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap7AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap7AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap7AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap7AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap7AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap7AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap7AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap7AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap7AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
-DATA ocannlMap7AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
-DATA ocannlMap7AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
-DATA ocannlMap7AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
-DATA ocannlMap7AVX2Consts<>+800(SB)/8, $0x8000000000000000
-DATA ocannlMap7AVX2Consts<>+808(SB)/8, $0x8000000000000000
-DATA ocannlMap7AVX2Consts<>+816(SB)/8, $0x8000000000000000
-DATA ocannlMap7AVX2Consts<>+824(SB)/8, $0x8000000000000000
-GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $832
-
-// func ocannlMap8AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap8AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap8AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap8AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap8AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap8AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap8AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap8AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap8AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap8AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap8AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap8AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap8AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap8AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap8AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap8AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap8AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap8AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap8AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap8AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap9AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap10AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap10AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap10AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap10AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap10AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap10AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap10AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap10AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap10AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap10AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap10AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap10AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap10AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap10AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap10AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap10AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap10AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap10AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap10AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap10AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap10AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap10AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap10AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap10AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap10AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap10AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap10AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap10AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap10AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap10AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap10AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap10AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap10AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap10AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap10AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap10AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap10AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap10AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap10AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap10AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap10AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap10AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap10AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap10AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap10AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap10AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap10AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap10AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap10AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap10AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap10AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap10AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap10AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap10AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap10AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap10AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap10AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap10AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap10AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap10AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap10AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap10AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap10AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap10AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap10AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap10AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap10AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap10AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap10AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap10AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap10AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap10AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap10AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap10AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap10AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap10AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap10AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap10AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap10AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap10AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap10AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap10AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap10AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap10AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap10AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap10AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap10AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap10AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap10AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap10AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap10AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap10AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap10AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap10AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap10AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap10AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap10AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap10AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap10AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap10AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap10AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap10AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap12AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VSQRTPS Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+0(SB), Y3
-	VSQRTPD      Y2, Y2
-	VDIVPD       Y2, Y3, Y3
-	VCVTPD2PSY   Y3, X1
-	VMOVUPD      ocannlMap15AVX2Consts<>+0(SB), Y2
-	VSQRTPD      Y0, Y0
-	VDIVPD       Y0, Y2, Y2
-	VCVTPD2PSY   Y2, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $32
-
-// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VXORPS  ocannlMap17AVX2Consts<>+0(SB), Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap17AVX2Consts<>+0(SB)/4, $0x80000000
-DATA ocannlMap17AVX2Consts<>+4(SB)/4, $0x80000000
-DATA ocannlMap17AVX2Consts<>+8(SB)/4, $0x80000000
-DATA ocannlMap17AVX2Consts<>+12(SB)/4, $0x80000000
-DATA ocannlMap17AVX2Consts<>+16(SB)/4, $0x80000000
-DATA ocannlMap17AVX2Consts<>+20(SB)/4, $0x80000000
-DATA ocannlMap17AVX2Consts<>+24(SB)/4, $0x80000000
-DATA ocannlMap17AVX2Consts<>+28(SB)/4, $0x80000000
-GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $32
-
-// func ocannlMap18AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap18AVX2Consts<>+0(SB), Y1
-	VMAXPS      Y0, Y1, Y0
-	VMOVUPD     ocannlMap18AVX2Consts<>+32(SB), Y1
-	VMINPS      Y0, Y1, Y0
-	VROUNDPS    $0x00, Y0, Y1
-	VSUBPS      Y1, Y0, Y0
-	VMOVUPD     ocannlMap18AVX2Consts<>+64(SB), Y2
-	VFMADD213PS ocannlMap18AVX2Consts<>+96(SB), Y0, Y2
-	VFMADD213PS ocannlMap18AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PS ocannlMap18AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PS ocannlMap18AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS ocannlMap18AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS ocannlMap18AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS ocannlMap18AVX2Consts<>+288(SB), Y0, Y2
-	VMULPS      ocannlMap18AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS    $0x01, Y0, Y0
-	VSUBPS      Y0, Y1, Y1
-	VADDPS      ocannlMap18AVX2Consts<>+352(SB), Y0, Y0
-	VPADDD      ocannlMap18AVX2Consts<>+384(SB), Y0, Y0
-	VPSLLD      $0x17, Y0, Y0
-	VMULPS      Y0, Y2, Y2
-	VADDPS      ocannlMap18AVX2Consts<>+352(SB), Y1, Y1
-	VPADDD      ocannlMap18AVX2Consts<>+384(SB), Y1, Y1
-	VPSLLD      $0x17, Y1, Y1
-	VMULPS      Y1, Y2, Y2
-	VMOVUPS     Y2, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap18AVX2Consts<>+0(SB)/4, $0xc3170000
-DATA ocannlMap18AVX2Consts<>+4(SB)/4, $0xc3170000
-DATA ocannlMap18AVX2Consts<>+8(SB)/4, $0xc3170000
-DATA ocannlMap18AVX2Consts<>+12(SB)/4, $0xc3170000
-DATA ocannlMap18AVX2Consts<>+16(SB)/4, $0xc3170000
-DATA ocannlMap18AVX2Consts<>+20(SB)/4, $0xc3170000
-DATA ocannlMap18AVX2Consts<>+24(SB)/4, $0xc3170000
-DATA ocannlMap18AVX2Consts<>+28(SB)/4, $0xc3170000
-DATA ocannlMap18AVX2Consts<>+32(SB)/4, $0x43010000
-DATA ocannlMap18AVX2Consts<>+36(SB)/4, $0x43010000
-DATA ocannlMap18AVX2Consts<>+40(SB)/4, $0x43010000
-DATA ocannlMap18AVX2Consts<>+44(SB)/4, $0x43010000
-DATA ocannlMap18AVX2Consts<>+48(SB)/4, $0x43010000
-DATA ocannlMap18AVX2Consts<>+52(SB)/4, $0x43010000
-DATA ocannlMap18AVX2Consts<>+56(SB)/4, $0x43010000
-DATA ocannlMap18AVX2Consts<>+60(SB)/4, $0x43010000
-DATA ocannlMap18AVX2Consts<>+64(SB)/4, $0x377fe5fe
-DATA ocannlMap18AVX2Consts<>+68(SB)/4, $0x377fe5fe
-DATA ocannlMap18AVX2Consts<>+72(SB)/4, $0x377fe5fe
-DATA ocannlMap18AVX2Consts<>+76(SB)/4, $0x377fe5fe
-DATA ocannlMap18AVX2Consts<>+80(SB)/4, $0x377fe5fe
-DATA ocannlMap18AVX2Consts<>+84(SB)/4, $0x377fe5fe
-DATA ocannlMap18AVX2Consts<>+88(SB)/4, $0x377fe5fe
-DATA ocannlMap18AVX2Consts<>+92(SB)/4, $0x377fe5fe
-DATA ocannlMap18AVX2Consts<>+96(SB)/4, $0x39218489
-DATA ocannlMap18AVX2Consts<>+100(SB)/4, $0x39218489
-DATA ocannlMap18AVX2Consts<>+104(SB)/4, $0x39218489
-DATA ocannlMap18AVX2Consts<>+108(SB)/4, $0x39218489
-DATA ocannlMap18AVX2Consts<>+112(SB)/4, $0x39218489
-DATA ocannlMap18AVX2Consts<>+116(SB)/4, $0x39218489
-DATA ocannlMap18AVX2Consts<>+120(SB)/4, $0x39218489
-DATA ocannlMap18AVX2Consts<>+124(SB)/4, $0x39218489
-DATA ocannlMap18AVX2Consts<>+128(SB)/4, $0x3aaec3ff
-DATA ocannlMap18AVX2Consts<>+132(SB)/4, $0x3aaec3ff
-DATA ocannlMap18AVX2Consts<>+136(SB)/4, $0x3aaec3ff
-DATA ocannlMap18AVX2Consts<>+140(SB)/4, $0x3aaec3ff
-DATA ocannlMap18AVX2Consts<>+144(SB)/4, $0x3aaec3ff
-DATA ocannlMap18AVX2Consts<>+148(SB)/4, $0x3aaec3ff
-DATA ocannlMap18AVX2Consts<>+152(SB)/4, $0x3aaec3ff
-DATA ocannlMap18AVX2Consts<>+156(SB)/4, $0x3aaec3ff
-DATA ocannlMap18AVX2Consts<>+160(SB)/4, $0x3c1d955b
-DATA ocannlMap18AVX2Consts<>+164(SB)/4, $0x3c1d955b
-DATA ocannlMap18AVX2Consts<>+168(SB)/4, $0x3c1d955b
-DATA ocannlMap18AVX2Consts<>+172(SB)/4, $0x3c1d955b
-DATA ocannlMap18AVX2Consts<>+176(SB)/4, $0x3c1d955b
-DATA ocannlMap18AVX2Consts<>+180(SB)/4, $0x3c1d955b
-DATA ocannlMap18AVX2Consts<>+184(SB)/4, $0x3c1d955b
-DATA ocannlMap18AVX2Consts<>+188(SB)/4, $0x3c1d955b
-DATA ocannlMap18AVX2Consts<>+192(SB)/4, $0x3d635847
-DATA ocannlMap18AVX2Consts<>+196(SB)/4, $0x3d635847
-DATA ocannlMap18AVX2Consts<>+200(SB)/4, $0x3d635847
-DATA ocannlMap18AVX2Consts<>+204(SB)/4, $0x3d635847
-DATA ocannlMap18AVX2Consts<>+208(SB)/4, $0x3d635847
-DATA ocannlMap18AVX2Consts<>+212(SB)/4, $0x3d635847
-DATA ocannlMap18AVX2Consts<>+216(SB)/4, $0x3d635847
-DATA ocannlMap18AVX2Consts<>+220(SB)/4, $0x3d635847
-DATA ocannlMap18AVX2Consts<>+224(SB)/4, $0x3e75fdf0
-DATA ocannlMap18AVX2Consts<>+228(SB)/4, $0x3e75fdf0
-DATA ocannlMap18AVX2Consts<>+232(SB)/4, $0x3e75fdf0
-DATA ocannlMap18AVX2Consts<>+236(SB)/4, $0x3e75fdf0
-DATA ocannlMap18AVX2Consts<>+240(SB)/4, $0x3e75fdf0
-DATA ocannlMap18AVX2Consts<>+244(SB)/4, $0x3e75fdf0
-DATA ocannlMap18AVX2Consts<>+248(SB)/4, $0x3e75fdf0
-DATA ocannlMap18AVX2Consts<>+252(SB)/4, $0x3e75fdf0
-DATA ocannlMap18AVX2Consts<>+256(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+260(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+264(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+268(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+272(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+276(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+280(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+284(SB)/4, $0x3f317218
-DATA ocannlMap18AVX2Consts<>+288(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+292(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+296(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+300(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+304(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+308(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+312(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+316(SB)/4, $0x3f800000
-DATA ocannlMap18AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap18AVX2Consts<>+352(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+356(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+360(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+364(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+368(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+372(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+376(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+380(SB)/4, $0x4b400000
-DATA ocannlMap18AVX2Consts<>+384(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+388(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+392(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+396(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+400(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+404(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+408(SB)/4, $0x0000007f
-DATA ocannlMap18AVX2Consts<>+412(SB)/4, $0x0000007f
-GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $416
-
-// func ocannlMap19AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y2
-	VMAXPS  Y2, Y0, Y2
-	VADDPS  Y0, Y2, Y2
-	VMINPS  Y2, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap20AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap20AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap20AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap20AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap20AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap20AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap20AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap20AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap20AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap20AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap20AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap20AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y6, Y4, Y4
-	VMULPD       ocannlMap20AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD231PD  ocannlMap20AVX2Consts<>+480(SB), Y4, Y6
-	VADDPD       Y3, Y6, Y6
-	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap20AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap20AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap20AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap20AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap20AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap20AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap20AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap20AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap20AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap20AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap20AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap20AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap20AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap20AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap20AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap20AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y5, Y3, Y3
-	VMULPD       ocannlMap20AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD231PD  ocannlMap20AVX2Consts<>+480(SB), Y3, Y5
-	VADDPD       Y2, Y5, Y5
-	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap20AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap20AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap20AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap20AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap20AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+448(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap20AVX2Consts<>+456(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap20AVX2Consts<>+464(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap20AVX2Consts<>+472(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap20AVX2Consts<>+480(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+488(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+496(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+504(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap20AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap20AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap20AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap21AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VANDPD       ocannlMap21AVX2Consts<>+0(SB), Y0, Y1
-	VMOVUPD      ocannlMap21AVX2Consts<>+32(SB), Y2
-	VMINPD       Y1, Y2, Y2
-	VADDPD       Y2, Y2, Y2
-	VMOVUPD      ocannlMap21AVX2Consts<>+64(SB), Y3
-	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap21AVX2Consts<>+96(SB), Y3
-	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap21AVX2Consts<>+128(SB), Y2, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap21AVX2Consts<>+160(SB), Y3, Y2
-	VFNMADD231PD ocannlMap21AVX2Consts<>+192(SB), Y3, Y2
-	VMOVUPD      ocannlMap21AVX2Consts<>+224(SB), Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+416(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+448(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+480(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+512(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+576(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+608(SB), Y2, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+608(SB), Y2, Y4
-	VMULPD       ocannlMap21AVX2Consts<>+576(SB), Y3, Y2
-	VROUNDPD     $0x01, Y2, Y2
-	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap21AVX2Consts<>+640(SB), Y2, Y2
-	VPADDQ       ocannlMap21AVX2Consts<>+672(SB), Y2, Y2
-	VPSLLQ       $0x34, Y2, Y2
-	VMULPD       Y2, Y4, Y4
-	VADDPD       ocannlMap21AVX2Consts<>+640(SB), Y3, Y3
-	VPADDQ       ocannlMap21AVX2Consts<>+672(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y4, Y4
-	VADDPD       ocannlMap21AVX2Consts<>+608(SB), Y4, Y4
-	VMOVUPD      ocannlMap21AVX2Consts<>+704(SB), Y2
-	VDIVPD       Y4, Y2, Y2
-	VMOVUPD      ocannlMap21AVX2Consts<>+608(SB), Y3
-	VSUBPD       Y2, Y3, Y2
-	VMULPD       Y0, Y0, Y3
-	VMOVUPD      ocannlMap21AVX2Consts<>+736(SB), Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+768(SB), Y3, Y4
-	VFMADD213PD  ocannlMap21AVX2Consts<>+800(SB), Y3, Y4
-	VMOVUPD      ocannlMap21AVX2Consts<>+608(SB), Y5
-	VFMADD213PD  ocannlMap21AVX2Consts<>+832(SB), Y3, Y5
-	VFMADD213PD  ocannlMap21AVX2Consts<>+864(SB), Y3, Y5
-	VFMADD213PD  ocannlMap21AVX2Consts<>+896(SB), Y3, Y5
-	VDIVPD       Y5, Y4, Y4
-	VMULPD       Y3, Y4, Y4
-	VFMADD213PD  Y0, Y0, Y4
-	VCMPPD       $0x01, ocannlMap21AVX2Consts<>+928(SB), Y1, Y1
-	VBLENDVPD    Y1, Y4, Y2, Y2
-	VANDPD       ocannlMap21AVX2Consts<>+0(SB), Y2, Y2
-	VANDPD       ocannlMap21AVX2Consts<>+960(SB), Y0, Y1
-	VORPD        Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap21AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap21AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap21AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap21AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap21AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap21AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap21AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap21AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap21AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+480(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+488(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+496(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+504(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+640(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+648(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+656(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+664(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+672(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+680(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+688(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+696(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+704(SB)/8, $0x4000000000000000
-DATA ocannlMap21AVX2Consts<>+712(SB)/8, $0x4000000000000000
-DATA ocannlMap21AVX2Consts<>+720(SB)/8, $0x4000000000000000
-DATA ocannlMap21AVX2Consts<>+728(SB)/8, $0x4000000000000000
-DATA ocannlMap21AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap21AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap21AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap21AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap21AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap21AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap21AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap21AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap21AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
-DATA ocannlMap21AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
-DATA ocannlMap21AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
-DATA ocannlMap21AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
-DATA ocannlMap21AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap21AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap21AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap21AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap21AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap21AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap21AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap21AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap21AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap21AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap21AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap21AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap21AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
-DATA ocannlMap21AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
-DATA ocannlMap21AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
-DATA ocannlMap21AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
-DATA ocannlMap21AVX2Consts<>+960(SB)/8, $0x8000000000000000
-DATA ocannlMap21AVX2Consts<>+968(SB)/8, $0x8000000000000000
-DATA ocannlMap21AVX2Consts<>+976(SB)/8, $0x8000000000000000
-DATA ocannlMap21AVX2Consts<>+984(SB)/8, $0x8000000000000000
-GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $992
-
-// func ocannlMap22AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap22AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap22AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap22AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap22AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap22AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap22AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap22AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap22AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap22AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap22AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap22AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap22AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap22AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap22AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap22AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap22AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap22AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap22AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap22AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap22AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap22AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap22AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap22AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap22AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap22AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap22AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap22AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap22AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap23AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap24AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap24AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap24AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap24AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap24AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap24AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap24AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap24AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap24AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap24AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap24AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap24AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap24AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap24AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap24AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap24AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap24AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap24AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap24AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap24AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap24AVX2Consts<>+544(SB), Y3, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap24AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap24AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap24AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap24AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap24AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap24AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap24AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap24AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap24AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap24AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap24AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap24AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap24AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap24AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap24AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap24AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap24AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap24AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap24AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap24AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap24AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap24AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap24AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap24AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap24AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap24AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap24AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap24AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap24AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap24AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap24AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap24AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap24AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap24AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap24AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap24AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap24AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap24AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap24AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap24AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap24AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap24AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap24AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap24AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap24AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap24AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap24AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap24AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap24AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap24AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap24AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap24AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap24AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap24AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap24AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap24AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap24AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap24AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap24AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap24AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap24AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap24AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap24AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap24AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap24AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap24AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap24AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap24AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap24AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap24AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap24AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap24AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap24AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap24AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap24AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap24AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap24AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap24AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap24AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap24AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap24AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap24AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap24AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap24AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap24AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap24AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap24AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap24AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap24AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap24AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap24AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap24AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap24AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap24AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap24AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap24AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap24AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap24AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap24AVX2Consts<>(SB), RODATA|NOPTR, $736
-
-// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap27AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VSQRTPD Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap28AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	VBROADCASTSD ocannlConst64<>+16(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap29AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPD ocannlMap29AVX2Consts<>+0(SB), Y1
-	VSQRTPD Y0, Y0
-	VDIVPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $32
-
-// func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap31AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VXORPD  ocannlMap31AVX2Consts<>+0(SB), Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap31AVX2Consts<>+0(SB)/8, $0x8000000000000000
-DATA ocannlMap31AVX2Consts<>+8(SB)/8, $0x8000000000000000
-DATA ocannlMap31AVX2Consts<>+16(SB)/8, $0x8000000000000000
-DATA ocannlMap31AVX2Consts<>+24(SB)/8, $0x8000000000000000
-GLOBL ocannlMap31AVX2Consts<>(SB), RODATA|NOPTR, $32
-
-// func ocannlMap32AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap32AVX2Consts<>+0(SB), Y1
-	VMAXPD      Y0, Y1, Y0
-	VMOVUPD     ocannlMap32AVX2Consts<>+32(SB), Y1
-	VMINPD      Y0, Y1, Y0
-	VROUNDPD    $0x00, Y0, Y1
-	VSUBPD      Y1, Y0, Y0
-	VMULPD      ocannlMap32AVX2Consts<>+64(SB), Y0, Y0
-	VMOVUPD     ocannlMap32AVX2Consts<>+96(SB), Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD ocannlMap32AVX2Consts<>+480(SB), Y0, Y2
-	VMULPD      ocannlMap32AVX2Consts<>+448(SB), Y1, Y0
-	VROUNDPD    $0x01, Y0, Y0
-	VSUBPD      Y0, Y1, Y1
-	VADDPD      ocannlMap32AVX2Consts<>+512(SB), Y0, Y0
-	VPADDQ      ocannlMap32AVX2Consts<>+544(SB), Y0, Y0
-	VPSLLQ      $0x34, Y0, Y0
-	VMULPD      Y0, Y2, Y2
-	VADDPD      ocannlMap32AVX2Consts<>+512(SB), Y1, Y1
-	VPADDQ      ocannlMap32AVX2Consts<>+544(SB), Y1, Y1
-	VPSLLQ      $0x34, Y1, Y1
-	VMULPD      Y1, Y2, Y2
-	VMOVUPS     Y2, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap32AVX2Consts<>+0(SB)/8, $0xc090e00000000000
-DATA ocannlMap32AVX2Consts<>+8(SB)/8, $0xc090e00000000000
-DATA ocannlMap32AVX2Consts<>+16(SB)/8, $0xc090e00000000000
-DATA ocannlMap32AVX2Consts<>+24(SB)/8, $0xc090e00000000000
-DATA ocannlMap32AVX2Consts<>+32(SB)/8, $0x4090040000000000
-DATA ocannlMap32AVX2Consts<>+40(SB)/8, $0x4090040000000000
-DATA ocannlMap32AVX2Consts<>+48(SB)/8, $0x4090040000000000
-DATA ocannlMap32AVX2Consts<>+56(SB)/8, $0x4090040000000000
-DATA ocannlMap32AVX2Consts<>+64(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap32AVX2Consts<>+72(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap32AVX2Consts<>+80(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap32AVX2Consts<>+88(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap32AVX2Consts<>+96(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap32AVX2Consts<>+104(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap32AVX2Consts<>+112(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap32AVX2Consts<>+120(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap32AVX2Consts<>+128(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap32AVX2Consts<>+136(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap32AVX2Consts<>+144(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap32AVX2Consts<>+152(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap32AVX2Consts<>+160(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap32AVX2Consts<>+168(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap32AVX2Consts<>+176(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap32AVX2Consts<>+184(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap32AVX2Consts<>+192(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap32AVX2Consts<>+200(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap32AVX2Consts<>+208(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap32AVX2Consts<>+216(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap32AVX2Consts<>+224(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap32AVX2Consts<>+232(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap32AVX2Consts<>+240(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap32AVX2Consts<>+248(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap32AVX2Consts<>+256(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+264(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+272(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+280(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+288(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+296(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+304(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+312(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+320(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+328(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+336(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+344(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+352(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+360(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+368(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+376(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+384(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+392(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+400(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+408(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+416(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+424(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+432(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+440(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+448(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+456(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+464(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+472(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+480(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+488(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+496(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+504(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+512(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+520(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+528(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+536(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+544(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+552(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+560(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+568(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap32AVX2Consts<>(SB), RODATA|NOPTR, $576
-
-// func ocannlMap33AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Y2
-	VMAXPD  Y2, Y0, Y2
-	VADDPD  Y0, Y2, Y2
-	VMINPD  Y2, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap34AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap34AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap34AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap34AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap34AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap34AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap34AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap34AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap34AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap34AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap34AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap34AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap34AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap34AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap34AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap34AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap34AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap34AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap34AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap34AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y4, Y1, Y1
-	VMULPD      ocannlMap34AVX2Consts<>+544(SB), Y1, Y4
-	VFMADD231PD ocannlMap34AVX2Consts<>+576(SB), Y1, Y4
-	VADDPD      Y3, Y4, Y4
-	VCMPPD      $0x01, ocannlMap34AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap34AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap34AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap34AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap34AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap34AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap34AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap34AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap34AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap34AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap34AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap34AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap34AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap34AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap34AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap34AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap34AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap34AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap34AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap34AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap34AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap34AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap34AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap34AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap34AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap34AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap34AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap34AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap34AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap34AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap34AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap34AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap34AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap34AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap34AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap34AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap34AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap34AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap34AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap34AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap34AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap34AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap34AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap34AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap34AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap34AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap34AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap34AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap34AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap34AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap34AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap34AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap34AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap34AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap34AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap34AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap34AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap34AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap34AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap34AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap34AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap34AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap34AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap34AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap34AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap34AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap34AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap34AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap34AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap34AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap34AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap34AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap34AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap34AVX2Consts<>+544(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap34AVX2Consts<>+552(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap34AVX2Consts<>+560(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap34AVX2Consts<>+568(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap34AVX2Consts<>+576(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap34AVX2Consts<>+584(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap34AVX2Consts<>+592(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap34AVX2Consts<>+600(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap34AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap34AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap34AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap34AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap34AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap34AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap34AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap34AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap34AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap34AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap34AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap34AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap7AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+480(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+488(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+496(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+504(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+640(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+648(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+656(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+664(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+672(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+680(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+688(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+696(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+704(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+712(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+720(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+728(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap7AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap7AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap7AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap7AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap7AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap7AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap7AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap7AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
+DATA ocannlMap7AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
+DATA ocannlMap7AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
+DATA ocannlMap7AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
+DATA ocannlMap7AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap7AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap7AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap7AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap7AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap7AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap7AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap7AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap7AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap7AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap7AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap7AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap7AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
+DATA ocannlMap7AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
+DATA ocannlMap7AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
+DATA ocannlMap7AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
+DATA ocannlMap7AVX2Consts<>+960(SB)/8, $0x8000000000000000
+DATA ocannlMap7AVX2Consts<>+968(SB)/8, $0x8000000000000000
+DATA ocannlMap7AVX2Consts<>+976(SB)/8, $0x8000000000000000
+DATA ocannlMap7AVX2Consts<>+984(SB)/8, $0x8000000000000000
+DATA ocannlMap7AVX2Consts<>+992(SB)/8, $0x0010000000000000
+DATA ocannlMap7AVX2Consts<>+1000(SB)/8, $0x0010000000000000
+DATA ocannlMap7AVX2Consts<>+1008(SB)/8, $0x0010000000000000
+DATA ocannlMap7AVX2Consts<>+1016(SB)/8, $0x0010000000000000
+DATA ocannlMap7AVX2Consts<>+1024(SB)/8, $0x4350000000000000
+DATA ocannlMap7AVX2Consts<>+1032(SB)/8, $0x4350000000000000
+DATA ocannlMap7AVX2Consts<>+1040(SB)/8, $0x4350000000000000
+DATA ocannlMap7AVX2Consts<>+1048(SB)/8, $0x4350000000000000
+DATA ocannlMap7AVX2Consts<>+1056(SB)/8, $0x404b000000000000
+DATA ocannlMap7AVX2Consts<>+1064(SB)/8, $0x404b000000000000
+DATA ocannlMap7AVX2Consts<>+1072(SB)/8, $0x404b000000000000
+DATA ocannlMap7AVX2Consts<>+1080(SB)/8, $0x404b000000000000
+DATA ocannlMap7AVX2Consts<>+1088(SB)/8, $0x4330000000000000
+DATA ocannlMap7AVX2Consts<>+1096(SB)/8, $0x4330000000000000
+DATA ocannlMap7AVX2Consts<>+1104(SB)/8, $0x4330000000000000
+DATA ocannlMap7AVX2Consts<>+1112(SB)/8, $0x4330000000000000
+DATA ocannlMap7AVX2Consts<>+1120(SB)/8, $0x43300000000003ff
+DATA ocannlMap7AVX2Consts<>+1128(SB)/8, $0x43300000000003ff
+DATA ocannlMap7AVX2Consts<>+1136(SB)/8, $0x43300000000003ff
+DATA ocannlMap7AVX2Consts<>+1144(SB)/8, $0x43300000000003ff
+DATA ocannlMap7AVX2Consts<>+1152(SB)/8, $0x000fffffffffffff
+DATA ocannlMap7AVX2Consts<>+1160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap7AVX2Consts<>+1168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap7AVX2Consts<>+1176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap7AVX2Consts<>+1184(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap7AVX2Consts<>+1192(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap7AVX2Consts<>+1200(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap7AVX2Consts<>+1208(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap7AVX2Consts<>+1216(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap7AVX2Consts<>+1224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap7AVX2Consts<>+1232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap7AVX2Consts<>+1240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap7AVX2Consts<>+1248(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap7AVX2Consts<>+1256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap7AVX2Consts<>+1264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap7AVX2Consts<>+1272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap7AVX2Consts<>+1280(SB)/8, $0x3fd2492494229359
+DATA ocannlMap7AVX2Consts<>+1288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap7AVX2Consts<>+1296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap7AVX2Consts<>+1304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap7AVX2Consts<>+1312(SB)/8, $0x3fe5555555555593
+DATA ocannlMap7AVX2Consts<>+1320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap7AVX2Consts<>+1328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap7AVX2Consts<>+1336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap7AVX2Consts<>+1344(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap7AVX2Consts<>+1352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap7AVX2Consts<>+1360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap7AVX2Consts<>+1368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap7AVX2Consts<>+1376(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap7AVX2Consts<>+1384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap7AVX2Consts<>+1392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap7AVX2Consts<>+1400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap7AVX2Consts<>+1408(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap7AVX2Consts<>+1416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap7AVX2Consts<>+1424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap7AVX2Consts<>+1432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap7AVX2Consts<>+1440(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap7AVX2Consts<>+1448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap7AVX2Consts<>+1456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap7AVX2Consts<>+1464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap7AVX2Consts<>+1472(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap7AVX2Consts<>+1480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap7AVX2Consts<>+1488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap7AVX2Consts<>+1496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap7AVX2Consts<>+1504(SB)/8, $0x0000000000000000
+DATA ocannlMap7AVX2Consts<>+1512(SB)/8, $0x0000000000000000
+DATA ocannlMap7AVX2Consts<>+1520(SB)/8, $0x0000000000000000
+DATA ocannlMap7AVX2Consts<>+1528(SB)/8, $0x0000000000000000
+DATA ocannlMap7AVX2Consts<>+1536(SB)/8, $0x7ff8000000000000
+DATA ocannlMap7AVX2Consts<>+1544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap7AVX2Consts<>+1552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap7AVX2Consts<>+1560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap7AVX2Consts<>+1568(SB)/8, $0xfff0000000000000
+DATA ocannlMap7AVX2Consts<>+1576(SB)/8, $0xfff0000000000000
+DATA ocannlMap7AVX2Consts<>+1584(SB)/8, $0xfff0000000000000
+DATA ocannlMap7AVX2Consts<>+1592(SB)/8, $0xfff0000000000000
+DATA ocannlMap7AVX2Consts<>+1600(SB)/8, $0x7ff0000000000000
+DATA ocannlMap7AVX2Consts<>+1608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap7AVX2Consts<>+1616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap7AVX2Consts<>+1624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap7AVX2Consts<>+1632(SB)/8, $0xc090e00000000000
+DATA ocannlMap7AVX2Consts<>+1640(SB)/8, $0xc090e00000000000
+DATA ocannlMap7AVX2Consts<>+1648(SB)/8, $0xc090e00000000000
+DATA ocannlMap7AVX2Consts<>+1656(SB)/8, $0xc090e00000000000
+DATA ocannlMap7AVX2Consts<>+1664(SB)/8, $0x4090040000000000
+DATA ocannlMap7AVX2Consts<>+1672(SB)/8, $0x4090040000000000
+DATA ocannlMap7AVX2Consts<>+1680(SB)/8, $0x4090040000000000
+DATA ocannlMap7AVX2Consts<>+1688(SB)/8, $0x4090040000000000
+DATA ocannlMap7AVX2Consts<>+1696(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap7AVX2Consts<>+1704(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap7AVX2Consts<>+1712(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap7AVX2Consts<>+1720(SB)/8, $0x3c7777d0ffda0d24
+GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $1728
 
 // func ocannlReduce0AVX2(c *float32, x0 *float32)
 // Requires: AVX

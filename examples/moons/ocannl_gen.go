@@ -372,14 +372,11 @@ func (r *ocannlMoonsRunner) Score(points *[256][2]float32, n int) (*[256][1]floa
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * points[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -389,14 +386,11 @@ func (r *ocannlMoonsRunner) Score(points *[256][2]float32, n int) (*[256][1]floa
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
 //	fill _train.hinge#1/scores.1 with 0
@@ -429,10 +423,8 @@ func (r *ocannlMoonsRunner) Score(points *[256][2]float32, n int) (*[256][1]floa
 //	train[0] = _train.1[0] / _dim_b.1[0]
 func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[1]float32) {
 	var net_a1_1 [32][16]float32
-	var net_a1_2 [32][16]float32
 	var net_a1 [32][16]float32
 	var net_a2_1 [32][16]float32
-	var net_a2_2 [32][16]float32
 	var net_a2 [32][16]float32
 	var train_hinge_1_scores_1 [32][1]float32
 	var train_hinge_1_scores [32][1]float32
@@ -455,34 +447,18 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &net_a1_1[i0]
-			net_a1_2Row := &net_a1_2[i0]
-			for i1 := range 16 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_a1[0][0], &net_a1_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_a1[0][0], &net_a1_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2Row2 := &net_a1_2[i0]
 			net_a1Row := &net_a1[i0]
 			for i1 := range 16 {
-				r := net_a1_2Row2[i1]
+				r := net_a1_1Row[i1] + pNetB1[i1]
 				if !(r > 0) {
 					r = 0
 				}
@@ -512,34 +488,18 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap0AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap0AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2_2Row := &net_a2_2[i0]
-			for i1 := range 16 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_a2[0][0], &net_a2_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_a2[0][0], &net_a2_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2Row2 := &net_a2_2[i0]
 			net_a2Row := &net_a2[i0]
 			for i1 := range 16 {
-				r2 := net_a2_2Row2[i1]
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -879,9 +839,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap1AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap1AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -895,9 +855,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap2AVX512(&net_a1[0][0], &net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap2AVX2(&net_a1[0][0], &net_a1_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &net_a1_2[i0]
@@ -936,9 +896,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap1AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap1AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -952,9 +912,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap2AVX512(&net_a2[0][0], &net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap2AVX2(&net_a2[0][0], &net_a2_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &net_a2_2[i0]
@@ -1118,7 +1078,7 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 16 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&net_a2_grad[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
+		ocannlMap3AVX2(&net_a2_grad[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			train_hinge_1_scores_1_gradV5 := train_hinge_1_scores_1_grad[i0][0]
@@ -1132,7 +1092,7 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap3AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap4AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row3 := &net_a2_2[i0]
@@ -1155,7 +1115,7 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+		ocannlMap5AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
@@ -1241,7 +1201,7 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap3AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap4AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -1264,7 +1224,7 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+		ocannlMap5AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
@@ -1495,14 +1455,11 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * points[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..255:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -1512,14 +1469,11 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..255:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _predict.1 = compose "*" of net.w3, net/a2
 //	fill _predict.1 with 0
@@ -1531,10 +1485,8 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 //	for i0 in 0..255:
 //	  predict[i0, 0] = _predict.1[i0, 0] + net.b3[0]
 func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[256][1]float32, pool *rt.Pool, scratch *ocannlMoonsPredictScratch) {
-	var net_a1_2 [256][16]float32
 	var net_a1 [256][16]float32
 	var net_a2_1 [256][16]float32
-	var net_a2_2 [256][16]float32
 	var net_a2 [256][16]float32
 	var predict_1 [256][1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -1551,34 +1503,18 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	*rec = ocannlMoonsPredictPart0{}
 	ocannlMoonsPredictPart0Records.Put(rec)
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float32 pointwise kernel over 256 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 256 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap6AVX512(&net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap6AVX2(&net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 256 {
 			net_a1_1Row := &scratch.net_a1_1[i0]
-			net_a1_2Row := &net_a1_2[i0]
-			for i1 := range 16 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a1[0][0], &net_a1_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a1[0][0], &net_a1_2[0][0])
-	} else {
-		for i0 := range 256 {
-			net_a1_2Row2 := &net_a1_2[i0]
 			net_a1Row := &net_a1[i0]
 			for i1 := range 16 {
-				r2 := net_a1_2Row2[i1]
+				r2 := net_a1_1Row[i1] + pNetB1[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -1608,34 +1544,18 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float32 pointwise kernel over 256 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 256 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap6AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap6AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 256 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2_2Row := &net_a2_2[i0]
-			for i1 := range 16 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a2[0][0], &net_a2_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a2[0][0], &net_a2_2[0][0])
-	} else {
-		for i0 := range 256 {
-			net_a2_2Row2 := &net_a2_2[i0]
 			net_a2Row := &net_a2[i0]
 			for i1 := range 16 {
-				r3 := net_a2_2Row2[i1]
+				r3 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r3 > 0) {
 					r3 = 0
 				}

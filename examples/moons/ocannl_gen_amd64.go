@@ -41,25 +41,25 @@ func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlMap0AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX512 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap1AVX512(c *float32, x0 *float32)
+func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap5AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap2AVX512(c *float32, x0 *float32)
 
-// ocannlMap6AVX512 runs a float32 pointwise kernel over 4096 elements: c = relu(x0).
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap6AVX512(c *float32, x0 *float32)
+func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap7AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
@@ -91,40 +91,40 @@ func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlMap0AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap0AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX2 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap1AVX2(c *float32, x0 *float32)
+func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap2AVX2 runs a float32 pointwise kernel over 16 elements: c = add(mul(x0,x1),0).
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap2AVX2(c *float32, x0 *float32)
 
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 16 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap4AVX2(c *float32, x0 *float32)
+func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap5AVX2(c *float32, x0 *float32)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 4096 elements: c = relu(x0).
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap6AVX2(c *float32, x0 *float32)
+func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap7AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //

@@ -43,15 +43,17 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
-
-// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
+func ocannlMap1AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
 }
 
+// ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap2AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX512 called without assembly") }
+
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
+func ocannlMap6AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
+}
 
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX512(c, x0, x1 *float32) {
@@ -77,22 +79,22 @@ func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 calle
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
+func ocannlMap1AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
 
 // ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+func ocannlMap2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+func ocannlMap4AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
 
 // ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }

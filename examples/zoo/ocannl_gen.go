@@ -3512,18 +3512,13 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //	            net.conv2d_valid#1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
 //	# _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    for i2 in 0..11:
-//	      for i3 in 0..3:
-//	        _net.max_pool#1/x.1[i0, i1, i2, i3] = net.conv2d_valid#1/y[i0, i1, i2, i3] + net.conv2d_valid#1.bias[i3]
 //
-//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
+//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias fused
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
 //	      for i3 in 0..3:
-//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(_net.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(net.conv2d_valid#1/y[i0, i1, i2, i3] + net.conv2d_valid#1.bias[i3])
 //
 //	# _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -3552,18 +3547,13 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //	              net.conv2d_valid#2/y[i0, i1, i2, i3] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2d_valid#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        _net.max_pool#2/x.1[i0, i1, i2, i3] = net.conv2d_valid#2/y[i0, i1, i2, i3] + net.conv2d_valid#2.bias[i3]
 //
-//	# net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
+//	# net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1, with _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        net.max_pool#2/x[i0, i1, i2, i3] = relu(_net.max_pool#2/x.1[i0, i1, i2, i3])
+//	        net.max_pool#2/x[i0, i1, i2, i3] = relu(net.conv2d_valid#2/y[i0, i1, i2, i3] + net.conv2d_valid#2.bias[i3])
 //
 //	# _net.max_pool#2/y.1 = pointwise "+" of _num.3, _num.4
 //	for i0 in 0..1:
@@ -3590,14 +3580,11 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //	          _net.dense#1/x.1[i0, i1] += net.dense#2.w[i1, i2, i3, i4] * net.max_pool#2/y[i0, i2, i3, i4]
 //
 //	# _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net.dense#1/x.2[i0, i1] = _net.dense#1/x.1[i0, i1] + net.dense#2.b[i1]
 //
-//	# net.dense#1/x = pointwise relu of _net.dense#1/x.2
+//	# net.dense#1/x = pointwise relu of _net.dense#1/x.2, with _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net.dense#1/x[i0, i1] = relu(_net.dense#1/x.2[i0, i1])
+//	    net.dense#1/x[i0, i1] = relu(_net.dense#1/x.1[i0, i1] + net.dense#2.b[i1])
 //
 //	# _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
 //	fill _net.linear#1/x.1 with 0
@@ -3607,14 +3594,11 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //	      _net.linear#1/x.1[i0, i1] += net.dense#1.w[i1, i2] * net.dense#1/x[i0, i2]
 //
 //	# _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _net.linear#1/x.2[i0, i1] = _net.linear#1/x.1[i0, i1] + net.dense#1.b[i1]
 //
-//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2
+//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    net.linear#1/x[i0, i1] = relu(_net.linear#1/x.2[i0, i1])
+//	    net.linear#1/x[i0, i1] = relu(_net.linear#1/x.1[i0, i1] + net.dense#1.b[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -3655,14 +3639,11 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -3676,20 +3657,16 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, out *[1]float64, pool *rt.Pool, scratch *ocannlLeNetTrainLossScratch) {
-	var net_max_pool_1_x_1 [4][12][12][4]float64
 	var net_max_pool_1_x [4][12][12][4]float64
 	var net_max_pool_1_y_1 [2][2]float64
 	var net_max_pool_1_y [4][6][6][4]float64
 	var net_conv2d_valid_2_y [4][4][4][6]float64
-	var net_max_pool_2_x_1 [4][4][4][6]float64
 	var net_max_pool_2_x [4][4][4][6]float64
 	var net_max_pool_2_y_1 [2][2]float64
 	var net_max_pool_2_y [4][2][2][6]float64
 	var net_dense_1_x_1 [4][16]float64
-	var net_dense_1_x_2 [4][16]float64
 	var net_dense_1_x [4][16]float64
 	var net_linear_1_x_1 [4][12]float64
-	var net_linear_1_x_2 [4][12]float64
 	var net_linear_1_x [4][12]float64
 	var train_cross_entropy_1_logits_1 [4][3]float64
 	var train_cross_entropy_1_logits [4][3]float64
@@ -3698,7 +3675,6 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	var train_cross_entropy_1_logp_1 [4][3]float64
 	var train_cross_entropy_1_logp_2 [4][1]float64
 	var train_cross_entropy_1_logp_3 [4][1]float64
-	var train_cross_entropy_1_logp [4][3]float64
 	var train_1 [4][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -3716,40 +3692,20 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	*rec = ocannlLeNetTrainLossPart0{}
 	ocannlLeNetTrainLossPart0Records.Put(rec)
 
-	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
-	// float64 pointwise kernel over 576 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias fused
+	// float64 pointwise kernel over 576 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX512(&net_max_pool_1_x[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX2(&net_max_pool_1_x[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
 					net_conv2d_valid_1_yRow := &scratch.net_conv2d_valid_1_y[i0][i1][i2]
-					net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	// float64 pointwise kernel over 2304 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
 					net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
 					for i3 := range 4 {
-						r2 := net_max_pool_1_x_1Row2[i3]
+						r2 := net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
 						if !(r2 > 0) {
 							r2 = 0
 						}
@@ -3771,7 +3727,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0])
+		ocannlMap1AVX2(&net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j2 := range 4 {
 			for j3 := range 6 {
@@ -3787,7 +3743,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap3AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+				ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -3850,40 +3806,20 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		}
 	}
 
-	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
-	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1, with _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias fused
+	// float64 pointwise kernel over 64 rows of 6 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap3AVX512(&net_max_pool_2_x[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap3AVX2(&net_max_pool_2_x[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_conv2d_valid_2_yRow := &net_conv2d_valid_2_y[i0][i1][i2]
-					net_max_pool_2_x_1Row := &net_max_pool_2_x_1[i0][i1][i2]
-					for i3 := range 6 {
-						net_max_pool_2_x_1Row[i3] = net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
-	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_max_pool_2_x_1Row2 := &net_max_pool_2_x_1[i0][i1][i2]
 					net_max_pool_2_xRow := &net_max_pool_2_x[i0][i1][i2]
 					for i3 := range 6 {
-						r3 := net_max_pool_2_x_1Row2[i3]
+						r3 := net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
 						if !(r3 > 0) {
 							r3 = 0
 						}
@@ -3916,7 +3852,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap6AVX2(&net_max_pool_2_y[0][0][0][0], &net_max_pool_2_x[0][i4][i5][0], &net_max_pool_2_y_1[i4][i5])
+				ocannlMap4AVX2(&net_max_pool_2_y[0][0][0][0], &net_max_pool_2_x[0][i4][i5][0], &net_max_pool_2_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -3967,21 +3903,12 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		}
 	}
 
-	// _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b
+	// net.dense#1/x = pointwise relu of _net.dense#1/x.2, with _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b fused
 	for i0 := range 4 {
 		net_dense_1_x_1Row := &net_dense_1_x_1[i0]
-		net_dense_1_x_2Row := &net_dense_1_x_2[i0]
-		for i1 := range 16 {
-			net_dense_1_x_2Row[i1] = net_dense_1_x_1Row[i1] + pNetDense2B[i1]
-		}
-	}
-
-	// net.dense#1/x = pointwise relu of _net.dense#1/x.2
-	for i0 := range 4 {
-		net_dense_1_x_2Row2 := &net_dense_1_x_2[i0]
 		net_dense_1_xRow := &net_dense_1_x[i0]
 		for i1 := range 16 {
-			r4 := net_dense_1_x_2Row2[i1]
+			r4 := net_dense_1_x_1Row[i1] + pNetDense2B[i1]
 			if !(r4 > 0) {
 				r4 = 0
 			}
@@ -4010,21 +3937,12 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		}
 	}
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	for i0 := range 4 {
 		net_linear_1_x_1Row := &net_linear_1_x_1[i0]
-		net_linear_1_x_2Row := &net_linear_1_x_2[i0]
-		for i1 := range 12 {
-			net_linear_1_x_2Row[i1] = net_linear_1_x_1Row[i1] + pNetDense1B[i1]
-		}
-	}
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	for i0 := range 4 {
-		net_linear_1_x_2Row2 := &net_linear_1_x_2[i0]
 		net_linear_1_xRow := &net_linear_1_x[i0]
 		for i1 := range 12 {
-			r5 := net_linear_1_x_2Row2[i1]
+			r5 := net_linear_1_x_1Row[i1] + pNetDense1B[i1]
 			if !(r5 > 0) {
 				r5 = 0
 			}
@@ -4108,23 +4026,14 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 4 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 4 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 3 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -4446,14 +4355,11 @@ var ocannlLeNetTrainLossPart0Records rt.Records[ocannlLeNetTrainLossPart0]
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -4753,7 +4659,6 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	var train_cross_entropy_1_logp_1 [4][3]float64
 	var train_cross_entropy_1_logp_2 [4][1]float64
 	var train_cross_entropy_1_logp_3 [4][1]float64
-	var train_cross_entropy_1_logp [4][3]float64
 	var train_1 [4][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -4797,9 +4702,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
 	// float64 pointwise kernel over 576 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap5AVX512(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap5AVX2(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -4817,9 +4722,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 2304 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap6AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap6AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -4849,7 +4754,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j2 := range 4 {
 			for j3 := range 6 {
@@ -4865,7 +4770,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+				ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -4931,9 +4836,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
 	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap7AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap7AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -4951,9 +4856,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
 	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap8AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap8AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -4994,7 +4899,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap6AVX2(&net_max_pool_2_y[0][0][0][0], &net_max_pool_2_x[0][i4][i5][0], &net_max_pool_2_y_1[i4][i5])
+				ocannlMap4AVX2(&net_max_pool_2_y[0][0][0][0], &net_max_pool_2_x[0][i4][i5][0], &net_max_pool_2_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -5186,23 +5091,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 4 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 4 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 3 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -5637,7 +5533,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap7AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap9AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -5664,7 +5560,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+		ocannlMap10AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_valid_2_y_grad = [4][4][4][6]float64{}
 		for i0 := range 4 {
@@ -5753,7 +5649,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap11AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -5780,7 +5676,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap12AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_valid_1_y_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
@@ -6218,9 +6114,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
 	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap13AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap13AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -6236,9 +6132,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -6275,7 +6171,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	if ocannlAVX2 {
 		for i3 := range 2 {
 			for i4 := range 2 {
-				ocannlMap13AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
+				ocannlMap15AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
 			}
 		}
 	} else {
@@ -6577,18 +6473,13 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //	              net.vgg_block#2.conv2d#2/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        _net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3] = net.vgg_block#2.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#2.bias[i3]
 //
-//	# net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1
+//	# net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1, with _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(net.vgg_block#2.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#2.bias[i3])
 //
 //	# net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
 //	reset padding of net.vgg_block#2.conv2d#1/x to 0
@@ -6603,18 +6494,13 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //	              net.vgg_block#2.conv2d#1/y[i0, i1, i2, i3] += net.vgg_block#2.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        _net.vgg_block#2.max_pool#1/x.1[i0, i1, i2, i3] = net.vgg_block#2.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#1.bias[i3]
 //
-//	# net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
+//	# net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        net.vgg_block#2.max_pool#1/x[i0, i1, i2, i3] = relu(_net.vgg_block#2.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#2.max_pool#1/x[i0, i1, i2, i3] = relu(net.vgg_block#2.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#1.bias[i3])
 //
 //	# _net.vgg_block#2.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -6644,18 +6530,13 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //	              net.vgg_block#1.conv2d#2/y[i0, i1, i2, i3] += net.vgg_block#2.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        _net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3] = net.vgg_block#1.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#2.bias[i3]
 //
-//	# net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1
+//	# net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1, with _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(net.vgg_block#1.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#2.bias[i3])
 //
 //	# net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
 //	reset padding of net.vgg_block#1.conv2d#1/x to 0
@@ -6670,18 +6551,13 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //	              net.vgg_block#1.conv2d#1/y[i0, i1, i2, i3] += net.vgg_block#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        _net.vgg_block#1.max_pool#1/x.1[i0, i1, i2, i3] = net.vgg_block#1.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#1.bias[i3]
 //
-//	# net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1
+//	# net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1, with _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        net.vgg_block#1.max_pool#1/x[i0, i1, i2, i3] = relu(_net.vgg_block#1.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#1.max_pool#1/x[i0, i1, i2, i3] = relu(net.vgg_block#1.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#1.bias[i3])
 //
 //	# _net.vgg_block#1.max_pool#1/y.1 = pointwise "+" of _num.3, _num.4
 //	for i0 in 0..1:
@@ -6739,14 +6615,11 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -6762,18 +6635,14 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggBlock2Conv2d2Kernel *[72]float64, pNetVggBlock2Conv2d2Bias *[4]float64, pNetVggBlock2Conv2d1Kernel *[144]float64, pNetVggBlock2Conv2d1Bias *[4]float64, pNetVggBlock1Conv2d2Kernel *[216]float64, pNetVggBlock1Conv2d2Bias *[6]float64, pNetVggBlock1Conv2d1Kernel *[324]float64, pNetVggBlock1Conv2d1Bias *[6]float64, pNetLinear1W *[72]float64, pNetLinear1B *[3]float64, out *[1]float64) {
 	var imagesPad [2][11][11][2]float64
 	var net_vgg_block_2_conv2d_2_y [2][8][8][4]float64
-	var net_vgg_block_2_conv2d_1_x_1 [2][8][8][4]float64
 	var net_vgg_block_2_conv2d_1_x [2][11][11][4]float64
 	var net_vgg_block_2_conv2d_1_y [2][8][8][4]float64
-	var net_vgg_block_2_max_pool_1_x_1 [2][8][8][4]float64
 	var net_vgg_block_2_max_pool_1_x [2][8][8][4]float64
 	var net_vgg_block_2_max_pool_1_y_1 [2][2]float64
 	var net_vgg_block_2_max_pool_1_y [2][7][7][4]float64
 	var net_vgg_block_1_conv2d_2_y [2][4][4][6]float64
-	var net_vgg_block_1_conv2d_1_x_1 [2][4][4][6]float64
 	var net_vgg_block_1_conv2d_1_x [2][7][7][6]float64
 	var net_vgg_block_1_conv2d_1_y [2][4][4][6]float64
-	var net_vgg_block_1_max_pool_1_x_1 [2][4][4][6]float64
 	var net_vgg_block_1_max_pool_1_x [2][4][4][6]float64
 	var net_vgg_block_1_max_pool_1_y_1 [2][2]float64
 	var net_vgg_block_1_max_pool_1_y [2][2][2][6]float64
@@ -6784,7 +6653,6 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	var train_cross_entropy_1_logp_1 [2][3]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][3]float64
 	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -6832,49 +6700,18 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
-	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_conv2d_2_yRow := &net_vgg_block_2_conv2d_2_y[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_x_1Row := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_x_1Row[i3] = net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+	// net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1, with _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias fused
+	for i0 := range 2 {
+		for i1 := range 8 {
+			for i2 := range 8 {
+				net_vgg_block_2_conv2d_2_yRow := &net_vgg_block_2_conv2d_2_y[i0][i1][i2]
+				net_vgg_block_2_conv2d_1_xRow := &net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r := net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+					if !(r > 0) {
+						r = 0
 					}
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1
-	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap15AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap15AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_x_1Row2 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_xRow := &net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
-					for i3 := range 4 {
-						r := net_vgg_block_2_conv2d_1_x_1Row2[i3]
-						if !(r > 0) {
-							r = 0
-						}
-						net_vgg_block_2_conv2d_1_xRow[i3] = r
-					}
+					net_vgg_block_2_conv2d_1_xRow[i3] = r
 				}
 			}
 		}
@@ -6917,40 +6754,20 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
-	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
+	// float64 pointwise kernel over 128 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_vgg_block_2_conv2d_1_yRow := &net_vgg_block_2_conv2d_1_y[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_1Row := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_vgg_block_2_max_pool_1_x_1Row[i3] = net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
-	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_max_pool_1_x_1Row2 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_xRow := &net_vgg_block_2_max_pool_1_x[i0][i1][i2]
 					for i3 := range 4 {
-						r2 := net_vgg_block_2_max_pool_1_x_1Row2[i3]
+						r2 := net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
 						if !(r2 > 0) {
 							r2 = 0
 						}
@@ -7085,27 +6902,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias
+	// net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1, with _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_conv2d_2_yRow := &net_vgg_block_1_conv2d_2_y[i0][i1][i2]
-				net_vgg_block_1_conv2d_1_x_1Row := &net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
-				for i3 := range 6 {
-					net_vgg_block_1_conv2d_1_x_1Row[i3] = net_vgg_block_1_conv2d_2_yRow[i3] + pNetVggBlock1Conv2d2Bias[i3]
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_vgg_block_1_conv2d_1_x_1Row2 := &net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
 				net_vgg_block_1_conv2d_1_xRow := &net_vgg_block_1_conv2d_1_x[i0][i1+1][i2+1]
 				for i3 := range 6 {
-					r3 := net_vgg_block_1_conv2d_1_x_1Row2[i3]
+					r3 := net_vgg_block_1_conv2d_2_yRow[i3] + pNetVggBlock1Conv2d2Bias[i3]
 					if !(r3 > 0) {
 						r3 = 0
 					}
@@ -7152,27 +6956,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias
+	// net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1, with _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_conv2d_1_yRow := &net_vgg_block_1_conv2d_1_y[i0][i1][i2]
-				net_vgg_block_1_max_pool_1_x_1Row := &net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 6 {
-					net_vgg_block_1_max_pool_1_x_1Row[i3] = net_vgg_block_1_conv2d_1_yRow[i3] + pNetVggBlock1Conv2d1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1Row2 := &net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_xRow := &net_vgg_block_1_max_pool_1_x[i0][i1][i2]
 				for i3 := range 6 {
-					r4 := net_vgg_block_1_max_pool_1_x_1Row2[i3]
+					r4 := net_vgg_block_1_conv2d_1_yRow[i3] + pNetVggBlock1Conv2d1Bias[i3]
 					if !(r4 > 0) {
 						r4 = 0
 					}
@@ -7301,23 +7092,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 3 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -7628,14 +7410,11 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -7972,7 +7751,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	var train_cross_entropy_1_logp_1 [2][3]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][3]float64
 	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -8079,9 +7857,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap19AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap19AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8100,11 +7878,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap15AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap20AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap15AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap20AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -8196,9 +7974,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap19AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap19AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8216,9 +7994,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8609,23 +8387,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 3 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -8978,7 +8747,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap22AVX2(&net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9200,7 +8969,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap23AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9227,7 +8996,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap24AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -9323,7 +9092,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap22AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap25AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -9351,7 +9120,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlMap24AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_2_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -9722,18 +9491,13 @@ var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
 //	            net.conv2d#1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d#1.kernel[i3, i4, i5, 0]
 //
 //	# _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        _net/stem.1[i0, i1, i2, i3] = net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3]
 //
-//	# net/stem = pointwise relu of _net/stem.1
+//	# net/stem = pointwise relu of _net/stem.1, with _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        net/stem[i0, i1 + 1, i2 + 1, i3] = relu(_net/stem.1[i0, i1, i2, i3])
+//	        net/stem[i0, i1 + 1, i2 + 1, i3] = relu(net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3])
 //
 //	# net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
 //	reset padding of net/stem to 0
@@ -9748,18 +9512,13 @@ var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
 //	              net.basic_block#1.conv2d#1/y[i0, i1, i2, i3] += net/stem[i0, 2*i1 + i4, 2*i2 + i5, i6] * net.basic_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.basic_block#1/h.1[i0, i1, i2, i3] = net.basic_block#1.conv2d#1/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#1.bias[i3]
 //
-//	# net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1
+//	# net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1, with _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3] = relu(_net.basic_block#1/h.1[i0, i1, i2, i3])
+//	        net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3] = relu(net.basic_block#1.conv2d#1/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#1.bias[i3])
 //
 //	# net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
 //	reset padding of net.basic_block#1/h to 0
@@ -9774,11 +9533,6 @@ var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
 //	              net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] += net.basic_block#1/h[i0, i1 + i4, i2 + i5, i6] * net.basic_block#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.basic_block#1/main[i0, i1, i2, i3] = net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]
 //
 //	# net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
 //	reset padding of net/stem to 0
@@ -9791,25 +9545,15 @@ var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
 //	          net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] += net/stem[i0, 2*i1 + 1, 2*i2 + 1, i4] * net.basic_block#1.conv2d#3.kernel[i3, 0, 0, i4]
 //
 //	# net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.basic_block#1/shortcut[i0, i1, i2, i3] = net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3]
 //
-//	# _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.global_avg_pool#1/x.1[i0, i1, i2, i3] = net.basic_block#1/main[i0, i1, i2, i3] + net.basic_block#1/shortcut[i0, i1, i2, i3]
+//	# _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
 //
-//	# net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
+//	# net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.global_avg_pool#1/x[i0, i1, i2, i3] = relu(_net.global_avg_pool#1/x.1[i0, i1, i2, i3])
+//	        net.global_avg_pool#1/x[i0, i1, i2, i3] = relu((net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]) + (net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3]))
 //
 //	# net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
 //	fill net.global_avg_pool#1/s with 0
@@ -9866,14 +9610,11 @@ var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -9889,16 +9630,11 @@ var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
 func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, pNetConv2d1Kernel *[36]float64, pNetConv2d1Bias *[4]float64, pNetBasicBlock1Conv2d1Kernel *[288]float64, pNetBasicBlock1Conv2d1Bias *[8]float64, pNetBasicBlock1Conv2d2Kernel *[576]float64, pNetBasicBlock1Conv2d2Bias *[8]float64, pNetBasicBlock1Conv2d3Kernel *[32]float64, pNetBasicBlock1Conv2d3Bias *[8]float64, pNetLinear1W *[24]float64, pNetLinear1B *[3]float64, out *[1]float64) {
 	var imagesPad [2][11][11][1]float64
 	var net_conv2d_1_y [2][8][8][4]float64
-	var net_stem_1 [2][8][8][4]float64
 	var net_stem [2][11][11][4]float64
 	var net_basic_block_1_conv2d_1_y [2][4][4][8]float64
-	var net_basic_block_1_h_1 [2][4][4][8]float64
 	var net_basic_block_1_h [2][7][7][8]float64
 	var net_basic_block_1_conv2d_2_y [2][4][4][8]float64
-	var net_basic_block_1_main [2][4][4][8]float64
 	var net_basic_block_1_conv2d_3_y [2][4][4][8]float64
-	var net_basic_block_1_shortcut [2][4][4][8]float64
-	var net_global_avg_pool_1_x_1 [2][4][4][8]float64
 	var net_global_avg_pool_1_x [2][4][4][8]float64
 	var net_global_avg_pool_1_s [2][8]float64
 	var net_linear_1_x_1 [1]float64
@@ -9910,7 +9646,6 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	var train_cross_entropy_1_logp_1 [2][3]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][3]float64
 	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -9941,49 +9676,18 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 		}
 	}
 
-	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_conv2d_1_yRow := &net_conv2d_1_y[i0][i1][i2]
-					net_stem_1Row := &net_stem_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_stem_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+	// net/stem = pointwise relu of _net/stem.1, with _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
+	for i0 := range 2 {
+		for i1 := range 8 {
+			for i2 := range 8 {
+				net_conv2d_1_yRow := &net_conv2d_1_y[i0][i1][i2]
+				net_stemRow := &net_stem[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r := net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+					if !(r > 0) {
+						r = 0
 					}
-				}
-			}
-		}
-	}
-
-	// net/stem = pointwise relu of _net/stem.1
-	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap15AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap15AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_stem_1Row2 := &net_stem_1[i0][i1][i2]
-					net_stemRow := &net_stem[i0][i1+1][i2+1]
-					for i3 := range 4 {
-						r := net_stem_1Row2[i3]
-						if !(r > 0) {
-							r = 0
-						}
-						net_stemRow[i3] = r
-					}
+					net_stemRow[i3] = r
 				}
 			}
 		}
@@ -10026,34 +9730,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 		}
 	}
 
-	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_conv2d_1_yRow := &net_basic_block_1_conv2d_1_y[i0][i1][i2]
-					net_basic_block_1_h_1Row := &net_basic_block_1_h_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_h_1Row[i3] = net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1
+	// net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1, with _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_block_1_h_1Row2 := &net_basic_block_1_h_1[i0][i1][i2]
+				net_basic_block_1_conv2d_1_yRow := &net_basic_block_1_conv2d_1_y[i0][i1][i2]
 				net_basic_block_1_hRow := &net_basic_block_1_h[i0][i1+1][i2+1]
 				for i3 := range 8 {
-					r2 := net_basic_block_1_h_1Row2[i3]
+					r2 := net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -10100,26 +9784,6 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 		}
 	}
 
-	// net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
-					net_basic_block_1_mainRow := &net_basic_block_1_main[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_mainRow[i3] = net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -10149,61 +9813,21 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 		}
 	}
 
-	// net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
+	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap26AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap26AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
+					net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
 					net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i1][i2]
-					net_basic_block_1_shortcutRow := &net_basic_block_1_shortcut[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_shortcutRow[i3] = net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
-	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_mainRow2 := &net_basic_block_1_main[i0][i1][i2]
-					net_basic_block_1_shortcutRow2 := &net_basic_block_1_shortcut[i0][i1][i2]
-					net_global_avg_pool_1_x_1Row := &net_global_avg_pool_1_x_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_global_avg_pool_1_x_1Row[i3] = net_basic_block_1_mainRow2[i3] + net_basic_block_1_shortcutRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
-	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_global_avg_pool_1_x_1Row2 := &net_global_avg_pool_1_x_1[i0][i1][i2]
 					net_global_avg_pool_1_xRow := &net_global_avg_pool_1_x[i0][i1][i2]
 					for i3 := range 8 {
-						r3 := net_global_avg_pool_1_x_1Row2[i3]
+						r3 := (net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]) + (net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3])
 						if !(r3 > 0) {
 							r3 = 0
 						}
@@ -10323,23 +9947,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 3 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -10527,11 +10142,6 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	              net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] += net.basic_block#1/h[i0, i1 + i4, i2 + i5, i6] * net.basic_block#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.basic_block#1/main[i0, i1, i2, i3] = net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]
 //
 //	# net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
 //	reset padding of net/stem to 0
@@ -10544,18 +10154,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	          net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] += net/stem[i0, 2*i1 + 1, 2*i2 + 1, i4] * net.basic_block#1.conv2d#3.kernel[i3, 0, 0, i4]
 //
 //	# net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.basic_block#1/shortcut[i0, i1, i2, i3] = net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3]
 //
-//	# _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
+//	# _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        _net.global_avg_pool#1/x.1[i0, i1, i2, i3] = net.basic_block#1/main[i0, i1, i2, i3] + net.basic_block#1/shortcut[i0, i1, i2, i3]
+//	        _net.global_avg_pool#1/x.1[i0, i1, i2, i3] = (net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]) + (net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3])
 //
 //	# net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 //	for i0 in 0..1:
@@ -10619,14 +10224,11 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -10939,9 +10541,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	var net_basic_block_1_h_1 [2][4][4][8]float64
 	var net_basic_block_1_h [2][7][7][8]float64
 	var net_basic_block_1_conv2d_2_y [2][4][4][8]float64
-	var net_basic_block_1_main [2][4][4][8]float64
 	var net_basic_block_1_conv2d_3_y [2][4][4][8]float64
-	var net_basic_block_1_shortcut [2][4][4][8]float64
 	var net_global_avg_pool_1_x_1 [2][4][4][8]float64
 	var net_global_avg_pool_1_x [2][4][4][8]float64
 	var net_global_avg_pool_1_s [2][8]float64
@@ -10954,7 +10554,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	var train_cross_entropy_1_logp_1 [2][3]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][3]float64
 	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -11015,9 +10614,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap19AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap19AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -11036,11 +10635,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap15AVX512(&scratch.net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap20AVX512(&scratch.net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap15AVX2(&scratch.net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap20AVX2(&scratch.net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -11132,9 +10731,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap27AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap27AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11203,26 +10802,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
-					net_basic_block_1_mainRow := &net_basic_block_1_main[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_mainRow[i3] = net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -11252,41 +10831,21 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
+	// float64 pointwise kernel over 32 rows of 8 elements (c = add(add(x0,x1),add(x2,x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap28AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap28AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
+					net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
 					net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i1][i2]
-					net_basic_block_1_shortcutRow := &net_basic_block_1_shortcut[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_shortcutRow[i3] = net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
-	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_mainRow2 := &net_basic_block_1_main[i0][i1][i2]
-					net_basic_block_1_shortcutRow2 := &net_basic_block_1_shortcut[i0][i1][i2]
 					net_global_avg_pool_1_x_1Row := &net_global_avg_pool_1_x_1[i0][i1][i2]
 					for i3 := range 8 {
-						net_global_avg_pool_1_x_1Row[i3] = net_basic_block_1_mainRow2[i3] + net_basic_block_1_shortcutRow2[i3]
+						net_global_avg_pool_1_x_1Row[i3] = (net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]) + (net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3])
 					}
 				}
 			}
@@ -11296,9 +10855,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap29AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap29AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11426,23 +10985,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 3 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -11651,7 +11201,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&net_global_avg_pool_1_x_grad[0][0][0][0], &net_global_avg_pool_1_s_grad[0][0])
+		ocannlMap30AVX2(&net_global_avg_pool_1_x_grad[0][0][0][0], &net_global_avg_pool_1_s_grad[0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -11669,7 +11219,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap31AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11696,7 +11246,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap32AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11714,7 +11264,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap32AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11732,7 +11282,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlMap32AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11829,7 +11379,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+		ocannlMap32AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11981,7 +11531,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&net_basic_block_1_h_1_grad[0][0][0][0], &net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap33AVX2(&net_basic_block_1_h_1_grad[0][0][0][0], &net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_h_grad[0][1][1][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -12008,7 +11558,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_1_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -12102,7 +11652,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap22AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap25AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -12130,7 +11680,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
+		ocannlMap24AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -12360,18 +11910,13 @@ var ocannlResNetBackwardPart1Records rt.Records[ocannlResNetBackwardPart1]
 //	            c1/y[i0, i1, i2, i3] += c1/x[i0, i1 + i4, i2 + i5, 0] * c1.kernel[i3, i4, i5, 0]
 //
 //	# _head/x.1 = pointwise "+" of c1/y, c1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        _head/x.1[i0, i1, i2, i3] = c1/y[i0, i1, i2, i3] + c1.bias[i3]
 //
-//	# head/x = pointwise relu of _head/x.1
+//	# head/x = pointwise relu of _head/x.1, with _head/x.1 = pointwise "+" of c1/y, c1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        head/x[i0, i1, i2, i3] = relu(_head/x.1[i0, i1, i2, i3])
+//	        head/x[i0, i1, i2, i3] = relu(c1/y[i0, i1, i2, i3] + c1.bias[i3])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -12414,14 +11959,11 @@ var ocannlResNetBackwardPart1Records rt.Records[ocannlResNetBackwardPart1]
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -12438,7 +11980,6 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 	var c1_x_1 [2][6][6][1]float64
 	var c1_x [2][9][9][1]float64
 	var c1_y [2][6][6][3]float64
-	var head_x_1 [2][6][6][3]float64
 	var head_x [2][6][6][3]float64
 	var train_cross_entropy_1_logits_1 [2][4]float64
 	var train_cross_entropy_1_logits [2][4]float64
@@ -12447,7 +11988,6 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 	var train_cross_entropy_1_logp_1 [2][4]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][4]float64
 	var train_1 [2][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -12494,27 +12034,14 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 		}
 	}
 
-	// _head/x.1 = pointwise "+" of c1/y, c1.bias
+	// head/x = pointwise relu of _head/x.1, with _head/x.1 = pointwise "+" of c1/y, c1.bias fused
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				c1_yRow := &c1_y[i0][i1][i2]
-				head_x_1Row := &head_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					head_x_1Row[i3] = c1_yRow[i3] + pC1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// head/x = pointwise relu of _head/x.1
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				head_x_1Row2 := &head_x_1[i0][i1][i2]
 				head_xRow := &head_x[i0][i1][i2]
 				for i3 := range 3 {
-					r := head_x_1Row2[i3]
+					r := c1_yRow[i3] + pC1Bias[i3]
 					if !(r > 0) {
 						r = 0
 					}
@@ -12604,23 +12131,14 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 4 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -12785,14 +12303,11 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -12954,7 +12469,6 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	var train_cross_entropy_1_logp_1 [2][4]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][4]float64
 	var train_1 [2][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -13126,23 +12640,14 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 4 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -13579,9 +13084,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap34AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap34AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -13881,18 +13386,13 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 //	init _dim_b.1: constant 2
 //
 //	# _net.separable#1/x.1 = pointwise "*." of images, _num.1
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        _net.separable#1/x.1[i0, i1, i2, i3] = images[i0, i1, i2, i3] * _num.1[0]
 //
-//	# net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2
+//	# net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2, with _net.separable#1/x.1 = pointwise "*." of images, _num.1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        net.separable#1/x[i0, i1 + 1, i2 + 1, i3] = _net.separable#1/x.1[i0, i1, i2, i3] - _num.2[0]
+//	        net.separable#1/x[i0, i1 + 1, i2 + 1, i3] = (images[i0, i1, i2, i3] * _num.1[0]) - _num.2[0]
 //
 //	# net.separable#1.depthwise#1/y = einsum "+*" "... | oh=+kh, ow=+kw, ..c..; kh, kw -> ..c.. => ... | oh, ow, ..c.." of net.separable#1/x, net.separable#1.depthwise#1.kernel
 //	reset padding of net.separable#1/x to 0
@@ -13906,18 +13406,13 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 //	            net.separable#1.depthwise#1/y[i0, i1, i2, i3] += net.separable#1/x[i0, i1 + i4, i2 + i5, i3] * net.separable#1.depthwise#1.kernel[i3, i4, i5]
 //
 //	# _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        _net.separable#1.conv2d#1/x.1[i0, i1, i2, i3] = net.separable#1.depthwise#1/y[i0, i1, i2, i3] + net.separable#1.depthwise#1.bias[i1, i2, i3]
 //
-//	# net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
+//	# net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1, with _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        net.separable#1.conv2d#1/x[i0, i1, i2, i3] = relu(_net.separable#1.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.separable#1.conv2d#1/x[i0, i1, i2, i3] = relu(net.separable#1.depthwise#1/y[i0, i1, i2, i3] + net.separable#1.depthwise#1.bias[i1, i2, i3])
 //
 //	# net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel
 //	reset padding of net.separable#1.conv2d#1/x to 0
@@ -13930,18 +13425,13 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 //	          net.separable#1.conv2d#1/y[i0, i1, i2, i3] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * net.separable#1.conv2d#1.kernel[i3, 0, 0, i4]
 //
 //	# _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..4:
-//	        _net.avg_pool#1/x.1[i0, i1, i2, i3] = net.separable#1.conv2d#1/y[i0, i1, i2, i3] + net.separable#1.conv2d#1.bias[i3]
 //
-//	# net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
+//	# net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..4:
-//	        net.avg_pool#1/x[i0, i1, i2, i3] = relu(_net.avg_pool#1/x.1[i0, i1, i2, i3])
+//	        net.avg_pool#1/x[i0, i1, i2, i3] = relu(net.separable#1.conv2d#1/y[i0, i1, i2, i3] + net.separable#1.conv2d#1.bias[i3])
 //
 //	# _net.avg_pool#1/y.1 = pointwise "+" of _num.3, _num.4
 //	for i0 in 0..1:
@@ -14009,14 +13499,11 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -14030,13 +13517,10 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64, pNetSeparable1Depthwise1Kernel *[27]float64, pNetSeparable1Depthwise1Bias *[108]float64, pNetSeparable1Conv2d1Kernel *[15]float64, pNetSeparable1Conv2d1Bias *[5]float64, pNetLinear1W *[90]float64, pNetLinear1B *[2]float64, out *[1]float64) {
-	var net_separable_1_x_1 [2][6][6][3]float64
 	var net_separable_1_x [2][9][9][3]float64
 	var net_separable_1_depthwise_1_y [2][6][6][3]float64
-	var net_separable_1_conv2d_1_x_1 [2][6][6][3]float64
 	var net_separable_1_conv2d_1_x [2][7][7][3]float64
 	var net_separable_1_conv2d_1_y [2][6][6][5]float64
-	var net_avg_pool_1_x_1 [2][6][6][5]float64
 	var net_avg_pool_1_x [2][6][6][5]float64
 	var net_avg_pool_1_y_1 [2][2]float64
 	var net_avg_pool_1_y [2][3][3][5]float64
@@ -14049,32 +13533,18 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	var train_cross_entropy_1_logp_1 [2][2]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][2]float64
 	var train_1 [2][2]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
 
-	// _net.separable#1/x.1 = pointwise "*." of images, _num.1
+	// net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2, with _net.separable#1/x.1 = pointwise "*." of images, _num.1 fused
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				imagesRow := &images[i0][i1][i2]
-				net_separable_1_x_1Row := &net_separable_1_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					net_separable_1_x_1Row[i3] = imagesRow[i3] * 2
-				}
-			}
-		}
-	}
-
-	// net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_x_1Row2 := &net_separable_1_x_1[i0][i1][i2]
 				net_separable_1_xRow := &net_separable_1_x[i0][i1+1][i2+1]
 				for i3 := range 3 {
-					net_separable_1_xRow[i3] = net_separable_1_x_1Row2[i3] - 1
+					net_separable_1_xRow[i3] = (imagesRow[i3] * 2) - 1
 				}
 			}
 		}
@@ -14105,28 +13575,15 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 		}
 	}
 
-	// _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
+	// net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1, with _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				net_separable_1_depthwise_1_yRow2 := &net_separable_1_depthwise_1_y[i0][i1][i2]
 				pNetSeparable1Depthwise1BiasRow := (*[3]float64)(pNetSeparable1Depthwise1Bias[18*i1+3*i2 : 18*i1+3*i2+3])
-				net_separable_1_conv2d_1_x_1Row := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					net_separable_1_conv2d_1_x_1Row[i3] = net_separable_1_depthwise_1_yRow2[i3] + pNetSeparable1Depthwise1BiasRow[i3]
-				}
-			}
-		}
-	}
-
-	// net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_conv2d_1_x_1Row2 := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
 				net_separable_1_conv2d_1_xRow := &net_separable_1_conv2d_1_x[i0][i1][i2]
 				for i3 := range 3 {
-					r := net_separable_1_conv2d_1_x_1Row2[i3]
+					r := net_separable_1_depthwise_1_yRow2[i3] + pNetSeparable1Depthwise1BiasRow[i3]
 					if !(r > 0) {
 						r = 0
 					}
@@ -14154,40 +13611,20 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 		}
 	}
 
-	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
-	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
+	// float64 pointwise kernel over 72 rows of 5 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap35AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap35AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
 					net_separable_1_conv2d_1_yRow := &net_separable_1_conv2d_1_y[i0][i1][i2]
-					net_avg_pool_1_x_1Row := &net_avg_pool_1_x_1[i0][i1][i2]
-					for i3 := range 5 {
-						net_avg_pool_1_x_1Row[i3] = net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
-	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					net_avg_pool_1_x_1Row2 := &net_avg_pool_1_x_1[i0][i1][i2]
 					net_avg_pool_1_xRow := &net_avg_pool_1_x[i0][i1][i2]
 					for i3 := range 5 {
-						r2 := net_avg_pool_1_x_1Row2[i3]
+						r2 := net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
 						if !(r2 > 0) {
 							r2 = 0
 						}
@@ -14325,23 +13762,14 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 2 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -14463,18 +13891,13 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	init _dim_b.1: constant 2
 //
 //	# _net.separable#1/x.1 = pointwise "*." of images, _num.1
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        _net.separable#1/x.1[i0, i1, i2, i3] = images[i0, i1, i2, i3] * _num.1[0]
 //
-//	# net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2
+//	# net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2, with _net.separable#1/x.1 = pointwise "*." of images, _num.1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        net.separable#1/x[i0, i1 + 1, i2 + 1, i3] = _net.separable#1/x.1[i0, i1, i2, i3] - _num.2[0]
+//	        net.separable#1/x[i0, i1 + 1, i2 + 1, i3] = (images[i0, i1, i2, i3] * _num.1[0]) - _num.2[0]
 //
 //	# net.separable#1.depthwise#1/y = einsum "+*" "... | oh=+kh, ow=+kw, ..c..; kh, kw -> ..c.. => ... | oh, ow, ..c.." of net.separable#1/x, net.separable#1.depthwise#1.kernel
 //	reset padding of net.separable#1/x to 0
@@ -14591,14 +14014,11 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -14810,7 +14230,6 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	          for i5 in 0..2:
 //	            net.separable#1.depthwise#1.kernel.grad[i3, i4, i5] += net.separable#1/x[i0, i1 + i4, i2 + i5, i3] * net.separable#1.depthwise#1/y.grad[i0, i1, i2, i3]
 func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64, pNetSeparable1Depthwise1Kernel *[27]float64, pNetSeparable1Depthwise1Bias *[108]float64, pNetSeparable1Conv2d1Kernel *[15]float64, pNetSeparable1Conv2d1Bias *[5]float64, pNetLinear1W *[90]float64, pNetLinear1B *[2]float64, gNetSeparable1Depthwise1Kernel *[27]float64, gNetSeparable1Depthwise1Bias *[108]float64, gNetSeparable1Conv2d1Kernel *[15]float64, gNetSeparable1Conv2d1Bias *[5]float64, gNetLinear1W *[90]float64, gNetLinear1B *[2]float64, loss *[1]float64) {
-	var net_separable_1_x_1 [2][6][6][3]float64
 	var net_separable_1_x [2][9][9][3]float64
 	var net_separable_1_depthwise_1_y [2][6][6][3]float64
 	var net_separable_1_conv2d_1_x_1 [2][6][6][3]float64
@@ -14829,7 +14248,6 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	var train_cross_entropy_1_logp_1 [2][2]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][2]float64
 	var train_1 [2][2]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -14854,27 +14272,14 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	var train_3_grad [1]float64
 	var train_grad [1]float64
 
-	// _net.separable#1/x.1 = pointwise "*." of images, _num.1
+	// net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2, with _net.separable#1/x.1 = pointwise "*." of images, _num.1 fused
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				imagesRow := &images[i0][i1][i2]
-				net_separable_1_x_1Row := &net_separable_1_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					net_separable_1_x_1Row[i3] = imagesRow[i3] * 2
-				}
-			}
-		}
-	}
-
-	// net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_x_1Row2 := &net_separable_1_x_1[i0][i1][i2]
 				net_separable_1_xRow := &net_separable_1_x[i0][i1+1][i2+1]
 				for i3 := range 3 {
-					net_separable_1_xRow[i3] = net_separable_1_x_1Row2[i3] - 1
+					net_separable_1_xRow[i3] = (imagesRow[i3] * 2) - 1
 				}
 			}
 		}
@@ -14957,9 +14362,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap36AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap36AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14977,9 +14382,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap37AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap37AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15125,23 +14530,14 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 2 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -15381,7 +14777,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap38AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15408,7 +14804,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap39AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15503,7 +14899,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap40AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15875,10 +15271,6 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	    net.encoder_block#2.layer_norm#1/var[i0, i1, 0] = _net.encoder_block#2.layer_norm#1/var.2[i0, i1, 0] / _dim_d.2[0]
 //
 //	# _net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.masked_attention#1/x.1[i0, i1, i2] = net.encoder_block#2.layer_norm#1.gamma[i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# _net.encoder_block#2.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#1/var, _num.1
 //	for i0 in 0..1:
@@ -15890,17 +15282,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	  for i1 in 0..3:
 //	    _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.encoder_block#2.masked_attention#1/x.2[i0, i1, 0])
 //
-//	# _net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.masked_attention#1/x.4[i0, i1, i2] = _net.encoder_block#2.masked_attention#1/x.1[i0, i1, i2] / _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0]
+//	# _net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3, with _net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered fused
 //
-//	# net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta
+//	# net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta, with _net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3, with _net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.masked_attention#1/x[i0, i1, i2] = _net.encoder_block#2.masked_attention#1/x.4[i0, i1, i2] + net.encoder_block#2.layer_norm#1.beta[i2]
+//	      net.encoder_block#2.masked_attention#1/x[i0, i1, i2] = ((net.encoder_block#2.layer_norm#1.gamma[i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]) / _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0]) + net.encoder_block#2.layer_norm#1.beta[i2]
 //
 //	# net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
 //	fill net.encoder_block#2.masked_attention#1/q with 0
@@ -15942,18 +15330,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	_net.encoder_block#2.masked_attention#1/scores.2[0] = sqrt(_dim_d.3[0])
 //
 //	# net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/scores[i0, i1, i2, i3] = _net.encoder_block#2.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/scores.2[0]
 //
-//	# net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2
+//	# net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], net.encoder_block#2.masked_attention#1/scores[i0, i1, i2, i3], _num.2[0])
+//	        net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], _net.encoder_block#2.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/scores.2[0], _num.2[0])
 //
 //	# net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 //	fill net.encoder_block#2.masked_attention#1/m with -inf
@@ -15964,18 +15347,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	        net.encoder_block#2.masked_attention#1/m[i0, i1, i2, 0] max= net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3]
 //
 //	# _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        _net.encoder_block#2.masked_attention#1/ex.1[i0, i1, i2, i3] = net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] - net.encoder_block#2.masked_attention#1/m[i0, i1, i2, 0]
 //
-//	# net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1
+//	# net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] = exp(_net.encoder_block#2.masked_attention#1/ex.1[i0, i1, i2, i3])
+//	        net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] - net.encoder_block#2.masked_attention#1/m[i0, i1, i2, 0])
 //
 //	# _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
 //	fill _net.encoder_block#2.masked_attention#1/attn.1 with 0
@@ -16053,10 +15431,6 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	    net.encoder_block#2.layer_norm#2/var[i0, i1, 0] = _net.encoder_block#2.layer_norm#2/var.2[i0, i1, 0] / _dim_d.5[0]
 //
 //	# _net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.dense#1/x.1[i0, i1, i2] = net.encoder_block#2.layer_norm#2.gamma[i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.3
 //	for i0 in 0..1:
@@ -16068,17 +15442,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	  for i1 in 0..3:
 //	    _net.encoder_block#2.dense#1/x.3[i0, i1, 0] = sqrt(_net.encoder_block#2.dense#1/x.2[i0, i1, 0])
 //
-//	# _net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.dense#1/x.4[i0, i1, i2] = _net.encoder_block#2.dense#1/x.1[i0, i1, i2] / _net.encoder_block#2.dense#1/x.3[i0, i1, 0]
+//	# _net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3, with _net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered fused
 //
-//	# net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta
+//	# net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta, with _net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3, with _net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.dense#1/x[i0, i1, i2] = _net.encoder_block#2.dense#1/x.4[i0, i1, i2] + net.encoder_block#2.layer_norm#2.beta[i2]
+//	      net.encoder_block#2.dense#1/x[i0, i1, i2] = ((net.encoder_block#2.layer_norm#2.gamma[i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]) / _net.encoder_block#2.dense#1/x.3[i0, i1, 0]) + net.encoder_block#2.layer_norm#2.beta[i2]
 //
 //	# _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
 //	fill _net.encoder_block#2.linear#1/x.1 with 0
@@ -16089,16 +15459,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	        _net.encoder_block#2.linear#1/x.1[i0, i1, i2] += net.encoder_block#2.dense#1.w[i2, i3] * net.encoder_block#2.dense#1/x[i0, i1, i3]
 //
 //	# _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..15:
-//	      _net.encoder_block#2.linear#1/x.2[i0, i1, i2] = _net.encoder_block#2.linear#1/x.1[i0, i1, i2] + net.encoder_block#2.dense#1.b[i2]
 //
-//	# net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2
+//	# net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2, with _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.encoder_block#2.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#2.linear#1/x.2[i0, i1, i2])
+//	      net.encoder_block#2.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#2.linear#1/x.1[i0, i1, i2] + net.encoder_block#2.dense#1.b[i2])
 //
 //	# _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
 //	fill _net.encoder_block#1/x.1 with 0
@@ -16109,16 +15475,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	        _net.encoder_block#1/x.1[i0, i1, i2] += net.encoder_block#2.linear#1.w[i2, i3] * net.encoder_block#2.linear#1/x[i0, i1, i3]
 //
 //	# _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1/x.2[i0, i1, i2] = _net.encoder_block#1/x.1[i0, i1, i2] + net.encoder_block#2.linear#1.b[i2]
 //
-//	# net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2
+//	# net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2, with _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] + _net.encoder_block#1/x.2[i0, i1, i2]
+//	      net.encoder_block#1/x[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] + (_net.encoder_block#1/x.1[i0, i1, i2] + net.encoder_block#2.linear#1.b[i2])
 //
 //	# _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 //	fill _net.encoder_block#1.layer_norm#1/mean.1 with 0
@@ -16157,10 +15519,6 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	    net.encoder_block#1.layer_norm#1/var[i0, i1, 0] = _net.encoder_block#1.layer_norm#1/var.2[i0, i1, 0] / _dim_d.7[0]
 //
 //	# _net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.masked_attention#1/x.1[i0, i1, i2] = net.encoder_block#1.layer_norm#1.gamma[i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.4
 //	for i0 in 0..1:
@@ -16172,17 +15530,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.encoder_block#1.masked_attention#1/x.2[i0, i1, 0])
 //
-//	# _net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.masked_attention#1/x.4[i0, i1, i2] = _net.encoder_block#1.masked_attention#1/x.1[i0, i1, i2] / _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]
+//	# _net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3, with _net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered fused
 //
-//	# net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta
+//	# net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta, with _net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3, with _net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.masked_attention#1/x[i0, i1, i2] = _net.encoder_block#1.masked_attention#1/x.4[i0, i1, i2] + net.encoder_block#1.layer_norm#1.beta[i2]
+//	      net.encoder_block#1.masked_attention#1/x[i0, i1, i2] = ((net.encoder_block#1.layer_norm#1.gamma[i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]) / _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]) + net.encoder_block#1.layer_norm#1.beta[i2]
 //
 //	# net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
 //	fill net.encoder_block#1.masked_attention#1/q with 0
@@ -16224,18 +15578,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	_net.encoder_block#1.masked_attention#1/scores.2[0] = sqrt(_dim_d.8[0])
 //
 //	# net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/scores[i0, i1, i2, i3] = _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0]
 //
-//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5
+//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], net.encoder_block#1.masked_attention#1/scores[i0, i1, i2, i3], _num.5[0])
+//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.5[0])
 //
 //	# net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 //	fill net.encoder_block#1.masked_attention#1/m with -inf
@@ -16246,18 +15595,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	        net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0] max= net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3]
 //
 //	# _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        _net.encoder_block#1.masked_attention#1/ex.1[i0, i1, i2, i3] = net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] - net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0]
 //
-//	# net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1
+//	# net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] = exp(_net.encoder_block#1.masked_attention#1/ex.1[i0, i1, i2, i3])
+//	        net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] - net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0])
 //
 //	# _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
 //	fill _net.encoder_block#1.masked_attention#1/attn.1 with 0
@@ -16335,10 +15679,6 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	    net.encoder_block#1.layer_norm#2/var[i0, i1, 0] = _net.encoder_block#1.layer_norm#2/var.2[i0, i1, 0] / _dim_d.10[0]
 //
 //	# _net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.dense#1/x.1[i0, i1, i2] = net.encoder_block#1.layer_norm#2.gamma[i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.6
 //	for i0 in 0..1:
@@ -16350,17 +15690,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.dense#1/x.3[i0, i1, 0] = sqrt(_net.encoder_block#1.dense#1/x.2[i0, i1, 0])
 //
-//	# _net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.dense#1/x.4[i0, i1, i2] = _net.encoder_block#1.dense#1/x.1[i0, i1, i2] / _net.encoder_block#1.dense#1/x.3[i0, i1, 0]
+//	# _net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3, with _net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered fused
 //
-//	# net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta
+//	# net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta, with _net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3, with _net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.dense#1/x[i0, i1, i2] = _net.encoder_block#1.dense#1/x.4[i0, i1, i2] + net.encoder_block#1.layer_norm#2.beta[i2]
+//	      net.encoder_block#1.dense#1/x[i0, i1, i2] = ((net.encoder_block#1.layer_norm#2.gamma[i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]) / _net.encoder_block#1.dense#1/x.3[i0, i1, 0]) + net.encoder_block#1.layer_norm#2.beta[i2]
 //
 //	# _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
 //	fill _net.encoder_block#1.linear#1/x.1 with 0
@@ -16371,16 +15707,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	        _net.encoder_block#1.linear#1/x.1[i0, i1, i2] += net.encoder_block#1.dense#1.w[i2, i3] * net.encoder_block#1.dense#1/x[i0, i1, i3]
 //
 //	# _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..15:
-//	      _net.encoder_block#1.linear#1/x.2[i0, i1, i2] = _net.encoder_block#1.linear#1/x.1[i0, i1, i2] + net.encoder_block#1.dense#1.b[i2]
 //
-//	# net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2
+//	# net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2, with _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.encoder_block#1.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#1.linear#1/x.2[i0, i1, i2])
+//	      net.encoder_block#1.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#1.linear#1/x.1[i0, i1, i2] + net.encoder_block#1.dense#1.b[i2])
 //
 //	# _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
 //	fill _net/h2.1 with 0
@@ -16391,16 +15723,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	        _net/h2.1[i0, i1, i2] += net.encoder_block#1.linear#1.w[i2, i3] * net.encoder_block#1.linear#1/x[i0, i1, i3]
 //
 //	# _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net/h2.2[i0, i1, i2] = _net/h2.1[i0, i1, i2] + net.encoder_block#1.linear#1.b[i2]
 //
-//	# net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2
+//	# net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2, with _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/h2[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] + _net/h2.2[i0, i1, i2]
+//	      net/h2[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] + (_net/h2.1[i0, i1, i2] + net.encoder_block#1.linear#1.b[i2])
 //
 //	# _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 //	fill _net.layer_norm#1/mean.1 with 0
@@ -16439,10 +15767,6 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.12[0]
 //
 //	# _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.linear#1/x.1[i0, i1, i2] = net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
 //	for i0 in 0..1:
@@ -16454,17 +15778,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	  for i1 in 0..3:
 //	    _net.linear#1/x.3[i0, i1, 0] = sqrt(_net.linear#1/x.2[i0, i1, 0])
 //
-//	# _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.linear#1/x.4[i0, i1, i2] = _net.linear#1/x.1[i0, i1, i2] / _net.linear#1/x.3[i0, i1, 0]
+//	# _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3, with _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
 //
-//	# net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta
+//	# net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3, with _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.linear#1/x[i0, i1, i2] = _net.linear#1/x.4[i0, i1, i2] + net.layer_norm#1.beta[i2]
+//	      net.linear#1/x[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net.linear#1/x.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -16512,16 +15832,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      train.cross_entropy#1/logp[i0, i1, i2] = train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0]
 //
-//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * train.cross_entropy#1/logp[i0, i1, i2]
+//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -16547,20 +15863,16 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_2_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_var [2][4][1]float64
-	var net_encoder_block_2_masked_attention_1_x_1 [2][4][8]float64
 	var net_encoder_block_2_masked_attention_1_x_2 [2][4][1]float64
 	var net_encoder_block_2_masked_attention_1_x_3 [2][4][1]float64
-	var net_encoder_block_2_masked_attention_1_x_4 [2][4][8]float64
 	var net_encoder_block_2_masked_attention_1_x [2][4][8]float64
 	var net_encoder_block_2_masked_attention_1_q [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_k [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_v [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_scores_1 [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_scores_2 [1]float64
-	var net_encoder_block_2_masked_attention_1_scores [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_masked [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_m [2][4][2][1]float64
-	var net_encoder_block_2_masked_attention_1_ex_1 [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_ex [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_attn_1 [2][4][2][1]float64
 	var net_encoder_block_2_masked_attention_1_attn [2][4][2][4]float64
@@ -16573,16 +15885,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_2_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_var [2][4][1]float64
-	var net_encoder_block_2_dense_1_x_1 [2][4][8]float64
 	var net_encoder_block_2_dense_1_x_2 [2][4][1]float64
 	var net_encoder_block_2_dense_1_x_3 [2][4][1]float64
-	var net_encoder_block_2_dense_1_x_4 [2][4][8]float64
 	var net_encoder_block_2_dense_1_x [2][4][8]float64
 	var net_encoder_block_2_linear_1_x_1 [2][4][16]float64
-	var net_encoder_block_2_linear_1_x_2 [2][4][16]float64
 	var net_encoder_block_2_linear_1_x [2][4][16]float64
 	var net_encoder_block_1_x_1 [2][4][8]float64
-	var net_encoder_block_1_x_2 [2][4][8]float64
 	var net_encoder_block_1_x [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean [2][4][1]float64
@@ -16590,20 +15898,16 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_var [2][4][1]float64
-	var net_encoder_block_1_masked_attention_1_x_1 [2][4][8]float64
 	var net_encoder_block_1_masked_attention_1_x_2 [2][4][1]float64
 	var net_encoder_block_1_masked_attention_1_x_3 [2][4][1]float64
-	var net_encoder_block_1_masked_attention_1_x_4 [2][4][8]float64
 	var net_encoder_block_1_masked_attention_1_x [2][4][8]float64
 	var net_encoder_block_1_masked_attention_1_q [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_k [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_v [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_scores_1 [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_scores_2 [1]float64
-	var net_encoder_block_1_masked_attention_1_scores [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_masked [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_m [2][4][2][1]float64
-	var net_encoder_block_1_masked_attention_1_ex_1 [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_ex [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_attn_1 [2][4][2][1]float64
 	var net_encoder_block_1_masked_attention_1_attn [2][4][2][4]float64
@@ -16616,16 +15920,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_var [2][4][1]float64
-	var net_encoder_block_1_dense_1_x_1 [2][4][8]float64
 	var net_encoder_block_1_dense_1_x_2 [2][4][1]float64
 	var net_encoder_block_1_dense_1_x_3 [2][4][1]float64
-	var net_encoder_block_1_dense_1_x_4 [2][4][8]float64
 	var net_encoder_block_1_dense_1_x [2][4][8]float64
 	var net_encoder_block_1_linear_1_x_1 [2][4][16]float64
-	var net_encoder_block_1_linear_1_x_2 [2][4][16]float64
 	var net_encoder_block_1_linear_1_x [2][4][16]float64
 	var net_h2_1 [2][4][8]float64
-	var net_h2_2 [2][4][8]float64
 	var net_h2 [2][4][8]float64
 	var net_layer_norm_1_mean_1 [2][4][1]float64
 	var net_layer_norm_1_mean [2][4][1]float64
@@ -16633,10 +15933,8 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_layer_norm_1_var_1 [2][4][8]float64
 	var net_layer_norm_1_var_2 [2][4][1]float64
 	var net_layer_norm_1_var [2][4][1]float64
-	var net_linear_1_x_1 [2][4][8]float64
 	var net_linear_1_x_2 [2][4][1]float64
 	var net_linear_1_x_3 [2][4][1]float64
-	var net_linear_1_x_4 [2][4][8]float64
 	var net_linear_1_x [2][4][8]float64
 	var train_cross_entropy_1_logits_1 [2][4][6]float64
 	var train_cross_entropy_1_logits [2][4][6]float64
@@ -16645,7 +15943,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var train_cross_entropy_1_logp_1 [2][4][6]float64
 	var train_cross_entropy_1_logp_2 [2][4][1]float64
 	var train_cross_entropy_1_logp_3 [2][4][1]float64
-	var train_cross_entropy_1_logp [2][4][6]float64
 	var train_1 [2][4][6]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -16788,17 +16085,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_centeredRow3 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
-			net_encoder_block_2_masked_attention_1_x_1Row := &net_encoder_block_2_masked_attention_1_x_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_masked_attention_1_x_1Row[i2] = pNetEncoderBlock2LayerNorm1Gamma[i2] * net_encoder_block_2_layer_norm_1_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _net.encoder_block#2.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#1/var, _num.1
 	for i0 := range 2 {
 		net_encoder_block_2_layer_norm_1_varRow2 := &net_encoder_block_2_layer_norm_1_var[i0]
@@ -16817,25 +16103,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3
+	// net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta, with _net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3, with _net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered fused fused
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_x_1Row2 := &net_encoder_block_2_masked_attention_1_x_1[i0][i1]
+			net_encoder_block_2_layer_norm_1_centeredRow3 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
 			net_encoder_block_2_masked_attention_1_x_3V := net_encoder_block_2_masked_attention_1_x_3[i0][i1][0]
-			net_encoder_block_2_masked_attention_1_x_4Row := &net_encoder_block_2_masked_attention_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_masked_attention_1_x_4Row[i2] = net_encoder_block_2_masked_attention_1_x_1Row2[i2] / net_encoder_block_2_masked_attention_1_x_3V
-			}
-		}
-	}
-
-	// net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_x_4Row2 := &net_encoder_block_2_masked_attention_1_x_4[i0][i1]
 			net_encoder_block_2_masked_attention_1_xRow := &net_encoder_block_2_masked_attention_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_masked_attention_1_xRow[i2] = net_encoder_block_2_masked_attention_1_x_4Row2[i2] + pNetEncoderBlock2LayerNorm1Beta[i2]
+				net_encoder_block_2_masked_attention_1_xRow[i2] = ((pNetEncoderBlock2LayerNorm1Gamma[i2] * net_encoder_block_2_layer_norm_1_centeredRow3[i2]) / net_encoder_block_2_masked_attention_1_x_3V) + pNetEncoderBlock2LayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -16936,31 +16211,18 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
 	net_encoder_block_2_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2
+	// net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
 	net_encoder_block_2_masked_attention_1_scores_2V := net_encoder_block_2_masked_attention_1_scores_2[0]
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_scores_1Row := &net_encoder_block_2_masked_attention_1_scores_1[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_scoresRow := &net_encoder_block_2_masked_attention_1_scores[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_scoresRow[i3] = net_encoder_block_2_masked_attention_1_scores_1Row[i3] / net_encoder_block_2_masked_attention_1_scores_2V
-				}
-			}
-		}
-	}
-
-	// net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2
 	for i0 := range 2 {
 		for i1 := range 4 {
 			lit_1Row := &lit_1[i1]
 			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_scoresRow2 := &net_encoder_block_2_masked_attention_1_scores[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_scores_1Row := &net_encoder_block_2_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_maskedRow := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r2 := float64(-1e+09)
 					if lit_1Row[i3] != 0 {
-						r2 = net_encoder_block_2_masked_attention_1_scoresRow2[i3]
+						r2 = net_encoder_block_2_masked_attention_1_scores_1Row[i3] / net_encoder_block_2_masked_attention_1_scores_2V
 					}
 					net_encoder_block_2_masked_attention_1_maskedRow[i3] = r2
 				}
@@ -16988,32 +16250,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_maskedRow3 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_mV := net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0]
-				net_encoder_block_2_masked_attention_1_ex_1Row := &net_encoder_block_2_masked_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_ex_1Row[i3] = net_encoder_block_2_masked_attention_1_maskedRow3[i3] - net_encoder_block_2_masked_attention_1_mV
-				}
-			}
-		}
-	}
-
-	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1
-	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
+	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1[0][0][0][0])
+		ocannlMap41AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_2_masked_attention_1_ex_1Row2 := &net_encoder_block_2_masked_attention_1_ex_1[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_maskedRow3 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_mV := net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0]
 					net_encoder_block_2_masked_attention_1_exRow := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
 					for i3 := range 4 {
-						net_encoder_block_2_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_2_masked_attention_1_ex_1Row2[i3])
+						net_encoder_block_2_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_2_masked_attention_1_maskedRow3[i3] - net_encoder_block_2_masked_attention_1_mV)
 					}
 				}
 			}
@@ -17194,17 +16443,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_centeredRow3 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
-			net_encoder_block_2_dense_1_x_1Row := &net_encoder_block_2_dense_1_x_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_dense_1_x_1Row[i2] = pNetEncoderBlock2LayerNorm2Gamma[i2] * net_encoder_block_2_layer_norm_2_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.3
 	for i0 := range 2 {
 		net_encoder_block_2_layer_norm_2_varRow2 := &net_encoder_block_2_layer_norm_2_var[i0]
@@ -17223,25 +16461,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3
+	// net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta, with _net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3, with _net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered fused fused
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_dense_1_x_1Row2 := &net_encoder_block_2_dense_1_x_1[i0][i1]
+			net_encoder_block_2_layer_norm_2_centeredRow3 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
 			net_encoder_block_2_dense_1_x_3V := net_encoder_block_2_dense_1_x_3[i0][i1][0]
-			net_encoder_block_2_dense_1_x_4Row := &net_encoder_block_2_dense_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_dense_1_x_4Row[i2] = net_encoder_block_2_dense_1_x_1Row2[i2] / net_encoder_block_2_dense_1_x_3V
-			}
-		}
-	}
-
-	// net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_dense_1_x_4Row2 := &net_encoder_block_2_dense_1_x_4[i0][i1]
 			net_encoder_block_2_dense_1_xRow := &net_encoder_block_2_dense_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_dense_1_xRow[i2] = net_encoder_block_2_dense_1_x_4Row2[i2] + pNetEncoderBlock2LayerNorm2Beta[i2]
+				net_encoder_block_2_dense_1_xRow[i2] = ((pNetEncoderBlock2LayerNorm2Gamma[i2] * net_encoder_block_2_layer_norm_2_centeredRow3[i2]) / net_encoder_block_2_dense_1_x_3V) + pNetEncoderBlock2LayerNorm2Beta[i2]
 			}
 		}
 	}
@@ -17269,24 +16496,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b
+	// net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2, with _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_linear_1_x_1Row := &net_encoder_block_2_linear_1_x_1[i0][i1]
-			net_encoder_block_2_linear_1_x_2Row := &net_encoder_block_2_linear_1_x_2[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_2_linear_1_x_2Row[i2] = net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
-			}
-		}
-	}
-
-	// net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_linear_1_x_2Row2 := &net_encoder_block_2_linear_1_x_2[i0][i1]
 			net_encoder_block_2_linear_1_xRow := &net_encoder_block_2_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r3 := net_encoder_block_2_linear_1_x_2Row2[i2]
+				r3 := net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
 				if !(r3 > 0) {
 					r3 = 0
 				}
@@ -17318,25 +16534,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x_1Row := &net_encoder_block_1_x_1[i0][i1]
-			net_encoder_block_1_x_2Row := &net_encoder_block_1_x_2[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x_2Row[i2] = net_encoder_block_1_x_1Row[i2] + pNetEncoderBlock2Linear1B[i2]
-			}
-		}
-	}
-
-	// net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2
+	// net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2, with _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_x1Row4 := &net_encoder_block_2_x1[i0][i1]
-			net_encoder_block_1_x_2Row2 := &net_encoder_block_1_x_2[i0][i1]
+			net_encoder_block_1_x_1Row := &net_encoder_block_1_x_1[i0][i1]
 			net_encoder_block_1_xRow := &net_encoder_block_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_xRow[i2] = net_encoder_block_2_x1Row4[i2] + net_encoder_block_1_x_2Row2[i2]
+				net_encoder_block_1_xRow[i2] = net_encoder_block_2_x1Row4[i2] + (net_encoder_block_1_x_1Row[i2] + pNetEncoderBlock2Linear1B[i2])
 			}
 		}
 	}
@@ -17418,17 +16623,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_centeredRow3 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
-			net_encoder_block_1_masked_attention_1_x_1Row := &net_encoder_block_1_masked_attention_1_x_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_masked_attention_1_x_1Row[i2] = pNetEncoderBlock1LayerNorm1Gamma[i2] * net_encoder_block_1_layer_norm_1_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.4
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_1_varRow2 := &net_encoder_block_1_layer_norm_1_var[i0]
@@ -17447,25 +16641,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3
+	// net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta, with _net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3, with _net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered fused fused
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_x_1Row2 := &net_encoder_block_1_masked_attention_1_x_1[i0][i1]
+			net_encoder_block_1_layer_norm_1_centeredRow3 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
 			net_encoder_block_1_masked_attention_1_x_3V := net_encoder_block_1_masked_attention_1_x_3[i0][i1][0]
-			net_encoder_block_1_masked_attention_1_x_4Row := &net_encoder_block_1_masked_attention_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_masked_attention_1_x_4Row[i2] = net_encoder_block_1_masked_attention_1_x_1Row2[i2] / net_encoder_block_1_masked_attention_1_x_3V
-			}
-		}
-	}
-
-	// net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_x_4Row2 := &net_encoder_block_1_masked_attention_1_x_4[i0][i1]
 			net_encoder_block_1_masked_attention_1_xRow := &net_encoder_block_1_masked_attention_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_masked_attention_1_xRow[i2] = net_encoder_block_1_masked_attention_1_x_4Row2[i2] + pNetEncoderBlock1LayerNorm1Beta[i2]
+				net_encoder_block_1_masked_attention_1_xRow[i2] = ((pNetEncoderBlock1LayerNorm1Gamma[i2] * net_encoder_block_1_layer_norm_1_centeredRow3[i2]) / net_encoder_block_1_masked_attention_1_x_3V) + pNetEncoderBlock1LayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -17566,31 +16749,18 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
 	net_encoder_block_1_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2
+	// net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 	net_encoder_block_1_masked_attention_1_scores_2V := net_encoder_block_1_masked_attention_1_scores_2[0]
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_scores_1Row := &net_encoder_block_1_masked_attention_1_scores_1[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_scoresRow := &net_encoder_block_1_masked_attention_1_scores[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_scoresRow[i3] = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
-				}
-			}
-		}
-	}
-
-	// net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5
 	for i0 := range 2 {
 		for i1 := range 4 {
 			lit_1Row2 := &lit_1[i1]
 			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_scoresRow2 := &net_encoder_block_1_masked_attention_1_scores[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_scores_1Row := &net_encoder_block_1_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_maskedRow := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r4 := float64(-1e+09)
 					if lit_1Row2[i3] != 0 {
-						r4 = net_encoder_block_1_masked_attention_1_scoresRow2[i3]
+						r4 = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
 					}
 					net_encoder_block_1_masked_attention_1_maskedRow[i3] = r4
 				}
@@ -17618,32 +16788,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_maskedRow3 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_mV := net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0]
-				net_encoder_block_1_masked_attention_1_ex_1Row := &net_encoder_block_1_masked_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_ex_1Row[i3] = net_encoder_block_1_masked_attention_1_maskedRow3[i3] - net_encoder_block_1_masked_attention_1_mV
-				}
-			}
-		}
-	}
-
-	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1
-	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
+	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1[0][0][0][0])
+		ocannlMap41AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_1_masked_attention_1_ex_1Row2 := &net_encoder_block_1_masked_attention_1_ex_1[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_maskedRow3 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_mV := net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0]
 					net_encoder_block_1_masked_attention_1_exRow := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
 					for i3 := range 4 {
-						net_encoder_block_1_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_1_masked_attention_1_ex_1Row2[i3])
+						net_encoder_block_1_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_1_masked_attention_1_maskedRow3[i3] - net_encoder_block_1_masked_attention_1_mV)
 					}
 				}
 			}
@@ -17824,17 +16981,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_centeredRow3 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
-			net_encoder_block_1_dense_1_x_1Row := &net_encoder_block_1_dense_1_x_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_dense_1_x_1Row[i2] = pNetEncoderBlock1LayerNorm2Gamma[i2] * net_encoder_block_1_layer_norm_2_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.6
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_2_varRow2 := &net_encoder_block_1_layer_norm_2_var[i0]
@@ -17853,25 +16999,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3
+	// net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta, with _net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3, with _net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered fused fused
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_dense_1_x_1Row2 := &net_encoder_block_1_dense_1_x_1[i0][i1]
+			net_encoder_block_1_layer_norm_2_centeredRow3 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
 			net_encoder_block_1_dense_1_x_3V := net_encoder_block_1_dense_1_x_3[i0][i1][0]
-			net_encoder_block_1_dense_1_x_4Row := &net_encoder_block_1_dense_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_dense_1_x_4Row[i2] = net_encoder_block_1_dense_1_x_1Row2[i2] / net_encoder_block_1_dense_1_x_3V
-			}
-		}
-	}
-
-	// net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_dense_1_x_4Row2 := &net_encoder_block_1_dense_1_x_4[i0][i1]
 			net_encoder_block_1_dense_1_xRow := &net_encoder_block_1_dense_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_dense_1_xRow[i2] = net_encoder_block_1_dense_1_x_4Row2[i2] + pNetEncoderBlock1LayerNorm2Beta[i2]
+				net_encoder_block_1_dense_1_xRow[i2] = ((pNetEncoderBlock1LayerNorm2Gamma[i2] * net_encoder_block_1_layer_norm_2_centeredRow3[i2]) / net_encoder_block_1_dense_1_x_3V) + pNetEncoderBlock1LayerNorm2Beta[i2]
 			}
 		}
 	}
@@ -17899,24 +17034,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b
+	// net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2, with _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_linear_1_x_1Row := &net_encoder_block_1_linear_1_x_1[i0][i1]
-			net_encoder_block_1_linear_1_x_2Row := &net_encoder_block_1_linear_1_x_2[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_1_linear_1_x_2Row[i2] = net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
-			}
-		}
-	}
-
-	// net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_linear_1_x_2Row2 := &net_encoder_block_1_linear_1_x_2[i0][i1]
 			net_encoder_block_1_linear_1_xRow := &net_encoder_block_1_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r5 := net_encoder_block_1_linear_1_x_2Row2[i2]
+				r5 := net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
 				if !(r5 > 0) {
 					r5 = 0
 				}
@@ -17948,25 +17072,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h2_1Row := &net_h2_1[i0][i1]
-			net_h2_2Row := &net_h2_2[i0][i1]
-			for i2 := range 8 {
-				net_h2_2Row[i2] = net_h2_1Row[i2] + pNetEncoderBlock1Linear1B[i2]
-			}
-		}
-	}
-
-	// net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2
+	// net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2, with _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_x1Row4 := &net_encoder_block_1_x1[i0][i1]
-			net_h2_2Row2 := &net_h2_2[i0][i1]
+			net_h2_1Row := &net_h2_1[i0][i1]
 			net_h2Row := &net_h2[i0][i1]
 			for i2 := range 8 {
-				net_h2Row[i2] = net_encoder_block_1_x1Row4[i2] + net_h2_2Row2[i2]
+				net_h2Row[i2] = net_encoder_block_1_x1Row4[i2] + (net_h2_1Row[i2] + pNetEncoderBlock1Linear1B[i2])
 			}
 		}
 	}
@@ -18048,17 +17161,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-			net_linear_1_x_1Row := &net_linear_1_x_1[i0][i1]
-			for i2 := range 8 {
-				net_linear_1_x_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
 	for i0 := range 2 {
 		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
@@ -18077,25 +17179,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3
+	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3, with _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_linear_1_x_1Row2 := &net_linear_1_x_1[i0][i1]
+			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
 			net_linear_1_x_3V := net_linear_1_x_3[i0][i1][0]
-			net_linear_1_x_4Row := &net_linear_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_linear_1_x_4Row[i2] = net_linear_1_x_1Row2[i2] / net_linear_1_x_3V
-			}
-		}
-	}
-
-	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_linear_1_x_4Row2 := &net_linear_1_x_4[i0][i1]
 			net_linear_1_xRow := &net_linear_1_x[i0][i1]
 			for i2 := range 8 {
-				net_linear_1_xRow[i2] = net_linear_1_x_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				net_linear_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_linear_1_x_3V) + pNetLayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -18167,7 +17258,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap42AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -18207,26 +17298,15 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
-			}
-		}
-	}
-
-	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			targetsRow := &targets[i0][i1]
-			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
+			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
+			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
 			train_1Row := &train_1[i0][i1]
 			for i2 := range 6 {
-				train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+				train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 			}
 		}
 	}
@@ -18709,16 +17789,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.encoder_block#2.masked_attention#1/x.2[i0, i1, 0])
 //
 //	# _net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.masked_attention#1/x.4[i0, i1, i2] = _net.encoder_block#2.masked_attention#1/x.1[i0, i1, i2] / _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0]
 //
-//	# net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta
+//	# net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta, with _net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.masked_attention#1/x[i0, i1, i2] = _net.encoder_block#2.masked_attention#1/x.4[i0, i1, i2] + net.encoder_block#2.layer_norm#1.beta[i2]
+//	      net.encoder_block#2.masked_attention#1/x[i0, i1, i2] = (_net.encoder_block#2.masked_attention#1/x.1[i0, i1, i2] / _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0]) + net.encoder_block#2.layer_norm#1.beta[i2]
 //
 //	# net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
 //	fill net.encoder_block#2.masked_attention#1/q with 0
@@ -18760,18 +17836,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	_net.encoder_block#2.masked_attention#1/scores.2[0] = sqrt(_dim_d.3[0])
 //
 //	# net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/scores[i0, i1, i2, i3] = _net.encoder_block#2.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/scores.2[0]
 //
-//	# net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2
+//	# net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], net.encoder_block#2.masked_attention#1/scores[i0, i1, i2, i3], _num.2[0])
+//	        net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], _net.encoder_block#2.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/scores.2[0], _num.2[0])
 //
 //	# net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 //	fill net.encoder_block#2.masked_attention#1/m with -inf
@@ -18782,18 +17853,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        net.encoder_block#2.masked_attention#1/m[i0, i1, i2, 0] max= net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3]
 //
 //	# _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        _net.encoder_block#2.masked_attention#1/ex.1[i0, i1, i2, i3] = net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] - net.encoder_block#2.masked_attention#1/m[i0, i1, i2, 0]
 //
-//	# net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1
+//	# net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] = exp(_net.encoder_block#2.masked_attention#1/ex.1[i0, i1, i2, i3])
+//	        net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] - net.encoder_block#2.masked_attention#1/m[i0, i1, i2, 0])
 //
 //	# _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
 //	fill _net.encoder_block#2.masked_attention#1/attn.1 with 0
@@ -18887,16 +17953,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    _net.encoder_block#2.dense#1/x.3[i0, i1, 0] = sqrt(_net.encoder_block#2.dense#1/x.2[i0, i1, 0])
 //
 //	# _net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.dense#1/x.4[i0, i1, i2] = _net.encoder_block#2.dense#1/x.1[i0, i1, i2] / _net.encoder_block#2.dense#1/x.3[i0, i1, 0]
 //
-//	# net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta
+//	# net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta, with _net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.dense#1/x[i0, i1, i2] = _net.encoder_block#2.dense#1/x.4[i0, i1, i2] + net.encoder_block#2.layer_norm#2.beta[i2]
+//	      net.encoder_block#2.dense#1/x[i0, i1, i2] = (_net.encoder_block#2.dense#1/x.1[i0, i1, i2] / _net.encoder_block#2.dense#1/x.3[i0, i1, 0]) + net.encoder_block#2.layer_norm#2.beta[i2]
 //
 //	# _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
 //	fill _net.encoder_block#2.linear#1/x.1 with 0
@@ -18927,16 +17989,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        _net.encoder_block#1/x.1[i0, i1, i2] += net.encoder_block#2.linear#1.w[i2, i3] * net.encoder_block#2.linear#1/x[i0, i1, i3]
 //
 //	# _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1/x.2[i0, i1, i2] = _net.encoder_block#1/x.1[i0, i1, i2] + net.encoder_block#2.linear#1.b[i2]
 //
-//	# net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2
+//	# net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2, with _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] + _net.encoder_block#1/x.2[i0, i1, i2]
+//	      net.encoder_block#1/x[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] + (_net.encoder_block#1/x.1[i0, i1, i2] + net.encoder_block#2.linear#1.b[i2])
 //
 //	# _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 //	fill _net.encoder_block#1.layer_norm#1/mean.1 with 0
@@ -18991,16 +18049,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.encoder_block#1.masked_attention#1/x.2[i0, i1, 0])
 //
 //	# _net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.masked_attention#1/x.4[i0, i1, i2] = _net.encoder_block#1.masked_attention#1/x.1[i0, i1, i2] / _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]
 //
-//	# net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta
+//	# net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta, with _net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.masked_attention#1/x[i0, i1, i2] = _net.encoder_block#1.masked_attention#1/x.4[i0, i1, i2] + net.encoder_block#1.layer_norm#1.beta[i2]
+//	      net.encoder_block#1.masked_attention#1/x[i0, i1, i2] = (_net.encoder_block#1.masked_attention#1/x.1[i0, i1, i2] / _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]) + net.encoder_block#1.layer_norm#1.beta[i2]
 //
 //	# net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
 //	fill net.encoder_block#1.masked_attention#1/q with 0
@@ -19042,18 +18096,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	_net.encoder_block#1.masked_attention#1/scores.2[0] = sqrt(_dim_d.8[0])
 //
 //	# net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/scores[i0, i1, i2, i3] = _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0]
 //
-//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5
+//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], net.encoder_block#1.masked_attention#1/scores[i0, i1, i2, i3], _num.5[0])
+//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.5[0])
 //
 //	# net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 //	fill net.encoder_block#1.masked_attention#1/m with -inf
@@ -19064,18 +18113,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0] max= net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3]
 //
 //	# _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        _net.encoder_block#1.masked_attention#1/ex.1[i0, i1, i2, i3] = net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] - net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0]
 //
-//	# net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1
+//	# net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] = exp(_net.encoder_block#1.masked_attention#1/ex.1[i0, i1, i2, i3])
+//	        net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] - net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0])
 //
 //	# _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
 //	fill _net.encoder_block#1.masked_attention#1/attn.1 with 0
@@ -19169,16 +18213,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    _net.encoder_block#1.dense#1/x.3[i0, i1, 0] = sqrt(_net.encoder_block#1.dense#1/x.2[i0, i1, 0])
 //
 //	# _net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.dense#1/x.4[i0, i1, i2] = _net.encoder_block#1.dense#1/x.1[i0, i1, i2] / _net.encoder_block#1.dense#1/x.3[i0, i1, 0]
 //
-//	# net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta
+//	# net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta, with _net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.dense#1/x[i0, i1, i2] = _net.encoder_block#1.dense#1/x.4[i0, i1, i2] + net.encoder_block#1.layer_norm#2.beta[i2]
+//	      net.encoder_block#1.dense#1/x[i0, i1, i2] = (_net.encoder_block#1.dense#1/x.1[i0, i1, i2] / _net.encoder_block#1.dense#1/x.3[i0, i1, 0]) + net.encoder_block#1.layer_norm#2.beta[i2]
 //
 //	# _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
 //	fill _net.encoder_block#1.linear#1/x.1 with 0
@@ -19209,16 +18249,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        _net/h2.1[i0, i1, i2] += net.encoder_block#1.linear#1.w[i2, i3] * net.encoder_block#1.linear#1/x[i0, i1, i3]
 //
 //	# _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net/h2.2[i0, i1, i2] = _net/h2.1[i0, i1, i2] + net.encoder_block#1.linear#1.b[i2]
 //
-//	# net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2
+//	# net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2, with _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/h2[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] + _net/h2.2[i0, i1, i2]
+//	      net/h2[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] + (_net/h2.1[i0, i1, i2] + net.encoder_block#1.linear#1.b[i2])
 //
 //	# _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 //	fill _net.layer_norm#1/mean.1 with 0
@@ -19273,16 +18309,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    _net.linear#1/x.3[i0, i1, 0] = sqrt(_net.linear#1/x.2[i0, i1, 0])
 //
 //	# _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.linear#1/x.4[i0, i1, i2] = _net.linear#1/x.1[i0, i1, i2] / _net.linear#1/x.3[i0, i1, 0]
 //
-//	# net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta
+//	# net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.linear#1/x[i0, i1, i2] = _net.linear#1/x.4[i0, i1, i2] + net.layer_norm#1.beta[i2]
+//	      net.linear#1/x[i0, i1, i2] = (_net.linear#1/x.1[i0, i1, i2] / _net.linear#1/x.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -19330,16 +18362,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      train.cross_entropy#1/logp[i0, i1, i2] = train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0]
 //
-//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * train.cross_entropy#1/logp[i0, i1, i2]
+//	      _train.1[i0, i1, i2] = targets[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -20564,17 +19592,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_masked_attention_1_x_1 [2][4][8]float64
 	var net_encoder_block_2_masked_attention_1_x_2 [2][4][1]float64
 	var net_encoder_block_2_masked_attention_1_x_3 [2][4][1]float64
-	var net_encoder_block_2_masked_attention_1_x_4 [2][4][8]float64
 	var net_encoder_block_2_masked_attention_1_x [2][4][8]float64
 	var net_encoder_block_2_masked_attention_1_q [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_k [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_v [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_scores_1 [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_scores_2 [1]float64
-	var net_encoder_block_2_masked_attention_1_scores [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_masked [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_m [2][4][2][1]float64
-	var net_encoder_block_2_masked_attention_1_ex_1 [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_ex [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_attn_1 [2][4][2][1]float64
 	var net_encoder_block_2_masked_attention_1_attn [2][4][2][4]float64
@@ -20590,13 +19615,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_dense_1_x_1 [2][4][8]float64
 	var net_encoder_block_2_dense_1_x_2 [2][4][1]float64
 	var net_encoder_block_2_dense_1_x_3 [2][4][1]float64
-	var net_encoder_block_2_dense_1_x_4 [2][4][8]float64
 	var net_encoder_block_2_dense_1_x [2][4][8]float64
 	var net_encoder_block_2_linear_1_x_1 [2][4][16]float64
 	var net_encoder_block_2_linear_1_x_2 [2][4][16]float64
 	var net_encoder_block_2_linear_1_x [2][4][16]float64
 	var net_encoder_block_1_x_1 [2][4][8]float64
-	var net_encoder_block_1_x_2 [2][4][8]float64
 	var net_encoder_block_1_x [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean [2][4][1]float64
@@ -20607,17 +19630,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_masked_attention_1_x_1 [2][4][8]float64
 	var net_encoder_block_1_masked_attention_1_x_2 [2][4][1]float64
 	var net_encoder_block_1_masked_attention_1_x_3 [2][4][1]float64
-	var net_encoder_block_1_masked_attention_1_x_4 [2][4][8]float64
 	var net_encoder_block_1_masked_attention_1_x [2][4][8]float64
 	var net_encoder_block_1_masked_attention_1_q [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_k [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_v [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_scores_1 [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_scores_2 [1]float64
-	var net_encoder_block_1_masked_attention_1_scores [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_masked [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_m [2][4][2][1]float64
-	var net_encoder_block_1_masked_attention_1_ex_1 [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_ex [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_attn_1 [2][4][2][1]float64
 	var net_encoder_block_1_masked_attention_1_attn [2][4][2][4]float64
@@ -20633,13 +19653,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_dense_1_x_1 [2][4][8]float64
 	var net_encoder_block_1_dense_1_x_2 [2][4][1]float64
 	var net_encoder_block_1_dense_1_x_3 [2][4][1]float64
-	var net_encoder_block_1_dense_1_x_4 [2][4][8]float64
 	var net_encoder_block_1_dense_1_x [2][4][8]float64
 	var net_encoder_block_1_linear_1_x_1 [2][4][16]float64
 	var net_encoder_block_1_linear_1_x_2 [2][4][16]float64
 	var net_encoder_block_1_linear_1_x [2][4][16]float64
 	var net_h2_1 [2][4][8]float64
-	var net_h2_2 [2][4][8]float64
 	var net_h2 [2][4][8]float64
 	var net_layer_norm_1_mean_1 [2][4][1]float64
 	var net_layer_norm_1_mean [2][4][1]float64
@@ -20650,7 +19668,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_linear_1_x_1 [2][4][8]float64
 	var net_linear_1_x_2 [2][4][1]float64
 	var net_linear_1_x_3 [2][4][1]float64
-	var net_linear_1_x_4 [2][4][8]float64
 	var net_linear_1_x [2][4][8]float64
 	var train_cross_entropy_1_logits_1 [2][4][6]float64
 	var train_cross_entropy_1_logits [2][4][6]float64
@@ -20659,7 +19676,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var train_cross_entropy_1_logp_1 [2][4][6]float64
 	var train_cross_entropy_1_logp_2 [2][4][1]float64
 	var train_cross_entropy_1_logp_3 [2][4][1]float64
-	var train_cross_entropy_1_logp [2][4][6]float64
 	var train_1 [2][4][6]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -20940,25 +19956,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3
+	// net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta, with _net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_masked_attention_1_x_1Row2 := &net_encoder_block_2_masked_attention_1_x_1[i0][i1]
 			net_encoder_block_2_masked_attention_1_x_3V := net_encoder_block_2_masked_attention_1_x_3[i0][i1][0]
-			net_encoder_block_2_masked_attention_1_x_4Row := &net_encoder_block_2_masked_attention_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_masked_attention_1_x_4Row[i2] = net_encoder_block_2_masked_attention_1_x_1Row2[i2] / net_encoder_block_2_masked_attention_1_x_3V
-			}
-		}
-	}
-
-	// net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_x_4Row2 := &net_encoder_block_2_masked_attention_1_x_4[i0][i1]
 			net_encoder_block_2_masked_attention_1_xRow := &net_encoder_block_2_masked_attention_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_masked_attention_1_xRow[i2] = net_encoder_block_2_masked_attention_1_x_4Row2[i2] + pNetEncoderBlock2LayerNorm1Beta[i2]
+				net_encoder_block_2_masked_attention_1_xRow[i2] = (net_encoder_block_2_masked_attention_1_x_1Row2[i2] / net_encoder_block_2_masked_attention_1_x_3V) + pNetEncoderBlock2LayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -21059,31 +20064,18 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
 	net_encoder_block_2_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2
+	// net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
 	net_encoder_block_2_masked_attention_1_scores_2V := net_encoder_block_2_masked_attention_1_scores_2[0]
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_scores_1Row := &net_encoder_block_2_masked_attention_1_scores_1[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_scoresRow := &net_encoder_block_2_masked_attention_1_scores[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_scoresRow[i3] = net_encoder_block_2_masked_attention_1_scores_1Row[i3] / net_encoder_block_2_masked_attention_1_scores_2V
-				}
-			}
-		}
-	}
-
-	// net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2
 	for i0 := range 2 {
 		for i1 := range 4 {
 			lit_1Row := &lit_1[i1]
 			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_scoresRow2 := &net_encoder_block_2_masked_attention_1_scores[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_scores_1Row := &net_encoder_block_2_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_maskedRow := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r2 := float64(-1e+09)
 					if lit_1Row[i3] != 0 {
-						r2 = net_encoder_block_2_masked_attention_1_scoresRow2[i3]
+						r2 = net_encoder_block_2_masked_attention_1_scores_1Row[i3] / net_encoder_block_2_masked_attention_1_scores_2V
 					}
 					net_encoder_block_2_masked_attention_1_maskedRow[i3] = r2
 				}
@@ -21111,32 +20103,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_maskedRow3 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_mV := net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0]
-				net_encoder_block_2_masked_attention_1_ex_1Row := &net_encoder_block_2_masked_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_ex_1Row[i3] = net_encoder_block_2_masked_attention_1_maskedRow3[i3] - net_encoder_block_2_masked_attention_1_mV
-				}
-			}
-		}
-	}
-
-	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1
-	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
+	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1[0][0][0][0])
+		ocannlMap41AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_2_masked_attention_1_ex_1Row2 := &net_encoder_block_2_masked_attention_1_ex_1[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_maskedRow3 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_mV := net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0]
 					net_encoder_block_2_masked_attention_1_exRow := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
 					for i3 := range 4 {
-						net_encoder_block_2_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_2_masked_attention_1_ex_1Row2[i3])
+						net_encoder_block_2_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_2_masked_attention_1_maskedRow3[i3] - net_encoder_block_2_masked_attention_1_mV)
 					}
 				}
 			}
@@ -21346,25 +20325,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3
+	// net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta, with _net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_dense_1_x_1Row2 := &net_encoder_block_2_dense_1_x_1[i0][i1]
 			net_encoder_block_2_dense_1_x_3V := net_encoder_block_2_dense_1_x_3[i0][i1][0]
-			net_encoder_block_2_dense_1_x_4Row := &net_encoder_block_2_dense_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_dense_1_x_4Row[i2] = net_encoder_block_2_dense_1_x_1Row2[i2] / net_encoder_block_2_dense_1_x_3V
-			}
-		}
-	}
-
-	// net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_dense_1_x_4Row2 := &net_encoder_block_2_dense_1_x_4[i0][i1]
 			net_encoder_block_2_dense_1_xRow := &net_encoder_block_2_dense_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_dense_1_xRow[i2] = net_encoder_block_2_dense_1_x_4Row2[i2] + pNetEncoderBlock2LayerNorm2Beta[i2]
+				net_encoder_block_2_dense_1_xRow[i2] = (net_encoder_block_2_dense_1_x_1Row2[i2] / net_encoder_block_2_dense_1_x_3V) + pNetEncoderBlock2LayerNorm2Beta[i2]
 			}
 		}
 	}
@@ -21441,25 +20409,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x_1Row := &net_encoder_block_1_x_1[i0][i1]
-			net_encoder_block_1_x_2Row := &net_encoder_block_1_x_2[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x_2Row[i2] = net_encoder_block_1_x_1Row[i2] + pNetEncoderBlock2Linear1B[i2]
-			}
-		}
-	}
-
-	// net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2
+	// net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2, with _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_x1Row4 := &net_encoder_block_2_x1[i0][i1]
-			net_encoder_block_1_x_2Row2 := &net_encoder_block_1_x_2[i0][i1]
+			net_encoder_block_1_x_1Row := &net_encoder_block_1_x_1[i0][i1]
 			net_encoder_block_1_xRow := &net_encoder_block_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_xRow[i2] = net_encoder_block_2_x1Row4[i2] + net_encoder_block_1_x_2Row2[i2]
+				net_encoder_block_1_xRow[i2] = net_encoder_block_2_x1Row4[i2] + (net_encoder_block_1_x_1Row[i2] + pNetEncoderBlock2Linear1B[i2])
 			}
 		}
 	}
@@ -21570,25 +20527,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3
+	// net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta, with _net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_masked_attention_1_x_1Row2 := &net_encoder_block_1_masked_attention_1_x_1[i0][i1]
 			net_encoder_block_1_masked_attention_1_x_3V := net_encoder_block_1_masked_attention_1_x_3[i0][i1][0]
-			net_encoder_block_1_masked_attention_1_x_4Row := &net_encoder_block_1_masked_attention_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_masked_attention_1_x_4Row[i2] = net_encoder_block_1_masked_attention_1_x_1Row2[i2] / net_encoder_block_1_masked_attention_1_x_3V
-			}
-		}
-	}
-
-	// net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_x_4Row2 := &net_encoder_block_1_masked_attention_1_x_4[i0][i1]
 			net_encoder_block_1_masked_attention_1_xRow := &net_encoder_block_1_masked_attention_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_masked_attention_1_xRow[i2] = net_encoder_block_1_masked_attention_1_x_4Row2[i2] + pNetEncoderBlock1LayerNorm1Beta[i2]
+				net_encoder_block_1_masked_attention_1_xRow[i2] = (net_encoder_block_1_masked_attention_1_x_1Row2[i2] / net_encoder_block_1_masked_attention_1_x_3V) + pNetEncoderBlock1LayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -21689,31 +20635,18 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
 	net_encoder_block_1_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2
+	// net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 	net_encoder_block_1_masked_attention_1_scores_2V := net_encoder_block_1_masked_attention_1_scores_2[0]
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_scores_1Row := &net_encoder_block_1_masked_attention_1_scores_1[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_scoresRow := &net_encoder_block_1_masked_attention_1_scores[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_scoresRow[i3] = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
-				}
-			}
-		}
-	}
-
-	// net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5
 	for i0 := range 2 {
 		for i1 := range 4 {
 			lit_1Row2 := &lit_1[i1]
 			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_scoresRow2 := &net_encoder_block_1_masked_attention_1_scores[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_scores_1Row := &net_encoder_block_1_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_maskedRow := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r4 := float64(-1e+09)
 					if lit_1Row2[i3] != 0 {
-						r4 = net_encoder_block_1_masked_attention_1_scoresRow2[i3]
+						r4 = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
 					}
 					net_encoder_block_1_masked_attention_1_maskedRow[i3] = r4
 				}
@@ -21741,32 +20674,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_maskedRow3 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_mV := net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0]
-				net_encoder_block_1_masked_attention_1_ex_1Row := &net_encoder_block_1_masked_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_ex_1Row[i3] = net_encoder_block_1_masked_attention_1_maskedRow3[i3] - net_encoder_block_1_masked_attention_1_mV
-				}
-			}
-		}
-	}
-
-	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1
-	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
+	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1[0][0][0][0])
+		ocannlMap41AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_1_masked_attention_1_ex_1Row2 := &net_encoder_block_1_masked_attention_1_ex_1[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_maskedRow3 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_mV := net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0]
 					net_encoder_block_1_masked_attention_1_exRow := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
 					for i3 := range 4 {
-						net_encoder_block_1_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_1_masked_attention_1_ex_1Row2[i3])
+						net_encoder_block_1_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_1_masked_attention_1_maskedRow3[i3] - net_encoder_block_1_masked_attention_1_mV)
 					}
 				}
 			}
@@ -21976,25 +20896,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3
+	// net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta, with _net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_dense_1_x_1Row2 := &net_encoder_block_1_dense_1_x_1[i0][i1]
 			net_encoder_block_1_dense_1_x_3V := net_encoder_block_1_dense_1_x_3[i0][i1][0]
-			net_encoder_block_1_dense_1_x_4Row := &net_encoder_block_1_dense_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_dense_1_x_4Row[i2] = net_encoder_block_1_dense_1_x_1Row2[i2] / net_encoder_block_1_dense_1_x_3V
-			}
-		}
-	}
-
-	// net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_dense_1_x_4Row2 := &net_encoder_block_1_dense_1_x_4[i0][i1]
 			net_encoder_block_1_dense_1_xRow := &net_encoder_block_1_dense_1_x[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_dense_1_xRow[i2] = net_encoder_block_1_dense_1_x_4Row2[i2] + pNetEncoderBlock1LayerNorm2Beta[i2]
+				net_encoder_block_1_dense_1_xRow[i2] = (net_encoder_block_1_dense_1_x_1Row2[i2] / net_encoder_block_1_dense_1_x_3V) + pNetEncoderBlock1LayerNorm2Beta[i2]
 			}
 		}
 	}
@@ -22071,25 +20980,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h2_1Row := &net_h2_1[i0][i1]
-			net_h2_2Row := &net_h2_2[i0][i1]
-			for i2 := range 8 {
-				net_h2_2Row[i2] = net_h2_1Row[i2] + pNetEncoderBlock1Linear1B[i2]
-			}
-		}
-	}
-
-	// net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2
+	// net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2, with _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_x1Row4 := &net_encoder_block_1_x1[i0][i1]
-			net_h2_2Row2 := &net_h2_2[i0][i1]
+			net_h2_1Row := &net_h2_1[i0][i1]
 			net_h2Row := &net_h2[i0][i1]
 			for i2 := range 8 {
-				net_h2Row[i2] = net_encoder_block_1_x1Row4[i2] + net_h2_2Row2[i2]
+				net_h2Row[i2] = net_encoder_block_1_x1Row4[i2] + (net_h2_1Row[i2] + pNetEncoderBlock1Linear1B[i2])
 			}
 		}
 	}
@@ -22200,25 +21098,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3
+	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_linear_1_x_1Row2 := &net_linear_1_x_1[i0][i1]
 			net_linear_1_x_3V := net_linear_1_x_3[i0][i1][0]
-			net_linear_1_x_4Row := &net_linear_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_linear_1_x_4Row[i2] = net_linear_1_x_1Row2[i2] / net_linear_1_x_3V
-			}
-		}
-	}
-
-	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_linear_1_x_4Row2 := &net_linear_1_x_4[i0][i1]
 			net_linear_1_xRow := &net_linear_1_x[i0][i1]
 			for i2 := range 8 {
-				net_linear_1_xRow[i2] = net_linear_1_x_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				net_linear_1_xRow[i2] = (net_linear_1_x_1Row2[i2] / net_linear_1_x_3V) + pNetLayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -22290,7 +21177,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap42AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22330,26 +21217,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
-			}
-		}
-	}
-
-	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			targetsRow := &targets[i0][i1]
-			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
+			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
+			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
 			train_1Row := &train_1[i0][i1]
 			for i2 := range 6 {
-				train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+				train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 			}
 		}
 	}
@@ -26340,7 +25216,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap43AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -26886,7 +25762,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap43AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -28517,7 +27393,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap43AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -29063,7 +27939,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap43AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -29647,10 +28523,6 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	    net.mixer_block#1.layer_norm#1/var[i0, i1, 0] = _net.mixer_block#1.layer_norm#1/var.2[i0, i1, 0] / _dim_d.2[0]
 //
 //	# _net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1/t.1[i0, i1, i2] = net.mixer_block#1.layer_norm#1.gamma[i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# _net.mixer_block#1/t.2 = pointwise "+" of net.mixer_block#1.layer_norm#1/var, _num.1
 //	for i0 in 0..1:
@@ -29662,17 +28534,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	  for i1 in 0..3:
 //	    _net.mixer_block#1/t.3[i0, i1, 0] = sqrt(_net.mixer_block#1/t.2[i0, i1, 0])
 //
-//	# _net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1/t.4[i0, i1, i2] = _net.mixer_block#1/t.1[i0, i1, i2] / _net.mixer_block#1/t.3[i0, i1, 0]
+//	# _net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3, with _net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered fused
 //
-//	# net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta
+//	# net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta, with _net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3, with _net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/t[i0, i1, i2] = _net.mixer_block#1/t.4[i0, i1, i2] + net.mixer_block#1.layer_norm#1.beta[i2]
+//	      net.mixer_block#1/t[i0, i1, i2] = ((net.mixer_block#1.layer_norm#1.gamma[i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]) / _net.mixer_block#1/t.3[i0, i1, 0]) + net.mixer_block#1.layer_norm#1.beta[i2]
 //
 //	# _net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1
 //	fill _net.mixer_block#1/u.1 with 0
@@ -29739,10 +28607,6 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	    net.mixer_block#1.layer_norm#2/var[i0, i1, 0] = _net.mixer_block#1.layer_norm#2/var.2[i0, i1, 0] / _dim_d.4[0]
 //
 //	# _net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.dense#1/x.1[i0, i1, i2] = net.mixer_block#1.layer_norm#2.gamma[i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# _net.mixer_block#1.dense#1/x.2 = pointwise "+" of net.mixer_block#1.layer_norm#2/var, _num.2
 //	for i0 in 0..1:
@@ -29754,17 +28618,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	  for i1 in 0..3:
 //	    _net.mixer_block#1.dense#1/x.3[i0, i1, 0] = sqrt(_net.mixer_block#1.dense#1/x.2[i0, i1, 0])
 //
-//	# _net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.dense#1/x.4[i0, i1, i2] = _net.mixer_block#1.dense#1/x.1[i0, i1, i2] / _net.mixer_block#1.dense#1/x.3[i0, i1, 0]
+//	# _net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3, with _net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered fused
 //
-//	# net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta
+//	# net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta, with _net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3, with _net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.dense#1/x[i0, i1, i2] = _net.mixer_block#1.dense#1/x.4[i0, i1, i2] + net.mixer_block#1.layer_norm#2.beta[i2]
+//	      net.mixer_block#1.dense#1/x[i0, i1, i2] = ((net.mixer_block#1.layer_norm#2.gamma[i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]) / _net.mixer_block#1.dense#1/x.3[i0, i1, 0]) + net.mixer_block#1.layer_norm#2.beta[i2]
 //
 //	# _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 //	fill _net/y.1 with 0
@@ -29775,16 +28635,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	        _net/y.1[i0, i1, i2] += net.mixer_block#1.dense#1.w[i2, i3] * net.mixer_block#1.dense#1/x[i0, i1, i3]
 //
 //	# _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..11:
-//	      _net/y.2[i0, i1, i2] = _net/y.1[i0, i1, i2] + net.mixer_block#1.dense#1.b[i2]
 //
-//	# _net/y.3 = pointwise relu of _net/y.2
+//	# _net/y.3 = pointwise relu of _net/y.2, with _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..11:
-//	      _net/y.3[i0, i1, i2] = relu(_net/y.2[i0, i1, i2])
+//	      _net/y.3[i0, i1, i2] = relu(_net/y.1[i0, i1, i2] + net.mixer_block#1.dense#1.b[i2])
 //
 //	# _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 //	fill _net/y.4 with 0
@@ -29795,16 +28651,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	        _net/y.4[i0, i1, i2] += net.mixer_block#1.ch2[i2, i3] * _net/y.3[i0, i1, i3]
 //
 //	# _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net/y.5[i0, i1, i2] = net.mixer_block#1/x1[i0, i1, i2] + _net/y.4[i0, i1, i2]
 //
-//	# net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b
+//	# net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/y[i0, i1, i2] = _net/y.5[i0, i1, i2] + net.mixer_block#1.ch2_b[i2]
+//	      net/y[i0, i1, i2] = (net.mixer_block#1/x1[i0, i1, i2] + _net/y.4[i0, i1, i2]) + net.mixer_block#1.ch2_b[i2]
 //
 //	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
 //	fill _net/pooled.1 with 0
@@ -29857,14 +28709,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -29886,10 +28735,8 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var net_mixer_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_var [2][4][1]float64
-	var net_mixer_block_1_t_1 [2][4][8]float64
 	var net_mixer_block_1_t_2 [2][4][1]float64
 	var net_mixer_block_1_t_3 [2][4][1]float64
-	var net_mixer_block_1_t_4 [2][4][8]float64
 	var net_mixer_block_1_t [2][4][8]float64
 	var net_mixer_block_1_u_1 [2][5][8]float64
 	var net_mixer_block_1_u [2][5][8]float64
@@ -29901,16 +28748,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var net_mixer_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_var [2][4][1]float64
-	var net_mixer_block_1_dense_1_x_1 [2][4][8]float64
 	var net_mixer_block_1_dense_1_x_2 [2][4][1]float64
 	var net_mixer_block_1_dense_1_x_3 [2][4][1]float64
-	var net_mixer_block_1_dense_1_x_4 [2][4][8]float64
 	var net_mixer_block_1_dense_1_x [2][4][8]float64
 	var net_y_1 [2][4][12]float64
-	var net_y_2 [2][4][12]float64
 	var net_y_3 [2][4][12]float64
 	var net_y_4 [2][4][8]float64
-	var net_y_5 [2][4][8]float64
 	var net_y [2][4][8]float64
 	var net_pooled_1 [2][8]float64
 	var net_pooled [2][8]float64
@@ -29921,7 +28764,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var train_cross_entropy_1_logp_1 [2][3]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][3]float64
 	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -30037,17 +28879,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_centeredRow3 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
-			net_mixer_block_1_t_1Row := &net_mixer_block_1_t_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_t_1Row[i2] = pNetMixerBlock1LayerNorm1Gamma[i2] * net_mixer_block_1_layer_norm_1_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _net.mixer_block#1/t.2 = pointwise "+" of net.mixer_block#1.layer_norm#1/var, _num.1
 	for i0 := range 2 {
 		net_mixer_block_1_layer_norm_1_varRow2 := &net_mixer_block_1_layer_norm_1_var[i0]
@@ -30066,25 +28897,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3
+	// net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta, with _net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3, with _net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered fused fused
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_mixer_block_1_t_1Row2 := &net_mixer_block_1_t_1[i0][i1]
+			net_mixer_block_1_layer_norm_1_centeredRow3 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
 			net_mixer_block_1_t_3V := net_mixer_block_1_t_3[i0][i1][0]
-			net_mixer_block_1_t_4Row := &net_mixer_block_1_t_4[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_t_4Row[i2] = net_mixer_block_1_t_1Row2[i2] / net_mixer_block_1_t_3V
-			}
-		}
-	}
-
-	// net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_t_4Row2 := &net_mixer_block_1_t_4[i0][i1]
 			net_mixer_block_1_tRow := &net_mixer_block_1_t[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_tRow[i2] = net_mixer_block_1_t_4Row2[i2] + pNetMixerBlock1LayerNorm1Beta[i2]
+				net_mixer_block_1_tRow[i2] = ((pNetMixerBlock1LayerNorm1Gamma[i2] * net_mixer_block_1_layer_norm_1_centeredRow3[i2]) / net_mixer_block_1_t_3V) + pNetMixerBlock1LayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -30262,17 +29082,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_centeredRow3 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
-			net_mixer_block_1_dense_1_x_1Row := &net_mixer_block_1_dense_1_x_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_dense_1_x_1Row[i2] = pNetMixerBlock1LayerNorm2Gamma[i2] * net_mixer_block_1_layer_norm_2_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _net.mixer_block#1.dense#1/x.2 = pointwise "+" of net.mixer_block#1.layer_norm#2/var, _num.2
 	for i0 := range 2 {
 		net_mixer_block_1_layer_norm_2_varRow2 := &net_mixer_block_1_layer_norm_2_var[i0]
@@ -30291,25 +29100,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3
+	// net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta, with _net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3, with _net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered fused fused
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_mixer_block_1_dense_1_x_1Row2 := &net_mixer_block_1_dense_1_x_1[i0][i1]
+			net_mixer_block_1_layer_norm_2_centeredRow3 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
 			net_mixer_block_1_dense_1_x_3V := net_mixer_block_1_dense_1_x_3[i0][i1][0]
-			net_mixer_block_1_dense_1_x_4Row := &net_mixer_block_1_dense_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_dense_1_x_4Row[i2] = net_mixer_block_1_dense_1_x_1Row2[i2] / net_mixer_block_1_dense_1_x_3V
-			}
-		}
-	}
-
-	// net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_dense_1_x_4Row2 := &net_mixer_block_1_dense_1_x_4[i0][i1]
 			net_mixer_block_1_dense_1_xRow := &net_mixer_block_1_dense_1_x[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_dense_1_xRow[i2] = net_mixer_block_1_dense_1_x_4Row2[i2] + pNetMixerBlock1LayerNorm2Beta[i2]
+				net_mixer_block_1_dense_1_xRow[i2] = ((pNetMixerBlock1LayerNorm2Gamma[i2] * net_mixer_block_1_layer_norm_2_centeredRow3[i2]) / net_mixer_block_1_dense_1_x_3V) + pNetMixerBlock1LayerNorm2Beta[i2]
 			}
 		}
 	}
@@ -30337,24 +29135,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b
+	// _net/y.3 = pointwise relu of _net/y.2, with _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_y_1Row := &net_y_1[i0][i1]
-			net_y_2Row := &net_y_2[i0][i1]
-			for i2 := range 12 {
-				net_y_2Row[i2] = net_y_1Row[i2] + pNetMixerBlock1Dense1B[i2]
-			}
-		}
-	}
-
-	// _net/y.3 = pointwise relu of _net/y.2
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_2Row2 := &net_y_2[i0][i1]
 			net_y_3Row := &net_y_3[i0][i1]
 			for i2 := range 12 {
-				r2 := net_y_2Row2[i2]
+				r2 := net_y_1Row[i2] + pNetMixerBlock1Dense1B[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -30386,25 +29173,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4
+	// net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][i1]
 			net_y_4Row := &net_y_4[i0][i1]
-			net_y_5Row := &net_y_5[i0][i1]
-			for i2 := range 8 {
-				net_y_5Row[i2] = net_mixer_block_1_x1Row4[i2] + net_y_4Row[i2]
-			}
-		}
-	}
-
-	// net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_5Row2 := &net_y_5[i0][i1]
 			net_yRow := &net_y[i0][i1]
 			for i2 := range 8 {
-				net_yRow[i2] = net_y_5Row2[i2] + pNetMixerBlock1Ch2B[i2]
+				net_yRow[i2] = (net_mixer_block_1_x1Row4[i2] + net_y_4Row[i2]) + pNetMixerBlock1Ch2B[i2]
 			}
 		}
 	}
@@ -30512,23 +29288,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 3 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -30784,16 +29551,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	    _net.mixer_block#1/t.3[i0, i1, 0] = sqrt(_net.mixer_block#1/t.2[i0, i1, 0])
 //
 //	# _net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1/t.4[i0, i1, i2] = _net.mixer_block#1/t.1[i0, i1, i2] / _net.mixer_block#1/t.3[i0, i1, 0]
 //
-//	# net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta
+//	# net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta, with _net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/t[i0, i1, i2] = _net.mixer_block#1/t.4[i0, i1, i2] + net.mixer_block#1.layer_norm#1.beta[i2]
+//	      net.mixer_block#1/t[i0, i1, i2] = (_net.mixer_block#1/t.1[i0, i1, i2] / _net.mixer_block#1/t.3[i0, i1, 0]) + net.mixer_block#1.layer_norm#1.beta[i2]
 //
 //	# _net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1
 //	fill _net.mixer_block#1/u.1 with 0
@@ -30876,16 +29639,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	    _net.mixer_block#1.dense#1/x.3[i0, i1, 0] = sqrt(_net.mixer_block#1.dense#1/x.2[i0, i1, 0])
 //
 //	# _net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.dense#1/x.4[i0, i1, i2] = _net.mixer_block#1.dense#1/x.1[i0, i1, i2] / _net.mixer_block#1.dense#1/x.3[i0, i1, 0]
 //
-//	# net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta
+//	# net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta, with _net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.dense#1/x[i0, i1, i2] = _net.mixer_block#1.dense#1/x.4[i0, i1, i2] + net.mixer_block#1.layer_norm#2.beta[i2]
+//	      net.mixer_block#1.dense#1/x[i0, i1, i2] = (_net.mixer_block#1.dense#1/x.1[i0, i1, i2] / _net.mixer_block#1.dense#1/x.3[i0, i1, 0]) + net.mixer_block#1.layer_norm#2.beta[i2]
 //
 //	# _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 //	fill _net/y.1 with 0
@@ -30916,16 +29675,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	        _net/y.4[i0, i1, i2] += net.mixer_block#1.ch2[i2, i3] * _net/y.3[i0, i1, i3]
 //
 //	# _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net/y.5[i0, i1, i2] = net.mixer_block#1/x1[i0, i1, i2] + _net/y.4[i0, i1, i2]
 //
-//	# net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b
+//	# net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/y[i0, i1, i2] = _net/y.5[i0, i1, i2] + net.mixer_block#1.ch2_b[i2]
+//	      net/y[i0, i1, i2] = (net.mixer_block#1/x1[i0, i1, i2] + _net/y.4[i0, i1, i2]) + net.mixer_block#1.ch2_b[i2]
 //
 //	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
 //	fill _net/pooled.1 with 0
@@ -30978,14 +29733,11 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
 //
 //	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//	    _train.1[i0, i1] = labels[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 //	fill _train.2 with 0
@@ -31484,7 +30236,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_t_1 [2][4][8]float64
 	var net_mixer_block_1_t_2 [2][4][1]float64
 	var net_mixer_block_1_t_3 [2][4][1]float64
-	var net_mixer_block_1_t_4 [2][4][8]float64
 	var net_mixer_block_1_t [2][4][8]float64
 	var net_mixer_block_1_u_1 [2][5][8]float64
 	var net_mixer_block_1_u [2][5][8]float64
@@ -31499,13 +30250,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_dense_1_x_1 [2][4][8]float64
 	var net_mixer_block_1_dense_1_x_2 [2][4][1]float64
 	var net_mixer_block_1_dense_1_x_3 [2][4][1]float64
-	var net_mixer_block_1_dense_1_x_4 [2][4][8]float64
 	var net_mixer_block_1_dense_1_x [2][4][8]float64
 	var net_y_1 [2][4][12]float64
 	var net_y_2 [2][4][12]float64
 	var net_y_3 [2][4][12]float64
 	var net_y_4 [2][4][8]float64
-	var net_y_5 [2][4][8]float64
 	var net_y [2][4][8]float64
 	var net_pooled_1 [2][8]float64
 	var net_pooled [2][8]float64
@@ -31516,7 +30265,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var train_cross_entropy_1_logp_1 [2][3]float64
 	var train_cross_entropy_1_logp_2 [2][1]float64
 	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_cross_entropy_1_logp [2][3]float64
 	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -31709,25 +30457,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// _net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3
+	// net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta, with _net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_t_1Row2 := &net_mixer_block_1_t_1[i0][i1]
 			net_mixer_block_1_t_3V := net_mixer_block_1_t_3[i0][i1][0]
-			net_mixer_block_1_t_4Row := &net_mixer_block_1_t_4[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_t_4Row[i2] = net_mixer_block_1_t_1Row2[i2] / net_mixer_block_1_t_3V
-			}
-		}
-	}
-
-	// net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_t_4Row2 := &net_mixer_block_1_t_4[i0][i1]
 			net_mixer_block_1_tRow := &net_mixer_block_1_t[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_tRow[i2] = net_mixer_block_1_t_4Row2[i2] + pNetMixerBlock1LayerNorm1Beta[i2]
+				net_mixer_block_1_tRow[i2] = (net_mixer_block_1_t_1Row2[i2] / net_mixer_block_1_t_3V) + pNetMixerBlock1LayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -31934,25 +30671,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// _net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3
+	// net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta, with _net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_dense_1_x_1Row2 := &net_mixer_block_1_dense_1_x_1[i0][i1]
 			net_mixer_block_1_dense_1_x_3V := net_mixer_block_1_dense_1_x_3[i0][i1][0]
-			net_mixer_block_1_dense_1_x_4Row := &net_mixer_block_1_dense_1_x_4[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_dense_1_x_4Row[i2] = net_mixer_block_1_dense_1_x_1Row2[i2] / net_mixer_block_1_dense_1_x_3V
-			}
-		}
-	}
-
-	// net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_dense_1_x_4Row2 := &net_mixer_block_1_dense_1_x_4[i0][i1]
 			net_mixer_block_1_dense_1_xRow := &net_mixer_block_1_dense_1_x[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_dense_1_xRow[i2] = net_mixer_block_1_dense_1_x_4Row2[i2] + pNetMixerBlock1LayerNorm2Beta[i2]
+				net_mixer_block_1_dense_1_xRow[i2] = (net_mixer_block_1_dense_1_x_1Row2[i2] / net_mixer_block_1_dense_1_x_3V) + pNetMixerBlock1LayerNorm2Beta[i2]
 			}
 		}
 	}
@@ -32029,25 +30755,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4
+	// net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][i1]
 			net_y_4Row := &net_y_4[i0][i1]
-			net_y_5Row := &net_y_5[i0][i1]
-			for i2 := range 8 {
-				net_y_5Row[i2] = net_mixer_block_1_x1Row4[i2] + net_y_4Row[i2]
-			}
-		}
-	}
-
-	// net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_5Row2 := &net_y_5[i0][i1]
 			net_yRow := &net_y[i0][i1]
 			for i2 := range 8 {
-				net_yRow[i2] = net_y_5Row2[i2] + pNetMixerBlock1Ch2B[i2]
+				net_yRow[i2] = (net_mixer_block_1_x1Row4[i2] + net_y_4Row[i2]) + pNetMixerBlock1Ch2B[i2]
 			}
 		}
 	}
@@ -32155,23 +30870,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 2 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
 		train_1Row := &train_1[i0]
 		for i1 := range 3 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -32382,7 +31088,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap44AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
 			net_y_gradRow := &net_y_grad[i0]
@@ -33291,14 +31997,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 //	      _enc.linear#1/x.1[i0, i1] += enc.dense#1.w[i1, i2] * x[i0, i2]
 //
 //	# _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..7:
-//	    _enc.linear#1/x.2[i0, i1] = _enc.linear#1/x.1[i0, i1] + enc.dense#1.b[i1]
 //
-//	# enc.linear#1/x = pointwise relu of _enc.linear#1/x.2
+//	# enc.linear#1/x = pointwise relu of _enc.linear#1/x.2, with _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    enc.linear#1/x[i0, i1] = relu(_enc.linear#1/x.2[i0, i1])
+//	    enc.linear#1/x[i0, i1] = relu(_enc.linear#1/x.1[i0, i1] + enc.dense#1.b[i1])
 //
 //	# _dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x
 //	fill _dec/z.1 with 0
@@ -33308,14 +32011,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 //	      _dec/z.1[i0, i1] += enc.linear#1.w[i1, i2] * enc.linear#1/x[i0, i2]
 //
 //	# _dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _dec/z.2[i0, i1] = _dec/z.1[i0, i1] + enc.linear#1.b[i1]
 //
-//	# dec/z = pointwise tanh of _dec/z.2
+//	# dec/z = pointwise tanh of _dec/z.2, with _dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    dec/z[i0, i1] = tanh(_dec/z.2[i0, i1])
+//	    dec/z[i0, i1] = tanh(_dec/z.1[i0, i1] + enc.linear#1.b[i1])
 //
 //	# _train.mse#1/a.1 = compose "*" of dec.dense#1.w, dec/z
 //	fill _train.mse#1/a.1 with 0
@@ -33325,14 +32025,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 //	      _train.mse#1/a.1[i0, i1] += dec.dense#1.w[i1, i2] * dec/z[i0, i2]
 //
 //	# _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..7:
-//	    _train.mse#1/a.2[i0, i1] = _train.mse#1/a.1[i0, i1] + dec.dense#1.b[i1]
 //
-//	# _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2
+//	# _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2, with _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    _train.mse#1/a.3[i0, i1] = relu(_train.mse#1/a.2[i0, i1])
+//	    _train.mse#1/a.3[i0, i1] = relu(_train.mse#1/a.1[i0, i1] + dec.dense#1.b[i1])
 //
 //	# _train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3
 //	fill _train.mse#1/a.4 with 0
@@ -33342,14 +32039,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 //	      _train.mse#1/a.4[i0, i1] += dec.w_out[i1, i2] * _train.mse#1/a.3[i0, i2]
 //
 //	# train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    train.mse#1/a[i0, i1] = _train.mse#1/a.4[i0, i1] + dec.b_out[i1]
 //
-//	# train.mse#1/d = pointwise "-" of train.mse#1/a, x
+//	# train.mse#1/d = pointwise "-" of train.mse#1/a, x, with train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out fused
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    train.mse#1/d[i0, i1] = train.mse#1/a[i0, i1] - x[i0, i1]
+//	    train.mse#1/d[i0, i1] = (_train.mse#1/a.4[i0, i1] + dec.b_out[i1]) - x[i0, i1]
 //
 //	# _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
 //	for i0 in 0..3:
@@ -33366,16 +32060,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 //	train[0] = _train.2[0] / _dim_b.1[0]
 func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEncDense1B *[8]float64, pEncLinear1W *[24]float64, pEncLinear1B *[3]float64, pDecWOut *[96]float64, pDecDense1W *[24]float64, pDecDense1B *[8]float64, pDecBOut *[12]float64, out *[1]float64) {
 	var enc_linear_1_x_1 [4][8]float64
-	var enc_linear_1_x_2 [4][8]float64
 	var enc_linear_1_x [4][8]float64
 	var dec_z_1 [4][3]float64
-	var dec_z_2 [4][3]float64
 	var dec_z [4][3]float64
 	var train_mse_1_a_1 [4][8]float64
-	var train_mse_1_a_2 [4][8]float64
 	var train_mse_1_a_3 [4][8]float64
 	var train_mse_1_a_4 [4][12]float64
-	var train_mse_1_a [4][12]float64
 	var train_mse_1_d [4][12]float64
 	var train_1 [4][12]float64
 	var train_2 [1]float64
@@ -33401,21 +32091,12 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 		}
 	}
 
-	// _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b
+	// enc.linear#1/x = pointwise relu of _enc.linear#1/x.2, with _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b fused
 	for i0 := range 4 {
 		enc_linear_1_x_1Row := &enc_linear_1_x_1[i0]
-		enc_linear_1_x_2Row := &enc_linear_1_x_2[i0]
-		for i1 := range 8 {
-			enc_linear_1_x_2Row[i1] = enc_linear_1_x_1Row[i1] + pEncDense1B[i1]
-		}
-	}
-
-	// enc.linear#1/x = pointwise relu of _enc.linear#1/x.2
-	for i0 := range 4 {
-		enc_linear_1_x_2Row2 := &enc_linear_1_x_2[i0]
 		enc_linear_1_xRow := &enc_linear_1_x[i0]
 		for i1 := range 8 {
-			r := enc_linear_1_x_2Row2[i1]
+			r := enc_linear_1_x_1Row[i1] + pEncDense1B[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -33444,21 +32125,12 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 		}
 	}
 
-	// _dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b
+	// dec/z = pointwise tanh of _dec/z.2, with _dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b fused
 	for i0 := range 4 {
 		dec_z_1Row := &dec_z_1[i0]
-		dec_z_2Row := &dec_z_2[i0]
-		for i1 := range 3 {
-			dec_z_2Row[i1] = dec_z_1Row[i1] + pEncLinear1B[i1]
-		}
-	}
-
-	// dec/z = pointwise tanh of _dec/z.2
-	for i0 := range 4 {
-		dec_z_2Row2 := &dec_z_2[i0]
 		dec_zRow := &dec_z[i0]
 		for i1 := range 3 {
-			dec_zRow[i1] = math.Tanh(dec_z_2Row2[i1])
+			dec_zRow[i1] = math.Tanh(dec_z_1Row[i1] + pEncLinear1B[i1])
 		}
 	}
 
@@ -33476,21 +32148,12 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 		}
 	}
 
-	// _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b
+	// _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2, with _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b fused
 	for i0 := range 4 {
 		train_mse_1_a_1Row := &train_mse_1_a_1[i0]
-		train_mse_1_a_2Row := &train_mse_1_a_2[i0]
-		for i1 := range 8 {
-			train_mse_1_a_2Row[i1] = train_mse_1_a_1Row[i1] + pDecDense1B[i1]
-		}
-	}
-
-	// _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2
-	for i0 := range 4 {
-		train_mse_1_a_2Row2 := &train_mse_1_a_2[i0]
 		train_mse_1_a_3Row := &train_mse_1_a_3[i0]
 		for i1 := range 8 {
-			r2 := train_mse_1_a_2Row2[i1]
+			r2 := train_mse_1_a_1Row[i1] + pDecDense1B[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -33519,22 +32182,13 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 		}
 	}
 
-	// train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out
+	// train.mse#1/d = pointwise "-" of train.mse#1/a, x, with train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out fused
 	for i0 := range 4 {
 		train_mse_1_a_4Row := &train_mse_1_a_4[i0]
-		train_mse_1_aRow := &train_mse_1_a[i0]
-		for i1 := range 12 {
-			train_mse_1_aRow[i1] = train_mse_1_a_4Row[i1] + pDecBOut[i1]
-		}
-	}
-
-	// train.mse#1/d = pointwise "-" of train.mse#1/a, x
-	for i0 := range 4 {
-		train_mse_1_aRow2 := &train_mse_1_a[i0]
 		xRow2 := &x[i0]
 		train_mse_1_dRow := &train_mse_1_d[i0]
 		for i1 := range 12 {
-			train_mse_1_dRow[i1] = train_mse_1_aRow2[i1] - xRow2[i1]
+			train_mse_1_dRow[i1] = (train_mse_1_a_4Row[i1] + pDecBOut[i1]) - xRow2[i1]
 		}
 	}
 
@@ -33652,14 +32306,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	      _dec/z.1[i0, i1] += enc.linear#1.w[i1, i2] * enc.linear#1/x[i0, i2]
 //
 //	# _dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _dec/z.2[i0, i1] = _dec/z.1[i0, i1] + enc.linear#1.b[i1]
 //
-//	# dec/z = pointwise tanh of _dec/z.2
+//	# dec/z = pointwise tanh of _dec/z.2, with _dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    dec/z[i0, i1] = tanh(_dec/z.2[i0, i1])
+//	    dec/z[i0, i1] = tanh(_dec/z.1[i0, i1] + enc.linear#1.b[i1])
 //
 //	# _train.mse#1/a.1 = compose "*" of dec.dense#1.w, dec/z
 //	fill _train.mse#1/a.1 with 0
@@ -33686,14 +32337,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	      _train.mse#1/a.4[i0, i1] += dec.w_out[i1, i2] * _train.mse#1/a.3[i0, i2]
 //
 //	# train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    train.mse#1/a[i0, i1] = _train.mse#1/a.4[i0, i1] + dec.b_out[i1]
 //
-//	# train.mse#1/d = pointwise "-" of train.mse#1/a, x
+//	# train.mse#1/d = pointwise "-" of train.mse#1/a, x, with train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out fused
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    train.mse#1/d[i0, i1] = train.mse#1/a[i0, i1] - x[i0, i1]
+//	    train.mse#1/d[i0, i1] = (_train.mse#1/a.4[i0, i1] + dec.b_out[i1]) - x[i0, i1]
 //
 //	# _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
 //	for i0 in 0..3:
@@ -33861,13 +32509,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	var enc_linear_1_x_2 [4][8]float64
 	var enc_linear_1_x [4][8]float64
 	var dec_z_1 [4][3]float64
-	var dec_z_2 [4][3]float64
 	var dec_z [4][3]float64
 	var train_mse_1_a_1 [4][8]float64
 	var train_mse_1_a_2 [4][8]float64
 	var train_mse_1_a_3 [4][8]float64
 	var train_mse_1_a_4 [4][12]float64
-	var train_mse_1_a [4][12]float64
 	var train_mse_1_d [4][12]float64
 	var train_1 [4][12]float64
 	var train_2 [1]float64
@@ -33951,21 +32597,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// _dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b
+	// dec/z = pointwise tanh of _dec/z.2, with _dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b fused
 	for i0 := range 4 {
 		dec_z_1Row := &dec_z_1[i0]
-		dec_z_2Row := &dec_z_2[i0]
-		for i1 := range 3 {
-			dec_z_2Row[i1] = dec_z_1Row[i1] + pEncLinear1B[i1]
-		}
-	}
-
-	// dec/z = pointwise tanh of _dec/z.2
-	for i0 := range 4 {
-		dec_z_2Row2 := &dec_z_2[i0]
 		dec_zRow := &dec_z[i0]
 		for i1 := range 3 {
-			dec_zRow[i1] = math.Tanh(dec_z_2Row2[i1])
+			dec_zRow[i1] = math.Tanh(dec_z_1Row[i1] + pEncLinear1B[i1])
 		}
 	}
 
@@ -34026,22 +32663,13 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out
+	// train.mse#1/d = pointwise "-" of train.mse#1/a, x, with train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out fused
 	for i0 := range 4 {
 		train_mse_1_a_4Row := &train_mse_1_a_4[i0]
-		train_mse_1_aRow := &train_mse_1_a[i0]
-		for i1 := range 12 {
-			train_mse_1_aRow[i1] = train_mse_1_a_4Row[i1] + pDecBOut[i1]
-		}
-	}
-
-	// train.mse#1/d = pointwise "-" of train.mse#1/a, x
-	for i0 := range 4 {
-		train_mse_1_aRow2 := &train_mse_1_a[i0]
 		xRow2 := &x[i0]
 		train_mse_1_dRow := &train_mse_1_d[i0]
 		for i1 := range 12 {
-			train_mse_1_dRow[i1] = train_mse_1_aRow2[i1] - xRow2[i1]
+			train_mse_1_dRow[i1] = (train_mse_1_a_4Row[i1] + pDecBOut[i1]) - xRow2[i1]
 		}
 	}
 
@@ -35537,14 +34165,11 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..3:
-//	  for i1 in 0..5:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -35554,14 +34179,11 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _predict.1 = compose "*" of net.w3, net/a2
 //	fill _predict.1 with 0
@@ -35576,10 +34198,8 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 //	    predict[i0, i1] = _predict.1[i0, i1] + net.b3[i1]
 func ocannlRowsMLPPredict(x *[4][3]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[4][2]float64) {
 	var net_a1_1 [4][6]float64
-	var net_a1_2 [4][6]float64
 	var net_a1 [4][6]float64
 	var net_a2_1 [4][5]float64
-	var net_a2_2 [4][5]float64
 	var net_a2 [4][5]float64
 	var predict_1 [4][2]float64
 
@@ -35597,21 +34217,12 @@ func ocannlRowsMLPPredict(x *[4][3]float64, pNetW1 *[18]float64, pNetB1 *[6]floa
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 4 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 6 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 4 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 6 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -35633,21 +34244,12 @@ func ocannlRowsMLPPredict(x *[4][3]float64, pNetW1 *[18]float64, pNetB1 *[6]floa
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 4 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 5 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 4 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 5 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -36834,16 +35436,12 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 //	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..5:
-//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..5:
-//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -36854,16 +35452,12 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 //	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..4:
-//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
 //
 //	# _predict.1 = compose "*" of net.w3, net/a2
 //	fill _predict.1 with 0
@@ -36880,10 +35474,8 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 //	      predict[i0, i1, i2] = _predict.1[i0, i1, i2] + net.b3[i2]
 func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[3][2][2]float64) {
 	var net_a1_1 [3][2][6]float64
-	var net_a1_2 [3][2][6]float64
 	var net_a1 [3][2][6]float64
 	var net_a2_1 [3][2][5]float64
-	var net_a2_2 [3][2][5]float64
 	var net_a2 [3][2][5]float64
 	var predict_1 [3][2][2]float64
 
@@ -36903,24 +35495,13 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a1_1Row := &net_a1_1[i0][i1]
-			net_a1_2Row := &net_a1_2[i0][i1]
-			for i2 := range 6 {
-				net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a1_2Row2 := &net_a1_2[i0][i1]
 			net_a1Row := &net_a1[i0][i1]
 			for i2 := range 6 {
-				r := net_a1_2Row2[i2]
+				r := net_a1_1Row[i2] + pNetB1[i2]
 				if !(r > 0) {
 					r = 0
 				}
@@ -36952,24 +35533,13 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a2_1Row := &net_a2_1[i0][i1]
-			net_a2_2Row := &net_a2_2[i0][i1]
-			for i2 := range 5 {
-				net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a2_2Row2 := &net_a2_2[i0][i1]
 			net_a2Row := &net_a2[i0][i1]
 			for i2 := range 5 {
-				r2 := net_a2_2Row2[i2]
+				r2 := net_a2_1Row[i2] + pNetB2[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}

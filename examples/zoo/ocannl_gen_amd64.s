@@ -5926,6 +5926,56 @@ TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000240, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VADDPD    Z2, Z1, Z1
+	VMAXPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VADDPD    Z2, Z1, Z1
+	VMAXPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+48, AX
+	ADDQ      $+48, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
 	MOVL         $0x0000000f, BX
 	KMOVW        BX, K1
@@ -5943,9 +5993,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX512(c *float64, x0 *float64)
+// func ocannlMap6AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -5963,9 +6013,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5987,9 +6037,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float64, x0 *float64)
+// func ocannlMap8AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6007,9 +6057,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6031,9 +6081,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float64, x0 *float64)
+// func ocannlMap14AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6051,9 +6101,34 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VADDPD    Z2, Z1, Z1
+	VMAXPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6075,9 +6150,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float64, x0 *float64)
+// func ocannlMap20AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6101,9 +6176,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float64, x0 *float64)
+// func ocannlMap21AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6121,9 +6196,43 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000020, DI
+
+row1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VADDPD  Z2, Z1, Z1
+	VMOVUPS (BX), Z2
+	VMOVUPS (SI), Z3
+	VADDPD  Z3, Z2, Z2
+	VADDPD  Z2, Z1, Z1
+	VMAXPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, BX
+	ADDQ    $+64, SI
+	ADDQ    $-64, DX
+	ADDQ    $-64, SI
+	DECQ    DI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6145,32 +6254,42 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap28AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000020, DI
 
-e1:
+row1:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
+	VADDPD  Z1, Z0, Z0
+	VMOVUPS (BX), Z1
+	VMOVUPS (SI), Z2
+	VADDPD  Z2, Z1, Z1
 	VADDPD  Z1, Z0, Z0
 	VMOVUPS Z0, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+	ADDQ    $+64, BX
+	ADDQ    $+64, SI
+	ADDQ    $-64, DX
+	ADDQ    $-64, SI
+	DECQ    DI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float64, x0 *float64)
+// func ocannlMap29AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6188,9 +6307,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float64, x0 *float64)
+// func ocannlMap34AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6213,9 +6332,34 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000048, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VADDPD    Z2, Z1, Z1
+	VMAXPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+40, AX
+	ADDQ      $+40, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6237,9 +6381,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float64, x0 *float64)
+// func ocannlMap37AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -11653,14 +11797,15 @@ TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000240, BX
 
 row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPD  Y2, Y1, Y1
+	VMAXPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -11670,29 +11815,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX2(c *float64, x0 *float64)
+// func ocannlMap1AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000240, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap2AVX2(c *float64)
-// Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
@@ -11707,9 +11832,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap2AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11743,29 +11868,31 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap3AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	VMOVUPS      ocannlMask64<>+16(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
 	MOVQ         $0x00000040, BX
 
 row1:
-	VMOVUPS    (CX), Y1
-	VMOVUPS    (DX), Y2
-	VADDPD     Y2, Y1, Y1
-	VMOVUPS    Y1, (AX)
+	VMOVUPS    (CX), Y2
+	VMOVUPS    (DX), Y3
+	VADDPD     Y3, Y2, Y2
+	VMAXPD     Y0, Y2, Y2
+	VMOVUPS    Y2, (AX)
 	ADDQ       $+32, AX
 	ADDQ       $+32, CX
 	ADDQ       $+32, DX
-	VMASKMOVPD (CX), Y0, Y1
-	VMASKMOVPD (DX), Y0, Y2
-	VADDPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, (AX)
+	VMASKMOVPD (CX), Y1, Y2
+	VMASKMOVPD (DX), Y1, Y3
+	VADDPD     Y3, Y2, Y2
+	VMAXPD     Y0, Y2, Y2
+	VMASKMOVPD Y2, Y1, (AX)
 	ADDQ       $+16, AX
 	ADDQ       $+16, CX
 	ADDQ       $-32, DX
@@ -11774,29 +11901,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float64, x0 *float64)
+// func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000060, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11842,6 +11949,50 @@ row2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000240, BX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPD  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $-32, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap6AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000240, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMAXPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap7AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
 TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
@@ -11849,23 +12000,27 @@ TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000060, BX
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y0
+	MOVQ         $0x00000040, BX
 
-e1:
-	VMOVUPS   (CX), Y2
-	VCMPPD    $0x01, Y2, Y0, Y2
-	VBLENDVPD Y2, Y1, Y0, Y2
-	VMOVUPS   (DX), Y3
-	VCMPPD    $0x04, Y0, Y2, Y2
-	VBLENDVPD Y2, Y3, Y0, Y2
-	VADDPD    Y0, Y2, Y2
-	VMOVUPS   Y2, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	DECQ      BX
-	JNZ       e1
+row1:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    (DX), Y2
+	VADDPD     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)
+	ADDQ       $+32, AX
+	ADDQ       $+32, CX
+	ADDQ       $+32, DX
+	VMASKMOVPD (CX), Y0, Y1
+	VMASKMOVPD (DX), Y0, Y2
+	VADDPD     Y2, Y1, Y1
+	VMASKMOVPD Y1, Y0, (AX)
+	ADDQ       $+16, AX
+	ADDQ       $+16, CX
+	ADDQ       $-32, DX
+	DECQ       BX
+	JNZ        row1
 	VZEROUPPER
 	RET
 
@@ -11880,7 +12035,7 @@ TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
+	VMAXPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -11897,7 +12052,7 @@ TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000240, BX
+	MOVQ         $0x00000060, BX
 
 e1:
 	VMOVUPS   (CX), Y2
@@ -11923,7 +12078,7 @@ TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000240, DX
+	MOVQ         $0x00000060, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -11939,6 +12094,53 @@ e1:
 // func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
 TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000240, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPD    $0x01, Y2, Y0, Y2
+	VBLENDVPD Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPD    $0x04, Y0, Y2, Y2
+	VBLENDVPD Y2, Y3, Y0, Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000240, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11960,9 +12162,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float64, x0 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -11980,9 +12182,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12016,73 +12218,28 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000080, BX
 
 row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPD  Y2, Y1, Y1
+	VMAXPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
 	ADDQ    $-32, DX
 	DECQ    BX
 	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000008, DX
-
-row1:
-	MOVQ $0x00000008, BX
-
-e2:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+96, AX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -12147,6 +12304,76 @@ TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000080, BX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPD  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $-32, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap20AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000008, DX
+
+row1:
+	MOVQ $0x00000008, BX
+
+e2:
+	VMOVUPS (CX), Y1
+	VMAXPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+96, AX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap21AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMAXPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000002, BX
 
@@ -12179,9 +12406,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12206,9 +12433,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64)
+// func ocannlMap24AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12226,9 +12453,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12259,9 +12486,48 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000020, DI
+
+row1:
+	MOVQ $0x00000002, R8
+
+e2:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPD  Y2, Y1, Y1
+	VMOVUPS (BX), Y2
+	VMOVUPS (SI), Y3
+	VADDPD  Y3, Y2, Y2
+	VADDPD  Y2, Y1, Y1
+	VMAXPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $+32, BX
+	ADDQ    $+32, SI
+	DECQ    R8
+	JNZ     e2
+	ADDQ    $-64, DX
+	ADDQ    $-64, SI
+	DECQ    DI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12288,32 +12554,47 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000040, BX
+	MOVQ         $0x00000020, DI
 
-e1:
+row1:
+	MOVQ $0x00000002, R8
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
+	VADDPD  Y1, Y0, Y0
+	VMOVUPS (BX), Y1
+	VMOVUPS (SI), Y2
+	VADDPD  Y2, Y1, Y1
 	VADDPD  Y1, Y0, Y0
 	VMOVUPS Y0, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
+	ADDQ    $+32, BX
+	ADDQ    $+32, SI
+	DECQ    R8
+	JNZ     e2
+	ADDQ    $-64, DX
+	ADDQ    $-64, SI
+	DECQ    DI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64)
+// func ocannlMap29AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12331,9 +12612,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float64, x0 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12363,9 +12644,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12390,9 +12671,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float64, x0 *float64)
+// func ocannlMap32AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12410,9 +12691,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12449,9 +12730,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float64, x0 *float64)
+// func ocannlMap34AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12469,9 +12750,42 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VMOVUPS      ocannlMask64<>+24(SB), Y1
+	MOVQ         $0x00000048, BX
+
+row1:
+	VMOVUPS    (CX), Y2
+	VMOVUPS    (DX), Y3
+	VADDPD     Y3, Y2, Y2
+	VMAXPD     Y0, Y2, Y2
+	VMOVUPS    Y2, (AX)
+	ADDQ       $+32, AX
+	ADDQ       $+32, CX
+	ADDQ       $+32, DX
+	VMASKMOVPD (CX), Y1, Y2
+	VMASKMOVPD (DX), Y1, Y3
+	VADDPD     Y3, Y2, Y2
+	VMAXPD     Y0, Y2, Y2
+	VMASKMOVPD Y2, Y1, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+8, CX
+	ADDQ       $-32, DX
+	DECQ       BX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12500,9 +12814,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float64, x0 *float64)
+// func ocannlMap37AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12520,9 +12834,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12547,9 +12861,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float64, x0 *float64)
+// func ocannlMap39AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12567,9 +12881,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap40AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12617,143 +12931,147 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float64, x0 *float64)
+// func ocannlMap41AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap36AVX2Consts<>+0(SB), Y1
+row1:
+	VBROADCASTSD (DX), Y0
+	VMOVUPS      (CX), Y1
+	VSUBPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap41AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap36AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap41AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap36AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap41AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap36AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap36AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap36AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap36AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap36AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap41AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap41AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap41AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap41AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap41AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap36AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap36AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap41AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap41AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap36AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap36AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap41AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap41AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap36AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap36AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap36AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap36AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap36AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap36AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap36AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap36AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap36AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap36AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap36AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap36AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap36AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap36AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap36AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap36AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap36AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap36AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap36AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap36AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap36AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap36AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap36AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap36AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap36AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap36AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap36AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap36AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap36AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap36AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap36AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap36AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap36AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap36AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap36AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap36AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap36AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap41AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap41AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap41AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap41AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap41AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap41AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap41AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap41AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap41AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap41AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap41AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap41AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap41AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap41AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap41AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap41AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap41AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap41AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap41AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap41AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap41AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap41AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap41AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap41AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap41AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap41AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap41AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap41AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap41AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap41AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap41AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap41AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap41AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap41AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap41AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap41AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap41AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap41AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap41AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap41AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap41AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap41AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap41AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap41AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap41AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap41AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap41AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap41AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap41AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap41AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap41AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap41AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap41AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap41AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap41AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap41AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap41AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap41AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap41AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap41AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap41AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap41AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap41AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap41AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap41AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap41AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap41AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap41AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap41AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap41AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap41AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap41AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap41AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap41AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap41AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap41AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap41AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap41AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap41AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap41AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap41AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap37AVX2(c *float64, x0 *float64)
+// func ocannlMap42AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12762,37 +13080,37 @@ TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap37AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap42AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap37AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap42AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap37AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap42AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap37AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap37AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap37AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap37AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap42AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap42AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap42AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap42AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap37AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap37AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap42AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap42AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap37AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap37AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap42AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap42AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12803,91 +13121,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap37AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap37AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap37AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap37AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap37AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap37AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap37AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap37AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap37AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap37AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap37AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap37AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap37AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap37AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap37AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap37AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap37AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap37AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap37AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap37AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap37AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap37AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap37AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap37AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap37AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap37AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap37AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap37AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap37AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap37AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap37AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap37AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap37AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap37AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap37AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap37AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap37AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap37AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap42AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap42AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap42AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap42AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap42AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap42AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap42AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap42AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap42AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap42AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap42AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap42AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap42AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap42AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap42AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap42AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap42AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap42AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap42AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap42AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap42AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap42AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap42AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap42AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap42AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap42AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap42AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap42AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap42AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap42AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap42AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap42AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap42AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap42AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap42AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap42AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap42AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap42AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap42AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap42AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap42AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap42AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap42AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap42AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap42AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap42AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap42AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap42AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap42AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap42AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap42AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap42AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap42AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap42AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap42AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap42AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap42AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap42AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap42AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap42AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap42AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap42AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap42AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap42AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap42AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap42AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap42AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap42AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap42AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap42AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap42AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap42AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap42AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap38AVX2(c *float64, x0 *float64)
+// func ocannlMap43AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12896,37 +13214,37 @@ TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap38AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap43AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap38AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap43AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap38AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap43AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap38AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap38AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap38AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap38AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap43AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap43AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap43AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap43AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap43AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap43AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap43AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap43AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12937,91 +13255,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap38AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap38AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap38AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap38AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap38AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap43AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap43AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap43AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap43AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap43AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap43AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap43AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap43AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap43AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap43AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap43AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap43AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap43AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap43AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap43AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap43AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap43AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap43AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap43AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap43AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap43AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap43AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap43AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap43AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap43AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap43AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap43AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap43AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap43AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap43AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap43AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap43AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap43AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap43AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap43AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap43AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap43AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap43AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap43AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap43AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap43AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap43AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap43AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap43AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap43AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap43AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap43AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap43AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap43AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap43AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap43AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap43AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap43AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap43AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap43AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap43AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap43AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap43AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap43AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap43AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap43AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap43AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap43AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap43AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap43AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap43AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap43AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap43AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap43AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap43AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap43AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap43AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap43AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap39AVX2(c *float64, x0 *float64)
+// func ocannlMap44AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0

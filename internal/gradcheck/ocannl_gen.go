@@ -10781,29 +10781,17 @@ func ocannlDivBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	init _num.1: constant 1
 //
 //	# _objective.1 = pointwise "*." of a, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = a[i0, i1] * a[i0, i1]
 //
 //	# _objective.2 = pointwise "*." of a, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = a[i0, i1] * a[i0, i1]
 //
-//	# _objective.3 = pointwise "+" of _objective.2, _num.1
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = _objective.2[i0, i1] + _num.1[0]
+//	# _objective.3 = pointwise "+" of _objective.2, _num.1, with _objective.2 = pointwise "*." of a, a fused
 //
-//	# _objective.4 = pointwise "/." of a, _objective.3
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = a[i0, i1] / _objective.3[i0, i1]
+//	# _objective.4 = pointwise "/." of a, _objective.3, with _objective.3 = pointwise "+" of _objective.2, _num.1, with _objective.2 = pointwise "*." of a, a fused fused
 //
-//	# _objective.5 = pointwise "+" of _objective.1, _objective.4
+//	# _objective.5 = pointwise "+" of _objective.1, _objective.4, with _objective.1 = pointwise "*." of a, a fused, with _objective.4 = pointwise "/." of a, _objective.3, with _objective.3 = pointwise "+" of _objective.2, _num.1, with _objective.2 = pointwise "*." of a, a fused fused fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.5[i0, i1] = _objective.1[i0, i1] + _objective.4[i0, i1]
+//	    _objective.5[i0, i1] = (a[i0, i1] * a[i0, i1]) + (a[i0, i1] / ((a[i0, i1] * a[i0, i1]) + _num.1[0]))
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.5, r
 //	fill objective with 0
@@ -10811,56 +10799,14 @@ func ocannlDivBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.5[i0, i1] * r[i0, i1]
 func ocannlSelfMulObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
-	var objective_1 [3][4]float64
-	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
-	var objective_4 [3][4]float64
 	var objective_5 [3][4]float64
 
-	// _objective.1 = pointwise "*." of a, a
+	// _objective.5 = pointwise "+" of _objective.1, _objective.4, with _objective.1 = pointwise "*." of a, a fused, with _objective.4 = pointwise "/." of a, _objective.3, with _objective.3 = pointwise "+" of _objective.2, _num.1, with _objective.2 = pointwise "*." of a, a fused fused fused
 	for i0 := range 3 {
 		pARow := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = pARow[i1] * pARow[i1]
-		}
-	}
-
-	// _objective.2 = pointwise "*." of a, a
-	for i0 := range 3 {
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = pARow2[i1] * pARow2[i1]
-		}
-	}
-
-	// _objective.3 = pointwise "+" of _objective.2, _num.1
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = objective_2Row2[i1] + 1
-		}
-	}
-
-	// _objective.4 = pointwise "/." of a, _objective.3
-	for i0 := range 3 {
-		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_3Row2 := &objective_3[i0]
-		objective_4Row := &objective_4[i0]
-		for i1 := range 4 {
-			objective_4Row[i1] = pARow3[i1] / objective_3Row2[i1]
-		}
-	}
-
-	// _objective.5 = pointwise "+" of _objective.1, _objective.4
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		objective_4Row2 := &objective_4[i0]
 		objective_5Row := &objective_5[i0]
 		for i1 := range 4 {
-			objective_5Row[i1] = objective_1Row2[i1] + objective_4Row2[i1]
+			objective_5Row[i1] = (pARow[i1] * pARow[i1]) + (pARow[i1] / ((pARow[i1] * pARow[i1]) + 1))
 		}
 	}
 
@@ -10906,29 +10852,20 @@ func ocannlSelfMulObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float
 //	init _num.1: constant 1
 //
 //	# _objective.1 = pointwise "*." of a, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = a[i0, i1] * a[i0, i1]
 //
 //	# _objective.2 = pointwise "*." of a, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = a[i0, i1] * a[i0, i1]
 //
-//	# _objective.3 = pointwise "+" of _objective.2, _num.1
+//	# _objective.3 = pointwise "+" of _objective.2, _num.1, with _objective.2 = pointwise "*." of a, a fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = _objective.2[i0, i1] + _num.1[0]
+//	    _objective.3[i0, i1] = (a[i0, i1] * a[i0, i1]) + _num.1[0]
 //
 //	# _objective.4 = pointwise "/." of a, _objective.3
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = a[i0, i1] / _objective.3[i0, i1]
 //
-//	# _objective.5 = pointwise "+" of _objective.1, _objective.4
+//	# _objective.5 = pointwise "+" of _objective.1, _objective.4, with _objective.1 = pointwise "*." of a, a fused, with _objective.4 = pointwise "/." of a, _objective.3 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.5[i0, i1] = _objective.1[i0, i1] + _objective.4[i0, i1]
+//	    _objective.5[i0, i1] = (a[i0, i1] * a[i0, i1]) + (a[i0, i1] / _objective.3[i0, i1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.5, r
 //	fill objective with 0
@@ -10998,10 +10935,7 @@ func ocannlSelfMulObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float
 //	  for i1 in 0..3:
 //	    a.grad[i0, i1] += a[i0, i1] * _objective.1.grad[i0, i1]
 func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss *[1]float64) {
-	var objective_1 [3][4]float64
-	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
-	var objective_4 [3][4]float64
 	var objective_5 [3][4]float64
 	var objective_1_grad [3][4]float64
 	var objective_2_grad [3][4]float64
@@ -11010,50 +10944,22 @@ func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 	var objective_5_grad [3][4]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = pointwise "*." of a, a
+	// _objective.3 = pointwise "+" of _objective.2, _num.1, with _objective.2 = pointwise "*." of a, a fused
 	for i0 := range 3 {
 		pARow := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = pARow[i1] * pARow[i1]
-		}
-	}
-
-	// _objective.2 = pointwise "*." of a, a
-	for i0 := range 3 {
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = pARow2[i1] * pARow2[i1]
-		}
-	}
-
-	// _objective.3 = pointwise "+" of _objective.2, _num.1
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
 		objective_3Row := &objective_3[i0]
 		for i1 := range 4 {
-			objective_3Row[i1] = objective_2Row2[i1] + 1
+			objective_3Row[i1] = (pARow[i1] * pARow[i1]) + 1
 		}
 	}
 
-	// _objective.4 = pointwise "/." of a, _objective.3
+	// _objective.5 = pointwise "+" of _objective.1, _objective.4, with _objective.1 = pointwise "*." of a, a fused, with _objective.4 = pointwise "/." of a, _objective.3 fused
 	for i0 := range 3 {
-		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		objective_3Row2 := &objective_3[i0]
-		objective_4Row := &objective_4[i0]
-		for i1 := range 4 {
-			objective_4Row[i1] = pARow3[i1] / objective_3Row2[i1]
-		}
-	}
-
-	// _objective.5 = pointwise "+" of _objective.1, _objective.4
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		objective_4Row2 := &objective_4[i0]
 		objective_5Row := &objective_5[i0]
 		for i1 := range 4 {
-			objective_5Row[i1] = objective_1Row2[i1] + objective_4Row2[i1]
+			objective_5Row[i1] = (pARow2[i1] * pARow2[i1]) + (pARow2[i1] / objective_3Row2[i1])
 		}
 	}
 
@@ -11116,11 +11022,11 @@ func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 	// backprop of op 3 (_objective.4 = pointwise "/." of a, _objective.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.3.grad
 	for i0 := range 3 {
 		objective_4_gradRow3 := &objective_4_grad[i0]
-		pARow4 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		objective_3Row4 := &objective_3[i0]
 		objective_3_gradRow := &objective_3_grad[i0]
 		for i1 := range 4 {
-			objective_3_gradRow[i1] += objective_4_gradRow3[i1] * (-(pARow4[i1] / (objective_3Row4[i1] * objective_3Row4[i1])))
+			objective_3_gradRow[i1] += objective_4_gradRow3[i1] * (-(pARow3[i1] / (objective_3Row4[i1] * objective_3Row4[i1])))
 		}
 	}
 
@@ -11136,40 +11042,40 @@ func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 	// backprop of op 1 (_objective.2 = pointwise "*." of a, a): g1 =+ g * v2; g1 is a.grad
 	for i0 := range 3 {
 		objective_2_gradRow2 := &objective_2_grad[i0]
-		pARow5 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pARow4 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		gARow2 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow2[i1] += objective_2_gradRow2[i1] * pARow5[i1]
+			gARow2[i1] += objective_2_gradRow2[i1] * pARow4[i1]
 		}
 	}
 
 	// backprop of op 1 (_objective.2 = pointwise "*." of a, a): g2 =+ v1 * g; g2 is a.grad
 	for i0 := range 3 {
-		pARow6 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pARow5 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		objective_2_gradRow3 := &objective_2_grad[i0]
 		gARow3 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow3[i1] += pARow6[i1] * objective_2_gradRow3[i1]
+			gARow3[i1] += pARow5[i1] * objective_2_gradRow3[i1]
 		}
 	}
 
 	// backprop of op 0 (_objective.1 = pointwise "*." of a, a): g1 =+ g * v2; g1 is a.grad
 	for i0 := range 3 {
 		objective_1_gradRow2 := &objective_1_grad[i0]
-		pARow7 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pARow6 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		gARow4 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow4[i1] += objective_1_gradRow2[i1] * pARow7[i1]
+			gARow4[i1] += objective_1_gradRow2[i1] * pARow6[i1]
 		}
 	}
 
 	// backprop of op 0 (_objective.1 = pointwise "*." of a, a): g2 =+ v1 * g; g2 is a.grad
 	for i0 := range 3 {
-		pARow8 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pARow7 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		objective_1_gradRow3 := &objective_1_grad[i0]
 		gARow5 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow5[i1] += pARow8[i1] * objective_1_gradRow3[i1]
+			gARow5[i1] += pARow7[i1] * objective_1_gradRow3[i1]
 		}
 	}
 }
@@ -12805,14 +12711,11 @@ func ocannlWhereConstBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]flo
 // Loop nests:
 //
 //	# _objective.1 = pointwise "<" of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = a[i0, i1] < b[i0, i1]
 //
-//	# _objective.2 = pointwise where of _objective.1, a, b
+//	# _objective.2 = pointwise where of _objective.1, a, b, with _objective.1 = pointwise "<" of a, b fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = where(_objective.1[i0, i1], a[i0, i1], b[i0, i1])
+//	    _objective.2[i0, i1] = where(a[i0, i1] < b[i0, i1], a[i0, i1], b[i0, i1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
@@ -12820,33 +12723,21 @@ func ocannlWhereConstBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]flo
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
 func ocannlWhereCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
-	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 
-	// _objective.1 = pointwise "<" of a, b
+	// _objective.2 = pointwise where of _objective.1, a, b, with _objective.1 = pointwise "<" of a, b fused
 	for i0 := range 3 {
 		pARow := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		pBRow := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
+		objective_2Row := &objective_2[i0]
 		for i1 := range 4 {
 			var r2 float64
 			if pARow[i1] < pBRow[i1] {
 				r2 = 1
 			}
-			objective_1Row[i1] = r2
-		}
-	}
-
-	// _objective.2 = pointwise where of _objective.1, a, b
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		pBRow2 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			r3 := pBRow2[i1]
-			if objective_1Row2[i1] != 0 {
-				r3 = pARow2[i1]
+			r3 := pBRow[i1]
+			if r2 != 0 {
+				r3 = pARow[i1]
 			}
 			objective_2Row[i1] = r3
 		}
@@ -13053,99 +12944,45 @@ func ocannlWhereCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	init _num.1: constant 0.25
 //
 //	# _objective.1 = pointwise "<" of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = a[i0, i1] < b[i0, i1]
 //
-//	# _objective.2 = pointwise "*." of _objective.1, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] * a[i0, i1]
+//	# _objective.2 = pointwise "*." of _objective.1, a, with _objective.1 = pointwise "<" of a, b fused
 //
 //	# _objective.3 = pointwise "=" of a, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = a[i0, i1] == a[i0, i1]
 //
-//	# _objective.4 = pointwise "*." of _objective.3, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = _objective.3[i0, i1] * b[i0, i1]
+//	# _objective.4 = pointwise "*." of _objective.3, b, with _objective.3 = pointwise "=" of a, a fused
 //
-//	# _objective.5 = pointwise "*." of _objective.4, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.5[i0, i1] = _objective.4[i0, i1] * b[i0, i1]
+//	# _objective.5 = pointwise "*." of _objective.4, b, with _objective.4 = pointwise "*." of _objective.3, b, with _objective.3 = pointwise "=" of a, a fused fused
 //
-//	# _objective.6 = pointwise "+" of _objective.2, _objective.5
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.6[i0, i1] = _objective.2[i0, i1] + _objective.5[i0, i1]
+//	# _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a, with _objective.1 = pointwise "<" of a, b fused fused, with _objective.5 = pointwise "*." of _objective.4, b, with _objective.4 = pointwise "*." of _objective.3, b, with _objective.3 = pointwise "=" of a, a fused fused fused
 //
 //	# _objective.7 = pointwise "<>" of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.7[i0, i1] = a[i0, i1] != b[i0, i1]
 //
 //	# _objective.8 = pointwise "*." of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.8[i0, i1] = a[i0, i1] * b[i0, i1]
 //
-//	# _objective.9 = pointwise "*." of _objective.7, _objective.8
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.9[i0, i1] = _objective.7[i0, i1] * _objective.8[i0, i1]
+//	# _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.7 = pointwise "<>" of a, b fused, with _objective.8 = pointwise "*." of a, b fused
 //
-//	# _objective.10 = pointwise "+" of _objective.6, _objective.9
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.10[i0, i1] = _objective.6[i0, i1] + _objective.9[i0, i1]
+//	# _objective.10 = pointwise "+" of _objective.6, _objective.9, with _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a, with _objective.1 = pointwise "<" of a, b fused fused, with _objective.5 = pointwise "*." of _objective.4, b, with _objective.4 = pointwise "*." of _objective.3, b, with _objective.3 = pointwise "=" of a, a fused fused fused fused, with _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.7 = pointwise "<>" of a, b fused, with _objective.8 = pointwise "*." of a, b fused fused
 //
 //	# _objective.11 = pointwise "<" of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.11[i0, i1] = a[i0, i1] < b[i0, i1]
 //
-//	# _objective.12 = pointwise not of _objective.11
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.12[i0, i1] = not(_objective.11[i0, i1])
+//	# _objective.12 = pointwise not of _objective.11, with _objective.11 = pointwise "<" of a, b fused
 //
 //	# _objective.13 = pointwise exp of a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.13[i0, i1] = exp(a[i0, i1])
 //
-//	# _objective.14 = pointwise "*." of _objective.12, _objective.13
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.14[i0, i1] = _objective.12[i0, i1] * _objective.13[i0, i1]
+//	# _objective.14 = pointwise "*." of _objective.12, _objective.13, with _objective.12 = pointwise not of _objective.11, with _objective.11 = pointwise "<" of a, b fused fused, with _objective.13 = pointwise exp of a fused
 //
-//	# _objective.15 = pointwise "+" of _objective.10, _objective.14
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.15[i0, i1] = _objective.10[i0, i1] + _objective.14[i0, i1]
+//	# _objective.15 = pointwise "+" of _objective.10, _objective.14, with _objective.10 = pointwise "+" of _objective.6, _objective.9, with _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a, with _objective.1 = pointwise "<" of a, b fused fused, with _objective.5 = pointwise "*." of _objective.4, b, with _objective.4 = pointwise "*." of _objective.3, b, with _objective.3 = pointwise "=" of a, a fused fused fused fused, with _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.7 = pointwise "<>" of a, b fused, with _objective.8 = pointwise "*." of a, b fused fused fused, with _objective.14 = pointwise "*." of _objective.12, _objective.13, with _objective.12 = pointwise not of _objective.11, with _objective.11 = pointwise "<" of a, b fused fused, with _objective.13 = pointwise exp of a fused fused
 //
 //	# _objective.16 = pointwise "<" of b, _num.1
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.16[i0, i1] = b[i0, i1] < _num.1[0]
 //
 //	# _objective.17 = pointwise sin of b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.17[i0, i1] = sin(b[i0, i1])
 //
-//	# _objective.18 = pointwise "*." of _objective.16, _objective.17
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.18[i0, i1] = _objective.16[i0, i1] * _objective.17[i0, i1]
+//	# _objective.18 = pointwise "*." of _objective.16, _objective.17, with _objective.16 = pointwise "<" of b, _num.1 fused, with _objective.17 = pointwise sin of b fused
 //
-//	# _objective.19 = pointwise "+" of _objective.15, _objective.18
+//	# _objective.19 = pointwise "+" of _objective.15, _objective.18, with _objective.15 = pointwise "+" of _objective.10, _objective.14, with _objective.10 = pointwise "+" of _objective.6, _objective.9, with _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a, with _objective.1 = pointwise "<" of a, b fused fused, with _objective.5 = pointwise "*." of _objective.4, b, with _objective.4 = pointwise "*." of _objective.3, b, with _objective.3 = pointwise "=" of a, a fused fused fused fused, with _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.7 = pointwise "<>" of a, b fused, with _objective.8 = pointwise "*." of a, b fused fused fused, with _objective.14 = pointwise "*." of _objective.12, _objective.13, with _objective.12 = pointwise not of _objective.11, with _objective.11 = pointwise "<" of a, b fused fused, with _objective.13 = pointwise exp of a fused fused fused, with _objective.18 = pointwise "*." of _objective.16, _objective.17, with _objective.16 = pointwise "<" of b, _num.1 fused, with _objective.17 = pointwise sin of b fused fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.19[i0, i1] = _objective.15[i0, i1] + _objective.18[i0, i1]
+//	    _objective.19[i0, i1] = (((((a[i0, i1] < b[i0, i1]) * a[i0, i1]) + (((a[i0, i1] == a[i0, i1]) * b[i0, i1]) * b[i0, i1])) + ((a[i0, i1] != b[i0, i1]) * (a[i0, i1] * b[i0, i1]))) + (not(a[i0, i1] < b[i0, i1]) * exp(a[i0, i1]))) + ((b[i0, i1] < _num.1[0]) * sin(b[i0, i1]))
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.19, r
 //	fill objective with 0
@@ -13153,232 +12990,39 @@ func ocannlWhereCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.19[i0, i1] * r[i0, i1]
 func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
-	var objective_1 [3][4]float64
-	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
-	var objective_4 [3][4]float64
-	var objective_5 [3][4]float64
-	var objective_6 [3][4]float64
-	var objective_7 [3][4]float64
-	var objective_8 [3][4]float64
-	var objective_9 [3][4]float64
-	var objective_10 [3][4]float64
-	var objective_11 [3][4]float64
-	var objective_12 [3][4]float64
-	var objective_13 [3][4]float64
-	var objective_14 [3][4]float64
-	var objective_15 [3][4]float64
-	var objective_16 [3][4]float64
-	var objective_17 [3][4]float64
-	var objective_18 [3][4]float64
 	var objective_19 [3][4]float64
 
-	// _objective.1 = pointwise "<" of a, b
+	// _objective.19 = pointwise "+" of _objective.15, _objective.18, with _objective.15 = pointwise "+" of _objective.10, _objective.14, with _objective.10 = pointwise "+" of _objective.6, _objective.9, with _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a, with _objective.1 = pointwise "<" of a, b fused fused, with _objective.5 = pointwise "*." of _objective.4, b, with _objective.4 = pointwise "*." of _objective.3, b, with _objective.3 = pointwise "=" of a, a fused fused fused fused, with _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.7 = pointwise "<>" of a, b fused, with _objective.8 = pointwise "*." of a, b fused fused fused, with _objective.14 = pointwise "*." of _objective.12, _objective.13, with _objective.12 = pointwise not of _objective.11, with _objective.11 = pointwise "<" of a, b fused fused, with _objective.13 = pointwise exp of a fused fused fused, with _objective.18 = pointwise "*." of _objective.16, _objective.17, with _objective.16 = pointwise "<" of b, _num.1 fused, with _objective.17 = pointwise sin of b fused fused
 	for i0 := range 3 {
 		pARow := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		pBRow := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
+		objective_19Row := &objective_19[i0]
 		for i1 := range 4 {
 			var r2 float64
 			if pARow[i1] < pBRow[i1] {
 				r2 = 1
 			}
-			objective_1Row[i1] = r2
-		}
-	}
-
-	// _objective.2 = pointwise "*." of _objective.1, a
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row2[i1] * pARow2[i1]
-		}
-	}
-
-	// _objective.3 = pointwise "=" of a, a
-	for i0 := range 3 {
-		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
 			var r3 float64
-			if pARow3[i1] == pARow3[i1] {
+			if pARow[i1] == pARow[i1] {
 				r3 = 1
 			}
-			objective_3Row[i1] = r3
-		}
-	}
-
-	// _objective.4 = pointwise "*." of _objective.3, b
-	for i0 := range 3 {
-		objective_3Row2 := &objective_3[i0]
-		pBRow2 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_4Row := &objective_4[i0]
-		for i1 := range 4 {
-			objective_4Row[i1] = objective_3Row2[i1] * pBRow2[i1]
-		}
-	}
-
-	// _objective.5 = pointwise "*." of _objective.4, b
-	for i0 := range 3 {
-		objective_4Row2 := &objective_4[i0]
-		pBRow3 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_5Row := &objective_5[i0]
-		for i1 := range 4 {
-			objective_5Row[i1] = objective_4Row2[i1] * pBRow3[i1]
-		}
-	}
-
-	// _objective.6 = pointwise "+" of _objective.2, _objective.5
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_5Row2 := &objective_5[i0]
-		objective_6Row := &objective_6[i0]
-		for i1 := range 4 {
-			objective_6Row[i1] = objective_2Row2[i1] + objective_5Row2[i1]
-		}
-	}
-
-	// _objective.7 = pointwise "<>" of a, b
-	for i0 := range 3 {
-		pARow4 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		pBRow4 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_7Row := &objective_7[i0]
-		for i1 := range 4 {
 			var r4 float64
-			if pARow4[i1] != pBRow4[i1] {
+			if pARow[i1] != pBRow[i1] {
 				r4 = 1
 			}
-			objective_7Row[i1] = r4
-		}
-	}
-
-	// _objective.8 = pointwise "*." of a, b
-	for i0 := range 3 {
-		pARow5 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		pBRow5 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_8Row := &objective_8[i0]
-		for i1 := range 4 {
-			objective_8Row[i1] = pARow5[i1] * pBRow5[i1]
-		}
-	}
-
-	// _objective.9 = pointwise "*." of _objective.7, _objective.8
-	for i0 := range 3 {
-		objective_7Row2 := &objective_7[i0]
-		objective_8Row2 := &objective_8[i0]
-		objective_9Row := &objective_9[i0]
-		for i1 := range 4 {
-			objective_9Row[i1] = objective_7Row2[i1] * objective_8Row2[i1]
-		}
-	}
-
-	// _objective.10 = pointwise "+" of _objective.6, _objective.9
-	for i0 := range 3 {
-		objective_6Row2 := &objective_6[i0]
-		objective_9Row2 := &objective_9[i0]
-		objective_10Row := &objective_10[i0]
-		for i1 := range 4 {
-			objective_10Row[i1] = objective_6Row2[i1] + objective_9Row2[i1]
-		}
-	}
-
-	// _objective.11 = pointwise "<" of a, b
-	for i0 := range 3 {
-		pARow6 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		pBRow6 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_11Row := &objective_11[i0]
-		for i1 := range 4 {
 			var r5 float64
-			if pARow6[i1] < pBRow6[i1] {
+			if pARow[i1] < pBRow[i1] {
 				r5 = 1
 			}
-			objective_11Row[i1] = r5
-		}
-	}
-
-	// _objective.12 = pointwise not of _objective.11
-	for i0 := range 3 {
-		objective_11Row2 := &objective_11[i0]
-		objective_12Row := &objective_12[i0]
-		for i1 := range 4 {
 			var r6 float64
-			if objective_11Row2[i1] == 0 {
+			if r5 == 0 {
 				r6 = 1
 			}
-			objective_12Row[i1] = r6
-		}
-	}
-
-	// _objective.13 = pointwise exp of a
-	for i0 := range 3 {
-		pARow7 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_13Row := &objective_13[i0]
-		for i1 := range 4 {
-			objective_13Row[i1] = math.Exp(pARow7[i1])
-		}
-	}
-
-	// _objective.14 = pointwise "*." of _objective.12, _objective.13
-	for i0 := range 3 {
-		objective_12Row2 := &objective_12[i0]
-		objective_13Row2 := &objective_13[i0]
-		objective_14Row := &objective_14[i0]
-		for i1 := range 4 {
-			objective_14Row[i1] = objective_12Row2[i1] * objective_13Row2[i1]
-		}
-	}
-
-	// _objective.15 = pointwise "+" of _objective.10, _objective.14
-	for i0 := range 3 {
-		objective_10Row2 := &objective_10[i0]
-		objective_14Row2 := &objective_14[i0]
-		objective_15Row := &objective_15[i0]
-		for i1 := range 4 {
-			objective_15Row[i1] = objective_10Row2[i1] + objective_14Row2[i1]
-		}
-	}
-
-	// _objective.16 = pointwise "<" of b, _num.1
-	for i0 := range 3 {
-		pBRow7 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_16Row := &objective_16[i0]
-		for i1 := range 4 {
 			var r7 float64
-			if pBRow7[i1] < 0.25 {
+			if pBRow[i1] < 0.25 {
 				r7 = 1
 			}
-			objective_16Row[i1] = r7
-		}
-	}
-
-	// _objective.17 = pointwise sin of b
-	for i0 := range 3 {
-		pBRow8 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_17Row := &objective_17[i0]
-		for i1 := range 4 {
-			objective_17Row[i1] = math.Sin(pBRow8[i1])
-		}
-	}
-
-	// _objective.18 = pointwise "*." of _objective.16, _objective.17
-	for i0 := range 3 {
-		objective_16Row2 := &objective_16[i0]
-		objective_17Row2 := &objective_17[i0]
-		objective_18Row := &objective_18[i0]
-		for i1 := range 4 {
-			objective_18Row[i1] = objective_16Row2[i1] * objective_17Row2[i1]
-		}
-	}
-
-	// _objective.19 = pointwise "+" of _objective.15, _objective.18
-	for i0 := range 3 {
-		objective_15Row2 := &objective_15[i0]
-		objective_18Row2 := &objective_18[i0]
-		objective_19Row := &objective_19[i0]
-		for i1 := range 4 {
-			objective_19Row[i1] = objective_15Row2[i1] + objective_18Row2[i1]
+			objective_19Row[i1] = ((((r2 * pARow[i1]) + ((r3 * pBRow[i1]) * pBRow[i1])) + (r4 * (pARow[i1] * pBRow[i1]))) + (r6 * math.Exp(pARow[i1]))) + (r7 * math.Sin(pBRow[i1]))
 		}
 	}
 
@@ -13453,9 +13097,6 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	    _objective.1[i0, i1] = a[i0, i1] < b[i0, i1]
 //
 //	# _objective.2 = pointwise "*." of _objective.1, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] * a[i0, i1]
 //
 //	# _objective.3 = pointwise "=" of a, a
 //	for i0 in 0..2:
@@ -13468,14 +13109,8 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	    _objective.4[i0, i1] = _objective.3[i0, i1] * b[i0, i1]
 //
 //	# _objective.5 = pointwise "*." of _objective.4, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.5[i0, i1] = _objective.4[i0, i1] * b[i0, i1]
 //
-//	# _objective.6 = pointwise "+" of _objective.2, _objective.5
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.6[i0, i1] = _objective.2[i0, i1] + _objective.5[i0, i1]
+//	# _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a fused, with _objective.5 = pointwise "*." of _objective.4, b fused
 //
 //	# _objective.7 = pointwise "<>" of a, b
 //	for i0 in 0..2:
@@ -13483,29 +13118,17 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	    _objective.7[i0, i1] = a[i0, i1] != b[i0, i1]
 //
 //	# _objective.8 = pointwise "*." of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.8[i0, i1] = a[i0, i1] * b[i0, i1]
 //
-//	# _objective.9 = pointwise "*." of _objective.7, _objective.8
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.9[i0, i1] = _objective.7[i0, i1] * _objective.8[i0, i1]
+//	# _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.8 = pointwise "*." of a, b fused
 //
-//	# _objective.10 = pointwise "+" of _objective.6, _objective.9
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.10[i0, i1] = _objective.6[i0, i1] + _objective.9[i0, i1]
+//	# _objective.10 = pointwise "+" of _objective.6, _objective.9, with _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a fused, with _objective.5 = pointwise "*." of _objective.4, b fused fused, with _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.8 = pointwise "*." of a, b fused fused
 //
 //	# _objective.11 = pointwise "<" of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.11[i0, i1] = a[i0, i1] < b[i0, i1]
 //
-//	# _objective.12 = pointwise not of _objective.11
+//	# _objective.12 = pointwise not of _objective.11, with _objective.11 = pointwise "<" of a, b fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.12[i0, i1] = not(_objective.11[i0, i1])
+//	    _objective.12[i0, i1] = not(a[i0, i1] < b[i0, i1])
 //
 //	# _objective.13 = pointwise exp of a
 //	for i0 in 0..2:
@@ -13513,14 +13136,8 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	    _objective.13[i0, i1] = exp(a[i0, i1])
 //
 //	# _objective.14 = pointwise "*." of _objective.12, _objective.13
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.14[i0, i1] = _objective.12[i0, i1] * _objective.13[i0, i1]
 //
-//	# _objective.15 = pointwise "+" of _objective.10, _objective.14
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.15[i0, i1] = _objective.10[i0, i1] + _objective.14[i0, i1]
+//	# _objective.15 = pointwise "+" of _objective.10, _objective.14, with _objective.10 = pointwise "+" of _objective.6, _objective.9, with _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a fused, with _objective.5 = pointwise "*." of _objective.4, b fused fused, with _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.8 = pointwise "*." of a, b fused fused fused, with _objective.14 = pointwise "*." of _objective.12, _objective.13 fused
 //
 //	# _objective.16 = pointwise "<" of b, _num.1
 //	for i0 in 0..2:
@@ -13528,19 +13145,13 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	    _objective.16[i0, i1] = b[i0, i1] < _num.1[0]
 //
 //	# _objective.17 = pointwise sin of b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.17[i0, i1] = sin(b[i0, i1])
 //
-//	# _objective.18 = pointwise "*." of _objective.16, _objective.17
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.18[i0, i1] = _objective.16[i0, i1] * _objective.17[i0, i1]
+//	# _objective.18 = pointwise "*." of _objective.16, _objective.17, with _objective.17 = pointwise sin of b fused
 //
-//	# _objective.19 = pointwise "+" of _objective.15, _objective.18
+//	# _objective.19 = pointwise "+" of _objective.15, _objective.18, with _objective.15 = pointwise "+" of _objective.10, _objective.14, with _objective.10 = pointwise "+" of _objective.6, _objective.9, with _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a fused, with _objective.5 = pointwise "*." of _objective.4, b fused fused, with _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.8 = pointwise "*." of a, b fused fused fused, with _objective.14 = pointwise "*." of _objective.12, _objective.13 fused fused, with _objective.18 = pointwise "*." of _objective.16, _objective.17, with _objective.17 = pointwise sin of b fused fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.19[i0, i1] = _objective.15[i0, i1] + _objective.18[i0, i1]
+//	    _objective.19[i0, i1] = ((((_objective.1[i0, i1] * a[i0, i1]) + (_objective.4[i0, i1] * b[i0, i1])) + (_objective.7[i0, i1] * (a[i0, i1] * b[i0, i1]))) + (_objective.12[i0, i1] * _objective.13[i0, i1])) + (_objective.16[i0, i1] * sin(b[i0, i1]))
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.19, r
 //	fill objective with 0
@@ -13670,23 +13281,12 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	    a.grad[i0, i1] += _objective.1[i0, i1] * _objective.2.grad[i0, i1]
 func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[12]float64, gB *[12]float64, loss *[1]float64) {
 	var objective_1 [3][4]float64
-	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
 	var objective_4 [3][4]float64
-	var objective_5 [3][4]float64
-	var objective_6 [3][4]float64
 	var objective_7 [3][4]float64
-	var objective_8 [3][4]float64
-	var objective_9 [3][4]float64
-	var objective_10 [3][4]float64
-	var objective_11 [3][4]float64
 	var objective_12 [3][4]float64
 	var objective_13 [3][4]float64
-	var objective_14 [3][4]float64
-	var objective_15 [3][4]float64
 	var objective_16 [3][4]float64
-	var objective_17 [3][4]float64
-	var objective_18 [3][4]float64
 	var objective_19 [3][4]float64
 	var objective_2_grad [3][4]float64
 	var objective_4_grad [3][4]float64
@@ -13717,23 +13317,13 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 		}
 	}
 
-	// _objective.2 = pointwise "*." of _objective.1, a
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row2[i1] * pARow2[i1]
-		}
-	}
-
 	// _objective.3 = pointwise "=" of a, a
 	for i0 := range 3 {
-		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		objective_3Row := &objective_3[i0]
 		for i1 := range 4 {
 			var r3 float64
-			if pARow3[i1] == pARow3[i1] {
+			if pARow2[i1] == pARow2[i1] {
 				r3 = 1
 			}
 			objective_3Row[i1] = r3
@@ -13750,91 +13340,32 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 		}
 	}
 
-	// _objective.5 = pointwise "*." of _objective.4, b
-	for i0 := range 3 {
-		objective_4Row2 := &objective_4[i0]
-		pBRow3 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_5Row := &objective_5[i0]
-		for i1 := range 4 {
-			objective_5Row[i1] = objective_4Row2[i1] * pBRow3[i1]
-		}
-	}
-
-	// _objective.6 = pointwise "+" of _objective.2, _objective.5
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_5Row2 := &objective_5[i0]
-		objective_6Row := &objective_6[i0]
-		for i1 := range 4 {
-			objective_6Row[i1] = objective_2Row2[i1] + objective_5Row2[i1]
-		}
-	}
-
 	// _objective.7 = pointwise "<>" of a, b
 	for i0 := range 3 {
-		pARow4 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		pBRow4 := (*[4]float64)(pB[4*i0 : 4*i0+4])
+		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pBRow3 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		objective_7Row := &objective_7[i0]
 		for i1 := range 4 {
 			var r4 float64
-			if pARow4[i1] != pBRow4[i1] {
+			if pARow3[i1] != pBRow3[i1] {
 				r4 = 1
 			}
 			objective_7Row[i1] = r4
 		}
 	}
 
-	// _objective.8 = pointwise "*." of a, b
+	// _objective.12 = pointwise not of _objective.11, with _objective.11 = pointwise "<" of a, b fused
 	for i0 := range 3 {
-		pARow5 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		pBRow5 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_8Row := &objective_8[i0]
-		for i1 := range 4 {
-			objective_8Row[i1] = pARow5[i1] * pBRow5[i1]
-		}
-	}
-
-	// _objective.9 = pointwise "*." of _objective.7, _objective.8
-	for i0 := range 3 {
-		objective_7Row2 := &objective_7[i0]
-		objective_8Row2 := &objective_8[i0]
-		objective_9Row := &objective_9[i0]
-		for i1 := range 4 {
-			objective_9Row[i1] = objective_7Row2[i1] * objective_8Row2[i1]
-		}
-	}
-
-	// _objective.10 = pointwise "+" of _objective.6, _objective.9
-	for i0 := range 3 {
-		objective_6Row2 := &objective_6[i0]
-		objective_9Row2 := &objective_9[i0]
-		objective_10Row := &objective_10[i0]
-		for i1 := range 4 {
-			objective_10Row[i1] = objective_6Row2[i1] + objective_9Row2[i1]
-		}
-	}
-
-	// _objective.11 = pointwise "<" of a, b
-	for i0 := range 3 {
-		pARow6 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		pBRow6 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_11Row := &objective_11[i0]
-		for i1 := range 4 {
-			var r5 float64
-			if pARow6[i1] < pBRow6[i1] {
-				r5 = 1
-			}
-			objective_11Row[i1] = r5
-		}
-	}
-
-	// _objective.12 = pointwise not of _objective.11
-	for i0 := range 3 {
-		objective_11Row2 := &objective_11[i0]
+		pARow4 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pBRow4 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		objective_12Row := &objective_12[i0]
 		for i1 := range 4 {
+			var r5 float64
+			if pARow4[i1] < pBRow4[i1] {
+				r5 = 1
+			}
 			var r6 float64
-			if objective_11Row2[i1] == 0 {
+			if r5 == 0 {
 				r6 = 1
 			}
 			objective_12Row[i1] = r6
@@ -13843,72 +13374,39 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 
 	// _objective.13 = pointwise exp of a
 	for i0 := range 3 {
-		pARow7 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pARow5 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		objective_13Row := &objective_13[i0]
 		for i1 := range 4 {
-			objective_13Row[i1] = math.Exp(pARow7[i1])
-		}
-	}
-
-	// _objective.14 = pointwise "*." of _objective.12, _objective.13
-	for i0 := range 3 {
-		objective_12Row2 := &objective_12[i0]
-		objective_13Row2 := &objective_13[i0]
-		objective_14Row := &objective_14[i0]
-		for i1 := range 4 {
-			objective_14Row[i1] = objective_12Row2[i1] * objective_13Row2[i1]
-		}
-	}
-
-	// _objective.15 = pointwise "+" of _objective.10, _objective.14
-	for i0 := range 3 {
-		objective_10Row2 := &objective_10[i0]
-		objective_14Row2 := &objective_14[i0]
-		objective_15Row := &objective_15[i0]
-		for i1 := range 4 {
-			objective_15Row[i1] = objective_10Row2[i1] + objective_14Row2[i1]
+			objective_13Row[i1] = math.Exp(pARow5[i1])
 		}
 	}
 
 	// _objective.16 = pointwise "<" of b, _num.1
 	for i0 := range 3 {
-		pBRow7 := (*[4]float64)(pB[4*i0 : 4*i0+4])
+		pBRow5 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		objective_16Row := &objective_16[i0]
 		for i1 := range 4 {
 			var r7 float64
-			if pBRow7[i1] < 0.25 {
+			if pBRow5[i1] < 0.25 {
 				r7 = 1
 			}
 			objective_16Row[i1] = r7
 		}
 	}
 
-	// _objective.17 = pointwise sin of b
+	// _objective.19 = pointwise "+" of _objective.15, _objective.18, with _objective.15 = pointwise "+" of _objective.10, _objective.14, with _objective.10 = pointwise "+" of _objective.6, _objective.9, with _objective.6 = pointwise "+" of _objective.2, _objective.5, with _objective.2 = pointwise "*." of _objective.1, a fused, with _objective.5 = pointwise "*." of _objective.4, b fused fused, with _objective.9 = pointwise "*." of _objective.7, _objective.8, with _objective.8 = pointwise "*." of a, b fused fused fused, with _objective.14 = pointwise "*." of _objective.12, _objective.13 fused fused, with _objective.18 = pointwise "*." of _objective.16, _objective.17, with _objective.17 = pointwise sin of b fused fused
 	for i0 := range 3 {
-		pBRow8 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_17Row := &objective_17[i0]
-		for i1 := range 4 {
-			objective_17Row[i1] = math.Sin(pBRow8[i1])
-		}
-	}
-
-	// _objective.18 = pointwise "*." of _objective.16, _objective.17
-	for i0 := range 3 {
+		objective_1Row2 := &objective_1[i0]
+		pARow6 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		objective_4Row2 := &objective_4[i0]
+		pBRow6 := (*[4]float64)(pB[4*i0 : 4*i0+4])
+		objective_7Row2 := &objective_7[i0]
+		objective_12Row2 := &objective_12[i0]
+		objective_13Row2 := &objective_13[i0]
 		objective_16Row2 := &objective_16[i0]
-		objective_17Row2 := &objective_17[i0]
-		objective_18Row := &objective_18[i0]
-		for i1 := range 4 {
-			objective_18Row[i1] = objective_16Row2[i1] * objective_17Row2[i1]
-		}
-	}
-
-	// _objective.19 = pointwise "+" of _objective.15, _objective.18
-	for i0 := range 3 {
-		objective_15Row2 := &objective_15[i0]
-		objective_18Row2 := &objective_18[i0]
 		objective_19Row := &objective_19[i0]
 		for i1 := range 4 {
-			objective_19Row[i1] = objective_15Row2[i1] + objective_18Row2[i1]
+			objective_19Row[i1] = ((((objective_1Row2[i1] * pARow6[i1]) + (objective_4Row2[i1] * pBRow6[i1])) + (objective_7Row2[i1] * (pARow6[i1] * pBRow6[i1]))) + (objective_12Row2[i1] * objective_13Row2[i1])) + (objective_16Row2[i1] * math.Sin(pBRow6[i1]))
 		}
 	}
 
@@ -13972,10 +13470,10 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 	// backprop of op 16 (_objective.17 = pointwise sin of b): g1 =+ g * cos(v1); g1 is b.grad
 	for i0 := range 3 {
 		objective_17_gradRow2 := &objective_17_grad[i0]
-		pBRow9 := (*[4]float64)(pB[4*i0 : 4*i0+4])
+		pBRow7 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		gBRow := (*[4]float64)(gB[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gBRow[i1] += objective_17_gradRow2[i1] * math.Cos(pBRow9[i1])
+			gBRow[i1] += objective_17_gradRow2[i1] * math.Cos(pBRow7[i1])
 		}
 	}
 
@@ -14048,20 +13546,20 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 	// backprop of op 7 (_objective.8 = pointwise "*." of a, b): g1 =+ g * v2; g1 is a.grad
 	for i0 := range 3 {
 		objective_8_gradRow2 := &objective_8_grad[i0]
-		pBRow10 := (*[4]float64)(pB[4*i0 : 4*i0+4])
+		pBRow8 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		gARow2 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow2[i1] += objective_8_gradRow2[i1] * pBRow10[i1]
+			gARow2[i1] += objective_8_gradRow2[i1] * pBRow8[i1]
 		}
 	}
 
 	// backprop of op 7 (_objective.8 = pointwise "*." of a, b): g2 =+ v1 * g; g2 is b.grad
 	for i0 := range 3 {
-		pARow8 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pARow7 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		objective_8_gradRow3 := &objective_8_grad[i0]
 		gBRow2 := (*[4]float64)(gB[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gBRow2[i1] += pARow8[i1] * objective_8_gradRow3[i1]
+			gBRow2[i1] += pARow7[i1] * objective_8_gradRow3[i1]
 		}
 	}
 
@@ -14086,10 +13584,10 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 	// backprop of op 4 (_objective.5 = pointwise "*." of _objective.4, b): g1 =+ g * v2; g1 is _objective.4.grad
 	for i0 := range 3 {
 		objective_5_gradRow2 := &objective_5_grad[i0]
-		pBRow11 := (*[4]float64)(pB[4*i0 : 4*i0+4])
+		pBRow9 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		objective_4_gradRow := &objective_4_grad[i0]
 		for i1 := range 4 {
-			objective_4_gradRow[i1] += objective_5_gradRow2[i1] * pBRow11[i1]
+			objective_4_gradRow[i1] += objective_5_gradRow2[i1] * pBRow9[i1]
 		}
 	}
 
@@ -14166,59 +13664,29 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 //	init _num.4: constant 3
 //
 //	# _objective.1 = pointwise "-" of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = a[i0, i1] - b[i0, i1]
 //
-//	# _objective.2 = pointwise "*." of _objective.1, c
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] * c[i0, i1]
+//	# _objective.2 = pointwise "*." of _objective.1, c, with _objective.1 = pointwise "-" of a, b fused
 //
 //	# _objective.3 = pointwise "*." of b, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = b[i0, i1] * b[i0, i1]
 //
-//	# _objective.4 = pointwise "+" of _objective.3, _num.1
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = _objective.3[i0, i1] + _num.1[0]
+//	# _objective.4 = pointwise "+" of _objective.3, _num.1, with _objective.3 = pointwise "*." of b, b fused
 //
-//	# _objective.5 = pointwise "/." of _objective.2, _objective.4
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.5[i0, i1] = _objective.2[i0, i1] / _objective.4[i0, i1]
+//	# _objective.5 = pointwise "/." of _objective.2, _objective.4, with _objective.2 = pointwise "*." of _objective.1, c, with _objective.1 = pointwise "-" of a, b fused fused, with _objective.4 = pointwise "+" of _objective.3, _num.1, with _objective.3 = pointwise "*." of b, b fused fused
 //
 //	# _objective.6 = pointwise "+" of a, _num.2
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.6[i0, i1] = a[i0, i1] + _num.2[0]
 //
 //	# _objective.7 = pointwise "**." of b, _num.3
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.7[i0, i1] = b[i0, i1] ** _num.3[0]
 //
-//	# _objective.8 = pointwise fma of _objective.6, c, _objective.7
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.8[i0, i1] = fma(_objective.6[i0, i1], c[i0, i1], _objective.7[i0, i1])
+//	# _objective.8 = pointwise fma of _objective.6, c, _objective.7, with _objective.6 = pointwise "+" of a, _num.2 fused, with _objective.7 = pointwise "**." of b, _num.3 fused
 //
-//	# _objective.9 = pointwise "+" of _objective.5, _objective.8
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.9[i0, i1] = _objective.5[i0, i1] + _objective.8[i0, i1]
+//	# _objective.9 = pointwise "+" of _objective.5, _objective.8, with _objective.5 = pointwise "/." of _objective.2, _objective.4, with _objective.2 = pointwise "*." of _objective.1, c, with _objective.1 = pointwise "-" of a, b fused fused, with _objective.4 = pointwise "+" of _objective.3, _num.1, with _objective.3 = pointwise "*." of b, b fused fused fused, with _objective.8 = pointwise fma of _objective.6, c, _objective.7, with _objective.6 = pointwise "+" of a, _num.2 fused, with _objective.7 = pointwise "**." of b, _num.3 fused fused
 //
 //	# _objective.10 = pointwise "*." of _num.4, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.10[i0, i1] = _num.4[0] * a[i0, i1]
 //
-//	# _objective.11 = pointwise "-" of _objective.9, _objective.10
+//	# _objective.11 = pointwise "-" of _objective.9, _objective.10, with _objective.9 = pointwise "+" of _objective.5, _objective.8, with _objective.5 = pointwise "/." of _objective.2, _objective.4, with _objective.2 = pointwise "*." of _objective.1, c, with _objective.1 = pointwise "-" of a, b fused fused, with _objective.4 = pointwise "+" of _objective.3, _num.1, with _objective.3 = pointwise "*." of b, b fused fused fused, with _objective.8 = pointwise fma of _objective.6, c, _objective.7, with _objective.6 = pointwise "+" of a, _num.2 fused, with _objective.7 = pointwise "**." of b, _num.3 fused fused fused, with _objective.10 = pointwise "*." of _num.4, a fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.11[i0, i1] = _objective.9[i0, i1] - _objective.10[i0, i1]
+//	    _objective.11[i0, i1] = ((((a[i0, i1] - b[i0, i1]) * c[i0, i1]) / ((b[i0, i1] * b[i0, i1]) + _num.1[0])) + fma(a[i0, i1] + _num.2[0], c[i0, i1], b[i0, i1] ** _num.3[0])) - (_num.4[0] * a[i0, i1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.11, r
 //	fill objective with 0
@@ -14226,121 +13694,16 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.11[i0, i1] * r[i0, i1]
 func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, out *[1]float64) {
-	var objective_1 [3][4]float64
-	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
-	var objective_4 [3][4]float64
-	var objective_5 [3][4]float64
-	var objective_6 [3][4]float64
-	var objective_7 [3][4]float64
-	var objective_8 [3][4]float64
-	var objective_9 [3][4]float64
-	var objective_10 [3][4]float64
 	var objective_11 [3][4]float64
 
-	// _objective.1 = pointwise "-" of a, b
+	// _objective.11 = pointwise "-" of _objective.9, _objective.10, with _objective.9 = pointwise "+" of _objective.5, _objective.8, with _objective.5 = pointwise "/." of _objective.2, _objective.4, with _objective.2 = pointwise "*." of _objective.1, c, with _objective.1 = pointwise "-" of a, b fused fused, with _objective.4 = pointwise "+" of _objective.3, _num.1, with _objective.3 = pointwise "*." of b, b fused fused fused, with _objective.8 = pointwise fma of _objective.6, c, _objective.7, with _objective.6 = pointwise "+" of a, _num.2 fused, with _objective.7 = pointwise "**." of b, _num.3 fused fused fused, with _objective.10 = pointwise "*." of _num.4, a fused
 	for i0 := range 3 {
 		pARow := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		pBRow := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = pARow[i1] - pBRow[i1]
-		}
-	}
-
-	// _objective.2 = pointwise "*." of _objective.1, c
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
 		pCRow := (*[4]float64)(pC[4*i0 : 4*i0+4])
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row2[i1] * pCRow[i1]
-		}
-	}
-
-	// _objective.3 = pointwise "*." of b, b
-	for i0 := range 3 {
-		pBRow2 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = pBRow2[i1] * pBRow2[i1]
-		}
-	}
-
-	// _objective.4 = pointwise "+" of _objective.3, _num.1
-	for i0 := range 3 {
-		objective_3Row2 := &objective_3[i0]
-		objective_4Row := &objective_4[i0]
-		for i1 := range 4 {
-			objective_4Row[i1] = objective_3Row2[i1] + 1
-		}
-	}
-
-	// _objective.5 = pointwise "/." of _objective.2, _objective.4
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_4Row2 := &objective_4[i0]
-		objective_5Row := &objective_5[i0]
-		for i1 := range 4 {
-			objective_5Row[i1] = objective_2Row2[i1] / objective_4Row2[i1]
-		}
-	}
-
-	// _objective.6 = pointwise "+" of a, _num.2
-	for i0 := range 3 {
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_6Row := &objective_6[i0]
-		for i1 := range 4 {
-			objective_6Row[i1] = pARow2[i1] + 1
-		}
-	}
-
-	// _objective.7 = pointwise "**." of b, _num.3
-	for i0 := range 3 {
-		pBRow3 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_7Row := &objective_7[i0]
-		for i1 := range 4 {
-			objective_7Row[i1] = math.Pow(pBRow3[i1], float64(2))
-		}
-	}
-
-	// _objective.8 = pointwise fma of _objective.6, c, _objective.7
-	for i0 := range 3 {
-		objective_6Row2 := &objective_6[i0]
-		pCRow2 := (*[4]float64)(pC[4*i0 : 4*i0+4])
-		objective_7Row2 := &objective_7[i0]
-		objective_8Row := &objective_8[i0]
-		for i1 := range 4 {
-			objective_8Row[i1] = objective_6Row2[i1]*pCRow2[i1] + objective_7Row2[i1]
-		}
-	}
-
-	// _objective.9 = pointwise "+" of _objective.5, _objective.8
-	for i0 := range 3 {
-		objective_5Row2 := &objective_5[i0]
-		objective_8Row2 := &objective_8[i0]
-		objective_9Row := &objective_9[i0]
-		for i1 := range 4 {
-			objective_9Row[i1] = objective_5Row2[i1] + objective_8Row2[i1]
-		}
-	}
-
-	// _objective.10 = pointwise "*." of _num.4, a
-	for i0 := range 3 {
-		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_10Row := &objective_10[i0]
-		for i1 := range 4 {
-			objective_10Row[i1] = 3 * pARow3[i1]
-		}
-	}
-
-	// _objective.11 = pointwise "-" of _objective.9, _objective.10
-	for i0 := range 3 {
-		objective_9Row2 := &objective_9[i0]
-		objective_10Row2 := &objective_10[i0]
 		objective_11Row := &objective_11[i0]
 		for i1 := range 4 {
-			objective_11Row[i1] = objective_9Row2[i1] - objective_10Row2[i1]
+			objective_11Row[i1] = ((((pARow[i1] - pBRow[i1]) * pCRow[i1]) / ((pBRow[i1] * pBRow[i1]) + 1)) + ((pARow[i1]+1)*pCRow[i1] + math.Pow(pBRow[i1], float64(2)))) - (3 * pARow[i1])
 		}
 	}
 
@@ -14424,19 +13787,13 @@ func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64
 //	    _objective.2[i0, i1] = _objective.1[i0, i1] * c[i0, i1]
 //
 //	# _objective.3 = pointwise "*." of b, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = b[i0, i1] * b[i0, i1]
 //
-//	# _objective.4 = pointwise "+" of _objective.3, _num.1
+//	# _objective.4 = pointwise "+" of _objective.3, _num.1, with _objective.3 = pointwise "*." of b, b fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = _objective.3[i0, i1] + _num.1[0]
+//	    _objective.4[i0, i1] = (b[i0, i1] * b[i0, i1]) + _num.1[0]
 //
 //	# _objective.5 = pointwise "/." of _objective.2, _objective.4
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.5[i0, i1] = _objective.2[i0, i1] / _objective.4[i0, i1]
 //
 //	# _objective.6 = pointwise "+" of a, _num.2
 //	for i0 in 0..2:
@@ -14444,29 +13801,17 @@ func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64
 //	    _objective.6[i0, i1] = a[i0, i1] + _num.2[0]
 //
 //	# _objective.7 = pointwise "**." of b, _num.3
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.7[i0, i1] = b[i0, i1] ** _num.3[0]
 //
-//	# _objective.8 = pointwise fma of _objective.6, c, _objective.7
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.8[i0, i1] = fma(_objective.6[i0, i1], c[i0, i1], _objective.7[i0, i1])
+//	# _objective.8 = pointwise fma of _objective.6, c, _objective.7, with _objective.7 = pointwise "**." of b, _num.3 fused
 //
-//	# _objective.9 = pointwise "+" of _objective.5, _objective.8
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.9[i0, i1] = _objective.5[i0, i1] + _objective.8[i0, i1]
+//	# _objective.9 = pointwise "+" of _objective.5, _objective.8, with _objective.5 = pointwise "/." of _objective.2, _objective.4 fused, with _objective.8 = pointwise fma of _objective.6, c, _objective.7, with _objective.7 = pointwise "**." of b, _num.3 fused fused
 //
 //	# _objective.10 = pointwise "*." of _num.4, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.10[i0, i1] = _num.4[0] * a[i0, i1]
 //
-//	# _objective.11 = pointwise "-" of _objective.9, _objective.10
+//	# _objective.11 = pointwise "-" of _objective.9, _objective.10, with _objective.9 = pointwise "+" of _objective.5, _objective.8, with _objective.5 = pointwise "/." of _objective.2, _objective.4 fused, with _objective.8 = pointwise fma of _objective.6, c, _objective.7, with _objective.7 = pointwise "**." of b, _num.3 fused fused fused, with _objective.10 = pointwise "*." of _num.4, a fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.11[i0, i1] = _objective.9[i0, i1] - _objective.10[i0, i1]
+//	    _objective.11[i0, i1] = ((_objective.2[i0, i1] / _objective.4[i0, i1]) + fma(_objective.6[i0, i1], c[i0, i1], b[i0, i1] ** _num.3[0])) - (_num.4[0] * a[i0, i1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.11, r
 //	fill objective with 0
@@ -14596,14 +13941,8 @@ func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64
 func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, gA *[12]float64, gB *[12]float64, gC *[12]float64, loss *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
 	var objective_4 [3][4]float64
-	var objective_5 [3][4]float64
 	var objective_6 [3][4]float64
-	var objective_7 [3][4]float64
-	var objective_8 [3][4]float64
-	var objective_9 [3][4]float64
-	var objective_10 [3][4]float64
 	var objective_11 [3][4]float64
 	var objective_1_grad [3][4]float64
 	var objective_2_grad [3][4]float64
@@ -14638,31 +13977,12 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 		}
 	}
 
-	// _objective.3 = pointwise "*." of b, b
+	// _objective.4 = pointwise "+" of _objective.3, _num.1, with _objective.3 = pointwise "*." of b, b fused
 	for i0 := range 3 {
 		pBRow2 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = pBRow2[i1] * pBRow2[i1]
-		}
-	}
-
-	// _objective.4 = pointwise "+" of _objective.3, _num.1
-	for i0 := range 3 {
-		objective_3Row2 := &objective_3[i0]
 		objective_4Row := &objective_4[i0]
 		for i1 := range 4 {
-			objective_4Row[i1] = objective_3Row2[i1] + 1
-		}
-	}
-
-	// _objective.5 = pointwise "/." of _objective.2, _objective.4
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_4Row2 := &objective_4[i0]
-		objective_5Row := &objective_5[i0]
-		for i1 := range 4 {
-			objective_5Row[i1] = objective_2Row2[i1] / objective_4Row2[i1]
+			objective_4Row[i1] = (pBRow2[i1] * pBRow2[i1]) + 1
 		}
 	}
 
@@ -14675,52 +13995,17 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 		}
 	}
 
-	// _objective.7 = pointwise "**." of b, _num.3
+	// _objective.11 = pointwise "-" of _objective.9, _objective.10, with _objective.9 = pointwise "+" of _objective.5, _objective.8, with _objective.5 = pointwise "/." of _objective.2, _objective.4 fused, with _objective.8 = pointwise fma of _objective.6, c, _objective.7, with _objective.7 = pointwise "**." of b, _num.3 fused fused fused, with _objective.10 = pointwise "*." of _num.4, a fused
 	for i0 := range 3 {
-		pBRow3 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_7Row := &objective_7[i0]
-		for i1 := range 4 {
-			objective_7Row[i1] = math.Pow(pBRow3[i1], float64(2))
-		}
-	}
-
-	// _objective.8 = pointwise fma of _objective.6, c, _objective.7
-	for i0 := range 3 {
+		objective_2Row2 := &objective_2[i0]
+		objective_4Row2 := &objective_4[i0]
 		objective_6Row2 := &objective_6[i0]
 		pCRow2 := (*[4]float64)(pC[4*i0 : 4*i0+4])
-		objective_7Row2 := &objective_7[i0]
-		objective_8Row := &objective_8[i0]
-		for i1 := range 4 {
-			objective_8Row[i1] = objective_6Row2[i1]*pCRow2[i1] + objective_7Row2[i1]
-		}
-	}
-
-	// _objective.9 = pointwise "+" of _objective.5, _objective.8
-	for i0 := range 3 {
-		objective_5Row2 := &objective_5[i0]
-		objective_8Row2 := &objective_8[i0]
-		objective_9Row := &objective_9[i0]
-		for i1 := range 4 {
-			objective_9Row[i1] = objective_5Row2[i1] + objective_8Row2[i1]
-		}
-	}
-
-	// _objective.10 = pointwise "*." of _num.4, a
-	for i0 := range 3 {
+		pBRow3 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_10Row := &objective_10[i0]
-		for i1 := range 4 {
-			objective_10Row[i1] = 3 * pARow3[i1]
-		}
-	}
-
-	// _objective.11 = pointwise "-" of _objective.9, _objective.10
-	for i0 := range 3 {
-		objective_9Row2 := &objective_9[i0]
-		objective_10Row2 := &objective_10[i0]
 		objective_11Row := &objective_11[i0]
 		for i1 := range 4 {
-			objective_11Row[i1] = objective_9Row2[i1] - objective_10Row2[i1]
+			objective_11Row[i1] = ((objective_2Row2[i1] / objective_4Row2[i1]) + (objective_6Row2[i1]*pCRow2[i1] + math.Pow(pBRow3[i1], float64(2)))) - (3 * pARow3[i1])
 		}
 	}
 
@@ -15004,9 +14289,6 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 //	  objective.layer_norm#1/var[i0, 0] = _objective.layer_norm#1/var.2[i0, 0] / _dim_d.2[0]
 //
 //	# _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..4:
-//	    _objective.1[i0, i1] = objective.layer_norm#1.gamma[i1] * objective.layer_norm#1/centered[i0, i1]
 //
 //	# _objective.2 = pointwise "+" of objective.layer_norm#1/var, _num.1
 //	for i0 in 0..2:
@@ -15016,15 +14298,12 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 //	for i0 in 0..2:
 //	  _objective.3[i0, 0] = sqrt(_objective.2[i0, 0])
 //
-//	# _objective.4 = pointwise "/." of _objective.1, _objective.3
-//	for i0 in 0..2:
-//	  for i1 in 0..4:
-//	    _objective.4[i0, i1] = _objective.1[i0, i1] / _objective.3[i0, 0]
+//	# _objective.4 = pointwise "/." of _objective.1, _objective.3, with _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered fused
 //
-//	# _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta
+//	# _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3, with _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered fused fused
 //	for i0 in 0..2:
 //	  for i1 in 0..4:
-//	    _objective.5[i0, i1] = _objective.4[i0, i1] + objective.layer_norm#1.beta[i1]
+//	    _objective.5[i0, i1] = ((objective.layer_norm#1.gamma[i1] * objective.layer_norm#1/centered[i0, i1]) / _objective.3[i0, 0]) + objective.layer_norm#1.beta[i1]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.5, r
 //	fill objective with 0
@@ -15038,10 +14317,8 @@ func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveL
 	var objective_layer_norm_1_var_1 [3][5]float64
 	var objective_layer_norm_1_var_2 [3][1]float64
 	var objective_layer_norm_1_var [3][1]float64
-	var objective_1 [3][5]float64
 	var objective_2 [3][1]float64
 	var objective_3 [3][1]float64
-	var objective_4 [3][5]float64
 	var objective_5 [3][5]float64
 
 	// _objective.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of z
@@ -15095,15 +14372,6 @@ func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveL
 		objective_layer_norm_1_var[i0][0] = objective_layer_norm_1_var_2[i0][0] / 5
 	}
 
-	// _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered
-	for i0 := range 3 {
-		objective_layer_norm_1_centeredRow3 := &objective_layer_norm_1_centered[i0]
-		objective_1Row := &objective_1[i0]
-		for i1 := range 5 {
-			objective_1Row[i1] = pObjectiveLayerNorm1Gamma[i1] * objective_layer_norm_1_centeredRow3[i1]
-		}
-	}
-
 	// _objective.2 = pointwise "+" of objective.layer_norm#1/var, _num.1
 	for i0 := range 3 {
 		objective_2[i0][0] = objective_layer_norm_1_var[i0][0] + 1e-05
@@ -15114,22 +14382,13 @@ func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveL
 		objective_3[i0][0] = math.Sqrt(objective_2[i0][0])
 	}
 
-	// _objective.4 = pointwise "/." of _objective.1, _objective.3
+	// _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3, with _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered fused fused
 	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
+		objective_layer_norm_1_centeredRow3 := &objective_layer_norm_1_centered[i0]
 		objective_3V := objective_3[i0][0]
-		objective_4Row := &objective_4[i0]
-		for i1 := range 5 {
-			objective_4Row[i1] = objective_1Row2[i1] / objective_3V
-		}
-	}
-
-	// _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta
-	for i0 := range 3 {
-		objective_4Row2 := &objective_4[i0]
 		objective_5Row := &objective_5[i0]
 		for i1 := range 5 {
-			objective_5Row[i1] = objective_4Row2[i1] + pObjectiveLayerNorm1Beta[i1]
+			objective_5Row[i1] = ((pObjectiveLayerNorm1Gamma[i1] * objective_layer_norm_1_centeredRow3[i1]) / objective_3V) + pObjectiveLayerNorm1Beta[i1]
 		}
 	}
 
@@ -15242,14 +14501,11 @@ func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveL
 //	  _objective.3[i0, 0] = sqrt(_objective.2[i0, 0])
 //
 //	# _objective.4 = pointwise "/." of _objective.1, _objective.3
-//	for i0 in 0..2:
-//	  for i1 in 0..4:
-//	    _objective.4[i0, i1] = _objective.1[i0, i1] / _objective.3[i0, 0]
 //
-//	# _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta
+//	# _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..4:
-//	    _objective.5[i0, i1] = _objective.4[i0, i1] + objective.layer_norm#1.beta[i1]
+//	    _objective.5[i0, i1] = (_objective.1[i0, i1] / _objective.3[i0, 0]) + objective.layer_norm#1.beta[i1]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.5, r
 //	fill objective with 0
@@ -15367,7 +14623,6 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 	var objective_1 [3][5]float64
 	var objective_2 [3][1]float64
 	var objective_3 [3][1]float64
-	var objective_4 [3][5]float64
 	var objective_5 [3][5]float64
 	var objective_layer_norm_1_mean_1_grad [3][1]float64
 	var objective_layer_norm_1_mean_grad [3][1]float64
@@ -15452,22 +14707,13 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 		objective_3[i0][0] = math.Sqrt(objective_2[i0][0])
 	}
 
-	// _objective.4 = pointwise "/." of _objective.1, _objective.3
+	// _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3 fused
 	for i0 := range 3 {
 		objective_1Row2 := &objective_1[i0]
 		objective_3V := objective_3[i0][0]
-		objective_4Row := &objective_4[i0]
-		for i1 := range 5 {
-			objective_4Row[i1] = objective_1Row2[i1] / objective_3V
-		}
-	}
-
-	// _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta
-	for i0 := range 3 {
-		objective_4Row2 := &objective_4[i0]
 		objective_5Row := &objective_5[i0]
 		for i1 := range 5 {
-			objective_5Row[i1] = objective_4Row2[i1] + pObjectiveLayerNorm1Beta[i1]
+			objective_5Row[i1] = (objective_1Row2[i1] / objective_3V) + pObjectiveLayerNorm1Beta[i1]
 		}
 	}
 
@@ -15722,10 +14968,6 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 //	  objective.layer_norm#1/var[i0, 0] = _objective.layer_norm#1/var.2[i0, 0] / _dim_d.2[0]
 //
 //	# _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    for i2 in 0..2:
-//	      _objective.1[i0, i1, i2] = objective.layer_norm#1.gamma[i1, i2] * objective.layer_norm#1/centered[i0, i1, i2]
 //
 //	# _objective.2 = pointwise "+" of objective.layer_norm#1/var, _num.1
 //	for i0 in 0..1:
@@ -15735,17 +14977,13 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 //	for i0 in 0..1:
 //	  _objective.3[i0, 0] = sqrt(_objective.2[i0, 0])
 //
-//	# _objective.4 = pointwise "/." of _objective.1, _objective.3
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    for i2 in 0..2:
-//	      _objective.4[i0, i1, i2] = _objective.1[i0, i1, i2] / _objective.3[i0, 0]
+//	# _objective.4 = pointwise "/." of _objective.1, _objective.3, with _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered fused
 //
-//	# _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta
+//	# _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3, with _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..2:
-//	      _objective.5[i0, i1, i2] = _objective.4[i0, i1, i2] + objective.layer_norm#1.beta[i1, i2]
+//	      _objective.5[i0, i1, i2] = ((objective.layer_norm#1.gamma[i1, i2] * objective.layer_norm#1/centered[i0, i1, i2]) / _objective.3[i0, 0]) + objective.layer_norm#1.beta[i1, i2]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.5, r
 //	fill objective with 0
@@ -15760,10 +14998,8 @@ func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjec
 	var objective_layer_norm_1_var_1 [2][2][3]float64
 	var objective_layer_norm_1_var_2 [2][1]float64
 	var objective_layer_norm_1_var [2][1]float64
-	var objective_1 [2][2][3]float64
 	var objective_2 [2][1]float64
 	var objective_3 [2][1]float64
-	var objective_4 [2][2][3]float64
 	var objective_5 [2][2][3]float64
 
 	// _objective.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of z
@@ -15825,18 +15061,6 @@ func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjec
 		objective_layer_norm_1_var[i0][0] = objective_layer_norm_1_var_2[i0][0] / 6
 	}
 
-	// _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 2 {
-			pObjectiveLayerNorm1GammaRow := (*[3]float64)(pObjectiveLayerNorm1Gamma[3*i1 : 3*i1+3])
-			objective_layer_norm_1_centeredRow3 := &objective_layer_norm_1_centered[i0][i1]
-			objective_1Row := &objective_1[i0][i1]
-			for i2 := range 3 {
-				objective_1Row[i2] = pObjectiveLayerNorm1GammaRow[i2] * objective_layer_norm_1_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _objective.2 = pointwise "+" of objective.layer_norm#1/var, _num.1
 	for i0 := range 2 {
 		objective_2[i0][0] = objective_layer_norm_1_var[i0][0] + 1e-05
@@ -15847,26 +15071,16 @@ func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjec
 		objective_3[i0][0] = math.Sqrt(objective_2[i0][0])
 	}
 
-	// _objective.4 = pointwise "/." of _objective.1, _objective.3
+	// _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3, with _objective.1 = pointwise "*." of objective.layer_norm#1.gamma, objective.layer_norm#1/centered fused fused
 	for i0 := range 2 {
 		objective_3V := objective_3[i0][0]
 		for i1 := range 2 {
-			objective_1Row2 := &objective_1[i0][i1]
-			objective_4Row := &objective_4[i0][i1]
-			for i2 := range 3 {
-				objective_4Row[i2] = objective_1Row2[i2] / objective_3V
-			}
-		}
-	}
-
-	// _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 2 {
-			objective_4Row2 := &objective_4[i0][i1]
+			pObjectiveLayerNorm1GammaRow := (*[3]float64)(pObjectiveLayerNorm1Gamma[3*i1 : 3*i1+3])
+			objective_layer_norm_1_centeredRow3 := &objective_layer_norm_1_centered[i0][i1]
 			pObjectiveLayerNorm1BetaRow := (*[3]float64)(pObjectiveLayerNorm1Beta[3*i1 : 3*i1+3])
 			objective_5Row := &objective_5[i0][i1]
 			for i2 := range 3 {
-				objective_5Row[i2] = objective_4Row2[i2] + pObjectiveLayerNorm1BetaRow[i2]
+				objective_5Row[i2] = ((pObjectiveLayerNorm1GammaRow[i2] * objective_layer_norm_1_centeredRow3[i2]) / objective_3V) + pObjectiveLayerNorm1BetaRow[i2]
 			}
 		}
 	}
@@ -15987,16 +15201,12 @@ func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjec
 //	  _objective.3[i0, 0] = sqrt(_objective.2[i0, 0])
 //
 //	# _objective.4 = pointwise "/." of _objective.1, _objective.3
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    for i2 in 0..2:
-//	      _objective.4[i0, i1, i2] = _objective.1[i0, i1, i2] / _objective.3[i0, 0]
 //
-//	# _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta
+//	# _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..2:
-//	      _objective.5[i0, i1, i2] = _objective.4[i0, i1, i2] + objective.layer_norm#1.beta[i1, i2]
+//	      _objective.5[i0, i1, i2] = (_objective.1[i0, i1, i2] / _objective.3[i0, 0]) + objective.layer_norm#1.beta[i1, i2]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.5, r
 //	fill objective with 0
@@ -16128,7 +15338,6 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 	var objective_1 [2][2][3]float64
 	var objective_2 [2][1]float64
 	var objective_3 [2][1]float64
-	var objective_4 [2][2][3]float64
 	var objective_5 [2][2][3]float64
 	var objective_layer_norm_1_mean_1_grad [2][1]float64
 	var objective_layer_norm_1_mean_grad [2][1]float64
@@ -16224,26 +15433,15 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 		objective_3[i0][0] = math.Sqrt(objective_2[i0][0])
 	}
 
-	// _objective.4 = pointwise "/." of _objective.1, _objective.3
+	// _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3 fused
 	for i0 := range 2 {
 		objective_3V := objective_3[i0][0]
 		for i1 := range 2 {
 			objective_1Row2 := &objective_1[i0][i1]
-			objective_4Row := &objective_4[i0][i1]
-			for i2 := range 3 {
-				objective_4Row[i2] = objective_1Row2[i2] / objective_3V
-			}
-		}
-	}
-
-	// _objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta
-	for i0 := range 2 {
-		for i1 := range 2 {
-			objective_4Row2 := &objective_4[i0][i1]
 			pObjectiveLayerNorm1BetaRow := (*[3]float64)(pObjectiveLayerNorm1Beta[3*i1 : 3*i1+3])
 			objective_5Row := &objective_5[i0][i1]
 			for i2 := range 3 {
-				objective_5Row[i2] = objective_4Row2[i2] + pObjectiveLayerNorm1BetaRow[i2]
+				objective_5Row[i2] = (objective_1Row2[i2] / objective_3V) + pObjectiveLayerNorm1BetaRow[i2]
 			}
 		}
 	}
@@ -16471,16 +15669,12 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 //	      objective.softmax#1/m[i0, i1, 0] max= z[i0, i1, i2]
 //
 //	# _objective.softmax#1/e.1 = pointwise "-" of z, objective.softmax#1/m
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.softmax#1/e.1[i0, i1, i2] = z[i0, i1, i2] - objective.softmax#1/m[i0, i1, 0]
 //
-//	# objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1
+//	# objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1, with _objective.softmax#1/e.1 = pointwise "-" of z, objective.softmax#1/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.softmax#1/e[i0, i1, i2] = exp(_objective.softmax#1/e.1[i0, i1, i2])
+//	      objective.softmax#1/e[i0, i1, i2] = exp(z[i0, i1, i2] - objective.softmax#1/m[i0, i1, 0])
 //
 //	# _objective.1 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.softmax#1/e
 //	fill _objective.1 with 0
@@ -16503,7 +15697,6 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 //	      objective[0] += _objective.2[i0, i1, i2] * r[i0, i1, i2]
 func ocannlSoftmaxObjectiveLoss(r *[2][3][4]float64, pZ *[24]float64, out *[1]float64) {
 	var objective_softmax_1_m [2][3][1]float64
-	var objective_softmax_1_e_1 [2][3][4]float64
 	var objective_softmax_1_e [2][3][4]float64
 	var objective_1 [2][3][1]float64
 	var objective_2 [2][3][4]float64
@@ -16521,29 +15714,18 @@ func ocannlSoftmaxObjectiveLoss(r *[2][3][4]float64, pZ *[24]float64, out *[1]fl
 		}
 	}
 
-	// _objective.softmax#1/e.1 = pointwise "-" of z, objective.softmax#1/m
-	for i0 := range 2 {
-		for i1 := range 3 {
-			pZRow2 := (*[4]float64)(pZ[12*i0+4*i1 : 12*i0+4*i1+4])
-			objective_softmax_1_mV := objective_softmax_1_m[i0][i1][0]
-			objective_softmax_1_e_1Row := &objective_softmax_1_e_1[i0][i1]
-			for i2 := range 4 {
-				objective_softmax_1_e_1Row[i2] = pZRow2[i2] - objective_softmax_1_mV
-			}
-		}
-	}
-
-	// objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1
-	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1, with _objective.softmax#1/e.1 = pointwise "-" of z, objective.softmax#1/m fused
+	// float64 pointwise kernel over 6 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap0AVX2(&objective_softmax_1_e[0][0][0], &objective_softmax_1_e_1[0][0][0])
+		ocannlMap0AVX2(&objective_softmax_1_e[0][0][0], &pZ[0], &objective_softmax_1_m[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_softmax_1_e_1Row2 := &objective_softmax_1_e_1[i0][i1]
+				pZRow2 := (*[4]float64)(pZ[12*i0+4*i1 : 12*i0+4*i1+4])
+				objective_softmax_1_mV := objective_softmax_1_m[i0][i1][0]
 				objective_softmax_1_eRow := &objective_softmax_1_e[i0][i1]
 				for i2 := range 4 {
-					objective_softmax_1_eRow[i2] = math.Exp(objective_softmax_1_e_1Row2[i2])
+					objective_softmax_1_eRow[i2] = math.Exp(pZRow2[i2] - objective_softmax_1_mV)
 				}
 			}
 		}
@@ -16621,16 +15803,12 @@ func ocannlSoftmaxObjectiveLoss(r *[2][3][4]float64, pZ *[24]float64, out *[1]fl
 //	      objective.softmax#1/m[i0, i1, 0] max= z[i0, i1, i2]
 //
 //	# _objective.softmax#1/e.1 = pointwise "-" of z, objective.softmax#1/m
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.softmax#1/e.1[i0, i1, i2] = z[i0, i1, i2] - objective.softmax#1/m[i0, i1, 0]
 //
-//	# objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1
+//	# objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1, with _objective.softmax#1/e.1 = pointwise "-" of z, objective.softmax#1/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.softmax#1/e[i0, i1, i2] = exp(_objective.softmax#1/e.1[i0, i1, i2])
+//	      objective.softmax#1/e[i0, i1, i2] = exp(z[i0, i1, i2] - objective.softmax#1/m[i0, i1, 0])
 //
 //	# _objective.1 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.softmax#1/e
 //	fill _objective.1 with 0
@@ -16713,7 +15891,6 @@ func ocannlSoftmaxObjectiveLoss(r *[2][3][4]float64, pZ *[24]float64, out *[1]fl
 //	      z.grad[i0, i1, i2] += where(objective.softmax#1/m[i0, i1, 0] == z[i0, i1, i2], objective.softmax#1/m.grad[i0, i1, 0], 0)
 func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64, loss *[1]float64) {
 	var objective_softmax_1_m [2][3][1]float64
-	var objective_softmax_1_e_1 [2][3][4]float64
 	var objective_softmax_1_e [2][3][4]float64
 	var objective_1 [2][3][1]float64
 	var objective_2 [2][3][4]float64
@@ -16737,29 +15914,18 @@ func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64
 		}
 	}
 
-	// _objective.softmax#1/e.1 = pointwise "-" of z, objective.softmax#1/m
-	for i0 := range 2 {
-		for i1 := range 3 {
-			pZRow2 := (*[4]float64)(pZ[12*i0+4*i1 : 12*i0+4*i1+4])
-			objective_softmax_1_mV := objective_softmax_1_m[i0][i1][0]
-			objective_softmax_1_e_1Row := &objective_softmax_1_e_1[i0][i1]
-			for i2 := range 4 {
-				objective_softmax_1_e_1Row[i2] = pZRow2[i2] - objective_softmax_1_mV
-			}
-		}
-	}
-
-	// objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1
-	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1, with _objective.softmax#1/e.1 = pointwise "-" of z, objective.softmax#1/m fused
+	// float64 pointwise kernel over 6 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap0AVX2(&objective_softmax_1_e[0][0][0], &objective_softmax_1_e_1[0][0][0])
+		ocannlMap0AVX2(&objective_softmax_1_e[0][0][0], &pZ[0], &objective_softmax_1_m[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_softmax_1_e_1Row2 := &objective_softmax_1_e_1[i0][i1]
+				pZRow2 := (*[4]float64)(pZ[12*i0+4*i1 : 12*i0+4*i1+4])
+				objective_softmax_1_mV := objective_softmax_1_m[i0][i1][0]
 				objective_softmax_1_eRow := &objective_softmax_1_e[i0][i1]
 				for i2 := range 4 {
-					objective_softmax_1_eRow[i2] = math.Exp(objective_softmax_1_e_1Row2[i2])
+					objective_softmax_1_eRow[i2] = math.Exp(pZRow2[i2] - objective_softmax_1_mV)
 				}
 			}
 		}
@@ -17419,14 +16585,11 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 //	  _objective.cross_entropy#1/logp.3[i0, 0] = log(_objective.cross_entropy#1/logp.2[i0, 0])
 //
 //	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    objective.cross_entropy#1/logp[i0, i1] = objective.cross_entropy#1/z[i0, i1] - _objective.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp
+//	# _objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp, with objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    _objective.1[i0, i1] = onehot[i0, i1] * objective.cross_entropy#1/logp[i0, i1]
+//	    _objective.1[i0, i1] = onehot[i0, i1] * (objective.cross_entropy#1/z[i0, i1] - _objective.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _objective.2 = einsum "++" "..b.. | ... -> ... => 0" of _objective.1
 //	fill _objective.2 with 0
@@ -17447,7 +16610,6 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 	var objective_cross_entropy_1_logp_1 [4][5]float64
 	var objective_cross_entropy_1_logp_2 [4][1]float64
 	var objective_cross_entropy_1_logp_3 [4][1]float64
-	var objective_cross_entropy_1_logp [4][5]float64
 	var objective_1 [4][5]float64
 	var objective_2 [1]float64
 	var objective_3 [1]float64
@@ -17526,23 +16688,14 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 		objective_cross_entropy_1_logp_3[i0][0] = math.Log(objective_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
-	for i0 := range 4 {
-		objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0]
-		objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][0]
-		objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_logpRow[i1] = objective_cross_entropy_1_zRow3[i1] - objective_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp
+	// _objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp, with objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3 fused
 	for i0 := range 4 {
 		onehotRow := &onehot[i0]
-		objective_cross_entropy_1_logpRow2 := &objective_cross_entropy_1_logp[i0]
+		objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0]
+		objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][0]
 		objective_1Row := &objective_1[i0]
 		for i1 := range 5 {
-			objective_1Row[i1] = onehotRow[i1] * objective_cross_entropy_1_logpRow2[i1]
+			objective_1Row[i1] = onehotRow[i1] * (objective_cross_entropy_1_zRow3[i1] - objective_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -17646,14 +16799,11 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	  _objective.cross_entropy#1/logp.3[i0, 0] = log(_objective.cross_entropy#1/logp.2[i0, 0])
 //
 //	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    objective.cross_entropy#1/logp[i0, i1] = objective.cross_entropy#1/z[i0, i1] - _objective.cross_entropy#1/logp.3[i0, 0]
 //
-//	# _objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp
+//	# _objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp, with objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    _objective.1[i0, i1] = onehot[i0, i1] * objective.cross_entropy#1/logp[i0, i1]
+//	    _objective.1[i0, i1] = onehot[i0, i1] * (objective.cross_entropy#1/z[i0, i1] - _objective.cross_entropy#1/logp.3[i0, 0])
 //
 //	# _objective.2 = einsum "++" "..b.. | ... -> ... => 0" of _objective.1
 //	fill _objective.2 with 0
@@ -17764,7 +16914,6 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	var objective_cross_entropy_1_logp_1 [4][5]float64
 	var objective_cross_entropy_1_logp_2 [4][1]float64
 	var objective_cross_entropy_1_logp_3 [4][1]float64
-	var objective_cross_entropy_1_logp [4][5]float64
 	var objective_1 [4][5]float64
 	var objective_2 [1]float64
 	var objective_3 [1]float64
@@ -17855,23 +17004,14 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 		objective_cross_entropy_1_logp_3[i0][0] = math.Log(objective_cross_entropy_1_logp_2[i0][0])
 	}
 
-	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
-	for i0 := range 4 {
-		objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0]
-		objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][0]
-		objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_logpRow[i1] = objective_cross_entropy_1_zRow3[i1] - objective_cross_entropy_1_logp_3V
-		}
-	}
-
-	// _objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp
+	// _objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp, with objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3 fused
 	for i0 := range 4 {
 		onehotRow := &onehot[i0]
-		objective_cross_entropy_1_logpRow2 := &objective_cross_entropy_1_logp[i0]
+		objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0]
+		objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][0]
 		objective_1Row := &objective_1[i0]
 		for i1 := range 5 {
-			objective_1Row[i1] = onehotRow[i1] * objective_cross_entropy_1_logpRow2[i1]
+			objective_1Row[i1] = onehotRow[i1] * (objective_cross_entropy_1_zRow3[i1] - objective_cross_entropy_1_logp_3V)
 		}
 	}
 
@@ -18090,14 +17230,11 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 //	      _objective.net/a1.1[i0, i1] += objective.net.w1[i1, i2] * x[i0, i2]
 //
 //	# _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _objective.net/a1.2[i0, i1] = _objective.net/a1.1[i0, i1] + objective.net.b1[i1]
 //
-//	# objective.net/a1 = pointwise relu of _objective.net/a1.2
+//	# objective.net/a1 = pointwise relu of _objective.net/a1.2, with _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    objective.net/a1[i0, i1] = relu(_objective.net/a1.2[i0, i1])
+//	    objective.net/a1[i0, i1] = relu(_objective.net/a1.1[i0, i1] + objective.net.b1[i1])
 //
 //	# _objective.net/a2.1 = compose "*" of objective.net.w2, objective.net/a1
 //	fill _objective.net/a2.1 with 0
@@ -18107,14 +17244,11 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 //	      _objective.net/a2.1[i0, i1] += objective.net.w2[i1, i2] * objective.net/a1[i0, i2]
 //
 //	# _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2
-//	for i0 in 0..5:
-//	  for i1 in 0..2:
-//	    _objective.net/a2.2[i0, i1] = _objective.net/a2.1[i0, i1] + objective.net.b2[i1]
 //
-//	# objective.net/a2 = pointwise relu of _objective.net/a2.2
+//	# objective.net/a2 = pointwise relu of _objective.net/a2.2, with _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..2:
-//	    objective.net/a2[i0, i1] = relu(_objective.net/a2.2[i0, i1])
+//	    objective.net/a2[i0, i1] = relu(_objective.net/a2.1[i0, i1] + objective.net.b2[i1])
 //
 //	# _objective.hinge#1/scores.1 = compose "*" of objective.net.w3, objective.net/a2
 //	fill _objective.hinge#1/scores.1 with 0
@@ -18147,10 +17281,8 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 //	objective[0] = _objective.1[0] / _dim_b.1[0]
 func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW1 *[8]float64, pObjectiveNetB1 *[4]float64, pObjectiveNetW2 *[12]float64, pObjectiveNetB2 *[3]float64, pObjectiveNetW3 *[3]float64, pObjectiveNetB3 *[1]float64, out *[1]float64) {
 	var objective_net_a1_1 [6][4]float64
-	var objective_net_a1_2 [6][4]float64
 	var objective_net_a1 [6][4]float64
 	var objective_net_a2_1 [6][3]float64
-	var objective_net_a2_2 [6][3]float64
 	var objective_net_a2 [6][3]float64
 	var objective_hinge_1_scores_1 [6][1]float64
 	var objective_hinge_1_scores [6][1]float64
@@ -18173,21 +17305,12 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 		}
 	}
 
-	// _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1
+	// objective.net/a1 = pointwise relu of _objective.net/a1.2, with _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1 fused
 	for i0 := range 6 {
 		objective_net_a1_1Row := &objective_net_a1_1[i0]
-		objective_net_a1_2Row := &objective_net_a1_2[i0]
-		for i1 := range 4 {
-			objective_net_a1_2Row[i1] = objective_net_a1_1Row[i1] + pObjectiveNetB1[i1]
-		}
-	}
-
-	// objective.net/a1 = pointwise relu of _objective.net/a1.2
-	for i0 := range 6 {
-		objective_net_a1_2Row2 := &objective_net_a1_2[i0]
 		objective_net_a1Row := &objective_net_a1[i0]
 		for i1 := range 4 {
-			r := objective_net_a1_2Row2[i1]
+			r := objective_net_a1_1Row[i1] + pObjectiveNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -18209,21 +17332,12 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 		}
 	}
 
-	// _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2
+	// objective.net/a2 = pointwise relu of _objective.net/a2.2, with _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2 fused
 	for i0 := range 6 {
 		objective_net_a2_1Row := &objective_net_a2_1[i0]
-		objective_net_a2_2Row := &objective_net_a2_2[i0]
-		for i1 := range 3 {
-			objective_net_a2_2Row[i1] = objective_net_a2_1Row[i1] + pObjectiveNetB2[i1]
-		}
-	}
-
-	// objective.net/a2 = pointwise relu of _objective.net/a2.2
-	for i0 := range 6 {
-		objective_net_a2_2Row2 := &objective_net_a2_2[i0]
 		objective_net_a2Row := &objective_net_a2[i0]
 		for i1 := range 3 {
-			r2 := objective_net_a2_2Row2[i1]
+			r2 := objective_net_a2_1Row[i1] + pObjectiveNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -18920,14 +18034,11 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 //	      _objective.l2/x.1[i0, i1] += objective.l1.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b
-//	for i0 in 0..4:
-//	  for i1 in 0..3:
-//	    _objective.l2/x.2[i0, i1] = _objective.l2/x.1[i0, i1] + objective.l1.b[i1]
 //
-//	# objective.l2/x = pointwise relu of _objective.l2/x.2
+//	# objective.l2/x = pointwise relu of _objective.l2/x.2, with _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b fused
 //	for i0 in 0..4:
 //	  for i1 in 0..3:
-//	    objective.l2/x[i0, i1] = relu(_objective.l2/x.2[i0, i1])
+//	    objective.l2/x[i0, i1] = relu(_objective.l2/x.1[i0, i1] + objective.l1.b[i1])
 //
 //	# _objective.1 = compose "*" of objective.l2.w, objective.l2/x
 //	fill _objective.1 with 0
@@ -18948,7 +18059,6 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
 func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]float64, pObjectiveL1B *[4]float64, pObjectiveL2W *[12]float64, pObjectiveL2B *[3]float64, out *[1]float64) {
 	var objective_l2_x_1 [5][4]float64
-	var objective_l2_x_2 [5][4]float64
 	var objective_l2_x [5][4]float64
 	var objective_1 [5][3]float64
 	var objective_2 [5][3]float64
@@ -18967,21 +18077,12 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 		}
 	}
 
-	// _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b
+	// objective.l2/x = pointwise relu of _objective.l2/x.2, with _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b fused
 	for i0 := range 5 {
 		objective_l2_x_1Row := &objective_l2_x_1[i0]
-		objective_l2_x_2Row := &objective_l2_x_2[i0]
-		for i1 := range 4 {
-			objective_l2_x_2Row[i1] = objective_l2_x_1Row[i1] + pObjectiveL1B[i1]
-		}
-	}
-
-	// objective.l2/x = pointwise relu of _objective.l2/x.2
-	for i0 := range 5 {
-		objective_l2_x_2Row2 := &objective_l2_x_2[i0]
 		objective_l2_xRow := &objective_l2_x[i0]
 		for i1 := range 4 {
-			r2 := objective_l2_x_2Row2[i1]
+			r2 := objective_l2_x_1Row[i1] + pObjectiveL1B[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -19397,14 +18498,11 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 //	      _objective.l/x.1[i0, i1] += objective.l.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    _objective.l/x.2[i0, i1] = _objective.l/x.1[i0, i1] + objective.l.b[i1]
 //
-//	# objective.l/x = pointwise tanh of _objective.l/x.2
+//	# objective.l/x = pointwise tanh of _objective.l/x.2, with _objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b fused
 //	for i0 in 0..4:
 //	  for i1 in 0..2:
-//	    objective.l/x[i0, i1] = tanh(_objective.l/x.2[i0, i1])
+//	    objective.l/x[i0, i1] = tanh(_objective.l/x.1[i0, i1] + objective.l.b[i1])
 //
 //	# _objective.1 = compose "*" of objective.l.w, objective.l/x
 //	fill _objective.1 with 0
@@ -19425,7 +18523,6 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
 func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObjectiveLW *[9]float64, pObjectiveLB *[3]float64, out *[1]float64) {
 	var objective_l_x_1 [5][3]float64
-	var objective_l_x_2 [5][3]float64
 	var objective_l_x [5][3]float64
 	var objective_1 [5][3]float64
 	var objective_2 [5][3]float64
@@ -19444,21 +18541,12 @@ func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObje
 		}
 	}
 
-	// _objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b
+	// objective.l/x = pointwise tanh of _objective.l/x.2, with _objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b fused
 	for i0 := range 5 {
 		objective_l_x_1Row := &objective_l_x_1[i0]
-		objective_l_x_2Row := &objective_l_x_2[i0]
-		for i1 := range 3 {
-			objective_l_x_2Row[i1] = objective_l_x_1Row[i1] + pObjectiveLB[i1]
-		}
-	}
-
-	// objective.l/x = pointwise tanh of _objective.l/x.2
-	for i0 := range 5 {
-		objective_l_x_2Row2 := &objective_l_x_2[i0]
 		objective_l_xRow := &objective_l_x[i0]
 		for i1 := range 3 {
-			objective_l_xRow[i1] = math.Tanh(objective_l_x_2Row2[i1])
+			objective_l_xRow[i1] = math.Tanh(objective_l_x_1Row[i1] + pObjectiveLB[i1])
 		}
 	}
 
@@ -19533,14 +18621,11 @@ func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObje
 //	      _objective.l/x.1[i0, i1] += objective.l.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    _objective.l/x.2[i0, i1] = _objective.l/x.1[i0, i1] + objective.l.b[i1]
 //
-//	# objective.l/x = pointwise tanh of _objective.l/x.2
+//	# objective.l/x = pointwise tanh of _objective.l/x.2, with _objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b fused
 //	for i0 in 0..4:
 //	  for i1 in 0..2:
-//	    objective.l/x[i0, i1] = tanh(_objective.l/x.2[i0, i1])
+//	    objective.l/x[i0, i1] = tanh(_objective.l/x.1[i0, i1] + objective.l.b[i1])
 //
 //	# _objective.1 = compose "*" of objective.l.w, objective.l/x
 //	fill _objective.1 with 0
@@ -19622,7 +18707,6 @@ func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObje
 //	      objective.l.w.grad[i1, i2] += _objective.l/x.1.grad[i0, i1] * x[i0, i2]
 func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjectiveLW *[9]float64, pObjectiveLB *[3]float64, gObjectiveLW *[9]float64, gObjectiveLB *[3]float64, loss *[1]float64) {
 	var objective_l_x_1 [5][3]float64
-	var objective_l_x_2 [5][3]float64
 	var objective_l_x [5][3]float64
 	var objective_1 [5][3]float64
 	var objective_2 [5][3]float64
@@ -19647,21 +18731,12 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 		}
 	}
 
-	// _objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b
+	// objective.l/x = pointwise tanh of _objective.l/x.2, with _objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b fused
 	for i0 := range 5 {
 		objective_l_x_1Row := &objective_l_x_1[i0]
-		objective_l_x_2Row := &objective_l_x_2[i0]
-		for i1 := range 3 {
-			objective_l_x_2Row[i1] = objective_l_x_1Row[i1] + pObjectiveLB[i1]
-		}
-	}
-
-	// objective.l/x = pointwise tanh of _objective.l/x.2
-	for i0 := range 5 {
-		objective_l_x_2Row2 := &objective_l_x_2[i0]
 		objective_l_xRow := &objective_l_x[i0]
 		for i1 := range 3 {
-			objective_l_xRow[i1] = math.Tanh(objective_l_x_2Row2[i1])
+			objective_l_xRow[i1] = math.Tanh(objective_l_x_1Row[i1] + pObjectiveLB[i1])
 		}
 	}
 
@@ -19911,18 +18986,13 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 //	        objective.att/m[i0, i1, i2, 0] max= objective.att/scores[i0, i1, i2, i3]
 //
 //	# _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        _objective.att/ex.1[i0, i1, i2, i3] = objective.att/scores[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0]
 //
-//	# objective.att/ex = pointwise exp of _objective.att/ex.1
+//	# objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/ex[i0, i1, i2, i3] = exp(_objective.att/ex.1[i0, i1, i2, i3])
+//	        objective.att/ex[i0, i1, i2, i3] = exp(objective.att/scores[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0])
 //
 //	# _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
 //	fill _objective.att/attn.1 with 0
@@ -19971,7 +19041,6 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 	var objective_att_scores_2 [1]float64
 	var objective_att_scores [2][4][2][4]float64
 	var objective_att_m [2][4][2][1]float64
-	var objective_att_ex_1 [2][4][2][4]float64
 	var objective_att_ex [2][4][2][4]float64
 	var objective_att_attn_1 [2][4][2][1]float64
 	var objective_att_attn [2][4][2][4]float64
@@ -20087,32 +19156,19 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 		}
 	}
 
-	// _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_scoresRow3 := &objective_att_scores[i0][i1][i2]
-				objective_att_mV := objective_att_m[i0][i1][i2][0]
-				objective_att_ex_1Row := &objective_att_ex_1[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_ex_1Row[i3] = objective_att_scoresRow3[i3] - objective_att_mV
-				}
-			}
-		}
-	}
-
-	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m fused
+	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_scores[0][0][0][0], &objective_att_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_scoresRow3 := &objective_att_scores[i0][i1][i2]
+					objective_att_mV := objective_att_m[i0][i1][i2][0]
 					objective_att_exRow := &objective_att_ex[i0][i1][i2]
 					for i3 := range 4 {
-						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+						objective_att_exRow[i3] = math.Exp(objective_att_scoresRow3[i3] - objective_att_mV)
 					}
 				}
 			}
@@ -20317,18 +19373,13 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 //	        objective.att/m[i0, i1, i2, 0] max= objective.att/scores[i0, i1, i2, i3]
 //
 //	# _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        _objective.att/ex.1[i0, i1, i2, i3] = objective.att/scores[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0]
 //
-//	# objective.att/ex = pointwise exp of _objective.att/ex.1
+//	# objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/ex[i0, i1, i2, i3] = exp(_objective.att/ex.1[i0, i1, i2, i3])
+//	        objective.att/ex[i0, i1, i2, i3] = exp(objective.att/scores[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0])
 //
 //	# _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
 //	fill _objective.att/attn.1 with 0
@@ -20558,7 +19609,6 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	var objective_att_scores_2 [1]float64
 	var objective_att_scores [2][4][2][4]float64
 	var objective_att_m [2][4][2][1]float64
-	var objective_att_ex_1 [2][4][2][4]float64
 	var objective_att_ex [2][4][2][4]float64
 	var objective_att_attn_1 [2][4][2][1]float64
 	var objective_att_attn [2][4][2][4]float64
@@ -20687,32 +19737,19 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 		}
 	}
 
-	// _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_scoresRow3 := &objective_att_scores[i0][i1][i2]
-				objective_att_mV := objective_att_m[i0][i1][i2][0]
-				objective_att_ex_1Row := &objective_att_ex_1[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_ex_1Row[i3] = objective_att_scoresRow3[i3] - objective_att_mV
-				}
-			}
-		}
-	}
-
-	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m fused
+	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_scores[0][0][0][0], &objective_att_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_scoresRow3 := &objective_att_scores[i0][i1][i2]
+					objective_att_mV := objective_att_m[i0][i1][i2][0]
 					objective_att_exRow := &objective_att_ex[i0][i1][i2]
 					for i3 := range 4 {
-						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+						objective_att_exRow[i3] = math.Exp(objective_att_scoresRow3[i3] - objective_att_mV)
 					}
 				}
 			}
@@ -21275,18 +20312,13 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 //	_objective.att/scores.2[0] = sqrt(_dim_d.1[0])
 //
 //	# objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        objective.att/scores[i0, i1, i2, i3] = _objective.att/scores.1[i0, i1, i2, i3] / _objective.att/scores.2[0]
 //
-//	# objective.att/masked = pointwise where of mask, objective.att/scores, _num.1
+//	# objective.att/masked = pointwise where of mask, objective.att/scores, _num.1, with objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/masked[i0, i1, i2, i3] = where(mask[i1, i3], objective.att/scores[i0, i1, i2, i3], _num.1[0])
+//	        objective.att/masked[i0, i1, i2, i3] = where(mask[i1, i3], _objective.att/scores.1[i0, i1, i2, i3] / _objective.att/scores.2[0], _num.1[0])
 //
 //	# objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked
 //	fill objective.att/m with -inf
@@ -21297,18 +20329,13 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 //	        objective.att/m[i0, i1, i2, 0] max= objective.att/masked[i0, i1, i2, i3]
 //
 //	# _objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        _objective.att/ex.1[i0, i1, i2, i3] = objective.att/masked[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0]
 //
-//	# objective.att/ex = pointwise exp of _objective.att/ex.1
+//	# objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/ex[i0, i1, i2, i3] = exp(_objective.att/ex.1[i0, i1, i2, i3])
+//	        objective.att/ex[i0, i1, i2, i3] = exp(objective.att/masked[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0])
 //
 //	# _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
 //	fill _objective.att/attn.1 with 0
@@ -21355,10 +20382,8 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 	var objective_att_v [2][4][2][2]float64
 	var objective_att_scores_1 [2][4][2][4]float64
 	var objective_att_scores_2 [1]float64
-	var objective_att_scores [2][4][2][4]float64
 	var objective_att_masked [2][4][2][4]float64
 	var objective_att_m [2][4][2][1]float64
-	var objective_att_ex_1 [2][4][2][4]float64
 	var objective_att_ex [2][4][2][4]float64
 	var objective_att_attn_1 [2][4][2][1]float64
 	var objective_att_attn [2][4][2][4]float64
@@ -21440,31 +20465,18 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 	// _objective.att/scores.2 = pointwise sqrt of _dim_d.1
 	objective_att_scores_2[0] = 1.7320508075688772
 
-	// objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2
+	// objective.att/masked = pointwise where of mask, objective.att/scores, _num.1, with objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2 fused
 	objective_att_scores_2V := objective_att_scores_2[0]
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_scores_1Row := &objective_att_scores_1[i0][i1][i2]
-				objective_att_scoresRow := &objective_att_scores[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_scoresRow[i3] = objective_att_scores_1Row[i3] / objective_att_scores_2V
-				}
-			}
-		}
-	}
-
-	// objective.att/masked = pointwise where of mask, objective.att/scores, _num.1
 	for i0 := range 2 {
 		for i1 := range 4 {
 			maskRow := &mask[i1]
 			for i2 := range 2 {
-				objective_att_scoresRow2 := &objective_att_scores[i0][i1][i2]
+				objective_att_scores_1Row := &objective_att_scores_1[i0][i1][i2]
 				objective_att_maskedRow := &objective_att_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r2 := float64(-1e+09)
 					if maskRow[i3] != 0 {
-						r2 = objective_att_scoresRow2[i3]
+						r2 = objective_att_scores_1Row[i3] / objective_att_scores_2V
 					}
 					objective_att_maskedRow[i3] = r2
 				}
@@ -21492,32 +20504,19 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 		}
 	}
 
-	// _objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_maskedRow3 := &objective_att_masked[i0][i1][i2]
-				objective_att_mV := objective_att_m[i0][i1][i2][0]
-				objective_att_ex_1Row := &objective_att_ex_1[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_ex_1Row[i3] = objective_att_maskedRow3[i3] - objective_att_mV
-				}
-			}
-		}
-	}
-
-	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m fused
+	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_masked[0][0][0][0], &objective_att_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_maskedRow3 := &objective_att_masked[i0][i1][i2]
+					objective_att_mV := objective_att_m[i0][i1][i2][0]
 					objective_att_exRow := &objective_att_ex[i0][i1][i2]
 					for i3 := range 4 {
-						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+						objective_att_exRow[i3] = math.Exp(objective_att_maskedRow3[i3] - objective_att_mV)
 					}
 				}
 			}
@@ -21714,18 +20713,13 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	_objective.att/scores.2[0] = sqrt(_dim_d.1[0])
 //
 //	# objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        objective.att/scores[i0, i1, i2, i3] = _objective.att/scores.1[i0, i1, i2, i3] / _objective.att/scores.2[0]
 //
-//	# objective.att/masked = pointwise where of mask, objective.att/scores, _num.1
+//	# objective.att/masked = pointwise where of mask, objective.att/scores, _num.1, with objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/masked[i0, i1, i2, i3] = where(mask[i1, i3], objective.att/scores[i0, i1, i2, i3], _num.1[0])
+//	        objective.att/masked[i0, i1, i2, i3] = where(mask[i1, i3], _objective.att/scores.1[i0, i1, i2, i3] / _objective.att/scores.2[0], _num.1[0])
 //
 //	# objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked
 //	fill objective.att/m with -inf
@@ -21736,18 +20730,13 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	        objective.att/m[i0, i1, i2, 0] max= objective.att/masked[i0, i1, i2, i3]
 //
 //	# _objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        _objective.att/ex.1[i0, i1, i2, i3] = objective.att/masked[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0]
 //
-//	# objective.att/ex = pointwise exp of _objective.att/ex.1
+//	# objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/ex[i0, i1, i2, i3] = exp(_objective.att/ex.1[i0, i1, i2, i3])
+//	        objective.att/ex[i0, i1, i2, i3] = exp(objective.att/masked[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0])
 //
 //	# _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
 //	fill _objective.att/attn.1 with 0
@@ -21983,10 +20972,8 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	var objective_att_v [2][4][2][2]float64
 	var objective_att_scores_1 [2][4][2][4]float64
 	var objective_att_scores_2 [1]float64
-	var objective_att_scores [2][4][2][4]float64
 	var objective_att_masked [2][4][2][4]float64
 	var objective_att_m [2][4][2][1]float64
-	var objective_att_ex_1 [2][4][2][4]float64
 	var objective_att_ex [2][4][2][4]float64
 	var objective_att_attn_1 [2][4][2][1]float64
 	var objective_att_attn [2][4][2][4]float64
@@ -22082,31 +21069,18 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	// _objective.att/scores.2 = pointwise sqrt of _dim_d.1
 	objective_att_scores_2[0] = 1.7320508075688772
 
-	// objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2
+	// objective.att/masked = pointwise where of mask, objective.att/scores, _num.1, with objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2 fused
 	objective_att_scores_2V := objective_att_scores_2[0]
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_scores_1Row := &objective_att_scores_1[i0][i1][i2]
-				objective_att_scoresRow := &objective_att_scores[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_scoresRow[i3] = objective_att_scores_1Row[i3] / objective_att_scores_2V
-				}
-			}
-		}
-	}
-
-	// objective.att/masked = pointwise where of mask, objective.att/scores, _num.1
 	for i0 := range 2 {
 		for i1 := range 4 {
 			maskRow := &mask[i1]
 			for i2 := range 2 {
-				objective_att_scoresRow2 := &objective_att_scores[i0][i1][i2]
+				objective_att_scores_1Row := &objective_att_scores_1[i0][i1][i2]
 				objective_att_maskedRow := &objective_att_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r2 := float64(-1e+09)
 					if maskRow[i3] != 0 {
-						r2 = objective_att_scoresRow2[i3]
+						r2 = objective_att_scores_1Row[i3] / objective_att_scores_2V
 					}
 					objective_att_maskedRow[i3] = r2
 				}
@@ -22134,32 +21108,19 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// _objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_maskedRow3 := &objective_att_masked[i0][i1][i2]
-				objective_att_mV := objective_att_m[i0][i1][i2][0]
-				objective_att_ex_1Row := &objective_att_ex_1[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_ex_1Row[i3] = objective_att_maskedRow3[i3] - objective_att_mV
-				}
-			}
-		}
-	}
-
-	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	// objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m fused
+	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_masked[0][0][0][0], &objective_att_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_maskedRow3 := &objective_att_masked[i0][i1][i2]
+					objective_att_mV := objective_att_m[i0][i1][i2][0]
 					objective_att_exRow := &objective_att_ex[i0][i1][i2]
 					for i3 := range 4 {
-						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+						objective_att_exRow[i3] = math.Exp(objective_att_maskedRow3[i3] - objective_att_mV)
 					}
 				}
 			}
@@ -22810,18 +21771,13 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 //	        objective.att/m[i0, i1, i2, 0] max= objective.att/scores[i0, i1, i2, i3]
 //
 //	# _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        _objective.att/ex.1[i0, i1, i2, i3] = objective.att/scores[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0]
 //
-//	# objective.att/ex = pointwise exp of _objective.att/ex.1
+//	# objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..1:
 //	      for i3 in 0..2:
-//	        objective.att/ex[i0, i1, i2, i3] = exp(_objective.att/ex.1[i0, i1, i2, i3])
+//	        objective.att/ex[i0, i1, i2, i3] = exp(objective.att/scores[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0])
 //
 //	# _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
 //	fill _objective.att/attn.1 with 0
@@ -22899,10 +21855,6 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 //	    objective.ln1/var[i0, i1, 0] = _objective.ln1/var.2[i0, i1, 0] / _dim_d.3[0]
 //
 //	# _h.1 = pointwise "*." of objective.ln1.gamma, objective.ln1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _h.1[i0, i1, i2] = objective.ln1.gamma[i2] * objective.ln1/centered[i0, i1, i2]
 //
 //	# _h.2 = pointwise "+" of objective.ln1/var, _num.1
 //	for i0 in 0..1:
@@ -22914,17 +21866,13 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 //	  for i1 in 0..2:
 //	    _h.3[i0, i1, 0] = sqrt(_h.2[i0, i1, 0])
 //
-//	# _h.4 = pointwise "/." of _h.1, _h.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _h.4[i0, i1, i2] = _h.1[i0, i1, i2] / _h.3[i0, i1, 0]
+//	# _h.4 = pointwise "/." of _h.1, _h.3, with _h.1 = pointwise "*." of objective.ln1.gamma, objective.ln1/centered fused
 //
-//	# h = pointwise "+" of _h.4, objective.ln1.beta
+//	# h = pointwise "+" of _h.4, objective.ln1.beta, with _h.4 = pointwise "/." of _h.1, _h.3, with _h.1 = pointwise "*." of objective.ln1.gamma, objective.ln1/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      h[i0, i1, i2] = _h.4[i0, i1, i2] + objective.ln1.beta[i2]
+//	      h[i0, i1, i2] = ((objective.ln1.gamma[i2] * objective.ln1/centered[i0, i1, i2]) / _h.3[i0, i1, 0]) + objective.ln1.beta[i2]
 //
 //	# _objective.f2/x.1 = compose "*" of objective.f1.w, h
 //	fill _objective.f2/x.1 with 0
@@ -22935,16 +21883,12 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 //	        _objective.f2/x.1[i0, i1, i2] += objective.f1.w[i2, i3] * h[i0, i1, i3]
 //
 //	# _objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..5:
-//	      _objective.f2/x.2[i0, i1, i2] = _objective.f2/x.1[i0, i1, i2] + objective.f1.b[i2]
 //
-//	# objective.f2/x = pointwise tanh of _objective.f2/x.2
+//	# objective.f2/x = pointwise tanh of _objective.f2/x.2, with _objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..5:
-//	      objective.f2/x[i0, i1, i2] = tanh(_objective.f2/x.2[i0, i1, i2])
+//	      objective.f2/x[i0, i1, i2] = tanh(_objective.f2/x.1[i0, i1, i2] + objective.f1.b[i2])
 //
 //	# _objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x
 //	fill _objective.ln2/x.1 with 0
@@ -22955,16 +21899,12 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 //	        _objective.ln2/x.1[i0, i1, i2] += objective.f2.w[i2, i3] * objective.f2/x[i0, i1, i3]
 //
 //	# _objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.ln2/x.2[i0, i1, i2] = _objective.ln2/x.1[i0, i1, i2] + objective.f2.b[i2]
 //
-//	# objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2
+//	# objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2, with _objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln2/x[i0, i1, i2] = h[i0, i1, i2] + _objective.ln2/x.2[i0, i1, i2]
+//	      objective.ln2/x[i0, i1, i2] = h[i0, i1, i2] + (_objective.ln2/x.1[i0, i1, i2] + objective.f2.b[i2])
 //
 //	# _objective.ln2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of objective.ln2/x
 //	fill _objective.ln2/mean.1 with 0
@@ -23003,10 +21943,6 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 //	    objective.ln2/var[i0, i1, 0] = _objective.ln2/var.2[i0, i1, 0] / _dim_d.5[0]
 //
 //	# _objective.1 = pointwise "*." of objective.ln2.gamma, objective.ln2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.1[i0, i1, i2] = objective.ln2.gamma[i2] * objective.ln2/centered[i0, i1, i2]
 //
 //	# _objective.2 = pointwise "+" of objective.ln2/var, _num.2
 //	for i0 in 0..1:
@@ -23018,17 +21954,13 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 //	  for i1 in 0..2:
 //	    _objective.3[i0, i1, 0] = sqrt(_objective.2[i0, i1, 0])
 //
-//	# _objective.4 = pointwise "/." of _objective.1, _objective.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.4[i0, i1, i2] = _objective.1[i0, i1, i2] / _objective.3[i0, i1, 0]
+//	# _objective.4 = pointwise "/." of _objective.1, _objective.3, with _objective.1 = pointwise "*." of objective.ln2.gamma, objective.ln2/centered fused
 //
-//	# _objective.5 = pointwise "+" of _objective.4, objective.ln2.beta
+//	# _objective.5 = pointwise "+" of _objective.4, objective.ln2.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3, with _objective.1 = pointwise "*." of objective.ln2.gamma, objective.ln2/centered fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      _objective.5[i0, i1, i2] = _objective.4[i0, i1, i2] + objective.ln2.beta[i2]
+//	      _objective.5[i0, i1, i2] = ((objective.ln2.gamma[i2] * objective.ln2/centered[i0, i1, i2]) / _objective.3[i0, i1, 0]) + objective.ln2.beta[i2]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.5, r
 //	fill objective with 0
@@ -23044,7 +21976,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 	var objective_att_scores_2 [1]float64
 	var objective_att_scores [2][3][2][3]float64
 	var objective_att_m [2][3][2][1]float64
-	var objective_att_ex_1 [2][3][2][3]float64
 	var objective_att_ex [2][3][2][3]float64
 	var objective_att_attn_1 [2][3][2][1]float64
 	var objective_att_attn [2][3][2][3]float64
@@ -23057,16 +21988,12 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 	var objective_ln1_var_1 [2][3][4]float64
 	var objective_ln1_var_2 [2][3][1]float64
 	var objective_ln1_var [2][3][1]float64
-	var h_1 [2][3][4]float64
 	var h_2 [2][3][1]float64
 	var h_3 [2][3][1]float64
-	var h_4 [2][3][4]float64
 	var h [2][3][4]float64
 	var objective_f2_x_1 [2][3][6]float64
-	var objective_f2_x_2 [2][3][6]float64
 	var objective_f2_x [2][3][6]float64
 	var objective_ln2_x_1 [2][3][4]float64
-	var objective_ln2_x_2 [2][3][4]float64
 	var objective_ln2_x [2][3][4]float64
 	var objective_ln2_mean_1 [2][3][1]float64
 	var objective_ln2_mean [2][3][1]float64
@@ -23074,10 +22001,8 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 	var objective_ln2_var_1 [2][3][4]float64
 	var objective_ln2_var_2 [2][3][1]float64
 	var objective_ln2_var [2][3][1]float64
-	var objective_1 [2][3][4]float64
 	var objective_2 [2][3][1]float64
 	var objective_3 [2][3][1]float64
-	var objective_4 [2][3][4]float64
 	var objective_5 [2][3][4]float64
 
 	// objective.att/q = compose "*" of objective.att.w_q, x
@@ -23184,33 +22109,15 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 		}
 	}
 
-	// _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m
+	// objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m fused
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 2 {
 				objective_att_scoresRow3 := &objective_att_scores[i0][i1][i2]
 				objective_att_mV := objective_att_m[i0][i1][i2][0]
-				objective_att_ex_1Row := &objective_att_ex_1[i0][i1][i2]
+				objective_att_exRow := &objective_att_ex[i0][i1][i2]
 				for i3 := range 3 {
-					objective_att_ex_1Row[i3] = objective_att_scoresRow3[i3] - objective_att_mV
-				}
-			}
-		}
-	}
-
-	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	// float64 pointwise kernel over 36 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap3AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 3 {
-				for i2 := range 2 {
-					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
-					objective_att_exRow := &objective_att_ex[i0][i1][i2]
-					for i3 := range 3 {
-						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
-					}
+					objective_att_exRow[i3] = math.Exp(objective_att_scoresRow3[i3] - objective_att_mV)
 				}
 			}
 		}
@@ -23360,17 +22267,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 		}
 	}
 
-	// _h.1 = pointwise "*." of objective.ln1.gamma, objective.ln1/centered
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln1_centeredRow3 := &objective_ln1_centered[i0][i1]
-			h_1Row := &h_1[i0][i1]
-			for i2 := range 4 {
-				h_1Row[i2] = pObjectiveLn1Gamma[i2] * objective_ln1_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _h.2 = pointwise "+" of objective.ln1/var, _num.1
 	for i0 := range 2 {
 		objective_ln1_varRow2 := &objective_ln1_var[i0]
@@ -23389,25 +22285,14 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 		}
 	}
 
-	// _h.4 = pointwise "/." of _h.1, _h.3
+	// h = pointwise "+" of _h.4, objective.ln1.beta, with _h.4 = pointwise "/." of _h.1, _h.3, with _h.1 = pointwise "*." of objective.ln1.gamma, objective.ln1/centered fused fused
 	for i0 := range 2 {
 		for i1 := range 3 {
-			h_1Row2 := &h_1[i0][i1]
+			objective_ln1_centeredRow3 := &objective_ln1_centered[i0][i1]
 			h_3V := h_3[i0][i1][0]
-			h_4Row := &h_4[i0][i1]
-			for i2 := range 4 {
-				h_4Row[i2] = h_1Row2[i2] / h_3V
-			}
-		}
-	}
-
-	// h = pointwise "+" of _h.4, objective.ln1.beta
-	for i0 := range 2 {
-		for i1 := range 3 {
-			h_4Row2 := &h_4[i0][i1]
 			hRow := &h[i0][i1]
 			for i2 := range 4 {
-				hRow[i2] = h_4Row2[i2] + pObjectiveLn1Beta[i2]
+				hRow[i2] = ((pObjectiveLn1Gamma[i2] * objective_ln1_centeredRow3[i2]) / h_3V) + pObjectiveLn1Beta[i2]
 			}
 		}
 	}
@@ -23428,28 +22313,17 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 		}
 	}
 
-	// _objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_f2_x_1Row := &objective_f2_x_1[i0][i1]
-			objective_f2_x_2Row := &objective_f2_x_2[i0][i1]
-			for i2 := range 6 {
-				objective_f2_x_2Row[i2] = objective_f2_x_1Row[i2] + pObjectiveF1B[i2]
-			}
-		}
-	}
-
-	// objective.f2/x = pointwise tanh of _objective.f2/x.2
-	// float64 pointwise kernel over 36 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	// objective.f2/x = pointwise tanh of _objective.f2/x.2, with _objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b fused
+	// float64 pointwise kernel over 6 rows of 6 elements (c = tanh(add(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&objective_f2_x[0][0][0], &objective_f2_x_2[0][0][0])
+		ocannlMap3AVX2(&objective_f2_x[0][0][0], &objective_f2_x_1[0][0][0], &pObjectiveF1B[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_f2_x_2Row2 := &objective_f2_x_2[i0][i1]
+				objective_f2_x_1Row := &objective_f2_x_1[i0][i1]
 				objective_f2_xRow := &objective_f2_x[i0][i1]
 				for i2 := range 6 {
-					objective_f2_xRow[i2] = math.Tanh(objective_f2_x_2Row2[i2])
+					objective_f2_xRow[i2] = math.Tanh(objective_f2_x_1Row[i2] + pObjectiveF1B[i2])
 				}
 			}
 		}
@@ -23478,25 +22352,14 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 		}
 	}
 
-	// _objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_x_1Row := &objective_ln2_x_1[i0][i1]
-			objective_ln2_x_2Row := &objective_ln2_x_2[i0][i1]
-			for i2 := range 4 {
-				objective_ln2_x_2Row[i2] = objective_ln2_x_1Row[i2] + pObjectiveF2B[i2]
-			}
-		}
-	}
-
-	// objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2
+	// objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2, with _objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b fused
 	for i0 := range 2 {
 		for i1 := range 3 {
 			hRow3 := &h[i0][i1]
-			objective_ln2_x_2Row2 := &objective_ln2_x_2[i0][i1]
+			objective_ln2_x_1Row := &objective_ln2_x_1[i0][i1]
 			objective_ln2_xRow := &objective_ln2_x[i0][i1]
 			for i2 := range 4 {
-				objective_ln2_xRow[i2] = hRow3[i2] + objective_ln2_x_2Row2[i2]
+				objective_ln2_xRow[i2] = hRow3[i2] + (objective_ln2_x_1Row[i2] + pObjectiveF2B[i2])
 			}
 		}
 	}
@@ -23568,17 +22431,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 		}
 	}
 
-	// _objective.1 = pointwise "*." of objective.ln2.gamma, objective.ln2/centered
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_centeredRow3 := &objective_ln2_centered[i0][i1]
-			objective_1Row := &objective_1[i0][i1]
-			for i2 := range 4 {
-				objective_1Row[i2] = pObjectiveLn2Gamma[i2] * objective_ln2_centeredRow3[i2]
-			}
-		}
-	}
-
 	// _objective.2 = pointwise "+" of objective.ln2/var, _num.2
 	for i0 := range 2 {
 		objective_ln2_varRow2 := &objective_ln2_var[i0]
@@ -23597,25 +22449,14 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 		}
 	}
 
-	// _objective.4 = pointwise "/." of _objective.1, _objective.3
+	// _objective.5 = pointwise "+" of _objective.4, objective.ln2.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3, with _objective.1 = pointwise "*." of objective.ln2.gamma, objective.ln2/centered fused fused
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_1Row2 := &objective_1[i0][i1]
+			objective_ln2_centeredRow3 := &objective_ln2_centered[i0][i1]
 			objective_3V := objective_3[i0][i1][0]
-			objective_4Row := &objective_4[i0][i1]
-			for i2 := range 4 {
-				objective_4Row[i2] = objective_1Row2[i2] / objective_3V
-			}
-		}
-	}
-
-	// _objective.5 = pointwise "+" of _objective.4, objective.ln2.beta
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_4Row2 := &objective_4[i0][i1]
 			objective_5Row := &objective_5[i0][i1]
 			for i2 := range 4 {
-				objective_5Row[i2] = objective_4Row2[i2] + pObjectiveLn2Beta[i2]
+				objective_5Row[i2] = ((pObjectiveLn2Gamma[i2] * objective_ln2_centeredRow3[i2]) / objective_3V) + pObjectiveLn2Beta[i2]
 			}
 		}
 	}
@@ -23839,18 +22680,13 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	        objective.att/m[i0, i1, i2, 0] max= objective.att/scores[i0, i1, i2, i3]
 //
 //	# _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        _objective.att/ex.1[i0, i1, i2, i3] = objective.att/scores[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0]
 //
-//	# objective.att/ex = pointwise exp of _objective.att/ex.1
+//	# objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..1:
 //	      for i3 in 0..2:
-//	        objective.att/ex[i0, i1, i2, i3] = exp(_objective.att/ex.1[i0, i1, i2, i3])
+//	        objective.att/ex[i0, i1, i2, i3] = exp(objective.att/scores[i0, i1, i2, i3] - objective.att/m[i0, i1, i2, 0])
 //
 //	# _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
 //	fill _objective.att/attn.1 with 0
@@ -23944,16 +22780,12 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    _h.3[i0, i1, 0] = sqrt(_h.2[i0, i1, 0])
 //
 //	# _h.4 = pointwise "/." of _h.1, _h.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _h.4[i0, i1, i2] = _h.1[i0, i1, i2] / _h.3[i0, i1, 0]
 //
-//	# h = pointwise "+" of _h.4, objective.ln1.beta
+//	# h = pointwise "+" of _h.4, objective.ln1.beta, with _h.4 = pointwise "/." of _h.1, _h.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      h[i0, i1, i2] = _h.4[i0, i1, i2] + objective.ln1.beta[i2]
+//	      h[i0, i1, i2] = (_h.1[i0, i1, i2] / _h.3[i0, i1, 0]) + objective.ln1.beta[i2]
 //
 //	# _objective.f2/x.1 = compose "*" of objective.f1.w, h
 //	fill _objective.f2/x.1 with 0
@@ -23964,16 +22796,12 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	        _objective.f2/x.1[i0, i1, i2] += objective.f1.w[i2, i3] * h[i0, i1, i3]
 //
 //	# _objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..5:
-//	      _objective.f2/x.2[i0, i1, i2] = _objective.f2/x.1[i0, i1, i2] + objective.f1.b[i2]
 //
-//	# objective.f2/x = pointwise tanh of _objective.f2/x.2
+//	# objective.f2/x = pointwise tanh of _objective.f2/x.2, with _objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..5:
-//	      objective.f2/x[i0, i1, i2] = tanh(_objective.f2/x.2[i0, i1, i2])
+//	      objective.f2/x[i0, i1, i2] = tanh(_objective.f2/x.1[i0, i1, i2] + objective.f1.b[i2])
 //
 //	# _objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x
 //	fill _objective.ln2/x.1 with 0
@@ -23984,16 +22812,12 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	        _objective.ln2/x.1[i0, i1, i2] += objective.f2.w[i2, i3] * objective.f2/x[i0, i1, i3]
 //
 //	# _objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.ln2/x.2[i0, i1, i2] = _objective.ln2/x.1[i0, i1, i2] + objective.f2.b[i2]
 //
-//	# objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2
+//	# objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2, with _objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln2/x[i0, i1, i2] = h[i0, i1, i2] + _objective.ln2/x.2[i0, i1, i2]
+//	      objective.ln2/x[i0, i1, i2] = h[i0, i1, i2] + (_objective.ln2/x.1[i0, i1, i2] + objective.f2.b[i2])
 //
 //	# _objective.ln2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of objective.ln2/x
 //	fill _objective.ln2/mean.1 with 0
@@ -24048,16 +22872,12 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    _objective.3[i0, i1, 0] = sqrt(_objective.2[i0, i1, 0])
 //
 //	# _objective.4 = pointwise "/." of _objective.1, _objective.3
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.4[i0, i1, i2] = _objective.1[i0, i1, i2] / _objective.3[i0, i1, 0]
 //
-//	# _objective.5 = pointwise "+" of _objective.4, objective.ln2.beta
+//	# _objective.5 = pointwise "+" of _objective.4, objective.ln2.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      _objective.5[i0, i1, i2] = _objective.4[i0, i1, i2] + objective.ln2.beta[i2]
+//	      _objective.5[i0, i1, i2] = (_objective.1[i0, i1, i2] / _objective.3[i0, i1, 0]) + objective.ln2.beta[i2]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.5, r
 //	fill objective with 0
@@ -24557,7 +23377,6 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var objective_att_scores_2 [1]float64
 	var objective_att_scores [2][3][2][3]float64
 	var objective_att_m [2][3][2][1]float64
-	var objective_att_ex_1 [2][3][2][3]float64
 	var objective_att_ex [2][3][2][3]float64
 	var objective_att_attn_1 [2][3][2][1]float64
 	var objective_att_attn [2][3][2][3]float64
@@ -24573,13 +23392,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var h_1 [2][3][4]float64
 	var h_2 [2][3][1]float64
 	var h_3 [2][3][1]float64
-	var h_4 [2][3][4]float64
 	var h [2][3][4]float64
 	var objective_f2_x_1 [2][3][6]float64
-	var objective_f2_x_2 [2][3][6]float64
 	var objective_f2_x [2][3][6]float64
 	var objective_ln2_x_1 [2][3][4]float64
-	var objective_ln2_x_2 [2][3][4]float64
 	var objective_ln2_x [2][3][4]float64
 	var objective_ln2_mean_1 [2][3][1]float64
 	var objective_ln2_mean [2][3][1]float64
@@ -24590,7 +23406,6 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var objective_1 [2][3][4]float64
 	var objective_2 [2][3][1]float64
 	var objective_3 [2][3][1]float64
-	var objective_4 [2][3][4]float64
 	var objective_5 [2][3][4]float64
 	var objective_att_q_grad [2][3][2][2]float64
 	var objective_att_k_grad [2][3][2][2]float64
@@ -24739,33 +23554,15 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m
+	// objective.att/ex = pointwise exp of _objective.att/ex.1, with _objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m fused
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 2 {
 				objective_att_scoresRow3 := &objective_att_scores[i0][i1][i2]
 				objective_att_mV := objective_att_m[i0][i1][i2][0]
-				objective_att_ex_1Row := &objective_att_ex_1[i0][i1][i2]
+				objective_att_exRow := &objective_att_ex[i0][i1][i2]
 				for i3 := range 3 {
-					objective_att_ex_1Row[i3] = objective_att_scoresRow3[i3] - objective_att_mV
-				}
-			}
-		}
-	}
-
-	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	// float64 pointwise kernel over 36 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap3AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 3 {
-				for i2 := range 2 {
-					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
-					objective_att_exRow := &objective_att_ex[i0][i1][i2]
-					for i3 := range 3 {
-						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
-					}
+					objective_att_exRow[i3] = math.Exp(objective_att_scoresRow3[i3] - objective_att_mV)
 				}
 			}
 		}
@@ -24944,25 +23741,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// _h.4 = pointwise "/." of _h.1, _h.3
+	// h = pointwise "+" of _h.4, objective.ln1.beta, with _h.4 = pointwise "/." of _h.1, _h.3 fused
 	for i0 := range 2 {
 		for i1 := range 3 {
 			h_1Row2 := &h_1[i0][i1]
 			h_3V := h_3[i0][i1][0]
-			h_4Row := &h_4[i0][i1]
-			for i2 := range 4 {
-				h_4Row[i2] = h_1Row2[i2] / h_3V
-			}
-		}
-	}
-
-	// h = pointwise "+" of _h.4, objective.ln1.beta
-	for i0 := range 2 {
-		for i1 := range 3 {
-			h_4Row2 := &h_4[i0][i1]
 			hRow := &h[i0][i1]
 			for i2 := range 4 {
-				hRow[i2] = h_4Row2[i2] + pObjectiveLn1Beta[i2]
+				hRow[i2] = (h_1Row2[i2] / h_3V) + pObjectiveLn1Beta[i2]
 			}
 		}
 	}
@@ -24983,28 +23769,17 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// _objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_f2_x_1Row := &objective_f2_x_1[i0][i1]
-			objective_f2_x_2Row := &objective_f2_x_2[i0][i1]
-			for i2 := range 6 {
-				objective_f2_x_2Row[i2] = objective_f2_x_1Row[i2] + pObjectiveF1B[i2]
-			}
-		}
-	}
-
-	// objective.f2/x = pointwise tanh of _objective.f2/x.2
-	// float64 pointwise kernel over 36 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	// objective.f2/x = pointwise tanh of _objective.f2/x.2, with _objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b fused
+	// float64 pointwise kernel over 6 rows of 6 elements (c = tanh(add(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&objective_f2_x[0][0][0], &objective_f2_x_2[0][0][0])
+		ocannlMap3AVX2(&objective_f2_x[0][0][0], &objective_f2_x_1[0][0][0], &pObjectiveF1B[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_f2_x_2Row2 := &objective_f2_x_2[i0][i1]
+				objective_f2_x_1Row := &objective_f2_x_1[i0][i1]
 				objective_f2_xRow := &objective_f2_x[i0][i1]
 				for i2 := range 6 {
-					objective_f2_xRow[i2] = math.Tanh(objective_f2_x_2Row2[i2])
+					objective_f2_xRow[i2] = math.Tanh(objective_f2_x_1Row[i2] + pObjectiveF1B[i2])
 				}
 			}
 		}
@@ -25033,25 +23808,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// _objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_x_1Row := &objective_ln2_x_1[i0][i1]
-			objective_ln2_x_2Row := &objective_ln2_x_2[i0][i1]
-			for i2 := range 4 {
-				objective_ln2_x_2Row[i2] = objective_ln2_x_1Row[i2] + pObjectiveF2B[i2]
-			}
-		}
-	}
-
-	// objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2
+	// objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2, with _objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b fused
 	for i0 := range 2 {
 		for i1 := range 3 {
 			hRow3 := &h[i0][i1]
-			objective_ln2_x_2Row2 := &objective_ln2_x_2[i0][i1]
+			objective_ln2_x_1Row := &objective_ln2_x_1[i0][i1]
 			objective_ln2_xRow := &objective_ln2_x[i0][i1]
 			for i2 := range 4 {
-				objective_ln2_xRow[i2] = hRow3[i2] + objective_ln2_x_2Row2[i2]
+				objective_ln2_xRow[i2] = hRow3[i2] + (objective_ln2_x_1Row[i2] + pObjectiveF2B[i2])
 			}
 		}
 	}
@@ -25152,25 +23916,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// _objective.4 = pointwise "/." of _objective.1, _objective.3
+	// _objective.5 = pointwise "+" of _objective.4, objective.ln2.beta, with _objective.4 = pointwise "/." of _objective.1, _objective.3 fused
 	for i0 := range 2 {
 		for i1 := range 3 {
 			objective_1Row2 := &objective_1[i0][i1]
 			objective_3V := objective_3[i0][i1][0]
-			objective_4Row := &objective_4[i0][i1]
-			for i2 := range 4 {
-				objective_4Row[i2] = objective_1Row2[i2] / objective_3V
-			}
-		}
-	}
-
-	// _objective.5 = pointwise "+" of _objective.4, objective.ln2.beta
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_4Row2 := &objective_4[i0][i1]
 			objective_5Row := &objective_5[i0][i1]
 			for i2 := range 4 {
-				objective_5Row[i2] = objective_4Row2[i2] + pObjectiveLn2Beta[i2]
+				objective_5Row[i2] = (objective_1Row2[i2] / objective_3V) + pObjectiveLn2Beta[i2]
 			}
 		}
 	}
@@ -26164,8 +24917,6 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 //	  _objective.1[i0 + 2] = q[i0]
 //
 //	# _objective.2 = pointwise sin of _objective.1
-//	for i0 in 0..4:
-//	  _objective.2[i0] = sin(_objective.1[i0])
 //
 //	# _objective.3 = concatenation "++^" "a; b => a^b" of q, p
 //	for i0 in 0..2:
@@ -26173,9 +24924,9 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 //	for i0 in 0..1:
 //	  _objective.3[i0 + 3] = p[i0]
 //
-//	# _objective.4 = pointwise "*." of _objective.2, _objective.3
+//	# _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused
 //	for i0 in 0..4:
-//	  _objective.4[i0] = _objective.2[i0] * _objective.3[i0]
+//	  _objective.4[i0] = sin(_objective.1[i0]) * _objective.3[i0]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -26183,7 +24934,6 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 //	  objective[0] += _objective.4[i0] * r[i0]
 func ocannlConcatObjectiveLoss(r *[5]float64, pP *[2]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [5]float64
-	var objective_2 [5]float64
 	var objective_3 [5]float64
 	var objective_4 [5]float64
 
@@ -26195,11 +24945,6 @@ func ocannlConcatObjectiveLoss(r *[5]float64, pP *[2]float64, pQ *[3]float64, ou
 		objective_1[i0+2] = pQ[i0]
 	}
 
-	// _objective.2 = pointwise sin of _objective.1
-	for i0 := range 5 {
-		objective_2[i0] = math.Sin(objective_1[i0])
-	}
-
 	// _objective.3 = concatenation "++^" "a; b => a^b" of q, p
 	for i0 := range 3 {
 		objective_3[i0] = pQ[i0]
@@ -26208,9 +24953,9 @@ func ocannlConcatObjectiveLoss(r *[5]float64, pP *[2]float64, pQ *[3]float64, ou
 		objective_3[i0+3] = pP[i0]
 	}
 
-	// _objective.4 = pointwise "*." of _objective.2, _objective.3
+	// _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused
 	for i0 := range 5 {
-		objective_4[i0] = objective_2[i0] * objective_3[i0]
+		objective_4[i0] = math.Sin(objective_1[i0]) * objective_3[i0]
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -26639,7 +25384,7 @@ func ocannlConcatAxis0ObjectiveLoss(r *[6][3]float64, pP *[6]float64, pQ *[12]fl
 	// _objective.2 = pointwise tanh of _objective.1
 	// float64 pointwise kernel over 18 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&objective_2[0][0], &objective_1[0][0])
+		ocannlMap4AVX2(&objective_2[0][0], &objective_1[0][0])
 	} else {
 		for i0 := range 6 {
 			objective_1Row3 := &objective_1[i0]
@@ -26755,7 +25500,7 @@ func ocannlConcatAxis0Backward(r *[6][3]float64, pP *[6]float64, pQ *[12]float64
 	// _objective.2 = pointwise tanh of _objective.1
 	// float64 pointwise kernel over 18 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&objective_2[0][0], &objective_1[0][0])
+		ocannlMap4AVX2(&objective_2[0][0], &objective_1[0][0])
 	} else {
 		for i0 := range 6 {
 			objective_1Row3 := &objective_1[i0]
@@ -27266,16 +26011,10 @@ func ocannlBlockMatrixBackward(r *[3][5]float64, pP *[6]float64, pQ *[4]float64,
 // Loop nests:
 //
 //	# _objective.1 = batch slice "@|" 1 of a
-//	for i0 in 0..3:
-//	  _objective.1[i0] = a[1, i0]
 //
-//	# _objective.2 = pointwise exp of _objective.1
-//	for i0 in 0..3:
-//	  _objective.2[i0] = exp(_objective.1[i0])
+//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused
 //
 //	# _objective.3 = batch slice "@|" 2 of a
-//	for i0 in 0..3:
-//	  _objective.3[i0] = a[2, i0]
 //
 //	# _objective.4 = batch slice "@|" 1 of b
 //	for i0 in 0..1:
@@ -27283,46 +26022,20 @@ func ocannlBlockMatrixBackward(r *[3][5]float64, pP *[6]float64, pQ *[4]float64,
 //	    _objective.4[i0, i1] = b[1, i0, i1]
 //
 //	# _objective.5 = batch slice "@|" 0 of _objective.4
-//	for i0 in 0..3:
-//	  _objective.5[i0] = _objective.4[0, i0]
 //
-//	# _objective.6 = pointwise "*." of _objective.3, _objective.5
-//	for i0 in 0..3:
-//	  _objective.6[i0] = _objective.3[i0] * _objective.5[i0]
+//	# _objective.6 = pointwise "*." of _objective.3, _objective.5, with _objective.3 = batch slice "@|" 2 of a fused, with _objective.5 = batch slice "@|" 0 of _objective.4 fused
 //
-//	# _objective.7 = pointwise "+" of _objective.2, _objective.6
+//	# _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused fused, with _objective.6 = pointwise "*." of _objective.3, _objective.5, with _objective.3 = batch slice "@|" 2 of a fused, with _objective.5 = batch slice "@|" 0 of _objective.4 fused fused
 //	for i0 in 0..3:
-//	  _objective.7[i0] = _objective.2[i0] + _objective.6[i0]
+//	  _objective.7[i0] = exp(a[1, i0]) + (a[2, i0] * _objective.4[0, i0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.7[i0] * r[i0]
 func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
-	var objective_1 [4]float64
-	var objective_2 [4]float64
-	var objective_3 [4]float64
 	var objective_4 [2][4]float64
-	var objective_5 [4]float64
-	var objective_6 [4]float64
 	var objective_7 [4]float64
-
-	// _objective.1 = batch slice "@|" 1 of a
-	pARow := (*[4]float64)(pA[4:8])
-	for i0 := range 4 {
-		objective_1[i0] = pARow[i0]
-	}
-
-	// _objective.2 = pointwise exp of _objective.1
-	for i0 := range 4 {
-		objective_2[i0] = math.Exp(objective_1[i0])
-	}
-
-	// _objective.3 = batch slice "@|" 2 of a
-	pARow2 := (*[4]float64)(pA[8:12])
-	for i0 := range 4 {
-		objective_3[i0] = pARow2[i0]
-	}
 
 	// _objective.4 = batch slice "@|" 1 of b
 	for i0 := range 2 {
@@ -27333,20 +26046,12 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 		}
 	}
 
-	// _objective.5 = batch slice "@|" 0 of _objective.4
+	// _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused fused, with _objective.6 = pointwise "*." of _objective.3, _objective.5, with _objective.3 = batch slice "@|" 2 of a fused, with _objective.5 = batch slice "@|" 0 of _objective.4 fused fused
+	pARow := (*[4]float64)(pA[4:8])
+	pARow2 := (*[4]float64)(pA[8:12])
 	objective_4Row2 := &objective_4[0]
 	for i0 := range 4 {
-		objective_5[i0] = objective_4Row2[i0]
-	}
-
-	// _objective.6 = pointwise "*." of _objective.3, _objective.5
-	for i0 := range 4 {
-		objective_6[i0] = objective_3[i0] * objective_5[i0]
-	}
-
-	// _objective.7 = pointwise "+" of _objective.2, _objective.6
-	for i0 := range 4 {
-		objective_7[i0] = objective_2[i0] + objective_6[i0]
+		objective_7[i0] = math.Exp(pARow[i0]) + (pARow2[i0] * objective_4Row2[i0])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
@@ -27389,12 +26094,10 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 // Loop nests:
 //
 //	# _objective.1 = batch slice "@|" 1 of a
-//	for i0 in 0..3:
-//	  _objective.1[i0] = a[1, i0]
 //
-//	# _objective.2 = pointwise exp of _objective.1
+//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused
 //	for i0 in 0..3:
-//	  _objective.2[i0] = exp(_objective.1[i0])
+//	  _objective.2[i0] = exp(a[1, i0])
 //
 //	# _objective.3 = batch slice "@|" 2 of a
 //	for i0 in 0..3:
@@ -27410,12 +26113,10 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 //	  _objective.5[i0] = _objective.4[0, i0]
 //
 //	# _objective.6 = pointwise "*." of _objective.3, _objective.5
-//	for i0 in 0..3:
-//	  _objective.6[i0] = _objective.3[i0] * _objective.5[i0]
 //
-//	# _objective.7 = pointwise "+" of _objective.2, _objective.6
+//	# _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.6 = pointwise "*." of _objective.3, _objective.5 fused
 //	for i0 in 0..3:
-//	  _objective.7[i0] = _objective.2[i0] + _objective.6[i0]
+//	  _objective.7[i0] = _objective.2[i0] + (_objective.3[i0] * _objective.5[i0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
 //	fill objective with 0
@@ -27478,12 +26179,10 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 //	for i0 in 0..3:
 //	  a.grad[1, i0] += _objective.1.grad[i0]
 func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, gA *[12]float64, gB *[24]float64, loss *[1]float64) {
-	var objective_1 [4]float64
 	var objective_2 [4]float64
 	var objective_3 [4]float64
 	var objective_4 [2][4]float64
 	var objective_5 [4]float64
-	var objective_6 [4]float64
 	var objective_7 [4]float64
 	var objective_1_grad [4]float64
 	var objective_2_grad [4]float64
@@ -27494,15 +26193,10 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 	var objective_7_grad [4]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = batch slice "@|" 1 of a
+	// _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused
 	pARow := (*[4]float64)(pA[4:8])
 	for i0 := range 4 {
-		objective_1[i0] = pARow[i0]
-	}
-
-	// _objective.2 = pointwise exp of _objective.1
-	for i0 := range 4 {
-		objective_2[i0] = math.Exp(objective_1[i0])
+		objective_2[i0] = math.Exp(pARow[i0])
 	}
 
 	// _objective.3 = batch slice "@|" 2 of a
@@ -27526,14 +26220,9 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 		objective_5[i0] = objective_4Row2[i0]
 	}
 
-	// _objective.6 = pointwise "*." of _objective.3, _objective.5
+	// _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.6 = pointwise "*." of _objective.3, _objective.5 fused
 	for i0 := range 4 {
-		objective_6[i0] = objective_3[i0] * objective_5[i0]
-	}
-
-	// _objective.7 = pointwise "+" of _objective.2, _objective.6
-	for i0 := range 4 {
-		objective_7[i0] = objective_2[i0] + objective_6[i0]
+		objective_7[i0] = objective_2[i0] + (objective_3[i0] * objective_5[i0])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
@@ -27627,39 +26316,23 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "a^b => a" of x
-//	for i0 in 0..2:
-//	  _objective.1[i0] = x[i0]
 //
-//	# _objective.2 = pointwise "+" of _objective.1, y
-//	for i0 in 0..2:
-//	  _objective.2[i0] = _objective.1[i0] + y[i0]
+//	# _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused
 //
-//	# _objective.3 = pointwise sin of _objective.2
+//	# _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused fused
 //	for i0 in 0..2:
-//	  _objective.3[i0] = sin(_objective.2[i0])
+//	  _objective.3[i0] = sin(x[i0] + y[i0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.3, r
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.3[i0] * r[i0]
 func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float64, out *[1]float64) {
-	var objective_1 [3]float64
-	var objective_2 [3]float64
 	var objective_3 [3]float64
 
-	// _objective.1 = einsum "++" "a^b => a" of x
+	// _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused fused
 	for i0 := range 3 {
-		objective_1[i0] = pX[i0]
-	}
-
-	// _objective.2 = pointwise "+" of _objective.1, y
-	for i0 := range 3 {
-		objective_2[i0] = objective_1[i0] + pY[i0]
-	}
-
-	// _objective.3 = pointwise sin of _objective.2
-	for i0 := range 3 {
-		objective_3[i0] = math.Sin(objective_2[i0])
+		objective_3[i0] = math.Sin(pX[i0] + pY[i0])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.3, r
@@ -27694,12 +26367,10 @@ func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float6
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "a^b => a" of x
-//	for i0 in 0..2:
-//	  _objective.1[i0] = x[i0]
 //
-//	# _objective.2 = pointwise "+" of _objective.1, y
+//	# _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused
 //	for i0 in 0..2:
-//	  _objective.2[i0] = _objective.1[i0] + y[i0]
+//	  _objective.2[i0] = x[i0] + y[i0]
 //
 //	# _objective.3 = pointwise sin of _objective.2
 //	for i0 in 0..2:
@@ -27741,7 +26412,6 @@ func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float6
 //	for i0 in 0..2:
 //	  x.grad[i0] += _objective.1.grad[i0]
 func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX *[5]float64, gY *[3]float64, loss *[1]float64) {
-	var objective_1 [3]float64
 	var objective_2 [3]float64
 	var objective_3 [3]float64
 	var objective_1_grad [3]float64
@@ -27749,14 +26419,9 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 	var objective_3_grad [3]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = einsum "++" "a^b => a" of x
+	// _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused
 	for i0 := range 3 {
-		objective_1[i0] = pX[i0]
-	}
-
-	// _objective.2 = pointwise "+" of _objective.1, y
-	for i0 := range 3 {
-		objective_2[i0] = objective_1[i0] + pY[i0]
+		objective_2[i0] = pX[i0] + pY[i0]
 	}
 
 	// _objective.3 = pointwise sin of _objective.2
@@ -27822,29 +26487,21 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "a^b => b" of x
-//	for i0 in 0..1:
-//	  _objective.1[i0] = x[i0 + 3]
 //
-//	# _objective.2 = pointwise "*." of _objective.1, y
+//	# _objective.2 = pointwise "*." of _objective.1, y, with _objective.1 = einsum "++" "a^b => b" of x fused
 //	for i0 in 0..1:
-//	  _objective.2[i0] = _objective.1[i0] * y[i0]
+//	  _objective.2[i0] = x[i0 + 3] * y[i0]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
 //	for i0 in 0..1:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
 func ocannlSliceSuffixObjectiveLoss(r *[2]float64, pX *[5]float64, pY *[2]float64, out *[1]float64) {
-	var objective_1 [2]float64
 	var objective_2 [2]float64
 
-	// _objective.1 = einsum "++" "a^b => b" of x
+	// _objective.2 = pointwise "*." of _objective.1, y, with _objective.1 = einsum "++" "a^b => b" of x fused
 	for i0 := range 2 {
-		objective_1[i0] = pX[i0+3]
-	}
-
-	// _objective.2 = pointwise "*." of _objective.1, y
-	for i0 := range 2 {
-		objective_2[i0] = objective_1[i0] * pY[i0]
+		objective_2[i0] = pX[i0+3] * pY[i0]
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
@@ -27983,29 +26640,21 @@ func ocannlSliceSuffixBackward(r *[2]float64, pX *[5]float64, pY *[2]float64, gX
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "a^b^c => b" of x
-//	for i0 in 0..3:
-//	  _objective.1[i0] = x[i0 + 2]
 //
-//	# _objective.2 = pointwise exp of _objective.1
+//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "a^b^c => b" of x fused
 //	for i0 in 0..3:
-//	  _objective.2[i0] = exp(_objective.1[i0])
+//	  _objective.2[i0] = exp(x[i0 + 2])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
 func ocannlSliceMiddleObjectiveLoss(r *[4]float64, pX *[9]float64, out *[1]float64) {
-	var objective_1 [4]float64
 	var objective_2 [4]float64
 
-	// _objective.1 = einsum "++" "a^b^c => b" of x
+	// _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "a^b^c => b" of x fused
 	for i0 := range 4 {
-		objective_1[i0] = pX[i0+2]
-	}
-
-	// _objective.2 = pointwise exp of _objective.1
-	for i0 := range 4 {
-		objective_2[i0] = math.Exp(objective_1[i0])
+		objective_2[i0] = math.Exp(pX[i0+2])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
@@ -28036,12 +26685,10 @@ func ocannlSliceMiddleObjectiveLoss(r *[4]float64, pX *[9]float64, out *[1]float
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "a^b^c => b" of x
-//	for i0 in 0..3:
-//	  _objective.1[i0] = x[i0 + 2]
 //
-//	# _objective.2 = pointwise exp of _objective.1
+//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "a^b^c => b" of x fused
 //	for i0 in 0..3:
-//	  _objective.2[i0] = exp(_objective.1[i0])
+//	  _objective.2[i0] = exp(x[i0 + 2])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
@@ -28069,20 +26716,14 @@ func ocannlSliceMiddleObjectiveLoss(r *[4]float64, pX *[9]float64, out *[1]float
 //	for i0 in 0..3:
 //	  x.grad[i0 + 2] += _objective.1.grad[i0]
 func ocannlSliceMiddleBackward(r *[4]float64, pX *[9]float64, gX *[9]float64, loss *[1]float64) {
-	var objective_1 [4]float64
 	var objective_2 [4]float64
 	var objective_1_grad [4]float64
 	var objective_2_grad [4]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = einsum "++" "a^b^c => b" of x
+	// _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "a^b^c => b" of x fused
 	for i0 := range 4 {
-		objective_1[i0] = pX[i0+2]
-	}
-
-	// _objective.2 = pointwise exp of _objective.1
-	for i0 := range 4 {
-		objective_2[i0] = math.Exp(objective_1[i0])
+		objective_2[i0] = math.Exp(pX[i0+2])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
@@ -28131,29 +26772,21 @@ func ocannlSliceMiddleBackward(r *[4]float64, pX *[9]float64, gX *[9]float64, lo
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "3^a => a" of x
-//	for i0 in 0..1:
-//	  _objective.1[i0] = x[i0 + 3]
 //
-//	# _objective.2 = pointwise cos of _objective.1
+//	# _objective.2 = pointwise cos of _objective.1, with _objective.1 = einsum "++" "3^a => a" of x fused
 //	for i0 in 0..1:
-//	  _objective.2[i0] = cos(_objective.1[i0])
+//	  _objective.2[i0] = cos(x[i0 + 3])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
 //	for i0 in 0..1:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
 func ocannlDropFirstObjectiveLoss(r *[2]float64, pX *[5]float64, out *[1]float64) {
-	var objective_1 [2]float64
 	var objective_2 [2]float64
 
-	// _objective.1 = einsum "++" "3^a => a" of x
+	// _objective.2 = pointwise cos of _objective.1, with _objective.1 = einsum "++" "3^a => a" of x fused
 	for i0 := range 2 {
-		objective_1[i0] = pX[i0+3]
-	}
-
-	// _objective.2 = pointwise cos of _objective.1
-	for i0 := range 2 {
-		objective_2[i0] = math.Cos(objective_1[i0])
+		objective_2[i0] = math.Cos(pX[i0+3])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
@@ -28431,49 +27064,25 @@ func ocannlPadBlocksBackward(r *[10]float64, pX *[2]float64, gX *[2]float64, los
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "2*i+1 => i" of x
-//	for i0 in 0..2:
-//	  _objective.1[i0] = x[2*i0 + 1]
 //
 //	# _objective.2 = einsum "++" "2*i => i" of x
-//	for i0 in 0..2:
-//	  _objective.2[i0] = x[2*i0]
 //
-//	# _objective.3 = pointwise sin of _objective.2
-//	for i0 in 0..2:
-//	  _objective.3[i0] = sin(_objective.2[i0])
+//	# _objective.3 = pointwise sin of _objective.2, with _objective.2 = einsum "++" "2*i => i" of x fused
 //
-//	# _objective.4 = pointwise "*." of _objective.1, _objective.3
+//	# _objective.4 = pointwise "*." of _objective.1, _objective.3, with _objective.1 = einsum "++" "2*i+1 => i" of x fused, with _objective.3 = pointwise sin of _objective.2, with _objective.2 = einsum "++" "2*i => i" of x fused fused
 //	for i0 in 0..2:
-//	  _objective.4[i0] = _objective.1[i0] * _objective.3[i0]
+//	  _objective.4[i0] = x[2*i0 + 1] * sin(x[2*i0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
 func ocannlStridedSliceObjectiveLoss(r *[3]float64, pX *[6]float64, out *[1]float64) {
-	var objective_1 [3]float64
-	var objective_2 [3]float64
-	var objective_3 [3]float64
 	var objective_4 [3]float64
 
-	// _objective.1 = einsum "++" "2*i+1 => i" of x
+	// _objective.4 = pointwise "*." of _objective.1, _objective.3, with _objective.1 = einsum "++" "2*i+1 => i" of x fused, with _objective.3 = pointwise sin of _objective.2, with _objective.2 = einsum "++" "2*i => i" of x fused fused
 	for i0 := range 3 {
-		objective_1[i0] = pX[2*i0+1]
-	}
-
-	// _objective.2 = einsum "++" "2*i => i" of x
-	for i0 := range 3 {
-		objective_2[i0] = pX[2*i0]
-	}
-
-	// _objective.3 = pointwise sin of _objective.2
-	for i0 := range 3 {
-		objective_3[i0] = math.Sin(objective_2[i0])
-	}
-
-	// _objective.4 = pointwise "*." of _objective.1, _objective.3
-	for i0 := range 3 {
-		objective_4[i0] = objective_1[i0] * objective_3[i0]
+		objective_4[i0] = pX[2*i0+1] * math.Sin(pX[2*i0])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -28667,12 +27276,10 @@ func ocannlStridedSliceBackward(r *[3]float64, pX *[6]float64, gX *[6]float64, l
 //	  _objective.2[2*i0 + 1] = q[i0]
 //
 //	# _objective.3 = pointwise "+" of _objective.1, _objective.2
-//	for i0 in 0..5:
-//	  _objective.3[i0] = _objective.1[i0] + _objective.2[i0]
 //
-//	# _objective.4 = pointwise tanh of _objective.3
+//	# _objective.4 = pointwise tanh of _objective.3, with _objective.3 = pointwise "+" of _objective.1, _objective.2 fused
 //	for i0 in 0..5:
-//	  _objective.4[i0] = tanh(_objective.3[i0])
+//	  _objective.4[i0] = tanh(_objective.1[i0] + _objective.2[i0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -28681,7 +27288,6 @@ func ocannlStridedSliceBackward(r *[3]float64, pX *[6]float64, gX *[6]float64, l
 func ocannlInterleaveObjectiveLoss(r *[6]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [6]float64
 	var objective_2 [6]float64
-	var objective_3 [6]float64
 	var objective_4 [6]float64
 
 	// _objective.1 = einsum "++" "i => 2*i" of p
@@ -28694,14 +27300,9 @@ func ocannlInterleaveObjectiveLoss(r *[6]float64, pP *[3]float64, pQ *[3]float64
 		objective_2[2*i0+1] = pQ[i0]
 	}
 
-	// _objective.3 = pointwise "+" of _objective.1, _objective.2
+	// _objective.4 = pointwise tanh of _objective.3, with _objective.3 = pointwise "+" of _objective.1, _objective.2 fused
 	for i0 := range 6 {
-		objective_3[i0] = objective_1[i0] + objective_2[i0]
-	}
-
-	// _objective.4 = pointwise tanh of _objective.3
-	for i0 := range 6 {
-		objective_4[i0] = math.Tanh(objective_3[i0])
+		objective_4[i0] = math.Tanh(objective_1[i0] + objective_2[i0])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -28748,12 +27349,10 @@ func ocannlInterleaveObjectiveLoss(r *[6]float64, pP *[3]float64, pQ *[3]float64
 //	  _objective.2[2*i0 + 1] = q[i0]
 //
 //	# _objective.3 = pointwise "+" of _objective.1, _objective.2
-//	for i0 in 0..5:
-//	  _objective.3[i0] = _objective.1[i0] + _objective.2[i0]
 //
-//	# _objective.4 = pointwise tanh of _objective.3
+//	# _objective.4 = pointwise tanh of _objective.3, with _objective.3 = pointwise "+" of _objective.1, _objective.2 fused
 //	for i0 in 0..5:
-//	  _objective.4[i0] = tanh(_objective.3[i0])
+//	  _objective.4[i0] = tanh(_objective.1[i0] + _objective.2[i0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -28798,7 +27397,6 @@ func ocannlInterleaveObjectiveLoss(r *[6]float64, pP *[3]float64, pQ *[3]float64
 func ocannlInterleaveBackward(r *[6]float64, pP *[3]float64, pQ *[3]float64, gP *[3]float64, gQ *[3]float64, loss *[1]float64) {
 	var objective_1 [6]float64
 	var objective_2 [6]float64
-	var objective_3 [6]float64
 	var objective_4 [6]float64
 	var objective_1_grad [6]float64
 	var objective_2_grad [6]float64
@@ -28816,14 +27414,9 @@ func ocannlInterleaveBackward(r *[6]float64, pP *[3]float64, pQ *[3]float64, gP 
 		objective_2[2*i0+1] = pQ[i0]
 	}
 
-	// _objective.3 = pointwise "+" of _objective.1, _objective.2
+	// _objective.4 = pointwise tanh of _objective.3, with _objective.3 = pointwise "+" of _objective.1, _objective.2 fused
 	for i0 := range 6 {
-		objective_3[i0] = objective_1[i0] + objective_2[i0]
-	}
-
-	// _objective.4 = pointwise tanh of _objective.3
-	for i0 := range 6 {
-		objective_4[i0] = math.Tanh(objective_3[i0])
+		objective_4[i0] = math.Tanh(objective_1[i0] + objective_2[i0])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -29123,9 +27716,6 @@ func ocannlStackBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, gP *[
 //	    _objective.1[i0, i1 + 1] = q[i0]
 //
 //	# _objective.2 = pointwise sin of _objective.1
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    _objective.2[i0, i1] = sin(_objective.1[i0, i1])
 //
 //	# _objective.3 = stacking literal of q, p
 //	for i0 in 0..2:
@@ -29134,10 +27724,10 @@ func ocannlStackBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, gP *[
 //	  for i1 in 0..0:
 //	    _objective.3[i0, i1 + 1] = p[i0]
 //
-//	# _objective.4 = pointwise "*." of _objective.2, _objective.3
+//	# _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
-//	    _objective.4[i0, i1] = _objective.2[i0, i1] * _objective.3[i0, i1]
+//	    _objective.4[i0, i1] = sin(_objective.1[i0, i1]) * _objective.3[i0, i1]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -29146,7 +27736,6 @@ func ocannlStackBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, gP *[
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
 func ocannlStackInputObjectiveLoss(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [3][2]float64
-	var objective_2 [3][2]float64
 	var objective_3 [3][2]float64
 	var objective_4 [3][2]float64
 
@@ -29164,15 +27753,6 @@ func ocannlStackInputObjectiveLoss(r *[3][2]float64, pP *[3]float64, pQ *[3]floa
 		}
 	}
 
-	// _objective.2 = pointwise sin of _objective.1
-	for i0 := range 3 {
-		objective_1Row3 := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 2 {
-			objective_2Row[i1] = math.Sin(objective_1Row3[i1])
-		}
-	}
-
 	// _objective.3 = stacking literal of q, p
 	for i0 := range 3 {
 		pQV2 := pQ[i0]
@@ -29187,13 +27767,13 @@ func ocannlStackInputObjectiveLoss(r *[3][2]float64, pP *[3]float64, pQ *[3]floa
 		}
 	}
 
-	// _objective.4 = pointwise "*." of _objective.2, _objective.3
+	// _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused
 	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
+		objective_1Row3 := &objective_1[i0]
 		objective_3Row3 := &objective_3[i0]
 		objective_4Row := &objective_4[i0]
 		for i1 := range 2 {
-			objective_4Row[i1] = objective_2Row2[i1] * objective_3Row3[i1]
+			objective_4Row[i1] = math.Sin(objective_1Row3[i1]) * objective_3Row3[i1]
 		}
 	}
 
@@ -29489,9 +28069,6 @@ func ocannlStackInputBackward(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, 
 //	    _objective.1[i0 + 1, i1] = q[i1]
 //
 //	# _objective.2 = pointwise tanh of _objective.1
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _objective.2[i0, i1] = tanh(_objective.1[i0, i1])
 //
 //	# _objective.3 = stacking literal of q, p
 //	for i0 in 0..0:
@@ -29501,10 +28078,10 @@ func ocannlStackInputBackward(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, 
 //	  for i1 in 0..2:
 //	    _objective.3[i0 + 1, i1] = p[i1]
 //
-//	# _objective.4 = pointwise "*." of _objective.2, _objective.3
+//	# _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise tanh of _objective.1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    _objective.4[i0, i1] = _objective.2[i0, i1] * _objective.3[i0, i1]
+//	    _objective.4[i0, i1] = tanh(_objective.1[i0, i1]) * _objective.3[i0, i1]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -29513,7 +28090,6 @@ func ocannlStackInputBackward(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, 
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
 func ocannlStackBatchObjectiveLoss(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [2][3]float64
-	var objective_2 [2][3]float64
 	var objective_3 [2][3]float64
 	var objective_4 [2][3]float64
 
@@ -29531,15 +28107,6 @@ func ocannlStackBatchObjectiveLoss(r *[2][3]float64, pP *[3]float64, pQ *[3]floa
 		}
 	}
 
-	// _objective.2 = pointwise tanh of _objective.1
-	for i0 := range 2 {
-		objective_1Row3 := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 3 {
-			objective_2Row[i1] = math.Tanh(objective_1Row3[i1])
-		}
-	}
-
 	// _objective.3 = stacking literal of q, p
 	for i0 := range 1 {
 		objective_3Row := &objective_3[i0]
@@ -29554,13 +28121,13 @@ func ocannlStackBatchObjectiveLoss(r *[2][3]float64, pP *[3]float64, pQ *[3]floa
 		}
 	}
 
-	// _objective.4 = pointwise "*." of _objective.2, _objective.3
+	// _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise tanh of _objective.1 fused
 	for i0 := range 2 {
-		objective_2Row2 := &objective_2[i0]
+		objective_1Row3 := &objective_1[i0]
 		objective_3Row3 := &objective_3[i0]
 		objective_4Row := &objective_4[i0]
 		for i1 := range 3 {
-			objective_4Row[i1] = objective_2Row2[i1] * objective_3Row3[i1]
+			objective_4Row[i1] = math.Tanh(objective_1Row3[i1]) * objective_3Row3[i1]
 		}
 	}
 
@@ -31943,18 +30510,13 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //	            objective.c1/y[i0, i1, i2, i3] += img[i0, i1 + i4, i2 + i5, 0] * objective.c1.kernel[i3, i4, i5, 0]
 //
 //	# _objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..2:
-//	      for i3 in 0..1:
-//	        _objective.c2/x.1[i0, i1, i2, i3] = objective.c1/y[i0, i1, i2, i3] + objective.c1.bias[i3]
 //
-//	# objective.c2/x = pointwise tanh of _objective.c2/x.1
+//	# objective.c2/x = pointwise tanh of _objective.c2/x.1, with _objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
 //	      for i3 in 0..1:
-//	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(_objective.c2/x.1[i0, i1, i2, i3])
+//	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(objective.c1/y[i0, i1, i2, i3] + objective.c1.bias[i3])
 //
 //	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 //	reset padding of objective.c2/x to 0
@@ -31984,7 +30546,6 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
 func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pObjectiveC1Kernel *[18]float64, pObjectiveC1Bias *[2]float64, pObjectiveC2Kernel *[54]float64, pObjectiveC2Bias *[3]float64, out *[1]float64) {
 	var objective_c1_y [2][3][3][2]float64
-	var objective_c2_x_1 [2][3][3][2]float64
 	var objective_c2_x [2][6][6][2]float64
 	var objective_c2_y [2][3][3][3]float64
 	var objective_1 [2][3][3][3]float64
@@ -32009,34 +30570,14 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 		}
 	}
 
-	// _objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias
+	// objective.c2/x = pointwise tanh of _objective.c2/x.1, with _objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias fused
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
 				objective_c1_yRow := &objective_c1_y[i0][i1][i2]
-				objective_c2_x_1Row := &objective_c2_x_1[i0][i1][i2]
+				objective_c2_xRow := &objective_c2_x[i0][i1+1][i2+1]
 				for i3 := range 2 {
-					objective_c2_x_1Row[i3] = objective_c1_yRow[i3] + pObjectiveC1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// objective.c2/x = pointwise tanh of _objective.c2/x.1
-	// float64 pointwise kernel over 3 rows of 6 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap6AVX2(&objective_c2_x[i0][1][1][0], &objective_c2_x_1[i0][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 3 {
-				for i2 := range 3 {
-					objective_c2_x_1Row2 := &objective_c2_x_1[i0][i1][i2]
-					objective_c2_xRow := &objective_c2_x[i0][i1+1][i2+1]
-					for i3 := range 2 {
-						objective_c2_xRow[i3] = math.Tanh(objective_c2_x_1Row2[i3])
-					}
+					objective_c2_xRow[i3] = math.Tanh(objective_c1_yRow[i3] + pObjectiveC1Bias[i3])
 				}
 			}
 		}
@@ -32145,18 +30686,13 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	            objective.c1/y[i0, i1, i2, i3] += img[i0, i1 + i4, i2 + i5, 0] * objective.c1.kernel[i3, i4, i5, 0]
 //
 //	# _objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..2:
-//	      for i3 in 0..1:
-//	        _objective.c2/x.1[i0, i1, i2, i3] = objective.c1/y[i0, i1, i2, i3] + objective.c1.bias[i3]
 //
-//	# objective.c2/x = pointwise tanh of _objective.c2/x.1
+//	# objective.c2/x = pointwise tanh of _objective.c2/x.1, with _objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
 //	      for i3 in 0..1:
-//	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(_objective.c2/x.1[i0, i1, i2, i3])
+//	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(objective.c1/y[i0, i1, i2, i3] + objective.c1.bias[i3])
 //
 //	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 //	reset padding of objective.c2/x to 0
@@ -32285,7 +30821,6 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	            objective.c1.kernel.grad[i3, i4, i5, 0] += img[i0, i1 + i4, i2 + i5, 0] * objective.c1/y.grad[i0, i1, i2, i3]
 func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjectiveC1Kernel *[18]float64, pObjectiveC1Bias *[2]float64, pObjectiveC2Kernel *[54]float64, pObjectiveC2Bias *[3]float64, gImg *[50]float64, gObjectiveC1Kernel *[18]float64, gObjectiveC1Bias *[2]float64, gObjectiveC2Kernel *[54]float64, gObjectiveC2Bias *[3]float64, loss *[1]float64) {
 	var objective_c1_y [2][3][3][2]float64
-	var objective_c2_x_1 [2][3][3][2]float64
 	var objective_c2_x [2][6][6][2]float64
 	var objective_c2_y [2][3][3][3]float64
 	var objective_1 [2][3][3][3]float64
@@ -32316,34 +30851,14 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// _objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias
+	// objective.c2/x = pointwise tanh of _objective.c2/x.1, with _objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias fused
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
 				objective_c1_yRow := &objective_c1_y[i0][i1][i2]
-				objective_c2_x_1Row := &objective_c2_x_1[i0][i1][i2]
+				objective_c2_xRow := &objective_c2_x[i0][i1+1][i2+1]
 				for i3 := range 2 {
-					objective_c2_x_1Row[i3] = objective_c1_yRow[i3] + pObjectiveC1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// objective.c2/x = pointwise tanh of _objective.c2/x.1
-	// float64 pointwise kernel over 3 rows of 6 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap6AVX2(&objective_c2_x[i0][1][1][0], &objective_c2_x_1[i0][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 3 {
-				for i2 := range 3 {
-					objective_c2_x_1Row2 := &objective_c2_x_1[i0][i1][i2]
-					objective_c2_xRow := &objective_c2_x[i0][i1+1][i2+1]
-					for i3 := range 2 {
-						objective_c2_xRow[i3] = math.Tanh(objective_c2_x_1Row2[i3])
-					}
+					objective_c2_xRow[i3] = math.Tanh(objective_c1_yRow[i3] + pObjectiveC1Bias[i3])
 				}
 			}
 		}
@@ -34004,7 +32519,7 @@ func ocannlMatmulChainObjectiveLoss(r *[4][3]float64, x *[4][2]float64, pW1 *[10
 	// _objective.2 = pointwise tanh of _objective.1
 	// float64 pointwise kernel over 20 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap7AVX2(&objective_2[0][0], &objective_1[0][0])
+		ocannlMap5AVX2(&objective_2[0][0], &objective_1[0][0])
 	} else {
 		for i0 := range 4 {
 			objective_1Row := &objective_1[i0]
@@ -34154,7 +32669,7 @@ func ocannlMatmulChainBackward(r *[4][3]float64, x *[4][2]float64, pW1 *[10]floa
 	// _objective.2 = pointwise tanh of _objective.1
 	// float64 pointwise kernel over 20 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap7AVX2(&objective_2[0][0], &objective_1[0][0])
+		ocannlMap5AVX2(&objective_2[0][0], &objective_1[0][0])
 	} else {
 		for i0 := range 4 {
 			objective_1Row := &objective_1[i0]
@@ -35208,8 +33723,6 @@ func ocannlEinsumDotBackward(r *[1]float64, pA *[5]float64, pB *[5]float64, gA *
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "ii => i" of a
-//	for i0 in 0..2:
-//	  _objective.1[i0] = a[i0, i0]
 //
 //	# _objective.2 = einsum "++" "i => ii" of b
 //	fill _objective.2 with 0
@@ -35222,24 +33735,18 @@ func ocannlEinsumDotBackward(r *[1]float64, pA *[5]float64, pB *[5]float64, gA *
 //	  for i1 in 0..2:  # reduction
 //	    _objective.3[i0] += _objective.2[i1, i0]
 //
-//	# _objective.4 = pointwise "+" of _objective.1, _objective.3
+//	# _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = einsum "++" "ii => i" of a fused
 //	for i0 in 0..2:
-//	  _objective.4[i0] = _objective.1[i0] + _objective.3[i0]
+//	  _objective.4[i0] = a[i0, i0] + _objective.3[i0]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
 func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64, out *[1]float64) {
-	var objective_1 [3]float64
 	var objective_2 [3][3]float64
 	var objective_3 [3]float64
 	var objective_4 [3]float64
-
-	// _objective.1 = einsum "++" "ii => i" of a
-	for i0 := range 3 {
-		objective_1[i0] = pA[4*i0]
-	}
 
 	// _objective.2 = einsum "++" "i => ii" of b
 	for i0 := range 3 {
@@ -35259,9 +33766,9 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 		objective_3[i0] = acc
 	}
 
-	// _objective.4 = pointwise "+" of _objective.1, _objective.3
+	// _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = einsum "++" "ii => i" of a fused
 	for i0 := range 3 {
-		objective_4[i0] = objective_1[i0] + objective_3[i0]
+		objective_4[i0] = pA[4*i0] + objective_3[i0]
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -35298,8 +33805,6 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "ii => i" of a
-//	for i0 in 0..2:
-//	  _objective.1[i0] = a[i0, i0]
 //
 //	# _objective.2 = einsum "++" "i => ii" of b
 //	fill _objective.2 with 0
@@ -35312,9 +33817,9 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 //	  for i1 in 0..2:  # reduction
 //	    _objective.3[i0] += _objective.2[i1, i0]
 //
-//	# _objective.4 = pointwise "+" of _objective.1, _objective.3
+//	# _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = einsum "++" "ii => i" of a fused
 //	for i0 in 0..2:
-//	  _objective.4[i0] = _objective.1[i0] + _objective.3[i0]
+//	  _objective.4[i0] = a[i0, i0] + _objective.3[i0]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -35358,7 +33863,6 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 //	for i0 in 0..2:
 //	  a.grad[i0, i0] += _objective.1.grad[i0]
 func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA *[9]float64, gB *[3]float64, loss *[1]float64) {
-	var objective_1 [3]float64
 	var objective_2 [3][3]float64
 	var objective_3 [3]float64
 	var objective_4 [3]float64
@@ -35367,11 +33871,6 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 	var objective_3_grad [3]float64
 	var objective_4_grad [3]float64
 	var objective_grad [1]float64
-
-	// _objective.1 = einsum "++" "ii => i" of a
-	for i0 := range 3 {
-		objective_1[i0] = pA[4*i0]
-	}
 
 	// _objective.2 = einsum "++" "i => ii" of b
 	for i0 := range 3 {
@@ -35391,9 +33890,9 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 		objective_3[i0] = acc
 	}
 
-	// _objective.4 = pointwise "+" of _objective.1, _objective.3
+	// _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = einsum "++" "ii => i" of a fused
 	for i0 := range 3 {
-		objective_4[i0] = objective_1[i0] + objective_3[i0]
+		objective_4[i0] = pA[4*i0] + objective_3[i0]
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -35462,14 +33961,11 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 // Loop nests:
 //
 //	# _objective.1 = einsum "+++" "i; j => i j" of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = a[i0] + b[i1]
 //
-//	# _objective.2 = pointwise tanh of _objective.1
+//	# _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "+++" "i; j => i j" of a, b fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = tanh(_objective.1[i0, i1])
+//	    _objective.2[i0, i1] = tanh(a[i0] + b[i1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
@@ -35477,24 +33973,14 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
 func ocannlOuterSumObjectiveLoss(r *[3][4]float64, pA *[3]float64, pB *[4]float64, out *[1]float64) {
-	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 
-	// _objective.1 = einsum "+++" "i; j => i j" of a, b
+	// _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "+++" "i; j => i j" of a, b fused
 	for i0 := range 3 {
 		pAV := pA[i0]
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = pAV + pB[i1]
-		}
-	}
-
-	// _objective.2 = pointwise tanh of _objective.1
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
 		objective_2Row := &objective_2[i0]
 		for i1 := range 4 {
-			objective_2Row[i1] = math.Tanh(objective_1Row2[i1])
+			objective_2Row[i1] = math.Tanh(pAV + pB[i1])
 		}
 	}
 
@@ -35532,14 +34018,11 @@ func ocannlOuterSumObjectiveLoss(r *[3][4]float64, pA *[3]float64, pB *[4]float6
 // Loop nests:
 //
 //	# _objective.1 = einsum "+++" "i; j => i j" of a, b
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = a[i0] + b[i1]
 //
-//	# _objective.2 = pointwise tanh of _objective.1
+//	# _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "+++" "i; j => i j" of a, b fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = tanh(_objective.1[i0, i1])
+//	    _objective.2[i0, i1] = tanh(a[i0] + b[i1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
@@ -35577,27 +34060,17 @@ func ocannlOuterSumObjectiveLoss(r *[3][4]float64, pA *[3]float64, pB *[4]float6
 //	  for i1 in 0..3:
 //	    b.grad[i1] += _objective.1.grad[i0, i1]
 func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA *[3]float64, gB *[4]float64, loss *[1]float64) {
-	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_1_grad [3][4]float64
 	var objective_2_grad [3][4]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = einsum "+++" "i; j => i j" of a, b
+	// _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "+++" "i; j => i j" of a, b fused
 	for i0 := range 3 {
 		pAV := pA[i0]
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = pAV + pB[i1]
-		}
-	}
-
-	// _objective.2 = pointwise tanh of _objective.1
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
 		objective_2Row := &objective_2[i0]
 		for i1 := range 4 {
-			objective_2Row[i1] = math.Tanh(objective_1Row2[i1])
+			objective_2Row[i1] = math.Tanh(pAV + pB[i1])
 		}
 	}
 
@@ -35682,14 +34155,8 @@ func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "ij => ji" of a
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _objective.1[i0, i1] = a[i1, i0]
 //
-//	# _objective.2 = pointwise exp of _objective.1
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _objective.2[i0, i1] = exp(_objective.1[i0, i1])
+//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused
 //
 //	# _objective.3 = einsum "++" "ij => j0" of a
 //	fill _objective.3 with 0
@@ -35697,10 +34164,10 @@ func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA
 //	  for i1 in 0..2:  # reduction
 //	    _objective.3[i0, 0] += a[i1, i0]
 //
-//	# _objective.4 = pointwise "*." of _objective.2, _objective.3
+//	# _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused fused
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    _objective.4[i0, i1] = _objective.2[i0, i1] * _objective.3[i0, 0]
+//	    _objective.4[i0, i1] = exp(a[i1, i0]) * _objective.3[i0, 0]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -35708,47 +34175,27 @@ func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
 func ocannlUnaryEinsumObjectiveLoss(r *[4][3]float64, pA *[12]float64, out *[1]float64) {
-	var objective_1 [4][3]float64
-	var objective_2 [4][3]float64
 	var objective_3 [4][1]float64
 	var objective_4 [4][3]float64
-
-	// _objective.1 = einsum "++" "ij => ji" of a
-	for i0 := range 4 {
-		pARow := (*[9]float64)(pA[i0 : i0+9])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 3 {
-			objective_1Row[i1] = pARow[4*i1]
-		}
-	}
-
-	// _objective.2 = pointwise exp of _objective.1
-	for i0 := range 4 {
-		objective_1Row2 := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 3 {
-			objective_2Row[i1] = math.Exp(objective_1Row2[i1])
-		}
-	}
 
 	// _objective.3 = einsum "++" "ij => j0" of a
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		pARow2 := (*[9]float64)(pA[i0 : i0+9])
+		pARow := (*[9]float64)(pA[i0 : i0+9])
 		acc := float64(0)
 		for i1 := range 3 {
-			acc += pARow2[4*i1]
+			acc += pARow[4*i1]
 		}
 		objective_3[i0][0] = acc
 	}
 
-	// _objective.4 = pointwise "*." of _objective.2, _objective.3
+	// _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused fused
 	for i0 := range 4 {
-		objective_2Row2 := &objective_2[i0]
+		pARow2 := (*[9]float64)(pA[i0 : i0+9])
 		objective_3V := objective_3[i0][0]
 		objective_4Row := &objective_4[i0]
 		for i1 := range 3 {
-			objective_4Row[i1] = objective_2Row2[i1] * objective_3V
+			objective_4Row[i1] = math.Exp(pARow2[4*i1]) * objective_3V
 		}
 	}
 
@@ -35788,14 +34235,11 @@ func ocannlUnaryEinsumObjectiveLoss(r *[4][3]float64, pA *[12]float64, out *[1]f
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "ij => ji" of a
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _objective.1[i0, i1] = a[i1, i0]
 //
-//	# _objective.2 = pointwise exp of _objective.1
+//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    _objective.2[i0, i1] = exp(_objective.1[i0, i1])
+//	    _objective.2[i0, i1] = exp(a[i1, i0])
 //
 //	# _objective.3 = einsum "++" "ij => j0" of a
 //	fill _objective.3 with 0
@@ -35855,7 +34299,6 @@ func ocannlUnaryEinsumObjectiveLoss(r *[4][3]float64, pA *[12]float64, out *[1]f
 //	  for i1 in 0..2:
 //	    a.grad[i1, i0] += _objective.1.grad[i0, i1]
 func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float64, loss *[1]float64) {
-	var objective_1 [4][3]float64
 	var objective_2 [4][3]float64
 	var objective_3 [4][1]float64
 	var objective_4 [4][3]float64
@@ -35865,21 +34308,12 @@ func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float6
 	var objective_4_grad [4][3]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = einsum "++" "ij => ji" of a
+	// _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused
 	for i0 := range 4 {
 		pARow := (*[9]float64)(pA[i0 : i0+9])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 3 {
-			objective_1Row[i1] = pARow[4*i1]
-		}
-	}
-
-	// _objective.2 = pointwise exp of _objective.1
-	for i0 := range 4 {
-		objective_1Row2 := &objective_1[i0]
 		objective_2Row := &objective_2[i0]
 		for i1 := range 3 {
-			objective_2Row[i1] = math.Exp(objective_1Row2[i1])
+			objective_2Row[i1] = math.Exp(pARow[4*i1])
 		}
 	}
 
@@ -36000,51 +34434,27 @@ func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float6
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "i1 => i" of a
-//	for i0 in 0..2:
-//	  _objective.1[i0] = a[i0, 1]
 //
-//	# _objective.2 = pointwise sin of _objective.1
-//	for i0 in 0..2:
-//	  _objective.2[i0] = sin(_objective.1[i0])
+//	# _objective.2 = pointwise sin of _objective.1, with _objective.1 = einsum "++" "i1 => i" of a fused
 //
 //	# _objective.3 = einsum "++" "i3 => i" of a
-//	for i0 in 0..2:
-//	  _objective.3[i0] = a[i0, 3]
 //
-//	# _objective.4 = pointwise "+" of _objective.2, _objective.3
+//	# _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1, with _objective.1 = einsum "++" "i1 => i" of a fused fused, with _objective.3 = einsum "++" "i3 => i" of a fused
 //	for i0 in 0..2:
-//	  _objective.4[i0] = _objective.2[i0] + _objective.3[i0]
+//	  _objective.4[i0] = sin(a[i0, 1]) + a[i0, 3]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
 func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float64) {
-	var objective_1 [3]float64
-	var objective_2 [3]float64
-	var objective_3 [3]float64
 	var objective_4 [3]float64
 
-	// _objective.1 = einsum "++" "i1 => i" of a
+	// _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1, with _objective.1 = einsum "++" "i1 => i" of a fused fused, with _objective.3 = einsum "++" "i3 => i" of a fused
 	pARow := (*[9]float64)(pA[1:10])
-	for i0 := range 3 {
-		objective_1[i0] = pARow[4*i0]
-	}
-
-	// _objective.2 = pointwise sin of _objective.1
-	for i0 := range 3 {
-		objective_2[i0] = math.Sin(objective_1[i0])
-	}
-
-	// _objective.3 = einsum "++" "i3 => i" of a
 	pARow2 := (*[9]float64)(pA[3:12])
 	for i0 := range 3 {
-		objective_3[i0] = pARow2[4*i0]
-	}
-
-	// _objective.4 = pointwise "+" of _objective.2, _objective.3
-	for i0 := range 3 {
-		objective_4[i0] = objective_2[i0] + objective_3[i0]
+		objective_4[i0] = math.Sin(pARow[4*i0]) + pARow2[4*i0]
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -36083,16 +34493,12 @@ func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float
 //	  _objective.1[i0] = a[i0, 1]
 //
 //	# _objective.2 = pointwise sin of _objective.1
-//	for i0 in 0..2:
-//	  _objective.2[i0] = sin(_objective.1[i0])
 //
 //	# _objective.3 = einsum "++" "i3 => i" of a
-//	for i0 in 0..2:
-//	  _objective.3[i0] = a[i0, 3]
 //
-//	# _objective.4 = pointwise "+" of _objective.2, _objective.3
+//	# _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused, with _objective.3 = einsum "++" "i3 => i" of a fused
 //	for i0 in 0..2:
-//	  _objective.4[i0] = _objective.2[i0] + _objective.3[i0]
+//	  _objective.4[i0] = sin(_objective.1[i0]) + a[i0, 3]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -36135,8 +34541,6 @@ func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float
 //	  a.grad[i0, 1] += _objective.1.grad[i0]
 func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, loss *[1]float64) {
 	var objective_1 [3]float64
-	var objective_2 [3]float64
-	var objective_3 [3]float64
 	var objective_4 [3]float64
 	var objective_1_grad [3]float64
 	var objective_2_grad [3]float64
@@ -36150,20 +34554,10 @@ func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, l
 		objective_1[i0] = pARow[4*i0]
 	}
 
-	// _objective.2 = pointwise sin of _objective.1
-	for i0 := range 3 {
-		objective_2[i0] = math.Sin(objective_1[i0])
-	}
-
-	// _objective.3 = einsum "++" "i3 => i" of a
+	// _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused, with _objective.3 = einsum "++" "i3 => i" of a fused
 	pARow2 := (*[9]float64)(pA[3:12])
 	for i0 := range 3 {
-		objective_3[i0] = pARow2[4*i0]
-	}
-
-	// _objective.4 = pointwise "+" of _objective.2, _objective.3
-	for i0 := range 3 {
-		objective_4[i0] = objective_2[i0] + objective_3[i0]
+		objective_4[i0] = math.Sin(objective_1[i0]) + pARow2[4*i0]
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -36595,14 +34989,11 @@ func ocannlFixedEinsumBackward(r *[5]float64, pA *[12]float64, pB *[40]float64, 
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "...|1->... => ...|..." of a
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _objective.1[i0, i1] = a[i0, i1, 1]
 //
-//	# _objective.2 = pointwise tanh of _objective.1
+//	# _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "++" "...|1->... => ...|..." of a fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    _objective.2[i0, i1] = tanh(_objective.1[i0, i1])
+//	    _objective.2[i0, i1] = tanh(a[i0, i1, 1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
@@ -36610,24 +35001,14 @@ func ocannlFixedEinsumBackward(r *[5]float64, pA *[12]float64, pB *[40]float64, 
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
 func ocannlFixedInputAxisObjectiveLoss(r *[2][3]float64, pA *[24]float64, out *[1]float64) {
-	var objective_1 [2][3]float64
 	var objective_2 [2][3]float64
 
-	// _objective.1 = einsum "++" "...|1->... => ...|..." of a
+	// _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "++" "...|1->... => ...|..." of a fused
 	for i0 := range 2 {
 		pARow := (*[9]float64)(pA[12*i0+1 : 12*i0+10])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 3 {
-			objective_1Row[i1] = pARow[4*i1]
-		}
-	}
-
-	// _objective.2 = pointwise tanh of _objective.1
-	for i0 := range 2 {
-		objective_1Row2 := &objective_1[i0]
 		objective_2Row := &objective_2[i0]
 		for i1 := range 3 {
-			objective_2Row[i1] = math.Tanh(objective_1Row2[i1])
+			objective_2Row[i1] = math.Tanh(pARow[4*i1])
 		}
 	}
 
@@ -36663,14 +35044,11 @@ func ocannlFixedInputAxisObjectiveLoss(r *[2][3]float64, pA *[24]float64, out *[
 // Loop nests:
 //
 //	# _objective.1 = einsum "++" "...|1->... => ...|..." of a
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _objective.1[i0, i1] = a[i0, i1, 1]
 //
-//	# _objective.2 = pointwise tanh of _objective.1
+//	# _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "++" "...|1->... => ...|..." of a fused
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    _objective.2[i0, i1] = tanh(_objective.1[i0, i1])
+//	    _objective.2[i0, i1] = tanh(a[i0, i1, 1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
@@ -36702,27 +35080,17 @@ func ocannlFixedInputAxisObjectiveLoss(r *[2][3]float64, pA *[24]float64, out *[
 //	  for i1 in 0..2:
 //	    a.grad[i0, i1, 1] += _objective.1.grad[i0, i1]
 func ocannlFixedInputAxisBackward(r *[2][3]float64, pA *[24]float64, gA *[24]float64, loss *[1]float64) {
-	var objective_1 [2][3]float64
 	var objective_2 [2][3]float64
 	var objective_1_grad [2][3]float64
 	var objective_2_grad [2][3]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = einsum "++" "...|1->... => ...|..." of a
+	// _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "++" "...|1->... => ...|..." of a fused
 	for i0 := range 2 {
 		pARow := (*[9]float64)(pA[12*i0+1 : 12*i0+10])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 3 {
-			objective_1Row[i1] = pARow[4*i1]
-		}
-	}
-
-	// _objective.2 = pointwise tanh of _objective.1
-	for i0 := range 2 {
-		objective_1Row2 := &objective_1[i0]
 		objective_2Row := &objective_2[i0]
 		for i1 := range 3 {
-			objective_2Row[i1] = math.Tanh(objective_1Row2[i1])
+			objective_2Row[i1] = math.Tanh(pARow[4*i1])
 		}
 	}
 
@@ -36799,14 +35167,11 @@ func ocannlFixedInputAxisBackward(r *[2][3]float64, pA *[24]float64, gA *[24]flo
 //	      _objective.1[i0, i1] += w[i1, i2] * x[i0, i2]
 //
 //	# _objective.2 = pointwise "+" of _objective.1, b
-//	for i0 in 0..4:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] + b[i1]
 //
-//	# _objective.3 = pointwise tanh of _objective.2
+//	# _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, b fused
 //	for i0 in 0..4:
 //	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = tanh(_objective.2[i0, i1])
+//	    _objective.3[i0, i1] = tanh(_objective.1[i0, i1] + b[i1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.3, r
 //	fill objective with 0
@@ -36815,7 +35180,6 @@ func ocannlFixedInputAxisBackward(r *[2][3]float64, pA *[24]float64, gA *[24]flo
 //	    objective[0] += _objective.3[i0, i1] * r[i0, i1]
 func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[12]float64, pB *[4]float64, out *[1]float64) {
 	var objective_1 [5][4]float64
-	var objective_2 [5][4]float64
 	var objective_3 [5][4]float64
 
 	// _objective.1 = compose "*" of w, x
@@ -36832,25 +35196,16 @@ func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[1
 		}
 	}
 
-	// _objective.2 = pointwise "+" of _objective.1, b
-	for i0 := range 5 {
-		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row[i1] + pB[i1]
-		}
-	}
-
-	// _objective.3 = pointwise tanh of _objective.2
-	// float64 pointwise kernel over 20 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	// _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, b fused
+	// float64 pointwise kernel over 5 rows of 4 elements (c = tanh(add(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap7AVX2(&objective_3[0][0], &objective_2[0][0])
+		ocannlMap6AVX2(&objective_3[0][0], &objective_1[0][0], &pB[0])
 	} else {
 		for i0 := range 5 {
-			objective_2Row2 := &objective_2[i0]
+			objective_1Row := &objective_1[i0]
 			objective_3Row := &objective_3[i0]
 			for i1 := range 4 {
-				objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+				objective_3Row[i1] = math.Tanh(objective_1Row[i1] + pB[i1])
 			}
 		}
 	}
@@ -36899,14 +35254,11 @@ func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[1
 //	      _objective.1[i0, i1] += w[i1, i2] * x[i0, i2]
 //
 //	# _objective.2 = pointwise "+" of _objective.1, b
-//	for i0 in 0..4:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] + b[i1]
 //
-//	# _objective.3 = pointwise tanh of _objective.2
+//	# _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, b fused
 //	for i0 in 0..4:
 //	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = tanh(_objective.2[i0, i1])
+//	    _objective.3[i0, i1] = tanh(_objective.1[i0, i1] + b[i1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.3, r
 //	fill objective with 0
@@ -36952,7 +35304,6 @@ func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[1
 //	      w.grad[i1, i2] += _objective.1.grad[i0, i1] * x[i0, i2]
 func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]float64, pB *[4]float64, gW *[12]float64, gB *[4]float64, loss *[1]float64) {
 	var objective_1 [5][4]float64
-	var objective_2 [5][4]float64
 	var objective_3 [5][4]float64
 	var objective_1_grad [5][4]float64
 	var objective_2_grad [5][4]float64
@@ -36973,25 +35324,16 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 		}
 	}
 
-	// _objective.2 = pointwise "+" of _objective.1, b
-	for i0 := range 5 {
-		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row[i1] + pB[i1]
-		}
-	}
-
-	// _objective.3 = pointwise tanh of _objective.2
-	// float64 pointwise kernel over 20 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	// _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, b fused
+	// float64 pointwise kernel over 5 rows of 4 elements (c = tanh(add(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap7AVX2(&objective_3[0][0], &objective_2[0][0])
+		ocannlMap6AVX2(&objective_3[0][0], &objective_1[0][0], &pB[0])
 	} else {
 		for i0 := range 5 {
-			objective_2Row2 := &objective_2[i0]
+			objective_1Row := &objective_1[i0]
 			objective_3Row := &objective_3[i0]
 			for i1 := range 4 {
-				objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+				objective_3Row[i1] = math.Tanh(objective_1Row[i1] + pB[i1])
 			}
 		}
 	}
@@ -37092,24 +35434,15 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 // Loop nests:
 //
 //	# _objective.1 = pointwise "*." of s, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = s[] * a[i0, i1]
 //
 //	# _objective.2 = pointwise "*." of a, s
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = a[i0, i1] * s[]
 //
-//	# _objective.3 = pointwise "*." of _objective.2, s
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = _objective.2[i0, i1] * s[]
+//	# _objective.3 = pointwise "*." of _objective.2, s, with _objective.2 = pointwise "*." of a, s fused
 //
-//	# _objective.4 = pointwise "+" of _objective.1, _objective.3
+//	# _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = pointwise "*." of s, a fused, with _objective.3 = pointwise "*." of _objective.2, s, with _objective.2 = pointwise "*." of a, s fused fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = _objective.1[i0, i1] + _objective.3[i0, i1]
+//	    _objective.4[i0, i1] = (s[] * a[i0, i1]) + ((a[i0, i1] * s[]) * s[])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -37117,48 +35450,15 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
 func ocannlBroadcastScalarObjectiveLoss(r *[3][4]float64, pS *[1]float64, pA *[12]float64, out *[1]float64) {
-	var objective_1 [3][4]float64
-	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
 	var objective_4 [3][4]float64
 
-	// _objective.1 = pointwise "*." of s, a
+	// _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = pointwise "*." of s, a fused, with _objective.3 = pointwise "*." of _objective.2, s, with _objective.2 = pointwise "*." of a, s fused fused
 	pSV := pS[0]
 	for i0 := range 3 {
 		pARow := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = pSV * pARow[i1]
-		}
-	}
-
-	// _objective.2 = pointwise "*." of a, s
-	pSV2 := pS[0]
-	for i0 := range 3 {
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = pARow2[i1] * pSV2
-		}
-	}
-
-	// _objective.3 = pointwise "*." of _objective.2, s
-	pSV3 := pS[0]
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = objective_2Row2[i1] * pSV3
-		}
-	}
-
-	// _objective.4 = pointwise "+" of _objective.1, _objective.3
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		objective_3Row2 := &objective_3[i0]
 		objective_4Row := &objective_4[i0]
 		for i1 := range 4 {
-			objective_4Row[i1] = objective_1Row2[i1] + objective_3Row2[i1]
+			objective_4Row[i1] = (pSV * pARow[i1]) + ((pARow[i1] * pSV) * pSV)
 		}
 	}
 
@@ -37200,9 +35500,6 @@ func ocannlBroadcastScalarObjectiveLoss(r *[3][4]float64, pS *[1]float64, pA *[1
 // Loop nests:
 //
 //	# _objective.1 = pointwise "*." of s, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = s[] * a[i0, i1]
 //
 //	# _objective.2 = pointwise "*." of a, s
 //	for i0 in 0..2:
@@ -37210,14 +35507,11 @@ func ocannlBroadcastScalarObjectiveLoss(r *[3][4]float64, pS *[1]float64, pA *[1
 //	    _objective.2[i0, i1] = a[i0, i1] * s[]
 //
 //	# _objective.3 = pointwise "*." of _objective.2, s
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = _objective.2[i0, i1] * s[]
 //
-//	# _objective.4 = pointwise "+" of _objective.1, _objective.3
+//	# _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = pointwise "*." of s, a fused, with _objective.3 = pointwise "*." of _objective.2, s fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = _objective.1[i0, i1] + _objective.3[i0, i1]
+//	    _objective.4[i0, i1] = (s[] * a[i0, i1]) + (_objective.2[i0, i1] * s[])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -37282,9 +35576,7 @@ func ocannlBroadcastScalarObjectiveLoss(r *[3][4]float64, pS *[1]float64, pA *[1
 //	  for i1 in 0..3:
 //	    a.grad[i0, i1] += s[] * _objective.1.grad[i0, i1]
 func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]float64, gS *[1]float64, gA *[12]float64, loss *[1]float64) {
-	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
 	var objective_4 [3][4]float64
 	var objective_1_grad [3][4]float64
 	var objective_2_grad [3][4]float64
@@ -37292,43 +35584,24 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 	var objective_4_grad [3][4]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = pointwise "*." of s, a
+	// _objective.2 = pointwise "*." of a, s
 	pSV := pS[0]
 	for i0 := range 3 {
 		pARow := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
+		objective_2Row := &objective_2[i0]
 		for i1 := range 4 {
-			objective_1Row[i1] = pSV * pARow[i1]
+			objective_2Row[i1] = pARow[i1] * pSV
 		}
 	}
 
-	// _objective.2 = pointwise "*." of a, s
+	// _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = pointwise "*." of s, a fused, with _objective.3 = pointwise "*." of _objective.2, s fused
 	pSV2 := pS[0]
 	for i0 := range 3 {
 		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = pARow2[i1] * pSV2
-		}
-	}
-
-	// _objective.3 = pointwise "*." of _objective.2, s
-	pSV3 := pS[0]
-	for i0 := range 3 {
 		objective_2Row2 := &objective_2[i0]
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = objective_2Row2[i1] * pSV3
-		}
-	}
-
-	// _objective.4 = pointwise "+" of _objective.1, _objective.3
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		objective_3Row2 := &objective_3[i0]
 		objective_4Row := &objective_4[i0]
 		for i1 := range 4 {
-			objective_4Row[i1] = objective_1Row2[i1] + objective_3Row2[i1]
+			objective_4Row[i1] = (pSV2 * pARow2[i1]) + (objective_2Row2[i1] * pSV2)
 		}
 	}
 
@@ -37380,12 +35653,12 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 	}
 
 	// backprop of op 2 (_objective.3 = pointwise "*." of _objective.2, s): g1 =+ g * v2; g1 is _objective.2.grad
-	pSV4 := pS[0]
+	pSV3 := pS[0]
 	for i0 := range 3 {
 		objective_3_gradRow2 := &objective_3_grad[i0]
 		objective_2_gradRow := &objective_2_grad[i0]
 		for i1 := range 4 {
-			objective_2_gradRow[i1] += objective_3_gradRow2[i1] * pSV4
+			objective_2_gradRow[i1] += objective_3_gradRow2[i1] * pSV3
 		}
 	}
 
@@ -37402,12 +35675,12 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 	gS[0] = acc2
 
 	// backprop of op 1 (_objective.2 = pointwise "*." of a, s): g1 =+ g * v2; g1 is a.grad
-	pSV5 := pS[0]
+	pSV4 := pS[0]
 	for i0 := range 3 {
 		objective_2_gradRow2 := &objective_2_grad[i0]
 		gARow := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow[i1] += objective_2_gradRow2[i1] * pSV5
+			gARow[i1] += objective_2_gradRow2[i1] * pSV4
 		}
 	}
 
@@ -37436,12 +35709,12 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 	gS[0] = acc4
 
 	// backprop of op 0 (_objective.1 = pointwise "*." of s, a): g2 =+ v1 * g; g2 is a.grad
-	pSV6 := pS[0]
+	pSV5 := pS[0]
 	for i0 := range 3 {
 		objective_1_gradRow3 := &objective_1_grad[i0]
 		gARow2 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow2[i1] += pSV6 * objective_1_gradRow3[i1]
+			gARow2[i1] += pSV5 * objective_1_gradRow3[i1]
 		}
 	}
 }
@@ -37468,19 +35741,13 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 //	  _objective.1[i0, 0] = u[i0]
 //
 //	# _objective.2 = pointwise "+" of _objective.1, v
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, 0] + v[i1]
 //
-//	# _objective.3 = pointwise sin of _objective.2
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = sin(_objective.2[i0, i1])
+//	# _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise "+" of _objective.1, v fused
 //
-//	# _objective.4 = pointwise "*." of _objective.3, v
+//	# _objective.4 = pointwise "*." of _objective.3, v, with _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise "+" of _objective.1, v fused fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = _objective.3[i0, i1] * v[i1]
+//	    _objective.4[i0, i1] = sin(_objective.1[i0, 0] + v[i1]) * v[i1]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -37489,8 +35756,6 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
 func ocannlBroadcastRowColObjectiveLoss(r *[3][4]float64, pU *[3]float64, pV *[4]float64, out *[1]float64) {
 	var objective_1 [3][1]float64
-	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
 	var objective_4 [3][4]float64
 
 	// _objective.1 = einsum "++" "i => i0" of u
@@ -37498,30 +35763,12 @@ func ocannlBroadcastRowColObjectiveLoss(r *[3][4]float64, pU *[3]float64, pV *[4
 		objective_1[i0][0] = pU[i0]
 	}
 
-	// _objective.2 = pointwise "+" of _objective.1, v
+	// _objective.4 = pointwise "*." of _objective.3, v, with _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise "+" of _objective.1, v fused fused
 	for i0 := range 3 {
 		objective_1V := objective_1[i0][0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1V + pV[i1]
-		}
-	}
-
-	// _objective.3 = pointwise sin of _objective.2
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = math.Sin(objective_2Row2[i1])
-		}
-	}
-
-	// _objective.4 = pointwise "*." of _objective.3, v
-	for i0 := range 3 {
-		objective_3Row2 := &objective_3[i0]
 		objective_4Row := &objective_4[i0]
 		for i1 := range 4 {
-			objective_4Row[i1] = objective_3Row2[i1] * pV[i1]
+			objective_4Row[i1] = math.Sin(objective_1V+pV[i1]) * pV[i1]
 		}
 	}
 
@@ -37798,24 +36045,15 @@ func ocannlBroadcastRowColBackward(r *[3][4]float64, pU *[3]float64, pV *[4]floa
 //	init _num.3: constant 3
 //
 //	# _objective.1 = pointwise "*." of _num.1, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = _num.1[0] * a[i0, i1]
 //
-//	# _objective.2 = pointwise "-" of _objective.1, _num.2
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] - _num.2[0]
+//	# _objective.2 = pointwise "-" of _objective.1, _num.2, with _objective.1 = pointwise "*." of _num.1, a fused
 //
 //	# _objective.3 = pointwise "/." of a, _num.3
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = a[i0, i1] / _num.3[0]
 //
-//	# _objective.4 = pointwise "+" of _objective.2, _objective.3
+//	# _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise "-" of _objective.1, _num.2, with _objective.1 = pointwise "*." of _num.1, a fused fused, with _objective.3 = pointwise "/." of a, _num.3 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = _objective.2[i0, i1] + _objective.3[i0, i1]
+//	    _objective.4[i0, i1] = ((_num.1[0] * a[i0, i1]) - _num.2[0]) + (a[i0, i1] / _num.3[0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -37823,45 +36061,14 @@ func ocannlBroadcastRowColBackward(r *[3][4]float64, pU *[3]float64, pV *[4]floa
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
 func ocannlBroadcastConstObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
-	var objective_1 [3][4]float64
-	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
 	var objective_4 [3][4]float64
 
-	// _objective.1 = pointwise "*." of _num.1, a
+	// _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise "-" of _objective.1, _num.2, with _objective.1 = pointwise "*." of _num.1, a fused fused, with _objective.3 = pointwise "/." of a, _num.3 fused
 	for i0 := range 3 {
 		pARow := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = 2 * pARow[i1]
-		}
-	}
-
-	// _objective.2 = pointwise "-" of _objective.1, _num.2
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row2[i1] - 0.5
-		}
-	}
-
-	// _objective.3 = pointwise "/." of a, _num.3
-	for i0 := range 3 {
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = pARow2[i1] / 3
-		}
-	}
-
-	// _objective.4 = pointwise "+" of _objective.2, _objective.3
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_3Row2 := &objective_3[i0]
 		objective_4Row := &objective_4[i0]
 		for i1 := range 4 {
-			objective_4Row[i1] = objective_2Row2[i1] + objective_3Row2[i1]
+			objective_4Row[i1] = ((2 * pARow[i1]) - 0.5) + (pARow[i1] / 3)
 		}
 	}
 
@@ -37913,24 +36120,15 @@ func ocannlBroadcastConstObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[
 //	init _num.3: constant 3
 //
 //	# _objective.1 = pointwise "*." of _num.1, a
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = _num.1[0] * a[i0, i1]
 //
-//	# _objective.2 = pointwise "-" of _objective.1, _num.2
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] - _num.2[0]
+//	# _objective.2 = pointwise "-" of _objective.1, _num.2, with _objective.1 = pointwise "*." of _num.1, a fused
 //
 //	# _objective.3 = pointwise "/." of a, _num.3
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = a[i0, i1] / _num.3[0]
 //
-//	# _objective.4 = pointwise "+" of _objective.2, _objective.3
+//	# _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise "-" of _objective.1, _num.2, with _objective.1 = pointwise "*." of _num.1, a fused fused, with _objective.3 = pointwise "/." of a, _num.3 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = _objective.2[i0, i1] + _objective.3[i0, i1]
+//	    _objective.4[i0, i1] = ((_num.1[0] * a[i0, i1]) - _num.2[0]) + (a[i0, i1] / _num.3[0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -37979,9 +36177,6 @@ func ocannlBroadcastConstObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[
 //	  for i1 in 0..3:
 //	    a.grad[i0, i1] += _num.1[0] * _objective.1.grad[i0, i1]
 func ocannlBroadcastConstBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss *[1]float64) {
-	var objective_1 [3][4]float64
-	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
 	var objective_4 [3][4]float64
 	var objective_1_grad [3][4]float64
 	var objective_2_grad [3][4]float64
@@ -37989,40 +36184,12 @@ func ocannlBroadcastConstBackward(r *[3][4]float64, pA *[12]float64, gA *[12]flo
 	var objective_4_grad [3][4]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = pointwise "*." of _num.1, a
+	// _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise "-" of _objective.1, _num.2, with _objective.1 = pointwise "*." of _num.1, a fused fused, with _objective.3 = pointwise "/." of a, _num.3 fused
 	for i0 := range 3 {
 		pARow := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = 2 * pARow[i1]
-		}
-	}
-
-	// _objective.2 = pointwise "-" of _objective.1, _num.2
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row2[i1] - 0.5
-		}
-	}
-
-	// _objective.3 = pointwise "/." of a, _num.3
-	for i0 := range 3 {
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = pARow2[i1] / 3
-		}
-	}
-
-	// _objective.4 = pointwise "+" of _objective.2, _objective.3
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_3Row2 := &objective_3[i0]
 		objective_4Row := &objective_4[i0]
 		for i1 := range 4 {
-			objective_4Row[i1] = objective_2Row2[i1] + objective_3Row2[i1]
+			objective_4Row[i1] = ((2 * pARow[i1]) - 0.5) + (pARow[i1] / 3)
 		}
 	}
 
@@ -38688,18 +36855,13 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 //	            objective.conv2d_valid#1/y[i0, i1, i2, i3] += img[i0, i1 + i4, i2 + i5, 0] * objective.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
 //	# _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..2:
-//	        _objective.max_pool#1/x.1[i0, i1, i2, i3] = objective.conv2d_valid#1/y[i0, i1, i2, i3] + objective.conv2d_valid#1.bias[i3]
 //
-//	# objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1
+//	# objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1, with _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        objective.max_pool#1/x[i0, i1, i2, i3] = relu(_objective.max_pool#1/x.1[i0, i1, i2, i3])
+//	        objective.max_pool#1/x[i0, i1, i2, i3] = relu(objective.conv2d_valid#1/y[i0, i1, i2, i3] + objective.conv2d_valid#1.bias[i3])
 //
 //	# _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -38725,7 +36887,6 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 //	        objective[0] += objective.max_pool#1/y[i0, i1, i2, i3] * r[i0, i1, i2, i3]
 func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, pObjectiveConv2dValid1Kernel *[27]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_valid_1_y [2][4][4][3]float64
-	var objective_max_pool_1_x_1 [2][4][4][3]float64
 	var objective_max_pool_1_x [2][4][4][3]float64
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][3]float64
@@ -38750,27 +36911,14 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 		}
 	}
 
-	// _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias
+	// objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1, with _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				objective_conv2d_valid_1_yRow := &objective_conv2d_valid_1_y[i0][i1][i2]
-				objective_max_pool_1_x_1Row := &objective_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					objective_max_pool_1_x_1Row[i3] = objective_conv2d_valid_1_yRow[i3] + pObjectiveConv2dValid1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				objective_max_pool_1_x_1Row2 := &objective_max_pool_1_x_1[i0][i1][i2]
 				objective_max_pool_1_xRow := &objective_max_pool_1_x[i0][i1][i2]
 				for i3 := range 3 {
-					r2 := objective_max_pool_1_x_1Row2[i3]
+					r2 := objective_conv2d_valid_1_yRow[i3] + pObjectiveConv2dValid1Bias[i3]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -40545,14 +38693,11 @@ func ocannlSumPoolLabelOnlyBackward(r *[3]float64, pXp *[6]float64, gXp *[6]floa
 //	      _objective.1[i0, i1] += net.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.2 = pointwise "+" of _objective.1, net.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] + net.b[i1]
 //
-//	# _objective.3 = pointwise tanh of _objective.2
+//	# _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = tanh(_objective.2[i0, i1])
+//	    _objective.3[i0, i1] = tanh(_objective.1[i0, i1] + net.b[i1])
 //
 //	# _objective.4 = compose "*" of w, _objective.3
 //	fill _objective.4 with 0
@@ -40568,7 +38713,6 @@ func ocannlSumPoolLabelOnlyBackward(r *[3]float64, pXp *[6]float64, gXp *[6]floa
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
 func ocannlSaveAObjectiveLoss(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pNetW *[12]float64, pNetB *[4]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
-	var objective_2 [2][4]float64
 	var objective_3 [2][4]float64
 	var objective_4 [2][4]float64
 
@@ -40586,21 +38730,12 @@ func ocannlSaveAObjectiveLoss(x *[2][3]float64, r *[2][4]float64, pW *[16]float6
 		}
 	}
 
-	// _objective.2 = pointwise "+" of _objective.1, net.b
+	// _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 	for i0 := range 2 {
 		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row[i1] + pNetB[i1]
-		}
-	}
-
-	// _objective.3 = pointwise tanh of _objective.2
-	for i0 := range 2 {
-		objective_2Row2 := &objective_2[i0]
 		objective_3Row := &objective_3[i0]
 		for i1 := range 4 {
-			objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+			objective_3Row[i1] = math.Tanh(objective_1Row[i1] + pNetB[i1])
 		}
 	}
 
@@ -40666,14 +38801,11 @@ func ocannlSaveAObjectiveLoss(x *[2][3]float64, r *[2][4]float64, pW *[16]float6
 //	      _objective.1[i0, i1] += net.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.2 = pointwise "+" of _objective.1, net.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] + net.b[i1]
 //
-//	# _objective.3 = pointwise tanh of _objective.2
+//	# _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = tanh(_objective.2[i0, i1])
+//	    _objective.3[i0, i1] = tanh(_objective.1[i0, i1] + net.b[i1])
 //
 //	# _objective.4 = compose "*" of w, _objective.3
 //	fill _objective.4 with 0
@@ -40740,7 +38872,6 @@ func ocannlSaveAObjectiveLoss(x *[2][3]float64, r *[2][4]float64, pW *[16]float6
 //	      net.w.grad[i1, i2] += _objective.1.grad[i0, i1] * x[i0, i2]
 func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pNetW *[12]float64, pNetB *[4]float64, gW *[16]float64, gNetW *[12]float64, gNetB *[4]float64, loss *[1]float64) {
 	var objective_1 [2][4]float64
-	var objective_2 [2][4]float64
 	var objective_3 [2][4]float64
 	var objective_4 [2][4]float64
 	var objective_1_grad [2][4]float64
@@ -40763,21 +38894,12 @@ func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pN
 		}
 	}
 
-	// _objective.2 = pointwise "+" of _objective.1, net.b
+	// _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 	for i0 := range 2 {
 		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row[i1] + pNetB[i1]
-		}
-	}
-
-	// _objective.3 = pointwise tanh of _objective.2
-	for i0 := range 2 {
-		objective_2Row2 := &objective_2[i0]
 		objective_3Row := &objective_3[i0]
 		for i1 := range 4 {
-			objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+			objective_3Row[i1] = math.Tanh(objective_1Row[i1] + pNetB[i1])
 		}
 	}
 
@@ -40929,14 +39051,11 @@ func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pN
 //	      _objective.1[i0, i1] += net.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.2 = pointwise "+" of _objective.1, net.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] + net.b[i1]
 //
-//	# _objective.3 = pointwise tanh of _objective.2
+//	# _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = tanh(_objective.2[i0, i1])
+//	    _objective.3[i0, i1] = tanh(_objective.1[i0, i1] + net.b[i1])
 //
 //	# _objective.4 = compose "*" of w, _objective.3
 //	fill _objective.4 with 0
@@ -40952,7 +39071,6 @@ func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pN
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
 func ocannlSaveBObjectiveLoss(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pNetW *[8]float64, pNetB *[4]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
-	var objective_2 [2][4]float64
 	var objective_3 [2][4]float64
 	var objective_4 [2][4]float64
 
@@ -40970,21 +39088,12 @@ func ocannlSaveBObjectiveLoss(x *[2][2]float64, r *[2][4]float64, pW *[16]float6
 		}
 	}
 
-	// _objective.2 = pointwise "+" of _objective.1, net.b
+	// _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 	for i0 := range 2 {
 		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row[i1] + pNetB[i1]
-		}
-	}
-
-	// _objective.3 = pointwise tanh of _objective.2
-	for i0 := range 2 {
-		objective_2Row2 := &objective_2[i0]
 		objective_3Row := &objective_3[i0]
 		for i1 := range 4 {
-			objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+			objective_3Row[i1] = math.Tanh(objective_1Row[i1] + pNetB[i1])
 		}
 	}
 
@@ -41050,14 +39159,11 @@ func ocannlSaveBObjectiveLoss(x *[2][2]float64, r *[2][4]float64, pW *[16]float6
 //	      _objective.1[i0, i1] += net.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.2 = pointwise "+" of _objective.1, net.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] + net.b[i1]
 //
-//	# _objective.3 = pointwise tanh of _objective.2
+//	# _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = tanh(_objective.2[i0, i1])
+//	    _objective.3[i0, i1] = tanh(_objective.1[i0, i1] + net.b[i1])
 //
 //	# _objective.4 = compose "*" of w, _objective.3
 //	fill _objective.4 with 0
@@ -41124,7 +39230,6 @@ func ocannlSaveBObjectiveLoss(x *[2][2]float64, r *[2][4]float64, pW *[16]float6
 //	      net.w.grad[i1, i2] += _objective.1.grad[i0, i1] * x[i0, i2]
 func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pNetW *[8]float64, pNetB *[4]float64, gW *[16]float64, gNetW *[8]float64, gNetB *[4]float64, loss *[1]float64) {
 	var objective_1 [2][4]float64
-	var objective_2 [2][4]float64
 	var objective_3 [2][4]float64
 	var objective_4 [2][4]float64
 	var objective_1_grad [2][4]float64
@@ -41147,21 +39252,12 @@ func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pN
 		}
 	}
 
-	// _objective.2 = pointwise "+" of _objective.1, net.b
+	// _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 	for i0 := range 2 {
 		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row[i1] + pNetB[i1]
-		}
-	}
-
-	// _objective.3 = pointwise tanh of _objective.2
-	for i0 := range 2 {
-		objective_2Row2 := &objective_2[i0]
 		objective_3Row := &objective_3[i0]
 		for i1 := range 4 {
-			objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+			objective_3Row[i1] = math.Tanh(objective_1Row[i1] + pNetB[i1])
 		}
 	}
 
@@ -41313,14 +39409,11 @@ func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pN
 //	      _objective.1[i0, i1] += net.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.2 = pointwise "+" of _objective.1, net.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] + net.b[i1]
 //
-//	# _objective.3 = pointwise tanh of _objective.2
+//	# _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = tanh(_objective.2[i0, i1])
+//	    _objective.3[i0, i1] = tanh(_objective.1[i0, i1] + net.b[i1])
 //
 //	# _objective.4 = compose "*" of w, _objective.3
 //	fill _objective.4 with 0
@@ -41336,7 +39429,6 @@ func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pN
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
 func ocannlSaveF32ObjectiveLoss(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, pNetW *[12]float32, pNetB *[4]float32, out *[1]float32) {
 	var objective_1 [2][4]float32
-	var objective_2 [2][4]float32
 	var objective_3 [2][4]float32
 	var objective_4 [2][4]float32
 
@@ -41354,21 +39446,12 @@ func ocannlSaveF32ObjectiveLoss(x *[2][3]float32, r *[2][4]float32, pW *[16]floa
 		}
 	}
 
-	// _objective.2 = pointwise "+" of _objective.1, net.b
+	// _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 	for i0 := range 2 {
 		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row[i1] + pNetB[i1]
-		}
-	}
-
-	// _objective.3 = pointwise tanh of _objective.2
-	for i0 := range 2 {
-		objective_2Row2 := &objective_2[i0]
 		objective_3Row := &objective_3[i0]
 		for i1 := range 4 {
-			objective_3Row[i1] = float32(math.Tanh(float64(objective_2Row2[i1])))
+			objective_3Row[i1] = float32(math.Tanh(float64(objective_1Row[i1] + pNetB[i1])))
 		}
 	}
 
@@ -41434,14 +39517,11 @@ func ocannlSaveF32ObjectiveLoss(x *[2][3]float32, r *[2][4]float32, pW *[16]floa
 //	      _objective.1[i0, i1] += net.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.2 = pointwise "+" of _objective.1, net.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = _objective.1[i0, i1] + net.b[i1]
 //
-//	# _objective.3 = pointwise tanh of _objective.2
+//	# _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = tanh(_objective.2[i0, i1])
+//	    _objective.3[i0, i1] = tanh(_objective.1[i0, i1] + net.b[i1])
 //
 //	# _objective.4 = compose "*" of w, _objective.3
 //	fill _objective.4 with 0
@@ -41508,7 +39588,6 @@ func ocannlSaveF32ObjectiveLoss(x *[2][3]float32, r *[2][4]float32, pW *[16]floa
 //	      net.w.grad[i1, i2] += _objective.1.grad[i0, i1] * x[i0, i2]
 func ocannlSaveF32Backward(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, pNetW *[12]float32, pNetB *[4]float32, gW *[16]float32, gNetW *[12]float32, gNetB *[4]float32, loss *[1]float32) {
 	var objective_1 [2][4]float32
-	var objective_2 [2][4]float32
 	var objective_3 [2][4]float32
 	var objective_4 [2][4]float32
 	var objective_1_grad [2][4]float32
@@ -41531,21 +39610,12 @@ func ocannlSaveF32Backward(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, 
 		}
 	}
 
-	// _objective.2 = pointwise "+" of _objective.1, net.b
+	// _objective.3 = pointwise tanh of _objective.2, with _objective.2 = pointwise "+" of _objective.1, net.b fused
 	for i0 := range 2 {
 		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = objective_1Row[i1] + pNetB[i1]
-		}
-	}
-
-	// _objective.3 = pointwise tanh of _objective.2
-	for i0 := range 2 {
-		objective_2Row2 := &objective_2[i0]
 		objective_3Row := &objective_3[i0]
 		for i1 := range 4 {
-			objective_3Row[i1] = float32(math.Tanh(float64(objective_2Row2[i1])))
+			objective_3Row[i1] = float32(math.Tanh(float64(objective_1Row[i1] + pNetB[i1])))
 		}
 	}
 
@@ -43894,39 +41964,21 @@ func ocannlIdBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *
 // Loop nests:
 //
 //	# _objective.1 = pointwise cos of w
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = cos(w[i0, i1])
 //
-//	# _objective.2 = pointwise exp2 of _objective.1
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = exp2(_objective.1[i0, i1])
+//	# _objective.2 = pointwise exp2 of _objective.1, with _objective.1 = pointwise cos of w fused
 //
-//	# _objective.3 = pointwise sin of _objective.2
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = sin(_objective.2[i0, i1])
+//	# _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise exp2 of _objective.1, with _objective.1 = pointwise cos of w fused fused
 //
 //	# _objective.4 = pointwise exp of w
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = exp(w[i0, i1])
 //
-//	# _objective.5 = pointwise sqrt of _objective.4
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.5[i0, i1] = sqrt(_objective.4[i0, i1])
+//	# _objective.5 = pointwise sqrt of _objective.4, with _objective.4 = pointwise exp of w fused
 //
-//	# _objective.6 = pointwise "+" of _objective.3, _objective.5
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.6[i0, i1] = _objective.3[i0, i1] + _objective.5[i0, i1]
+//	# _objective.6 = pointwise "+" of _objective.3, _objective.5, with _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise exp2 of _objective.1, with _objective.1 = pointwise cos of w fused fused fused, with _objective.5 = pointwise sqrt of _objective.4, with _objective.4 = pointwise exp of w fused fused
 //
-//	# _objective.7 = pointwise tanh of _objective.6
+//	# _objective.7 = pointwise tanh of _objective.6, with _objective.6 = pointwise "+" of _objective.3, _objective.5, with _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise exp2 of _objective.1, with _objective.1 = pointwise cos of w fused fused fused, with _objective.5 = pointwise sqrt of _objective.4, with _objective.4 = pointwise exp of w fused fused fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.7[i0, i1] = tanh(_objective.6[i0, i1])
+//	    _objective.7[i0, i1] = tanh(sin(exp2(cos(w[i0, i1]))) + sqrt(exp(w[i0, i1])))
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
 //	fill objective with 0
@@ -43934,75 +41986,14 @@ func ocannlIdBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.7[i0, i1] * r[i0, i1]
 func ocannlUnaryChainObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
-	var objective_1 [3][4]float64
-	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
-	var objective_4 [3][4]float64
-	var objective_5 [3][4]float64
-	var objective_6 [3][4]float64
 	var objective_7 [3][4]float64
 
-	// _objective.1 = pointwise cos of w
+	// _objective.7 = pointwise tanh of _objective.6, with _objective.6 = pointwise "+" of _objective.3, _objective.5, with _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise exp2 of _objective.1, with _objective.1 = pointwise cos of w fused fused fused, with _objective.5 = pointwise sqrt of _objective.4, with _objective.4 = pointwise exp of w fused fused fused
 	for i0 := range 3 {
 		pWRow := (*[4]float64)(pW[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = math.Cos(pWRow[i1])
-		}
-	}
-
-	// _objective.2 = pointwise exp2 of _objective.1
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 4 {
-			objective_2Row[i1] = math.Exp2(objective_1Row2[i1])
-		}
-	}
-
-	// _objective.3 = pointwise sin of _objective.2
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = math.Sin(objective_2Row2[i1])
-		}
-	}
-
-	// _objective.4 = pointwise exp of w
-	for i0 := range 3 {
-		pWRow2 := (*[4]float64)(pW[4*i0 : 4*i0+4])
-		objective_4Row := &objective_4[i0]
-		for i1 := range 4 {
-			objective_4Row[i1] = math.Exp(pWRow2[i1])
-		}
-	}
-
-	// _objective.5 = pointwise sqrt of _objective.4
-	for i0 := range 3 {
-		objective_4Row2 := &objective_4[i0]
-		objective_5Row := &objective_5[i0]
-		for i1 := range 4 {
-			objective_5Row[i1] = math.Sqrt(objective_4Row2[i1])
-		}
-	}
-
-	// _objective.6 = pointwise "+" of _objective.3, _objective.5
-	for i0 := range 3 {
-		objective_3Row2 := &objective_3[i0]
-		objective_5Row2 := &objective_5[i0]
-		objective_6Row := &objective_6[i0]
-		for i1 := range 4 {
-			objective_6Row[i1] = objective_3Row2[i1] + objective_5Row2[i1]
-		}
-	}
-
-	// _objective.7 = pointwise tanh of _objective.6
-	for i0 := range 3 {
-		objective_6Row2 := &objective_6[i0]
 		objective_7Row := &objective_7[i0]
 		for i1 := range 4 {
-			objective_7Row[i1] = math.Tanh(objective_6Row2[i1])
+			objective_7Row[i1] = math.Tanh(math.Sin(math.Exp2(math.Cos(pWRow[i1]))) + math.Sqrt(math.Exp(pWRow[i1])))
 		}
 	}
 
@@ -44048,19 +42039,13 @@ func ocannlUnaryChainObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]fl
 // Loop nests:
 //
 //	# _objective.1 = pointwise cos of w
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = cos(w[i0, i1])
 //
-//	# _objective.2 = pointwise exp2 of _objective.1
+//	# _objective.2 = pointwise exp2 of _objective.1, with _objective.1 = pointwise cos of w fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.2[i0, i1] = exp2(_objective.1[i0, i1])
+//	    _objective.2[i0, i1] = exp2(cos(w[i0, i1]))
 //
 //	# _objective.3 = pointwise sin of _objective.2
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3[i0, i1] = sin(_objective.2[i0, i1])
 //
 //	# _objective.4 = pointwise exp of w
 //	for i0 in 0..2:
@@ -44072,15 +42057,12 @@ func ocannlUnaryChainObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]fl
 //	  for i1 in 0..3:
 //	    _objective.5[i0, i1] = sqrt(_objective.4[i0, i1])
 //
-//	# _objective.6 = pointwise "+" of _objective.3, _objective.5
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.6[i0, i1] = _objective.3[i0, i1] + _objective.5[i0, i1]
+//	# _objective.6 = pointwise "+" of _objective.3, _objective.5, with _objective.3 = pointwise sin of _objective.2 fused
 //
-//	# _objective.7 = pointwise tanh of _objective.6
+//	# _objective.7 = pointwise tanh of _objective.6, with _objective.6 = pointwise "+" of _objective.3, _objective.5, with _objective.3 = pointwise sin of _objective.2 fused fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.7[i0, i1] = tanh(_objective.6[i0, i1])
+//	    _objective.7[i0, i1] = tanh(sin(_objective.2[i0, i1]) + _objective.5[i0, i1])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
 //	fill objective with 0
@@ -44147,12 +42129,9 @@ func ocannlUnaryChainObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]fl
 //	  for i1 in 0..3:
 //	    w.grad[i0, i1] += _objective.1.grad[i0, i1] * neg(sin(w[i0, i1]))
 func ocannlUnaryChainBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *[1]float64) {
-	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
-	var objective_3 [3][4]float64
 	var objective_4 [3][4]float64
 	var objective_5 [3][4]float64
-	var objective_6 [3][4]float64
 	var objective_7 [3][4]float64
 	var objective_1_grad [3][4]float64
 	var objective_2_grad [3][4]float64
@@ -44163,30 +42142,12 @@ func ocannlUnaryChainBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64
 	var objective_7_grad [3][4]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = pointwise cos of w
+	// _objective.2 = pointwise exp2 of _objective.1, with _objective.1 = pointwise cos of w fused
 	for i0 := range 3 {
 		pWRow := (*[4]float64)(pW[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = math.Cos(pWRow[i1])
-		}
-	}
-
-	// _objective.2 = pointwise exp2 of _objective.1
-	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
 		objective_2Row := &objective_2[i0]
 		for i1 := range 4 {
-			objective_2Row[i1] = math.Exp2(objective_1Row2[i1])
-		}
-	}
-
-	// _objective.3 = pointwise sin of _objective.2
-	for i0 := range 3 {
-		objective_2Row2 := &objective_2[i0]
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = math.Sin(objective_2Row2[i1])
+			objective_2Row[i1] = math.Exp2(math.Cos(pWRow[i1]))
 		}
 	}
 
@@ -44208,22 +42169,13 @@ func ocannlUnaryChainBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64
 		}
 	}
 
-	// _objective.6 = pointwise "+" of _objective.3, _objective.5
+	// _objective.7 = pointwise tanh of _objective.6, with _objective.6 = pointwise "+" of _objective.3, _objective.5, with _objective.3 = pointwise sin of _objective.2 fused fused
 	for i0 := range 3 {
-		objective_3Row2 := &objective_3[i0]
+		objective_2Row2 := &objective_2[i0]
 		objective_5Row2 := &objective_5[i0]
-		objective_6Row := &objective_6[i0]
-		for i1 := range 4 {
-			objective_6Row[i1] = objective_3Row2[i1] + objective_5Row2[i1]
-		}
-	}
-
-	// _objective.7 = pointwise tanh of _objective.6
-	for i0 := range 3 {
-		objective_6Row2 := &objective_6[i0]
 		objective_7Row := &objective_7[i0]
 		for i1 := range 4 {
-			objective_7Row[i1] = math.Tanh(objective_6Row2[i1])
+			objective_7Row[i1] = math.Tanh(math.Sin(objective_2Row2[i1]) + objective_5Row2[i1])
 		}
 	}
 

@@ -16,45 +16,40 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlMap0AVX2 runs a float64 pointwise kernel over 24 elements: c = exp(x0).
+// ocannlMap0AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap0AVX2(c *float64, x0 *float64)
+func ocannlMap0AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlMap1AVX2 runs a float64 pointwise kernel over 20 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap1AVX2(c *float64, x0 *float64)
 
-// ocannlMap2AVX2 runs a float64 pointwise kernel over 64 elements: c = exp(x0).
+// ocannlMap2AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap2AVX2(c *float64, x0 *float64)
+func ocannlMap2AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap3AVX2 runs a float64 pointwise kernel over 36 elements: c = exp(x0).
+// ocannlMap3AVX2 runs a float64 pointwise kernel over 6 elements: c = tanh(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap3AVX2(c *float64, x0 *float64)
+func ocannlMap3AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap4AVX2 runs a float64 pointwise kernel over 36 elements: c = tanh(x0).
+// ocannlMap4AVX2 runs a float64 pointwise kernel over 18 elements: c = tanh(x0).
 //
 //go:noescape
 func ocannlMap4AVX2(c *float64, x0 *float64)
 
-// ocannlMap5AVX2 runs a float64 pointwise kernel over 18 elements: c = tanh(x0).
+// ocannlMap5AVX2 runs a float64 pointwise kernel over 20 elements: c = tanh(x0).
 //
 //go:noescape
 func ocannlMap5AVX2(c *float64, x0 *float64)
 
-// ocannlMap6AVX2 runs a float64 pointwise kernel over 6 elements: c = tanh(x0).
+// ocannlMap6AVX2 runs a float64 pointwise kernel over 4 elements: c = tanh(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap6AVX2(c *float64, x0 *float64)
-
-// ocannlMap7AVX2 runs a float64 pointwise kernel over 20 elements: c = tanh(x0).
-//
-//go:noescape
-func ocannlMap7AVX2(c *float64, x0 *float64)
+func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
 //

@@ -20,17 +20,20 @@ DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
 DATA ocannlConst64<>+24(SB)/8, $0xbff0000000000000
 GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $32
 
-// func ocannlMap0AVX2(c *float64, x0 *float64)
+// func ocannlMap0AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000006, DX
+	MOVQ         $0x00000006, BX
 
-e1:
-	VMOVUPS      (CX), Y0
+row1:
+	VBROADCASTSD (DX), Y0
+	VMOVUPS      (CX), Y1
+	VSUBPD       Y0, Y1, Y0
 	VMOVUPD      ocannlMap0AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
 	VMOVUPD      ocannlMap0AVX2Consts<>+32(SB), Y1
@@ -67,8 +70,9 @@ e1:
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -288,17 +292,20 @@ DATA ocannlMap1AVX2Consts<>+624(SB)/8, $0x00000000000003ff
 DATA ocannlMap1AVX2Consts<>+632(SB)/8, $0x00000000000003ff
 GLOBL ocannlMap1AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap2AVX2(c *float64, x0 *float64)
+// func ocannlMap2AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS      (CX), Y0
+row1:
+	VBROADCASTSD (DX), Y0
+	VMOVUPS      (CX), Y1
+	VSUBPD       Y0, Y1, Y0
 	VMOVUPD      ocannlMap2AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
 	VMOVUPD      ocannlMap2AVX2Consts<>+32(SB), Y1
@@ -335,8 +342,9 @@ e1:
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -422,139 +430,278 @@ DATA ocannlMap2AVX2Consts<>+624(SB)/8, $0x00000000000003ff
 DATA ocannlMap2AVX2Consts<>+632(SB)/8, $0x00000000000003ff
 GLOBL ocannlMap2AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap3AVX2(c *float64, x0 *float64)
+// func ocannlMap3AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000009, DX
+	VMOVUPS      ocannlMask64<>+16(SB), Y0
+	MOVQ         $0x00000006, BX
 
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap3AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap3AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap3AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap3AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap3AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap3AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap3AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap3AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap3AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap3AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap3AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap3AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
+row1:
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VADDPD       Y2, Y1, Y1
+	VANDPD       ocannlMap3AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap3AVX2Consts<>+32(SB), Y3
+	VMINPD       Y2, Y3, Y3
+	VADDPD       Y3, Y3, Y3
+	VMOVUPD      ocannlMap3AVX2Consts<>+64(SB), Y4
+	VMAXPD       Y3, Y4, Y3
+	VMOVUPD      ocannlMap3AVX2Consts<>+96(SB), Y4
+	VMINPD       Y3, Y4, Y3
+	VMULPD       ocannlMap3AVX2Consts<>+128(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD ocannlMap3AVX2Consts<>+160(SB), Y4, Y3
+	VFNMADD231PD ocannlMap3AVX2Consts<>+192(SB), Y4, Y3
+	VMOVUPD      ocannlMap3AVX2Consts<>+224(SB), Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+480(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+512(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+544(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+576(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+608(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+608(SB), Y3, Y5
+	VMULPD       ocannlMap3AVX2Consts<>+576(SB), Y4, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y4, Y4
+	VADDPD       ocannlMap3AVX2Consts<>+640(SB), Y3, Y3
+	VPADDQ       ocannlMap3AVX2Consts<>+672(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y5, Y5
+	VADDPD       ocannlMap3AVX2Consts<>+640(SB), Y4, Y4
+	VPADDQ       ocannlMap3AVX2Consts<>+672(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y5, Y5
+	VADDPD       ocannlMap3AVX2Consts<>+608(SB), Y5, Y5
+	VMOVUPD      ocannlMap3AVX2Consts<>+704(SB), Y3
+	VDIVPD       Y5, Y3, Y3
+	VMOVUPD      ocannlMap3AVX2Consts<>+608(SB), Y4
+	VSUBPD       Y3, Y4, Y3
+	VMULPD       Y1, Y1, Y4
+	VMOVUPD      ocannlMap3AVX2Consts<>+736(SB), Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+768(SB), Y4, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+800(SB), Y4, Y5
+	VMOVUPD      ocannlMap3AVX2Consts<>+608(SB), Y6
+	VFMADD213PD  ocannlMap3AVX2Consts<>+832(SB), Y4, Y6
+	VFMADD213PD  ocannlMap3AVX2Consts<>+864(SB), Y4, Y6
+	VFMADD213PD  ocannlMap3AVX2Consts<>+896(SB), Y4, Y6
+	VDIVPD       Y6, Y5, Y5
+	VMULPD       Y4, Y5, Y5
+	VFMADD213PD  Y1, Y1, Y5
+	VCMPPD       $0x01, ocannlMap3AVX2Consts<>+928(SB), Y2, Y2
+	VBLENDVPD    Y2, Y5, Y3, Y3
+	VANDPD       ocannlMap3AVX2Consts<>+0(SB), Y3, Y3
+	VANDPD       ocannlMap3AVX2Consts<>+960(SB), Y1, Y2
+	VORPD        Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	ADDQ         $+32, DX
+	VMASKMOVPD   (CX), Y0, Y1
+	VMASKMOVPD   (DX), Y0, Y2
+	VADDPD       Y2, Y1, Y1
+	VANDPD       ocannlMap3AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap3AVX2Consts<>+32(SB), Y3
+	VMINPD       Y2, Y3, Y3
+	VADDPD       Y3, Y3, Y3
+	VMOVUPD      ocannlMap3AVX2Consts<>+64(SB), Y4
+	VMAXPD       Y3, Y4, Y3
+	VMOVUPD      ocannlMap3AVX2Consts<>+96(SB), Y4
+	VMINPD       Y3, Y4, Y3
+	VMULPD       ocannlMap3AVX2Consts<>+128(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD ocannlMap3AVX2Consts<>+160(SB), Y4, Y3
+	VFNMADD231PD ocannlMap3AVX2Consts<>+192(SB), Y4, Y3
+	VMOVUPD      ocannlMap3AVX2Consts<>+224(SB), Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+480(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+512(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+544(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+576(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+608(SB), Y3, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+608(SB), Y3, Y5
+	VMULPD       ocannlMap3AVX2Consts<>+576(SB), Y4, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y4, Y4
+	VADDPD       ocannlMap3AVX2Consts<>+640(SB), Y3, Y3
+	VPADDQ       ocannlMap3AVX2Consts<>+672(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y5, Y5
+	VADDPD       ocannlMap3AVX2Consts<>+640(SB), Y4, Y4
+	VPADDQ       ocannlMap3AVX2Consts<>+672(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y5, Y5
+	VADDPD       ocannlMap3AVX2Consts<>+608(SB), Y5, Y5
+	VMOVUPD      ocannlMap3AVX2Consts<>+704(SB), Y3
+	VDIVPD       Y5, Y3, Y3
+	VMOVUPD      ocannlMap3AVX2Consts<>+608(SB), Y4
+	VSUBPD       Y3, Y4, Y3
+	VMULPD       Y1, Y1, Y4
+	VMOVUPD      ocannlMap3AVX2Consts<>+736(SB), Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+768(SB), Y4, Y5
+	VFMADD213PD  ocannlMap3AVX2Consts<>+800(SB), Y4, Y5
+	VMOVUPD      ocannlMap3AVX2Consts<>+608(SB), Y6
+	VFMADD213PD  ocannlMap3AVX2Consts<>+832(SB), Y4, Y6
+	VFMADD213PD  ocannlMap3AVX2Consts<>+864(SB), Y4, Y6
+	VFMADD213PD  ocannlMap3AVX2Consts<>+896(SB), Y4, Y6
+	VDIVPD       Y6, Y5, Y5
+	VMULPD       Y4, Y5, Y5
+	VFMADD213PD  Y1, Y1, Y5
+	VCMPPD       $0x01, ocannlMap3AVX2Consts<>+928(SB), Y2, Y2
+	VBLENDVPD    Y2, Y5, Y3, Y3
+	VANDPD       ocannlMap3AVX2Consts<>+0(SB), Y3, Y3
+	VANDPD       ocannlMap3AVX2Consts<>+960(SB), Y1, Y2
+	VORPD        Y2, Y3, Y3
+	VMASKMOVPD   Y3, Y0, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+16, CX
+	ADDQ         $-32, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap3AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap3AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap3AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap3AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap3AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap3AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap3AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap3AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap3AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap3AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap3AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap3AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap3AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap3AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap3AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap3AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap3AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap3AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap3AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap3AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap3AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap3AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap3AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap3AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap3AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap3AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap3AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap3AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap3AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap3AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap3AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap3AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap3AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap3AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap3AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap3AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap3AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap3AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap3AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap3AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap3AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap3AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap3AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap3AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap3AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap3AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap3AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap3AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap3AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap3AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap3AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap3AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap3AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap3AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap3AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap3AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap3AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap3AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap3AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap3AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap3AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap3AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap3AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap3AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap3AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap3AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap3AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap3AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap3AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap3AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap3AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap3AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap3AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap3AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap3AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap3AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap3AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap3AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap3AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap3AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap3AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap3AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap3AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap3AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap3AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap3AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap3AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap3AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap3AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap3AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap3AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap3AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap3AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap3AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap3AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap3AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap3AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap3AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap3AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap3AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap3AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap3AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap3AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap3AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap3AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap3AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap3AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap3AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap3AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap3AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap3AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap3AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap3AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap3AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap3AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap3AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap3AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap3AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap3AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap3AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap3AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap3AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap3AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap3AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap3AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap3AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap3AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap3AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap3AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap3AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap3AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap3AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap3AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap3AVX2Consts<>+480(SB)/8, $0x3f81111111111111
+DATA ocannlMap3AVX2Consts<>+488(SB)/8, $0x3f81111111111111
+DATA ocannlMap3AVX2Consts<>+496(SB)/8, $0x3f81111111111111
+DATA ocannlMap3AVX2Consts<>+504(SB)/8, $0x3f81111111111111
+DATA ocannlMap3AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
+DATA ocannlMap3AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
+DATA ocannlMap3AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
+DATA ocannlMap3AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
+DATA ocannlMap3AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
+DATA ocannlMap3AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
+DATA ocannlMap3AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
+DATA ocannlMap3AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
+DATA ocannlMap3AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
+DATA ocannlMap3AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
+DATA ocannlMap3AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
+DATA ocannlMap3AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
+DATA ocannlMap3AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
+DATA ocannlMap3AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
+DATA ocannlMap3AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
+DATA ocannlMap3AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
+DATA ocannlMap3AVX2Consts<>+640(SB)/8, $0x4338000000000000
+DATA ocannlMap3AVX2Consts<>+648(SB)/8, $0x4338000000000000
+DATA ocannlMap3AVX2Consts<>+656(SB)/8, $0x4338000000000000
+DATA ocannlMap3AVX2Consts<>+664(SB)/8, $0x4338000000000000
+DATA ocannlMap3AVX2Consts<>+672(SB)/8, $0x00000000000003ff
+DATA ocannlMap3AVX2Consts<>+680(SB)/8, $0x00000000000003ff
+DATA ocannlMap3AVX2Consts<>+688(SB)/8, $0x00000000000003ff
+DATA ocannlMap3AVX2Consts<>+696(SB)/8, $0x00000000000003ff
+DATA ocannlMap3AVX2Consts<>+704(SB)/8, $0x4000000000000000
+DATA ocannlMap3AVX2Consts<>+712(SB)/8, $0x4000000000000000
+DATA ocannlMap3AVX2Consts<>+720(SB)/8, $0x4000000000000000
+DATA ocannlMap3AVX2Consts<>+728(SB)/8, $0x4000000000000000
+DATA ocannlMap3AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap3AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap3AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap3AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap3AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap3AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap3AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap3AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap3AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
+DATA ocannlMap3AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
+DATA ocannlMap3AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
+DATA ocannlMap3AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
+DATA ocannlMap3AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap3AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap3AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap3AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap3AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap3AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap3AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap3AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap3AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap3AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap3AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap3AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap3AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
+DATA ocannlMap3AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
+DATA ocannlMap3AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
+DATA ocannlMap3AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
+DATA ocannlMap3AVX2Consts<>+960(SB)/8, $0x8000000000000000
+DATA ocannlMap3AVX2Consts<>+968(SB)/8, $0x8000000000000000
+DATA ocannlMap3AVX2Consts<>+976(SB)/8, $0x8000000000000000
+DATA ocannlMap3AVX2Consts<>+984(SB)/8, $0x8000000000000000
+GLOBL ocannlMap3AVX2Consts<>(SB), RODATA|NOPTR, $992
 
 // func ocannlMap4AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -563,73 +710,134 @@ TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000009, DX
+	VMOVUPS      ocannlMask64<>+16(SB), Y0
+	MOVQ         $0x00000004, DX
 
 e1:
-	VMOVUPS      (CX), Y0
-	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y0, Y1
-	VMOVUPD      ocannlMap4AVX2Consts<>+32(SB), Y2
-	VMINPD       Y1, Y2, Y2
-	VADDPD       Y2, Y2, Y2
-	VMOVUPD      ocannlMap4AVX2Consts<>+64(SB), Y3
-	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap4AVX2Consts<>+96(SB), Y3
-	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap4AVX2Consts<>+128(SB), Y2, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap4AVX2Consts<>+160(SB), Y3, Y2
-	VFNMADD231PD ocannlMap4AVX2Consts<>+192(SB), Y3, Y2
-	VMOVUPD      ocannlMap4AVX2Consts<>+224(SB), Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+416(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+448(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+480(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+512(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+544(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+576(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+608(SB), Y2, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+608(SB), Y2, Y4
-	VMULPD       ocannlMap4AVX2Consts<>+576(SB), Y3, Y2
-	VROUNDPD     $0x01, Y2, Y2
-	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap4AVX2Consts<>+640(SB), Y2, Y2
-	VPADDQ       ocannlMap4AVX2Consts<>+672(SB), Y2, Y2
-	VPSLLQ       $0x34, Y2, Y2
-	VMULPD       Y2, Y4, Y4
+	VMOVUPS      (CX), Y1
+	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap4AVX2Consts<>+32(SB), Y3
+	VMINPD       Y2, Y3, Y3
+	VADDPD       Y3, Y3, Y3
+	VMOVUPD      ocannlMap4AVX2Consts<>+64(SB), Y4
+	VMAXPD       Y3, Y4, Y3
+	VMOVUPD      ocannlMap4AVX2Consts<>+96(SB), Y4
+	VMINPD       Y3, Y4, Y3
+	VMULPD       ocannlMap4AVX2Consts<>+128(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD ocannlMap4AVX2Consts<>+160(SB), Y4, Y3
+	VFNMADD231PD ocannlMap4AVX2Consts<>+192(SB), Y4, Y3
+	VMOVUPD      ocannlMap4AVX2Consts<>+224(SB), Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+480(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+512(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+544(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+576(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+608(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+608(SB), Y3, Y5
+	VMULPD       ocannlMap4AVX2Consts<>+576(SB), Y4, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y4, Y4
 	VADDPD       ocannlMap4AVX2Consts<>+640(SB), Y3, Y3
 	VPADDQ       ocannlMap4AVX2Consts<>+672(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y4, Y4
-	VADDPD       ocannlMap4AVX2Consts<>+608(SB), Y4, Y4
-	VMOVUPD      ocannlMap4AVX2Consts<>+704(SB), Y2
-	VDIVPD       Y4, Y2, Y2
-	VMOVUPD      ocannlMap4AVX2Consts<>+608(SB), Y3
-	VSUBPD       Y2, Y3, Y2
-	VMULPD       Y0, Y0, Y3
-	VMOVUPD      ocannlMap4AVX2Consts<>+736(SB), Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+768(SB), Y3, Y4
-	VFMADD213PD  ocannlMap4AVX2Consts<>+800(SB), Y3, Y4
-	VMOVUPD      ocannlMap4AVX2Consts<>+608(SB), Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+832(SB), Y3, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+864(SB), Y3, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+896(SB), Y3, Y5
-	VDIVPD       Y5, Y4, Y4
-	VMULPD       Y3, Y4, Y4
-	VFMADD213PD  Y0, Y0, Y4
-	VCMPPD       $0x01, ocannlMap4AVX2Consts<>+928(SB), Y1, Y1
-	VBLENDVPD    Y1, Y4, Y2, Y2
-	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y2, Y2
-	VANDPD       ocannlMap4AVX2Consts<>+960(SB), Y0, Y1
-	VORPD        Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
+	VMULPD       Y3, Y5, Y5
+	VADDPD       ocannlMap4AVX2Consts<>+640(SB), Y4, Y4
+	VPADDQ       ocannlMap4AVX2Consts<>+672(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y5, Y5
+	VADDPD       ocannlMap4AVX2Consts<>+608(SB), Y5, Y5
+	VMOVUPD      ocannlMap4AVX2Consts<>+704(SB), Y3
+	VDIVPD       Y5, Y3, Y3
+	VMOVUPD      ocannlMap4AVX2Consts<>+608(SB), Y4
+	VSUBPD       Y3, Y4, Y3
+	VMULPD       Y1, Y1, Y4
+	VMOVUPD      ocannlMap4AVX2Consts<>+736(SB), Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+768(SB), Y4, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+800(SB), Y4, Y5
+	VMOVUPD      ocannlMap4AVX2Consts<>+608(SB), Y6
+	VFMADD213PD  ocannlMap4AVX2Consts<>+832(SB), Y4, Y6
+	VFMADD213PD  ocannlMap4AVX2Consts<>+864(SB), Y4, Y6
+	VFMADD213PD  ocannlMap4AVX2Consts<>+896(SB), Y4, Y6
+	VDIVPD       Y6, Y5, Y5
+	VMULPD       Y4, Y5, Y5
+	VFMADD213PD  Y1, Y1, Y5
+	VCMPPD       $0x01, ocannlMap4AVX2Consts<>+928(SB), Y2, Y2
+	VBLENDVPD    Y2, Y5, Y3, Y3
+	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y3, Y3
+	VANDPD       ocannlMap4AVX2Consts<>+960(SB), Y1, Y2
+	VORPD        Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
 	JNZ          e1
+	VMASKMOVPD   (CX), Y0, Y1
+	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap4AVX2Consts<>+32(SB), Y3
+	VMINPD       Y2, Y3, Y3
+	VADDPD       Y3, Y3, Y3
+	VMOVUPD      ocannlMap4AVX2Consts<>+64(SB), Y4
+	VMAXPD       Y3, Y4, Y3
+	VMOVUPD      ocannlMap4AVX2Consts<>+96(SB), Y4
+	VMINPD       Y3, Y4, Y3
+	VMULPD       ocannlMap4AVX2Consts<>+128(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD ocannlMap4AVX2Consts<>+160(SB), Y4, Y3
+	VFNMADD231PD ocannlMap4AVX2Consts<>+192(SB), Y4, Y3
+	VMOVUPD      ocannlMap4AVX2Consts<>+224(SB), Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+480(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+512(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+544(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+576(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+608(SB), Y3, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+608(SB), Y3, Y5
+	VMULPD       ocannlMap4AVX2Consts<>+576(SB), Y4, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y4, Y4
+	VADDPD       ocannlMap4AVX2Consts<>+640(SB), Y3, Y3
+	VPADDQ       ocannlMap4AVX2Consts<>+672(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y5, Y5
+	VADDPD       ocannlMap4AVX2Consts<>+640(SB), Y4, Y4
+	VPADDQ       ocannlMap4AVX2Consts<>+672(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y5, Y5
+	VADDPD       ocannlMap4AVX2Consts<>+608(SB), Y5, Y5
+	VMOVUPD      ocannlMap4AVX2Consts<>+704(SB), Y3
+	VDIVPD       Y5, Y3, Y3
+	VMOVUPD      ocannlMap4AVX2Consts<>+608(SB), Y4
+	VSUBPD       Y3, Y4, Y3
+	VMULPD       Y1, Y1, Y4
+	VMOVUPD      ocannlMap4AVX2Consts<>+736(SB), Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+768(SB), Y4, Y5
+	VFMADD213PD  ocannlMap4AVX2Consts<>+800(SB), Y4, Y5
+	VMOVUPD      ocannlMap4AVX2Consts<>+608(SB), Y6
+	VFMADD213PD  ocannlMap4AVX2Consts<>+832(SB), Y4, Y6
+	VFMADD213PD  ocannlMap4AVX2Consts<>+864(SB), Y4, Y6
+	VFMADD213PD  ocannlMap4AVX2Consts<>+896(SB), Y4, Y6
+	VDIVPD       Y6, Y5, Y5
+	VMULPD       Y4, Y5, Y5
+	VFMADD213PD  Y1, Y1, Y5
+	VCMPPD       $0x01, ocannlMap4AVX2Consts<>+928(SB), Y2, Y2
+	VBLENDVPD    Y2, Y5, Y3, Y3
+	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y3, Y3
+	VANDPD       ocannlMap4AVX2Consts<>+960(SB), Y1, Y2
+	VORPD        Y2, Y3, Y3
+	VMASKMOVPD   Y3, Y0, (AX)
 	VZEROUPPER
 	RET
 
@@ -766,134 +974,73 @@ TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	VMOVUPS      ocannlMask64<>+16(SB), Y0
-	MOVQ         $0x00000004, DX
+	MOVQ         $0x00000005, DX
 
 e1:
-	VMOVUPS      (CX), Y1
-	VANDPD       ocannlMap5AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap5AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y3
-	VADDPD       Y3, Y3, Y3
-	VMOVUPD      ocannlMap5AVX2Consts<>+64(SB), Y4
-	VMAXPD       Y3, Y4, Y3
-	VMOVUPD      ocannlMap5AVX2Consts<>+96(SB), Y4
-	VMINPD       Y3, Y4, Y3
-	VMULPD       ocannlMap5AVX2Consts<>+128(SB), Y3, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VFNMADD231PD ocannlMap5AVX2Consts<>+160(SB), Y4, Y3
-	VFNMADD231PD ocannlMap5AVX2Consts<>+192(SB), Y4, Y3
-	VMOVUPD      ocannlMap5AVX2Consts<>+224(SB), Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+480(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+512(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+544(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+576(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+608(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+608(SB), Y3, Y5
-	VMULPD       ocannlMap5AVX2Consts<>+576(SB), Y4, Y3
-	VROUNDPD     $0x01, Y3, Y3
-	VSUBPD       Y3, Y4, Y4
+	VMOVUPS      (CX), Y0
+	VANDPD       ocannlMap5AVX2Consts<>+0(SB), Y0, Y1
+	VMOVUPD      ocannlMap5AVX2Consts<>+32(SB), Y2
+	VMINPD       Y1, Y2, Y2
+	VADDPD       Y2, Y2, Y2
+	VMOVUPD      ocannlMap5AVX2Consts<>+64(SB), Y3
+	VMAXPD       Y2, Y3, Y2
+	VMOVUPD      ocannlMap5AVX2Consts<>+96(SB), Y3
+	VMINPD       Y2, Y3, Y2
+	VMULPD       ocannlMap5AVX2Consts<>+128(SB), Y2, Y3
+	VROUNDPD     $0x00, Y3, Y3
+	VFNMADD231PD ocannlMap5AVX2Consts<>+160(SB), Y3, Y2
+	VFNMADD231PD ocannlMap5AVX2Consts<>+192(SB), Y3, Y2
+	VMOVUPD      ocannlMap5AVX2Consts<>+224(SB), Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+256(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+288(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+320(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+352(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+384(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+416(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+448(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+480(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+512(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+544(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+576(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+608(SB), Y2, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+608(SB), Y2, Y4
+	VMULPD       ocannlMap5AVX2Consts<>+576(SB), Y3, Y2
+	VROUNDPD     $0x01, Y2, Y2
+	VSUBPD       Y2, Y3, Y3
+	VADDPD       ocannlMap5AVX2Consts<>+640(SB), Y2, Y2
+	VPADDQ       ocannlMap5AVX2Consts<>+672(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y4, Y4
 	VADDPD       ocannlMap5AVX2Consts<>+640(SB), Y3, Y3
 	VPADDQ       ocannlMap5AVX2Consts<>+672(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap5AVX2Consts<>+640(SB), Y4, Y4
-	VPADDQ       ocannlMap5AVX2Consts<>+672(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap5AVX2Consts<>+608(SB), Y5, Y5
-	VMOVUPD      ocannlMap5AVX2Consts<>+704(SB), Y3
-	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap5AVX2Consts<>+608(SB), Y4
-	VSUBPD       Y3, Y4, Y3
-	VMULPD       Y1, Y1, Y4
-	VMOVUPD      ocannlMap5AVX2Consts<>+736(SB), Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+768(SB), Y4, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+800(SB), Y4, Y5
-	VMOVUPD      ocannlMap5AVX2Consts<>+608(SB), Y6
-	VFMADD213PD  ocannlMap5AVX2Consts<>+832(SB), Y4, Y6
-	VFMADD213PD  ocannlMap5AVX2Consts<>+864(SB), Y4, Y6
-	VFMADD213PD  ocannlMap5AVX2Consts<>+896(SB), Y4, Y6
-	VDIVPD       Y6, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VFMADD213PD  Y1, Y1, Y5
-	VCMPPD       $0x01, ocannlMap5AVX2Consts<>+928(SB), Y2, Y2
-	VBLENDVPD    Y2, Y5, Y3, Y3
-	VANDPD       ocannlMap5AVX2Consts<>+0(SB), Y3, Y3
-	VANDPD       ocannlMap5AVX2Consts<>+960(SB), Y1, Y2
-	VORPD        Y2, Y3, Y3
-	VMOVUPS      Y3, (AX)
+	VMULPD       Y3, Y4, Y4
+	VADDPD       ocannlMap5AVX2Consts<>+608(SB), Y4, Y4
+	VMOVUPD      ocannlMap5AVX2Consts<>+704(SB), Y2
+	VDIVPD       Y4, Y2, Y2
+	VMOVUPD      ocannlMap5AVX2Consts<>+608(SB), Y3
+	VSUBPD       Y2, Y3, Y2
+	VMULPD       Y0, Y0, Y3
+	VMOVUPD      ocannlMap5AVX2Consts<>+736(SB), Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+768(SB), Y3, Y4
+	VFMADD213PD  ocannlMap5AVX2Consts<>+800(SB), Y3, Y4
+	VMOVUPD      ocannlMap5AVX2Consts<>+608(SB), Y5
+	VFMADD213PD  ocannlMap5AVX2Consts<>+832(SB), Y3, Y5
+	VFMADD213PD  ocannlMap5AVX2Consts<>+864(SB), Y3, Y5
+	VFMADD213PD  ocannlMap5AVX2Consts<>+896(SB), Y3, Y5
+	VDIVPD       Y5, Y4, Y4
+	VMULPD       Y3, Y4, Y4
+	VFMADD213PD  Y0, Y0, Y4
+	VCMPPD       $0x01, ocannlMap5AVX2Consts<>+928(SB), Y1, Y1
+	VBLENDVPD    Y1, Y4, Y2, Y2
+	VANDPD       ocannlMap5AVX2Consts<>+0(SB), Y2, Y2
+	VANDPD       ocannlMap5AVX2Consts<>+960(SB), Y0, Y1
+	VORPD        Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
 	JNZ          e1
-	VMASKMOVPD   (CX), Y0, Y1
-	VANDPD       ocannlMap5AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap5AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y3
-	VADDPD       Y3, Y3, Y3
-	VMOVUPD      ocannlMap5AVX2Consts<>+64(SB), Y4
-	VMAXPD       Y3, Y4, Y3
-	VMOVUPD      ocannlMap5AVX2Consts<>+96(SB), Y4
-	VMINPD       Y3, Y4, Y3
-	VMULPD       ocannlMap5AVX2Consts<>+128(SB), Y3, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VFNMADD231PD ocannlMap5AVX2Consts<>+160(SB), Y4, Y3
-	VFNMADD231PD ocannlMap5AVX2Consts<>+192(SB), Y4, Y3
-	VMOVUPD      ocannlMap5AVX2Consts<>+224(SB), Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+480(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+512(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+544(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+576(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+608(SB), Y3, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+608(SB), Y3, Y5
-	VMULPD       ocannlMap5AVX2Consts<>+576(SB), Y4, Y3
-	VROUNDPD     $0x01, Y3, Y3
-	VSUBPD       Y3, Y4, Y4
-	VADDPD       ocannlMap5AVX2Consts<>+640(SB), Y3, Y3
-	VPADDQ       ocannlMap5AVX2Consts<>+672(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap5AVX2Consts<>+640(SB), Y4, Y4
-	VPADDQ       ocannlMap5AVX2Consts<>+672(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap5AVX2Consts<>+608(SB), Y5, Y5
-	VMOVUPD      ocannlMap5AVX2Consts<>+704(SB), Y3
-	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap5AVX2Consts<>+608(SB), Y4
-	VSUBPD       Y3, Y4, Y3
-	VMULPD       Y1, Y1, Y4
-	VMOVUPD      ocannlMap5AVX2Consts<>+736(SB), Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+768(SB), Y4, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+800(SB), Y4, Y5
-	VMOVUPD      ocannlMap5AVX2Consts<>+608(SB), Y6
-	VFMADD213PD  ocannlMap5AVX2Consts<>+832(SB), Y4, Y6
-	VFMADD213PD  ocannlMap5AVX2Consts<>+864(SB), Y4, Y6
-	VFMADD213PD  ocannlMap5AVX2Consts<>+896(SB), Y4, Y6
-	VDIVPD       Y6, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VFMADD213PD  Y1, Y1, Y5
-	VCMPPD       $0x01, ocannlMap5AVX2Consts<>+928(SB), Y2, Y2
-	VBLENDVPD    Y2, Y5, Y3, Y3
-	VANDPD       ocannlMap5AVX2Consts<>+0(SB), Y3, Y3
-	VANDPD       ocannlMap5AVX2Consts<>+960(SB), Y1, Y2
-	VORPD        Y2, Y3, Y3
-	VMASKMOVPD   Y3, Y0, (AX)
 	VZEROUPPER
 	RET
 
@@ -1023,142 +1170,84 @@ DATA ocannlMap5AVX2Consts<>+976(SB)/8, $0x8000000000000000
 DATA ocannlMap5AVX2Consts<>+984(SB)/8, $0x8000000000000000
 GLOBL ocannlMap5AVX2Consts<>(SB), RODATA|NOPTR, $992
 
-// func ocannlMap6AVX2(c *float64, x0 *float64)
+// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	VMOVUPS      ocannlMask64<>+16(SB), Y0
-	MOVQ         $0x00000003, DX
+	MOVQ         $0x00000005, BX
 
 row1:
-	VMOVUPS      (CX), Y1
-	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y3
-	VADDPD       Y3, Y3, Y3
-	VMOVUPD      ocannlMap6AVX2Consts<>+64(SB), Y4
-	VMAXPD       Y3, Y4, Y3
-	VMOVUPD      ocannlMap6AVX2Consts<>+96(SB), Y4
-	VMINPD       Y3, Y4, Y3
-	VMULPD       ocannlMap6AVX2Consts<>+128(SB), Y3, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VFNMADD231PD ocannlMap6AVX2Consts<>+160(SB), Y4, Y3
-	VFNMADD231PD ocannlMap6AVX2Consts<>+192(SB), Y4, Y3
-	VMOVUPD      ocannlMap6AVX2Consts<>+224(SB), Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+480(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+512(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+544(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+576(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+608(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+608(SB), Y3, Y5
-	VMULPD       ocannlMap6AVX2Consts<>+576(SB), Y4, Y3
-	VROUNDPD     $0x01, Y3, Y3
-	VSUBPD       Y3, Y4, Y4
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VADDPD       Y1, Y0, Y0
+	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y0, Y1
+	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y2
+	VMINPD       Y1, Y2, Y2
+	VADDPD       Y2, Y2, Y2
+	VMOVUPD      ocannlMap6AVX2Consts<>+64(SB), Y3
+	VMAXPD       Y2, Y3, Y2
+	VMOVUPD      ocannlMap6AVX2Consts<>+96(SB), Y3
+	VMINPD       Y2, Y3, Y2
+	VMULPD       ocannlMap6AVX2Consts<>+128(SB), Y2, Y3
+	VROUNDPD     $0x00, Y3, Y3
+	VFNMADD231PD ocannlMap6AVX2Consts<>+160(SB), Y3, Y2
+	VFNMADD231PD ocannlMap6AVX2Consts<>+192(SB), Y3, Y2
+	VMOVUPD      ocannlMap6AVX2Consts<>+224(SB), Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+256(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+288(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+320(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+352(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+416(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+448(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+480(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+512(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+544(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+576(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+608(SB), Y2, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+608(SB), Y2, Y4
+	VMULPD       ocannlMap6AVX2Consts<>+576(SB), Y3, Y2
+	VROUNDPD     $0x01, Y2, Y2
+	VSUBPD       Y2, Y3, Y3
+	VADDPD       ocannlMap6AVX2Consts<>+640(SB), Y2, Y2
+	VPADDQ       ocannlMap6AVX2Consts<>+672(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y4, Y4
 	VADDPD       ocannlMap6AVX2Consts<>+640(SB), Y3, Y3
 	VPADDQ       ocannlMap6AVX2Consts<>+672(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap6AVX2Consts<>+640(SB), Y4, Y4
-	VPADDQ       ocannlMap6AVX2Consts<>+672(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap6AVX2Consts<>+608(SB), Y5, Y5
-	VMOVUPD      ocannlMap6AVX2Consts<>+704(SB), Y3
-	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap6AVX2Consts<>+608(SB), Y4
-	VSUBPD       Y3, Y4, Y3
-	VMULPD       Y1, Y1, Y4
-	VMOVUPD      ocannlMap6AVX2Consts<>+736(SB), Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+768(SB), Y4, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+800(SB), Y4, Y5
-	VMOVUPD      ocannlMap6AVX2Consts<>+608(SB), Y6
-	VFMADD213PD  ocannlMap6AVX2Consts<>+832(SB), Y4, Y6
-	VFMADD213PD  ocannlMap6AVX2Consts<>+864(SB), Y4, Y6
-	VFMADD213PD  ocannlMap6AVX2Consts<>+896(SB), Y4, Y6
-	VDIVPD       Y6, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VFMADD213PD  Y1, Y1, Y5
-	VCMPPD       $0x01, ocannlMap6AVX2Consts<>+928(SB), Y2, Y2
-	VBLENDVPD    Y2, Y5, Y3, Y3
-	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y3, Y3
-	VANDPD       ocannlMap6AVX2Consts<>+960(SB), Y1, Y2
-	VORPD        Y2, Y3, Y3
-	VMOVUPS      Y3, (AX)
+	VMULPD       Y3, Y4, Y4
+	VADDPD       ocannlMap6AVX2Consts<>+608(SB), Y4, Y4
+	VMOVUPD      ocannlMap6AVX2Consts<>+704(SB), Y2
+	VDIVPD       Y4, Y2, Y2
+	VMOVUPD      ocannlMap6AVX2Consts<>+608(SB), Y3
+	VSUBPD       Y2, Y3, Y2
+	VMULPD       Y0, Y0, Y3
+	VMOVUPD      ocannlMap6AVX2Consts<>+736(SB), Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+768(SB), Y3, Y4
+	VFMADD213PD  ocannlMap6AVX2Consts<>+800(SB), Y3, Y4
+	VMOVUPD      ocannlMap6AVX2Consts<>+608(SB), Y5
+	VFMADD213PD  ocannlMap6AVX2Consts<>+832(SB), Y3, Y5
+	VFMADD213PD  ocannlMap6AVX2Consts<>+864(SB), Y3, Y5
+	VFMADD213PD  ocannlMap6AVX2Consts<>+896(SB), Y3, Y5
+	VDIVPD       Y5, Y4, Y4
+	VMULPD       Y3, Y4, Y4
+	VFMADD213PD  Y0, Y0, Y4
+	VCMPPD       $0x01, ocannlMap6AVX2Consts<>+928(SB), Y1, Y1
+	VBLENDVPD    Y1, Y4, Y2, Y2
+	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y2, Y2
+	VANDPD       ocannlMap6AVX2Consts<>+960(SB), Y0, Y1
+	VORPD        Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	VMASKMOVPD   (CX), Y0, Y1
-	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y3
-	VADDPD       Y3, Y3, Y3
-	VMOVUPD      ocannlMap6AVX2Consts<>+64(SB), Y4
-	VMAXPD       Y3, Y4, Y3
-	VMOVUPD      ocannlMap6AVX2Consts<>+96(SB), Y4
-	VMINPD       Y3, Y4, Y3
-	VMULPD       ocannlMap6AVX2Consts<>+128(SB), Y3, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VFNMADD231PD ocannlMap6AVX2Consts<>+160(SB), Y4, Y3
-	VFNMADD231PD ocannlMap6AVX2Consts<>+192(SB), Y4, Y3
-	VMOVUPD      ocannlMap6AVX2Consts<>+224(SB), Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+480(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+512(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+544(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+576(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+608(SB), Y3, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+608(SB), Y3, Y5
-	VMULPD       ocannlMap6AVX2Consts<>+576(SB), Y4, Y3
-	VROUNDPD     $0x01, Y3, Y3
-	VSUBPD       Y3, Y4, Y4
-	VADDPD       ocannlMap6AVX2Consts<>+640(SB), Y3, Y3
-	VPADDQ       ocannlMap6AVX2Consts<>+672(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap6AVX2Consts<>+640(SB), Y4, Y4
-	VPADDQ       ocannlMap6AVX2Consts<>+672(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap6AVX2Consts<>+608(SB), Y5, Y5
-	VMOVUPD      ocannlMap6AVX2Consts<>+704(SB), Y3
-	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap6AVX2Consts<>+608(SB), Y4
-	VSUBPD       Y3, Y4, Y3
-	VMULPD       Y1, Y1, Y4
-	VMOVUPD      ocannlMap6AVX2Consts<>+736(SB), Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+768(SB), Y4, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+800(SB), Y4, Y5
-	VMOVUPD      ocannlMap6AVX2Consts<>+608(SB), Y6
-	VFMADD213PD  ocannlMap6AVX2Consts<>+832(SB), Y4, Y6
-	VFMADD213PD  ocannlMap6AVX2Consts<>+864(SB), Y4, Y6
-	VFMADD213PD  ocannlMap6AVX2Consts<>+896(SB), Y4, Y6
-	VDIVPD       Y6, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VFMADD213PD  Y1, Y1, Y5
-	VCMPPD       $0x01, ocannlMap6AVX2Consts<>+928(SB), Y2, Y2
-	VBLENDVPD    Y2, Y5, Y3, Y3
-	VANDPD       ocannlMap6AVX2Consts<>+0(SB), Y3, Y3
-	VANDPD       ocannlMap6AVX2Consts<>+960(SB), Y1, Y2
-	VORPD        Y2, Y3, Y3
-	VMASKMOVPD   Y3, Y0, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+16, CX
-	DECQ         DX
+	ADDQ         $+32, DX
+	ADDQ         $-32, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -1288,209 +1377,6 @@ DATA ocannlMap6AVX2Consts<>+968(SB)/8, $0x8000000000000000
 DATA ocannlMap6AVX2Consts<>+976(SB)/8, $0x8000000000000000
 DATA ocannlMap6AVX2Consts<>+984(SB)/8, $0x8000000000000000
 GLOBL ocannlMap6AVX2Consts<>(SB), RODATA|NOPTR, $992
-
-// func ocannlMap7AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000005, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y0, Y1
-	VMOVUPD      ocannlMap7AVX2Consts<>+32(SB), Y2
-	VMINPD       Y1, Y2, Y2
-	VADDPD       Y2, Y2, Y2
-	VMOVUPD      ocannlMap7AVX2Consts<>+64(SB), Y3
-	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap7AVX2Consts<>+96(SB), Y3
-	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap7AVX2Consts<>+128(SB), Y2, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap7AVX2Consts<>+160(SB), Y3, Y2
-	VFNMADD231PD ocannlMap7AVX2Consts<>+192(SB), Y3, Y2
-	VMOVUPD      ocannlMap7AVX2Consts<>+224(SB), Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+480(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+512(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+544(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+576(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y2, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y2, Y4
-	VMULPD       ocannlMap7AVX2Consts<>+576(SB), Y3, Y2
-	VROUNDPD     $0x01, Y2, Y2
-	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap7AVX2Consts<>+640(SB), Y2, Y2
-	VPADDQ       ocannlMap7AVX2Consts<>+672(SB), Y2, Y2
-	VPSLLQ       $0x34, Y2, Y2
-	VMULPD       Y2, Y4, Y4
-	VADDPD       ocannlMap7AVX2Consts<>+640(SB), Y3, Y3
-	VPADDQ       ocannlMap7AVX2Consts<>+672(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y4, Y4
-	VADDPD       ocannlMap7AVX2Consts<>+608(SB), Y4, Y4
-	VMOVUPD      ocannlMap7AVX2Consts<>+704(SB), Y2
-	VDIVPD       Y4, Y2, Y2
-	VMOVUPD      ocannlMap7AVX2Consts<>+608(SB), Y3
-	VSUBPD       Y2, Y3, Y2
-	VMULPD       Y0, Y0, Y3
-	VMOVUPD      ocannlMap7AVX2Consts<>+736(SB), Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+768(SB), Y3, Y4
-	VFMADD213PD  ocannlMap7AVX2Consts<>+800(SB), Y3, Y4
-	VMOVUPD      ocannlMap7AVX2Consts<>+608(SB), Y5
-	VFMADD213PD  ocannlMap7AVX2Consts<>+832(SB), Y3, Y5
-	VFMADD213PD  ocannlMap7AVX2Consts<>+864(SB), Y3, Y5
-	VFMADD213PD  ocannlMap7AVX2Consts<>+896(SB), Y3, Y5
-	VDIVPD       Y5, Y4, Y4
-	VMULPD       Y3, Y4, Y4
-	VFMADD213PD  Y0, Y0, Y4
-	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+928(SB), Y1, Y1
-	VBLENDVPD    Y1, Y4, Y2, Y2
-	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y2, Y2
-	VANDPD       ocannlMap7AVX2Consts<>+960(SB), Y0, Y1
-	VORPD        Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap7AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap7AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap7AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap7AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap7AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap7AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap7AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap7AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap7AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap7AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap7AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap7AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap7AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap7AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap7AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap7AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap7AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap7AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap7AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap7AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap7AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap7AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap7AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap7AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap7AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap7AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap7AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap7AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap7AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap7AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap7AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap7AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap7AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap7AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap7AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap7AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap7AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap7AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap7AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap7AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap7AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap7AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap7AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap7AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap7AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap7AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap7AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap7AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap7AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap7AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap7AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap7AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap7AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap7AVX2Consts<>+480(SB)/8, $0x3f81111111111111
-DATA ocannlMap7AVX2Consts<>+488(SB)/8, $0x3f81111111111111
-DATA ocannlMap7AVX2Consts<>+496(SB)/8, $0x3f81111111111111
-DATA ocannlMap7AVX2Consts<>+504(SB)/8, $0x3f81111111111111
-DATA ocannlMap7AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
-DATA ocannlMap7AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
-DATA ocannlMap7AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
-DATA ocannlMap7AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
-DATA ocannlMap7AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
-DATA ocannlMap7AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
-DATA ocannlMap7AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
-DATA ocannlMap7AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
-DATA ocannlMap7AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+640(SB)/8, $0x4338000000000000
-DATA ocannlMap7AVX2Consts<>+648(SB)/8, $0x4338000000000000
-DATA ocannlMap7AVX2Consts<>+656(SB)/8, $0x4338000000000000
-DATA ocannlMap7AVX2Consts<>+664(SB)/8, $0x4338000000000000
-DATA ocannlMap7AVX2Consts<>+672(SB)/8, $0x00000000000003ff
-DATA ocannlMap7AVX2Consts<>+680(SB)/8, $0x00000000000003ff
-DATA ocannlMap7AVX2Consts<>+688(SB)/8, $0x00000000000003ff
-DATA ocannlMap7AVX2Consts<>+696(SB)/8, $0x00000000000003ff
-DATA ocannlMap7AVX2Consts<>+704(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+712(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+720(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+728(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap7AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap7AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap7AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap7AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap7AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap7AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap7AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap7AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
-DATA ocannlMap7AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
-DATA ocannlMap7AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
-DATA ocannlMap7AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
-DATA ocannlMap7AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap7AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap7AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap7AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap7AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap7AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap7AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap7AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap7AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap7AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap7AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap7AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap7AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
-DATA ocannlMap7AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
-DATA ocannlMap7AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
-DATA ocannlMap7AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
-DATA ocannlMap7AVX2Consts<>+960(SB)/8, $0x8000000000000000
-DATA ocannlMap7AVX2Consts<>+968(SB)/8, $0x8000000000000000
-DATA ocannlMap7AVX2Consts<>+976(SB)/8, $0x8000000000000000
-DATA ocannlMap7AVX2Consts<>+984(SB)/8, $0x8000000000000000
-GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $992
 
 // func ocannlReduce0AVX2(c *float64, x0 *float64)
 // Requires: AVX

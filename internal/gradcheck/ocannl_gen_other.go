@@ -13,16 +13,16 @@ const ocannlAVX512 = false
 const ocannlAVX2 = false
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap0AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
+func ocannlMap0AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
 
 // ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+func ocannlMap2AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+func ocannlMap3AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap4AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
@@ -31,10 +31,7 @@ func ocannlMap4AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap4AVX2 called wi
 func ocannlMap5AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
-
-// ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

@@ -1,0 +1,294 @@
+package loopir
+
+import "fmt"
+
+// FusePointwise returns p with its single-use pointwise temporaries
+// fused into their reader: a top-level perfect nest storing
+// `t[i0,...] = e` into every cell of a temporary t once (each axis of t
+// indexed by its own loop), followed by the one top-level perfect nest
+// that reads t, once per cell of t at one load (each axis by its own
+// loop), becomes that reader with e in place of the load (its variables
+// renamed to the reader's) and the writer goes. A bias add then a relu
+// make one pass over memory instead of two. t is not in keep (the
+// kernel's parameters), is unpadded, and nothing but those two nests
+// touches it (no fill, no other reader: a training step's forward
+// temporaries, read again by the backward pass, stay); nothing between
+// the two writes a tensor e reads, and the reader does not store into
+// one. p itself is not modified: the operations whose bodies change are
+// copied. The reader stores (a map, not a reduction: a sum of exps
+// would lose the vector exp of the map before it), and accept, when not
+// nil, approves the fusion given the writer, the reader and the fused
+// reader (the emitter asks that a nest an assembly kernel ran stays
+// one). The number of temporaries fused is returned.
+func FusePointwise(p *Program, keep map[int]bool, accept Acceptor) (*Program, int) {
+	q := *p
+	q.Ops = append([]*Operation(nil), p.Ops...)
+	fused := 0
+	for t := range p.Tensors {
+		if keep[t] || !fuseCandidate(&q.Tensors[t]) {
+			continue
+		}
+		if fuseOne(&q, t, accept) {
+			fused++
+		}
+	}
+	if fused == 0 {
+		return p, 0
+	}
+	return &q, fused
+}
+
+// Acceptor approves a fusion of FusePointwise: the writer nest, the
+// reader nest, and the reader's store once fused (over the reader's
+// loops).
+type Acceptor func(wLoops []*For, w *Store, rLoops []*For, r, fused *Store) bool
+
+// fuseCandidate: an unpadded array.
+func fuseCandidate(ti *TensorInfo) bool {
+	if len(ti.Dims) == 0 || len(ti.Dims) != len(ti.BufDims) {
+		return false
+	}
+	for a := range ti.Dims {
+		if ti.Dims[a] != ti.BufDims[a] {
+			return false
+		}
+	}
+	return true
+}
+
+// stmtRef locates a top-level statement: operation op, statement i.
+type stmtRef struct{ op, i int }
+
+// fuseOne fuses temporary t in q (whose Ops slice it may rewrite) when
+// the rule of FusePointwise holds.
+func fuseOne(q *Program, t int, accept Acceptor) bool {
+	var touch []stmtRef
+	for oi, o := range q.Ops {
+		for i, s := range o.Body {
+			if stmtTouchesTensor(s, t) {
+				touch = append(touch, stmtRef{oi, i})
+			}
+		}
+	}
+	if len(touch) != 2 {
+		return false
+	}
+	w, r := touch[0], touch[1]
+	wLoops, wSt, ok := perfectNest(q.Ops[w.op].Body[w.i])
+	if !ok || wSt.Tensor != t || wSt.Accumulate && wSt.Accum != "" || exprReads(wSt.Value, t) {
+		return false
+	}
+	rLoops, rSt, ok := perfectNest(q.Ops[r.op].Body[r.i])
+	if !ok || rSt.Tensor == t || rSt.Accumulate && rSt.Accum != "" {
+		return false
+	}
+	dims := q.Tensors[t].Dims
+	wAxis, ok := axisLoops(wSt.Index, wLoops, dims)
+	if !ok {
+		return false
+	}
+	var load *Load
+	loads := 0
+	visitExprLoads(rSt.Value, func(l *Load) {
+		if l.Tensor == t {
+			load, loads = l, loads+1
+		}
+	})
+	if loads != 1 {
+		return false
+	}
+	if _, ok := axisLoops(load.Index, rLoops, dims); !ok {
+		return false
+	}
+	// What e reads must not change between the two nests, nor be the
+	// reader's own store.
+	reads := map[int]bool{}
+	visitExprLoads(wSt.Value, func(l *Load) { reads[l.Tensor] = true })
+	if reads[rSt.Tensor] || writesBetween(q, w, r, reads) {
+		return false
+	}
+	// e at the reader's point: the writer's loop of axis a becomes the
+	// load's index along a.
+	sub := map[int]IndexExpr{}
+	for a, l := range wAxis {
+		sub[l.Var] = load.Index[a]
+	}
+	e := renameExpr(wSt.Value, sub)
+	st := *rSt
+	st.Value = substLoad(rSt.Value, t, e)
+	if accept != nil && !accept(wLoops, wSt, rLoops, rSt, &st) {
+		return false
+	}
+	ro := *q.Ops[r.op]
+	ro.Body = append([]Stmt(nil), ro.Body...)
+	ro.Body[r.i] = rebuildNest(rLoops, &st)
+	ro.Desc = fmt.Sprintf("%s, with %s fused", ro.Desc, q.Ops[w.op].Desc)
+	q.Ops[r.op] = &ro
+	wo := *q.Ops[w.op]
+	if w.op == r.op {
+		wo = ro
+	}
+	wo.Body = append(append([]Stmt(nil), wo.Body[:w.i]...), wo.Body[w.i+1:]...)
+	q.Ops[w.op] = &wo
+	return true
+}
+
+// perfectNest returns the loops and the store of a perfect nest (loops
+// each holding exactly one statement, ending in a store).
+func perfectNest(s Stmt) ([]*For, *Store, bool) {
+	var loops []*For
+	for {
+		switch x := s.(type) {
+		case *For:
+			if len(x.Body) != 1 {
+				return nil, nil, false
+			}
+			loops = append(loops, x)
+			s = x.Body[0]
+		case *Store:
+			return loops, x, len(loops) > 0
+		default:
+			return nil, nil, false
+		}
+	}
+}
+
+// rebuildNest is the perfect nest of loops (copied) around st.
+func rebuildNest(loops []*For, st *Store) Stmt {
+	var s Stmt = st
+	for i := len(loops) - 1; i >= 0; i-- {
+		s = &For{Var: loops[i].Var, Extent: loops[i].Extent, Body: []Stmt{s}}
+	}
+	return s
+}
+
+// axisLoops maps each axis of an index over a nest to the loop that
+// alone drives it (coefficient 1, offset 0, the loop's extent the
+// axis's size), every loop of the nest driving one axis; ok is false
+// otherwise (the nest then does not visit each cell exactly once).
+func axisLoops(idx []IndexExpr, loops []*For, dims []int) ([]*For, bool) {
+	if len(idx) != len(dims) || len(loops) != len(dims) {
+		return nil, false
+	}
+	byVar := map[int]*For{}
+	for _, l := range loops {
+		byVar[l.Var] = l
+	}
+	out := make([]*For, len(idx))
+	seen := map[int]bool{}
+	for a, x := range idx {
+		if len(x.Terms) != 1 || x.Terms[0].Coeff != 1 || x.Offset != 0 {
+			return nil, false
+		}
+		l := byVar[x.Terms[0].Var]
+		if l == nil || seen[l.Var] || l.Extent != dims[a] {
+			return nil, false
+		}
+		seen[l.Var] = true
+		out[a] = l
+	}
+	return out, true
+}
+
+// writesBetween reports whether a top-level statement after w and
+// before r writes (stores, fills, resets or fetches into) a tensor of ts.
+func writesBetween(q *Program, w, r stmtRef, ts map[int]bool) bool {
+	found := false
+	for oi := w.op; oi <= r.op; oi++ {
+		for i, s := range q.Ops[oi].Body {
+			if oi == w.op && i <= w.i || oi == r.op && i >= r.i {
+				continue
+			}
+			visitStmtWrites(s, func(t int) { found = found || ts[t] })
+		}
+	}
+	return found
+}
+
+// visitStmtWrites calls f with every tensor s writes.
+func visitStmtWrites(s Stmt, f func(int)) {
+	switch s := s.(type) {
+	case *For:
+		for _, c := range s.Body {
+			visitStmtWrites(c, f)
+		}
+	case *Store:
+		f(s.Tensor)
+	case *Fill:
+		f(s.Tensor)
+	case *ResetPadding:
+		f(s.Tensor)
+	case *FetchStmt:
+		f(s.Tensor)
+	}
+}
+
+// stmtTouchesTensor reports whether s reads or writes tensor t.
+func stmtTouchesTensor(s Stmt, t int) bool {
+	found := false
+	var walk func(s Stmt)
+	walk = func(s Stmt) {
+		switch s := s.(type) {
+		case *For:
+			for _, c := range s.Body {
+				walk(c)
+			}
+		case *Store:
+			found = found || s.Tensor == t || exprReads(s.Value, t)
+		default:
+			visitStmtWrites(s, func(u int) { found = found || u == t })
+		}
+	}
+	walk(s)
+	return found
+}
+
+// renameExpr is e with each loop variable v of its indices replaced by
+// the affine index sub[v] (variables not in sub stay).
+func renameExpr(e Expr, sub map[int]IndexExpr) Expr {
+	switch e := e.(type) {
+	case *Load:
+		idx := make([]IndexExpr, len(e.Index))
+		for a, x := range e.Index {
+			idx[a] = renameIndex(x, sub)
+		}
+		return &Load{Tensor: e.Tensor, Index: idx}
+	case *Apply:
+		args := make([]Expr, len(e.Args))
+		for i, x := range e.Args {
+			args[i] = renameExpr(x, sub)
+		}
+		return &Apply{Prim: e.Prim, Args: args}
+	}
+	return e
+}
+
+// renameIndex substitutes sub into x: c*v becomes c*sub[v].
+func renameIndex(x IndexExpr, sub map[int]IndexExpr) IndexExpr {
+	out := IndexExpr{Offset: x.Offset}
+	coef := map[int]int{}
+	var order []int
+	add := func(v, c int) {
+		if _, ok := coef[v]; !ok {
+			order = append(order, v)
+		}
+		coef[v] += c
+	}
+	for _, tm := range x.Terms {
+		s, ok := sub[tm.Var]
+		if !ok {
+			add(tm.Var, tm.Coeff)
+			continue
+		}
+		out.Offset += tm.Coeff * s.Offset
+		for _, u := range s.Terms {
+			add(u.Var, tm.Coeff*u.Coeff)
+		}
+	}
+	for _, v := range order {
+		if coef[v] != 0 {
+			out.Terms = append(out.Terms, IndexTerm{Coeff: coef[v], Var: v})
+		}
+	}
+	return out
+}
