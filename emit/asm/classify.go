@@ -48,6 +48,9 @@ type Spec struct {
 	// Overwrite: the kernel stores the products instead of adding them
 	// to C (the caller's pre-fill with 0 is absorbed).
 	Overwrite bool
+	// Gather: the AVX2 tier runs this Dot spec in the gathered broadcast
+	// form (gather.go); the AVX-512 tier keeps the dot kernel.
+	Gather bool
 }
 
 // elemSize is the size of one element in bytes.
@@ -383,7 +386,11 @@ func (s *Spec) Describe(tiers ...Config) string {
 		if i > 0 {
 			sep = "; "
 		}
-		d += fmt.Sprintf("%s%s %dx%d tile, %s", sep, c.Tier, mr, nr, c.blocking(s))
+		form := ""
+		if s.gathers(c) {
+			form = "gathered broadcast "
+		}
+		d += fmt.Sprintf("%s%s %s%dx%d tile, %s", sep, c.Tier, form, mr, nr, c.blocking(s))
 	}
 	return d
 }

@@ -62,6 +62,10 @@ func (c Config) lanes(s *Spec) int { return c.VecBytes / s.elemSize() }
 
 // tile is the register tile (rows, columns in elements).
 func (c Config) tile(s *Spec) (int, int) {
+	if s.gathers(c) {
+		rows, nv := c.gatherTile(s)
+		return rows, nv * c.lanes(s)
+	}
 	if s.Kind == Dot {
 		return c.DotMR, c.DotNR
 	}
@@ -105,6 +109,9 @@ const PackMTiles = 3
 
 // blocking describes the cache blocking.
 func (c Config) blocking(s *Spec) string {
+	if s.gathers(c) {
+		return "B gathered into the frame"
+	}
 	if s.Kind == Dot {
 		return "k unblocked"
 	}

@@ -487,14 +487,20 @@ func emitKernel(c *build.Context, cfg Config, s *Spec, name string, maskTab oper
 	g := &kgen{c: c, cfg: cfg, s: s, op: opsFor(s.Elem, c), es: s.elemSize(), lanes: cfg.lanes(s), maskTab: maskTab}
 	g.pack = s.Kind == Broadcast && cfg.packs(s)
 	c.Function(name)
-	if !g.pack {
-		// A packing kernel's frame holds the B sliver: too large for
+	if !g.pack && !s.gathers(cfg) {
+		// A packing (or gathering) kernel's frame holds B: too large for
 		// NOSPLIT, so it gets the stack check.
 		c.Attributes(attr.NOSPLIT)
 	}
 	c.SignatureExpr(fmt.Sprintf("func(c, a, b *%s)", s.Elem))
 	c.Pragma("noescape")
 	mr, nr := cfg.tile(s)
+	if s.gathers(cfg) {
+		c.Doc(fmt.Sprintf("%s runs a %s dot spec as a gathered broadcast kernel, M=%d N=%d K=%dx%d (%dx%d tile, B gathered into the frame); strides C %d,%d A %d,%d B %d,%d, k2 A %d B %d.",
+			name, s.Elem, s.M, s.N, s.K, max(1, s.K2), mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN, s.AK2, s.BK2))
+		g.gather()
+		return
+	}
 	c.Doc(fmt.Sprintf("%s runs a %s %s kernel, M=%d N=%d K=%d (%dx%d tile); strides C %d,%d A %d,%d B %d,%d.",
 		name, s.Elem, s.Kind, s.M, s.N, s.K, mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN))
 	if s.Kind == Dot {

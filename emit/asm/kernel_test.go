@@ -45,6 +45,29 @@ func kernelCases() []Spec {
 		out = append(out, Spec{Elem: elem, Kind: Dot, M: 10, N: 8, K: 3, K2: 3, AK2: 12, BK2: 3, CM: 8, CN: 1, AM: 1, AK: 1, BK: 1, BN: 9})     // a one-channel 3x3 convolution row
 		out = append(out, Spec{Elem: elem, Kind: Dot, M: 5, N: 6, K: 16, K2: 2, AK2: 100, BK2: 16, CM: 6, CN: 1, AM: 16, AK: 1, BK: 1, BN: 40, Overwrite: true})
 		dot(8, 12, 33, 12, 1, 33, 33, true) // full 4x4 tiles, overwrite
+		// The gathered broadcast form (AVX2; the AVX-512 tier runs the
+		// same specs as dot kernels): one-channel 3x3 convolutions over
+		// an image row and over a batch, a second m tile with a row tail,
+		// partial vectors, no k2 axis, the k2 loop (K*K2 > gatherUnroll),
+		// two vectors (float64 N=8, float32 N=13 and 16).
+		ga := func(m, n, k, k2, cm, am, bn, ak2, bk2 int, ow bool) {
+			sp := Spec{Elem: elem, Kind: Dot, M: m, N: n, K: k, K2: k2, CM: cm, CN: 1, AM: am, AK: 1, BK: 1, BN: bn, AK2: ak2, BK2: bk2, Overwrite: ow, Gather: true}
+			if !AVX2().gatherFits(&sp) {
+				panic(fmt.Sprintf("gathered case does not fit: %+v", sp))
+			}
+			out = append(out, sp)
+		}
+		ga(10, 8, 3, 3, 8, 1, 9, 12, 3, true)       // a conv row, overwrite
+		ga(10, 8, 3, 3, 8, 1, 9, 12, 3, false)      // a conv row, accumulate
+		ga(29, 8, 3, 3, 80, 144, 9, 12, 3, true)    // over a batch, C rows apart
+		ga(17, 5, 6, 2, 7, 20, 13, 9, 6, false)     // partial vector, accumulate
+		ga(14, 7, 9, 1, 7, 9, 9, 0, 0, true)        // no k2 axis, a full tile and one row
+		ga(20, 8, 24, 3, 8, 100, 72, 30, 24, false) // k2 loop
+		ga(3, 3, 5, 2, 4, 11, 10, 5, 5, true)       // a single short tile
+		if elem == "float32" {
+			ga(15, 13, 12, 3, 16, 40, 36, 13, 12, true)  // two vectors, partial
+			ga(9, 16, 24, 3, 16, 100, 72, 30, 24, false) // two vectors, k2 loop
+		}
 	}
 	return out
 }
