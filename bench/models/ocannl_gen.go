@@ -1173,7 +1173,7 @@ type ocannlCNNTrainLossPart0 struct {
 // Part runs part j of the nest (0 <= j < 5).
 func (r *ocannlCNNTrainLossPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 10 {
@@ -1358,7 +1358,7 @@ type ocannlCNNTrainLossPart5 struct {
 // Part runs part j22 of the nest (0 <= j22 < 5).
 func (r7 *ocannlCNNTrainLossPart5) Part(j22 int) {
 	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
-	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
@@ -2727,7 +2727,7 @@ type ocannlCNNBackwardPart0 struct {
 // Part runs part j of the nest (0 <= j < 5).
 func (r *ocannlCNNBackwardPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 10 {
@@ -2912,7 +2912,7 @@ type ocannlCNNBackwardPart5 struct {
 // Part runs part j22 of the nest (0 <= j22 < 5).
 func (r7 *ocannlCNNBackwardPart5) Part(j22 int) {
 	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
-	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
@@ -4788,7 +4788,7 @@ type ocannlReverserTrainLossPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
@@ -8883,7 +8883,7 @@ type ocannlReverserBackwardPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
@@ -11536,7 +11536,7 @@ type ocannlReverserBackwardPart84 struct {
 // Part runs part j93 of the nest (0 <= j93 < 8).
 func (r90 *ocannlReverserBackwardPart84) Part(j93 int) {
 	scratch := r90.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {

@@ -361,12 +361,12 @@ func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=256 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=256 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX2 runs a float32 dot kernel, M=256 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
+// ocannlGemm1AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=256 N=16 K=24x3 (6x16 tile, B gathered into the frame); strides C 400,1 A 512,1 B 1,72, k2 A 64 B 24.
 //
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
@@ -411,7 +411,7 @@ func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm10AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=8 (13x8 tile, B gathered into the frame); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
@@ -476,7 +476,7 @@ func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX2 runs a float32 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm23AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=8 (13x8 tile, B gathered into the frame); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm23AVX2(c *float32, a *float32, b *float32)

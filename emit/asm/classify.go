@@ -217,6 +217,7 @@ func ClassifyFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem
 		n.A, n.B = n.B, n.A
 	}
 	n.Spec.Elem = elem
+	n.Spec.Gather = n.Spec.Kind == Dot && gatherPays(&n.Spec)
 	kernelVars := map[int]bool{}
 	for _, x := range n.axes {
 		for _, v := range x.vars {

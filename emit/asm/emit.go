@@ -496,8 +496,12 @@ func emitKernel(c *build.Context, cfg Config, s *Spec, name string, maskTab oper
 	c.Pragma("noescape")
 	mr, nr := cfg.tile(s)
 	if s.gathers(cfg) {
-		c.Doc(fmt.Sprintf("%s runs a %s dot spec as a gathered broadcast kernel, M=%d N=%d K=%dx%d (%dx%d tile, B gathered into the frame); strides C %d,%d A %d,%d B %d,%d, k2 A %d B %d.",
-			name, s.Elem, s.M, s.N, s.K, max(1, s.K2), mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN, s.AK2, s.BK2))
+		k, k2 := fmt.Sprint(s.K), ""
+		if s.K2 > 1 {
+			k, k2 = fmt.Sprintf("%dx%d", s.K, s.K2), fmt.Sprintf(", k2 A %d B %d", s.AK2, s.BK2)
+		}
+		c.Doc(fmt.Sprintf("%s runs a %s dot spec as a gathered broadcast kernel, M=%d N=%d K=%s (%dx%d tile, B gathered into the frame); strides C %d,%d A %d,%d B %d,%d%s.",
+			name, s.Elem, s.M, s.N, k, mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN, k2))
 		g.gather()
 		return
 	}

@@ -1,6 +1,9 @@
 package asm
 
-import "github.com/mmcloughlin/avo/reg"
+import (
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
 
 // The gathered broadcast form (AVX2 only) runs a Dot spec whose n axis is
 // short and contiguous in C (a convolution with few input channels: n
@@ -42,6 +45,28 @@ func (c Config) gatherFits(s *Spec) bool {
 	}
 	rows, nv := c.gatherTile(s)
 	return nv <= 2 && rows >= 1
+}
+
+// gatherPays reports whether the AVX2 tier should run the Dot spec s in
+// the gathered form: it fits, and a cost estimate in vector steps is
+// lower than the dot kernel's. The dot kernel: per C cell, ceil(K/lanes)
+// steps for each of K2 plus about 3 for the horizontal sum and the store;
+// the gathered form: per row, one step per vector and reduction step,
+// plus one per element of B gathered. Measured against the dot kernel
+// by TestGatherRule on Zen 3 (190 shapes, M 4-256, N 4-16, K 3-24, K2 1
+// or 3, both element types): the estimate picks no shape where the
+// gathered form is slower, and misses some at most 1.8x faster (small M
+// with K2 = 3, float32 N = 4).
+func gatherPays(s *Spec) bool {
+	c := AVX2()
+	if !c.gatherFits(s) {
+		return false
+	}
+	l, k2 := c.lanes(s), max(1, s.K2)
+	_, nv := c.gatherTile(s)
+	steps := s.K * k2
+	dot := s.M * s.N * ((s.K+l-1)/l*k2 + 3)
+	return s.M*nv*steps+s.N*steps < dot
 }
 
 // gather emits the gathered broadcast form of a Dot spec (see above):
@@ -165,11 +190,13 @@ func (g *kgen) tileGather(rows, nv int, aM, bufp, cM reg.Register) {
 
 // storeTile adds (or stores) a rows x nv-vector tile of accumulators
 // into C at cM (rows CM apart); with partial > 0 the last vector has only
-// that many lanes.
+// that many lanes (a masked load, and stores of its pieces: a VMASKMOVPS
+// store costs about as much as the tile's row of FMAs on Zen 3, and
+// halved the float32 N=4 kernels' speed).
 func (g *kgen) storeTile(acc [][]reg.VecVirtual, rows, nv, partial int, cM reg.Register) {
 	c, s := g.c, g.s
 	var mask reg.Register
-	if partial > 0 {
+	if partial > 0 && !s.Overwrite {
 		mask = g.tailMask(partial)
 	}
 	for r := range rows {
@@ -181,7 +208,7 @@ func (g *kgen) storeTile(acc [][]reg.VecVirtual, rows, nv, partial int, cM reg.R
 					g.loadMasked(addr, mask, t)
 					g.op.add(t, acc[r][v], acc[r][v])
 				}
-				g.storeMasked(acc[r][v], mask, addr)
+				g.storePartial(acc[r][v], partial, addr)
 				continue
 			}
 			if !s.Overwrite {
@@ -190,4 +217,30 @@ func (g *kgen) storeTile(acc [][]reg.VecVirtual, rows, nv, partial int, cM reg.R
 			c.VMOVUPS(acc[r][v], addr)
 		}
 	}
+}
+
+// storePartial stores the first p lanes of x at addr (1 <= p < lanes),
+// as 16-, 8- and 4-byte pieces.
+func (g *kgen) storePartial(x reg.VecVirtual, p int, addr operand.Mem) {
+	c := g.c
+	src, base, rest := reg.Register(x.AsX()), addr, p*g.es
+	if rest >= 16 {
+		c.VMOVUPS(x.AsX(), base)
+		rest -= 16
+		if rest == 0 {
+			return
+		}
+		hi := c.XMM()
+		c.VEXTRACTF128(operand.Imm(1), x, hi)
+		src, base = hi, base.Offset(16)
+	}
+	if rest >= 8 {
+		c.VMOVQ(src, base)
+		rest -= 8
+		if rest > 0 {
+			c.VEXTRACTPS(operand.Imm(2), src, base.Offset(8))
+		}
+		return
+	}
+	c.VMOVSS(src, base)
 }

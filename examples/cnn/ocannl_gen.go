@@ -486,7 +486,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
@@ -891,7 +891,7 @@ type ocannlCNNTrainLossPart0 struct {
 // Part runs part j21 of the nest (0 <= j21 < 5).
 func (r2 *ocannlCNNTrainLossPart0) Part(j21 int) {
 	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
@@ -1362,7 +1362,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
@@ -2323,7 +2323,7 @@ type ocannlCNNBackwardPart0 struct {
 // Part runs part j21 of the nest (0 <= j21 < 5).
 func (r2 *ocannlCNNBackwardPart0) Part(j21 int) {
 	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
@@ -2872,7 +2872,7 @@ type ocannlCNNPredictPart0 struct {
 // Part runs part j of the nest (0 <= j < 5).
 func (r *ocannlCNNPredictPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 10 {
@@ -3057,7 +3057,7 @@ type ocannlCNNPredictPart5 struct {
 // Part runs part j22 of the nest (0 <= j22 < 5).
 func (r7 *ocannlCNNPredictPart5) Part(j22 int) {
 	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
-	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {

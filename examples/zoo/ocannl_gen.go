@@ -6769,7 +6769,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
-	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x4 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
@@ -8002,7 +8002,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x4 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {

@@ -316,7 +316,7 @@ func ocannlGemm6AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm7AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm8AVX2 runs a float64 dot kernel, M=8 N=4 K=6 (3x3 tile); strides C 32,1 A 22,1 B 1,18.
+// ocannlGemm8AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=4 K=6x3 (13x4 tile, B gathered into the frame); strides C 32,1 A 22,1 B 1,18, k2 A 22 B 6.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float64, a *float64, b *float64)
