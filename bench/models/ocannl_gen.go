@@ -3443,23 +3443,9 @@ type ocannlCNNBackwardPart18 struct {
 func (r29 *ocannlCNNBackwardPart18) Part(j69 int) {
 	images, scratch, gNetConv1KernelPartial := r29.images, r29.scratch, &r29.gNetConv1KernelPartial
 	gNetConv1KernelPartial[j69] = [8][3][3][1]float32{}
-	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 3 {
-					ocannlGemm7AVX512(&gNetConv1KernelPartial[j69][0][i4][0][0], &scratch.net_conv1_y_grad[32*j69][i1][i2][0], &images[32*j69][i1+i4][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 3 {
-					ocannlGemm7AVX2(&gNetConv1KernelPartial[j69][0][i4][0][0], &scratch.net_conv1_y_grad[32*j69][i1][i2][0], &images[32*j69][i1+i4][i2][0])
-				}
-			}
-		}
+	// float32 m-vector kernel M=8 N=3x3 K=10x10x32: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j69][0][0][0][0], &scratch.net_conv1_y_grad[32*j69][0][0][0], &images[32*j69][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {

@@ -51,11 +51,6 @@ func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=8 N=3 K=32 (14x32 tile); strides C 9,1 A 1,800 B 144,1.
-//
-//go:noescape
-func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
-
 // ocannlGemm8AVX512 runs a float32 dot kernel, M=32 N=256 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
 //
 //go:noescape
@@ -396,7 +391,7 @@ func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=8 N=3 K=32 (6x16 tile); strides C 9,1 A 1,800 B 144,1.
+// ocannlGemm7AVX2 runs a float32 m-vector kernel, M=8 N=3x3 K=10x10x32; strides C 9,3,1 A 1,8,80,800 B 12,1,1,12,144.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)

@@ -505,6 +505,12 @@ func emitKernel(c *build.Context, cfg Config, s *Spec, name string, maskTab oper
 		g.gather()
 		return
 	}
+	if s.Kind == MVec {
+		c.Doc(fmt.Sprintf("%s runs a %s m-vector kernel, M=%d N=%dx%d K=%dx%dx%d; strides C %d,%d,%d A %d,%d,%d,%d B %d,%d,%d,%d,%d.",
+			name, s.Elem, s.M, s.N, s.N2, s.K, s.K2, s.K3, s.CM, s.CN, s.CN2, s.AM, s.AK, s.AK2, s.AK3, s.BN, s.BN2, s.BK, s.BK2, s.BK3))
+		g.mvec()
+		return
+	}
 	c.Doc(fmt.Sprintf("%s runs a %s %s kernel, M=%d N=%d K=%d (%dx%d tile); strides C %d,%d A %d,%d B %d,%d.",
 		name, s.Elem, s.Kind, s.M, s.N, s.K, mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN))
 	if s.Kind == Dot {

@@ -2260,23 +2260,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 3 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 3 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4][i2][0])
-				}
-			}
-		}
+	// float32 m-vector kernel M=8 N=3x3 K=10x10x32: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlGemm7AVX2(&gNetConv1Kernel[0], &scratch.net_conv1_y_grad[0][0][0][0], &images[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {

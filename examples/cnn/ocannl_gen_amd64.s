@@ -1242,76 +1242,6 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlGemm7AVX512(SB), NOSPLIT, $0-24
-	MOVQ   c+0(FP), AX
-	MOVQ   a+8(FP), CX
-	MOVQ   b+16(FP), DX
-	LEAQ   (DX), DX
-	LEAQ   (CX), CX
-	VPSUBD Z0, Z0, Z0
-	VPSUBD Z1, Z1, Z1
-	VPSUBD Z2, Z2, Z2
-	VPSUBD Z3, Z3, Z3
-	VPSUBD Z4, Z4, Z4
-	VPSUBD Z5, Z5, Z5
-	VPSUBD Z6, Z6, Z6
-	VPSUBD Z7, Z7, Z7
-	MOVL   $0x00000007, BX
-	KMOVW  BX, K1
-	MOVQ   DX, DX
-	MOVQ   $0x00000020, BX
-
-k1:
-	VMOVUPS.Z    (DX), K1, Z8
-	VBROADCASTSS (CX), Z9
-	VFMADD231PS  Z8, Z9, Z0
-	VBROADCASTSS 4(CX), Z9
-	VFMADD231PS  Z8, Z9, Z1
-	VBROADCASTSS 8(CX), Z9
-	VFMADD231PS  Z8, Z9, Z2
-	VBROADCASTSS 12(CX), Z9
-	VFMADD231PS  Z8, Z9, Z3
-	VBROADCASTSS 16(CX), Z9
-	VFMADD231PS  Z8, Z9, Z4
-	VBROADCASTSS 20(CX), Z9
-	VFMADD231PS  Z8, Z9, Z5
-	VBROADCASTSS 24(CX), Z9
-	VFMADD231PS  Z8, Z9, Z6
-	VBROADCASTSS 28(CX), Z9
-	VFMADD231PS  Z8, Z9, Z7
-	ADDQ         $+3200, CX
-	ADDQ         $+576, DX
-	DECQ         BX
-	JNZ          k1
-	VMOVUPS.Z    (AX), K1, Z8
-	VADDPS       Z8, Z0, Z0
-	VMOVUPS      Z0, K1, (AX)
-	VMOVUPS.Z    36(AX), K1, Z0
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, 36(AX)
-	VMOVUPS.Z    72(AX), K1, Z0
-	VADDPS       Z0, Z2, Z2
-	VMOVUPS      Z2, K1, 72(AX)
-	VMOVUPS.Z    108(AX), K1, Z0
-	VADDPS       Z0, Z3, Z3
-	VMOVUPS      Z3, K1, 108(AX)
-	VMOVUPS.Z    144(AX), K1, Z0
-	VADDPS       Z0, Z4, Z4
-	VMOVUPS      Z4, K1, 144(AX)
-	VMOVUPS.Z    180(AX), K1, Z0
-	VADDPS       Z0, Z5, Z5
-	VMOVUPS      Z5, K1, 180(AX)
-	VMOVUPS.Z    216(AX), K1, Z0
-	VADDPS       Z0, Z6, Z6
-	VMOVUPS      Z6, K1, 216(AX)
-	VMOVUPS.Z    252(AX), K1, Z0
-	VADDPS       Z0, Z7, Z7
-	VMOVUPS      Z7, K1, 252(AX)
-	VZEROUPPER
-	RET
-
 // func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlGemm8AVX512(SB), NOSPLIT, $0-24
@@ -4000,83 +3930,289 @@ k6:
 
 // func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $0-24
-	MOVQ    c+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	LEAQ    (DX), DX
-	LEAQ    (CX), CX
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS ocannlMask32<>+20(SB), Y6
-	MOVQ    CX, BX
-	MOVQ    DX, SI
-	MOVQ    $0x00000020, DI
+TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $32-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   DX, DX
+	MOVQ   $0x00000020, BX
 
-k1:
-	VMASKMOVPS   (SI), Y6, Y7
-	VBROADCASTSS (BX), Y8
-	VFMADD231PS  Y7, Y8, Y0
-	VBROADCASTSS 4(BX), Y8
-	VFMADD231PS  Y7, Y8, Y1
-	VBROADCASTSS 8(BX), Y8
-	VFMADD231PS  Y7, Y8, Y2
-	VBROADCASTSS 12(BX), Y8
-	VFMADD231PS  Y7, Y8, Y3
-	VBROADCASTSS 16(BX), Y8
-	VFMADD231PS  Y7, Y8, Y4
-	VBROADCASTSS 20(BX), Y8
-	VFMADD231PS  Y7, Y8, Y5
-	ADDQ         $+3200, BX
-	ADDQ         $+576, SI
-	DECQ         DI
-	JNZ          k1
-	VMASKMOVPS   (AX), Y6, Y7
-	VADDPS       Y7, Y0, Y0
-	VMASKMOVPS   Y0, Y6, (AX)
-	VMASKMOVPS   36(AX), Y6, Y0
-	VADDPS       Y0, Y1, Y1
-	VMASKMOVPS   Y1, Y6, 36(AX)
-	VMASKMOVPS   72(AX), Y6, Y0
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y6, 72(AX)
-	VMASKMOVPS   108(AX), Y6, Y0
-	VADDPS       Y0, Y3, Y3
-	VMASKMOVPS   Y3, Y6, 108(AX)
-	VMASKMOVPS   144(AX), Y6, Y0
-	VADDPS       Y0, Y4, Y4
-	VMASKMOVPS   Y4, Y6, 144(AX)
-	VMASKMOVPS   180(AX), Y6, Y0
-	VADDPS       Y0, Y5, Y5
-	VMASKMOVPS   Y5, Y6, 180(AX)
-	ADDQ         $+24, CX
-	ADDQ         $+216, AX
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VMOVUPS      ocannlMask32<>+20(SB), Y2
-	MOVQ         DX, DX
-	MOVQ         $0x00000020, BX
+r1:
+	MOVQ CX, SI
+	MOVQ DX, DI
+	MOVQ $0x0000000a, R8
 
-k2:
-	VMASKMOVPS   (DX), Y2, Y3
-	VBROADCASTSS (CX), Y4
-	VFMADD231PS  Y3, Y4, Y0
-	VBROADCASTSS 4(CX), Y4
-	VFMADD231PS  Y3, Y4, Y1
+q2:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $0x0000000a, R11
+
+k3:
+	VMOVUPS      (R9), Y9
+	VBROADCASTSS (R10), Y10
+	VFMADD231PS  Y9, Y10, Y0
+	VBROADCASTSS 48(R10), Y10
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS 96(R10), Y10
+	VFMADD231PS  Y9, Y10, Y2
+	VBROADCASTSS 4(R10), Y10
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS 52(R10), Y10
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 100(R10), Y10
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 8(R10), Y10
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 56(R10), Y10
+	VFMADD231PS  Y9, Y10, Y7
+	VBROADCASTSS 104(R10), Y10
+	VFMADD231PS  Y9, Y10, Y8
+	ADDQ         $+32, R9
+	ADDQ         $+4, R10
+	DECQ         R11
+	JNZ          k3
+	ADDQ         $+320, SI
+	ADDQ         $+48, DI
+	DECQ         R8
+	JNZ          q2
 	ADDQ         $+3200, CX
 	ADDQ         $+576, DX
 	DECQ         BX
-	JNZ          k2
-	VMASKMOVPS   (AX), Y2, Y3
-	VADDPS       Y3, Y0, Y0
-	VMASKMOVPS   Y0, Y2, (AX)
-	VMASKMOVPS   36(AX), Y2, Y0
-	VADDPS       Y0, Y1, Y1
-	VMASKMOVPS   Y1, Y2, 36(AX)
+	JNZ          r1
+	VMOVUPS      Y0, (SP)
+	VMOVSS       (SP), X0
+	VADDSS       (AX), X0, X0
+	VMOVSS       X0, (AX)
+	VMOVSS       4(SP), X0
+	VADDSS       36(AX), X0, X0
+	VMOVSS       X0, 36(AX)
+	VMOVSS       8(SP), X0
+	VADDSS       72(AX), X0, X0
+	VMOVSS       X0, 72(AX)
+	VMOVSS       12(SP), X0
+	VADDSS       108(AX), X0, X0
+	VMOVSS       X0, 108(AX)
+	VMOVSS       16(SP), X0
+	VADDSS       144(AX), X0, X0
+	VMOVSS       X0, 144(AX)
+	VMOVSS       20(SP), X0
+	VADDSS       180(AX), X0, X0
+	VMOVSS       X0, 180(AX)
+	VMOVSS       24(SP), X0
+	VADDSS       216(AX), X0, X0
+	VMOVSS       X0, 216(AX)
+	VMOVSS       28(SP), X0
+	VADDSS       252(AX), X0, X0
+	VMOVSS       X0, 252(AX)
+	VMOVUPS      Y1, (SP)
+	VMOVSS       (SP), X0
+	VADDSS       12(AX), X0, X0
+	VMOVSS       X0, 12(AX)
+	VMOVSS       4(SP), X0
+	VADDSS       48(AX), X0, X0
+	VMOVSS       X0, 48(AX)
+	VMOVSS       8(SP), X0
+	VADDSS       84(AX), X0, X0
+	VMOVSS       X0, 84(AX)
+	VMOVSS       12(SP), X0
+	VADDSS       120(AX), X0, X0
+	VMOVSS       X0, 120(AX)
+	VMOVSS       16(SP), X0
+	VADDSS       156(AX), X0, X0
+	VMOVSS       X0, 156(AX)
+	VMOVSS       20(SP), X0
+	VADDSS       192(AX), X0, X0
+	VMOVSS       X0, 192(AX)
+	VMOVSS       24(SP), X0
+	VADDSS       228(AX), X0, X0
+	VMOVSS       X0, 228(AX)
+	VMOVSS       28(SP), X0
+	VADDSS       264(AX), X0, X0
+	VMOVSS       X0, 264(AX)
+	VMOVUPS      Y2, (SP)
+	VMOVSS       (SP), X0
+	VADDSS       24(AX), X0, X0
+	VMOVSS       X0, 24(AX)
+	VMOVSS       4(SP), X0
+	VADDSS       60(AX), X0, X0
+	VMOVSS       X0, 60(AX)
+	VMOVSS       8(SP), X0
+	VADDSS       96(AX), X0, X0
+	VMOVSS       X0, 96(AX)
+	VMOVSS       12(SP), X0
+	VADDSS       132(AX), X0, X0
+	VMOVSS       X0, 132(AX)
+	VMOVSS       16(SP), X0
+	VADDSS       168(AX), X0, X0
+	VMOVSS       X0, 168(AX)
+	VMOVSS       20(SP), X0
+	VADDSS       204(AX), X0, X0
+	VMOVSS       X0, 204(AX)
+	VMOVSS       24(SP), X0
+	VADDSS       240(AX), X0, X0
+	VMOVSS       X0, 240(AX)
+	VMOVSS       28(SP), X0
+	VADDSS       276(AX), X0, X0
+	VMOVSS       X0, 276(AX)
+	VMOVUPS      Y3, (SP)
+	VMOVSS       (SP), X0
+	VADDSS       4(AX), X0, X0
+	VMOVSS       X0, 4(AX)
+	VMOVSS       4(SP), X0
+	VADDSS       40(AX), X0, X0
+	VMOVSS       X0, 40(AX)
+	VMOVSS       8(SP), X0
+	VADDSS       76(AX), X0, X0
+	VMOVSS       X0, 76(AX)
+	VMOVSS       12(SP), X0
+	VADDSS       112(AX), X0, X0
+	VMOVSS       X0, 112(AX)
+	VMOVSS       16(SP), X0
+	VADDSS       148(AX), X0, X0
+	VMOVSS       X0, 148(AX)
+	VMOVSS       20(SP), X0
+	VADDSS       184(AX), X0, X0
+	VMOVSS       X0, 184(AX)
+	VMOVSS       24(SP), X0
+	VADDSS       220(AX), X0, X0
+	VMOVSS       X0, 220(AX)
+	VMOVSS       28(SP), X0
+	VADDSS       256(AX), X0, X0
+	VMOVSS       X0, 256(AX)
+	VMOVUPS      Y4, (SP)
+	VMOVSS       (SP), X0
+	VADDSS       16(AX), X0, X0
+	VMOVSS       X0, 16(AX)
+	VMOVSS       4(SP), X0
+	VADDSS       52(AX), X0, X0
+	VMOVSS       X0, 52(AX)
+	VMOVSS       8(SP), X0
+	VADDSS       88(AX), X0, X0
+	VMOVSS       X0, 88(AX)
+	VMOVSS       12(SP), X0
+	VADDSS       124(AX), X0, X0
+	VMOVSS       X0, 124(AX)
+	VMOVSS       16(SP), X0
+	VADDSS       160(AX), X0, X0
+	VMOVSS       X0, 160(AX)
+	VMOVSS       20(SP), X0
+	VADDSS       196(AX), X0, X0
+	VMOVSS       X0, 196(AX)
+	VMOVSS       24(SP), X0
+	VADDSS       232(AX), X0, X0
+	VMOVSS       X0, 232(AX)
+	VMOVSS       28(SP), X0
+	VADDSS       268(AX), X0, X0
+	VMOVSS       X0, 268(AX)
+	VMOVUPS      Y5, (SP)
+	VMOVSS       (SP), X0
+	VADDSS       28(AX), X0, X0
+	VMOVSS       X0, 28(AX)
+	VMOVSS       4(SP), X0
+	VADDSS       64(AX), X0, X0
+	VMOVSS       X0, 64(AX)
+	VMOVSS       8(SP), X0
+	VADDSS       100(AX), X0, X0
+	VMOVSS       X0, 100(AX)
+	VMOVSS       12(SP), X0
+	VADDSS       136(AX), X0, X0
+	VMOVSS       X0, 136(AX)
+	VMOVSS       16(SP), X0
+	VADDSS       172(AX), X0, X0
+	VMOVSS       X0, 172(AX)
+	VMOVSS       20(SP), X0
+	VADDSS       208(AX), X0, X0
+	VMOVSS       X0, 208(AX)
+	VMOVSS       24(SP), X0
+	VADDSS       244(AX), X0, X0
+	VMOVSS       X0, 244(AX)
+	VMOVSS       28(SP), X0
+	VADDSS       280(AX), X0, X0
+	VMOVSS       X0, 280(AX)
+	VMOVUPS      Y6, (SP)
+	VMOVSS       (SP), X0
+	VADDSS       8(AX), X0, X0
+	VMOVSS       X0, 8(AX)
+	VMOVSS       4(SP), X0
+	VADDSS       44(AX), X0, X0
+	VMOVSS       X0, 44(AX)
+	VMOVSS       8(SP), X0
+	VADDSS       80(AX), X0, X0
+	VMOVSS       X0, 80(AX)
+	VMOVSS       12(SP), X0
+	VADDSS       116(AX), X0, X0
+	VMOVSS       X0, 116(AX)
+	VMOVSS       16(SP), X0
+	VADDSS       152(AX), X0, X0
+	VMOVSS       X0, 152(AX)
+	VMOVSS       20(SP), X0
+	VADDSS       188(AX), X0, X0
+	VMOVSS       X0, 188(AX)
+	VMOVSS       24(SP), X0
+	VADDSS       224(AX), X0, X0
+	VMOVSS       X0, 224(AX)
+	VMOVSS       28(SP), X0
+	VADDSS       260(AX), X0, X0
+	VMOVSS       X0, 260(AX)
+	VMOVUPS      Y7, (SP)
+	VMOVSS       (SP), X0
+	VADDSS       20(AX), X0, X0
+	VMOVSS       X0, 20(AX)
+	VMOVSS       4(SP), X0
+	VADDSS       56(AX), X0, X0
+	VMOVSS       X0, 56(AX)
+	VMOVSS       8(SP), X0
+	VADDSS       92(AX), X0, X0
+	VMOVSS       X0, 92(AX)
+	VMOVSS       12(SP), X0
+	VADDSS       128(AX), X0, X0
+	VMOVSS       X0, 128(AX)
+	VMOVSS       16(SP), X0
+	VADDSS       164(AX), X0, X0
+	VMOVSS       X0, 164(AX)
+	VMOVSS       20(SP), X0
+	VADDSS       200(AX), X0, X0
+	VMOVSS       X0, 200(AX)
+	VMOVSS       24(SP), X0
+	VADDSS       236(AX), X0, X0
+	VMOVSS       X0, 236(AX)
+	VMOVSS       28(SP), X0
+	VADDSS       272(AX), X0, X0
+	VMOVSS       X0, 272(AX)
+	VMOVUPS      Y8, (SP)
+	VMOVSS       (SP), X0
+	VADDSS       32(AX), X0, X0
+	VMOVSS       X0, 32(AX)
+	VMOVSS       4(SP), X0
+	VADDSS       68(AX), X0, X0
+	VMOVSS       X0, 68(AX)
+	VMOVSS       8(SP), X0
+	VADDSS       104(AX), X0, X0
+	VMOVSS       X0, 104(AX)
+	VMOVSS       12(SP), X0
+	VADDSS       140(AX), X0, X0
+	VMOVSS       X0, 140(AX)
+	VMOVSS       16(SP), X0
+	VADDSS       176(AX), X0, X0
+	VMOVSS       X0, 176(AX)
+	VMOVSS       20(SP), X0
+	VADDSS       212(AX), X0, X0
+	VMOVSS       X0, 212(AX)
+	VMOVSS       24(SP), X0
+	VADDSS       248(AX), X0, X0
+	VMOVSS       X0, 248(AX)
+	VMOVSS       28(SP), X0
+	VADDSS       284(AX), X0, X0
+	VMOVSS       X0, 284(AX)
 	VZEROUPPER
 	RET
 

@@ -1275,9 +1275,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm7AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm8AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm8AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -1601,9 +1601,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm8AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm9AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm9AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1797,9 +1797,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm9AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm10AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm10AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2019,9 +2019,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm10AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm11AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm11AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -2345,9 +2345,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm11AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm12AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm12AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -2681,9 +2681,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm12AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm13AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm13AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2902,9 +2902,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm13AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm14AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm14AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3090,9 +3090,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm14AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm15AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm15AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -3180,9 +3180,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm15AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm16AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm15AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm16AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -3326,9 +3326,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm16AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm18AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm18AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -3447,9 +3447,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm17AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm19AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm19AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3565,9 +3565,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm18AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm20AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm20AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3645,9 +3645,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm19AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm22AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm22AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -3811,9 +3811,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm20AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm24AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm24AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3993,9 +3993,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm21AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm25AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm21AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm25AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -4175,9 +4175,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm22AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm26AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm26AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -4362,9 +4362,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm23AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm27AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm27AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4458,9 +4458,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm24AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm28AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4554,9 +4554,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm25AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm29AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4666,9 +4666,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm26AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm30AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm30AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4726,9 +4726,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm27AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm31AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4786,9 +4786,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm32AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4846,9 +4846,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm33AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5023,9 +5023,9 @@ m1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm30AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm34AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5205,9 +5205,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm35AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5387,9 +5387,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm36AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5607,9 +5607,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm37AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm37AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5710,9 +5710,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm38AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm38AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5813,9 +5813,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm39AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm39AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5893,9 +5893,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm40AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm40AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -7084,7 +7084,187 @@ k2:
 
 // func ocannlGemm7AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $32-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   DX, DX
+	MOVQ   $0x00000004, BX
+
+r1:
+	MOVQ CX, SI
+	MOVQ DX, DI
+	MOVQ $0x0000000c, R8
+
+q2:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $0x0000000c, R11
+
+k3:
+	VMOVUPS      (R9), Y9
+	VBROADCASTSD (R10), Y10
+	VFMADD231PD  Y9, Y10, Y0
+	VBROADCASTSD 112(R10), Y10
+	VFMADD231PD  Y9, Y10, Y1
+	VBROADCASTSD 224(R10), Y10
+	VFMADD231PD  Y9, Y10, Y2
+	VBROADCASTSD 8(R10), Y10
+	VFMADD231PD  Y9, Y10, Y3
+	VBROADCASTSD 120(R10), Y10
+	VFMADD231PD  Y9, Y10, Y4
+	VBROADCASTSD 232(R10), Y10
+	VFMADD231PD  Y9, Y10, Y5
+	VBROADCASTSD 16(R10), Y10
+	VFMADD231PD  Y9, Y10, Y6
+	VBROADCASTSD 128(R10), Y10
+	VFMADD231PD  Y9, Y10, Y7
+	VBROADCASTSD 240(R10), Y10
+	VFMADD231PD  Y9, Y10, Y8
+	ADDQ         $+32, R9
+	ADDQ         $+8, R10
+	DECQ         R11
+	JNZ          k3
+	ADDQ         $+384, SI
+	ADDQ         $+112, DI
+	DECQ         R8
+	JNZ          q2
+	ADDQ         $+4608, CX
+	ADDQ         $+1568, DX
+	DECQ         BX
+	JNZ          r1
+	VMOVUPS      Y0, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       (AX), X0, X0
+	VMOVSD       X0, (AX)
+	VMOVSD       8(SP), X0
+	VADDSD       72(AX), X0, X0
+	VMOVSD       X0, 72(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       144(AX), X0, X0
+	VMOVSD       X0, 144(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       216(AX), X0, X0
+	VMOVSD       X0, 216(AX)
+	VMOVUPS      Y1, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       24(AX), X0, X0
+	VMOVSD       X0, 24(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       96(AX), X0, X0
+	VMOVSD       X0, 96(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       168(AX), X0, X0
+	VMOVSD       X0, 168(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       240(AX), X0, X0
+	VMOVSD       X0, 240(AX)
+	VMOVUPS      Y2, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       48(AX), X0, X0
+	VMOVSD       X0, 48(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       120(AX), X0, X0
+	VMOVSD       X0, 120(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       192(AX), X0, X0
+	VMOVSD       X0, 192(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       264(AX), X0, X0
+	VMOVSD       X0, 264(AX)
+	VMOVUPS      Y3, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       8(AX), X0, X0
+	VMOVSD       X0, 8(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       80(AX), X0, X0
+	VMOVSD       X0, 80(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       152(AX), X0, X0
+	VMOVSD       X0, 152(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       224(AX), X0, X0
+	VMOVSD       X0, 224(AX)
+	VMOVUPS      Y4, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       32(AX), X0, X0
+	VMOVSD       X0, 32(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       104(AX), X0, X0
+	VMOVSD       X0, 104(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       176(AX), X0, X0
+	VMOVSD       X0, 176(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       248(AX), X0, X0
+	VMOVSD       X0, 248(AX)
+	VMOVUPS      Y5, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       56(AX), X0, X0
+	VMOVSD       X0, 56(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       128(AX), X0, X0
+	VMOVSD       X0, 128(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       200(AX), X0, X0
+	VMOVSD       X0, 200(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       272(AX), X0, X0
+	VMOVSD       X0, 272(AX)
+	VMOVUPS      Y6, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       16(AX), X0, X0
+	VMOVSD       X0, 16(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       88(AX), X0, X0
+	VMOVSD       X0, 88(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       160(AX), X0, X0
+	VMOVSD       X0, 160(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       232(AX), X0, X0
+	VMOVSD       X0, 232(AX)
+	VMOVUPS      Y7, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       40(AX), X0, X0
+	VMOVSD       X0, 40(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       112(AX), X0, X0
+	VMOVSD       X0, 112(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       184(AX), X0, X0
+	VMOVSD       X0, 184(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       256(AX), X0, X0
+	VMOVSD       X0, 256(AX)
+	VMOVUPS      Y8, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       64(AX), X0, X0
+	VMOVSD       X0, 64(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       136(AX), X0, X0
+	VMOVSD       X0, 136(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       208(AX), X0, X0
+	VMOVSD       X0, 208(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       280(AX), X0, X0
+	VMOVSD       X0, 280(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm8AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm8AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7225,9 +7405,9 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm8AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm9AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm8AVX2(SB), $576-24
+TEXT ·ocannlGemm9AVX2(SB), $576-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7602,9 +7782,9 @@ g1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm9AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm10AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm10AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7826,9 +8006,9 @@ k9:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm10AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm11AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm11AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7969,9 +8149,9 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm11AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm12AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm12AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8142,9 +8322,9 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm12AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm13AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm13AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8371,9 +8551,9 @@ k10:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm13AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm14AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm14AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8600,9 +8780,9 @@ k10:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm14AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm15AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm15AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8665,9 +8845,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm15AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm16AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm16AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8779,9 +8959,189 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm16AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm17AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm17AVX2(SB), NOSPLIT, $32-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   DX, DX
+	MOVQ   $0x00000002, BX
+
+r1:
+	MOVQ CX, SI
+	MOVQ DX, DI
+	MOVQ $0x00000008, R8
+
+q2:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $0x00000008, R11
+
+k3:
+	VMOVUPS      (R9), Y9
+	VBROADCASTSD (R10), Y10
+	VFMADD231PD  Y9, Y10, Y0
+	VBROADCASTSD 88(R10), Y10
+	VFMADD231PD  Y9, Y10, Y1
+	VBROADCASTSD 176(R10), Y10
+	VFMADD231PD  Y9, Y10, Y2
+	VBROADCASTSD 8(R10), Y10
+	VFMADD231PD  Y9, Y10, Y3
+	VBROADCASTSD 96(R10), Y10
+	VFMADD231PD  Y9, Y10, Y4
+	VBROADCASTSD 184(R10), Y10
+	VFMADD231PD  Y9, Y10, Y5
+	VBROADCASTSD 16(R10), Y10
+	VFMADD231PD  Y9, Y10, Y6
+	VBROADCASTSD 104(R10), Y10
+	VFMADD231PD  Y9, Y10, Y7
+	VBROADCASTSD 192(R10), Y10
+	VFMADD231PD  Y9, Y10, Y8
+	ADDQ         $+32, R9
+	ADDQ         $+8, R10
+	DECQ         R11
+	JNZ          k3
+	ADDQ         $+256, SI
+	ADDQ         $+88, DI
+	DECQ         R8
+	JNZ          q2
+	ADDQ         $+2048, CX
+	ADDQ         $+968, DX
+	DECQ         BX
+	JNZ          r1
+	VMOVUPS      Y0, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       (AX), X0, X0
+	VMOVSD       X0, (AX)
+	VMOVSD       8(SP), X0
+	VADDSD       72(AX), X0, X0
+	VMOVSD       X0, 72(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       144(AX), X0, X0
+	VMOVSD       X0, 144(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       216(AX), X0, X0
+	VMOVSD       X0, 216(AX)
+	VMOVUPS      Y1, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       24(AX), X0, X0
+	VMOVSD       X0, 24(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       96(AX), X0, X0
+	VMOVSD       X0, 96(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       168(AX), X0, X0
+	VMOVSD       X0, 168(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       240(AX), X0, X0
+	VMOVSD       X0, 240(AX)
+	VMOVUPS      Y2, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       48(AX), X0, X0
+	VMOVSD       X0, 48(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       120(AX), X0, X0
+	VMOVSD       X0, 120(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       192(AX), X0, X0
+	VMOVSD       X0, 192(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       264(AX), X0, X0
+	VMOVSD       X0, 264(AX)
+	VMOVUPS      Y3, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       8(AX), X0, X0
+	VMOVSD       X0, 8(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       80(AX), X0, X0
+	VMOVSD       X0, 80(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       152(AX), X0, X0
+	VMOVSD       X0, 152(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       224(AX), X0, X0
+	VMOVSD       X0, 224(AX)
+	VMOVUPS      Y4, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       32(AX), X0, X0
+	VMOVSD       X0, 32(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       104(AX), X0, X0
+	VMOVSD       X0, 104(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       176(AX), X0, X0
+	VMOVSD       X0, 176(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       248(AX), X0, X0
+	VMOVSD       X0, 248(AX)
+	VMOVUPS      Y5, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       56(AX), X0, X0
+	VMOVSD       X0, 56(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       128(AX), X0, X0
+	VMOVSD       X0, 128(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       200(AX), X0, X0
+	VMOVSD       X0, 200(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       272(AX), X0, X0
+	VMOVSD       X0, 272(AX)
+	VMOVUPS      Y6, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       16(AX), X0, X0
+	VMOVSD       X0, 16(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       88(AX), X0, X0
+	VMOVSD       X0, 88(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       160(AX), X0, X0
+	VMOVSD       X0, 160(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       232(AX), X0, X0
+	VMOVSD       X0, 232(AX)
+	VMOVUPS      Y7, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       40(AX), X0, X0
+	VMOVSD       X0, 40(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       112(AX), X0, X0
+	VMOVSD       X0, 112(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       184(AX), X0, X0
+	VMOVSD       X0, 184(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       256(AX), X0, X0
+	VMOVSD       X0, 256(AX)
+	VMOVUPS      Y8, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       64(AX), X0, X0
+	VMOVSD       X0, 64(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       136(AX), X0, X0
+	VMOVSD       X0, 136(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       208(AX), X0, X0
+	VMOVSD       X0, 208(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       280(AX), X0, X0
+	VMOVSD       X0, 280(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm18AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm18AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -8866,9 +9226,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm17AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm19AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm19AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8961,9 +9321,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm18AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm20AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm20AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -9028,9 +9388,111 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm19AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm21AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm21AVX2(SB), NOSPLIT, $32-24
+	MOVQ    c+0(FP), AX
+	MOVQ    a+8(FP), CX
+	MOVQ    b+16(FP), DX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	VMOVUPS ocannlMask64<>+8(SB), Y9
+	MOVQ    DX, DX
+	MOVQ    $0x00000002, BX
+
+r1:
+	MOVQ CX, SI
+	MOVQ DX, DI
+	MOVQ $0x00000006, R8
+
+q2:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $0x00000002, R11
+
+k3:
+	VMASKMOVPD   (R9), Y9, Y10
+	VBROADCASTSD (R10), Y11
+	VFMADD231PD  Y10, Y11, Y0
+	VBROADCASTSD 8(R10), Y11
+	VFMADD231PD  Y10, Y11, Y1
+	VBROADCASTSD 16(R10), Y11
+	VFMADD231PD  Y10, Y11, Y2
+	VMASKMOVPD   8(R9), Y9, Y10
+	VBROADCASTSD 24(R10), Y11
+	VFMADD231PD  Y10, Y11, Y3
+	VBROADCASTSD 32(R10), Y11
+	VFMADD231PD  Y10, Y11, Y4
+	VBROADCASTSD 40(R10), Y11
+	VFMADD231PD  Y10, Y11, Y5
+	VMASKMOVPD   16(R9), Y9, Y10
+	VBROADCASTSD 48(R10), Y11
+	VFMADD231PD  Y10, Y11, Y6
+	VBROADCASTSD 56(R10), Y11
+	VFMADD231PD  Y10, Y11, Y7
+	VBROADCASTSD 64(R10), Y11
+	VFMADD231PD  Y10, Y11, Y8
+	ADDQ         $+24, R9
+	ADDQ         $+72, R10
+	DECQ         R11
+	JNZ          k3
+	ADDQ         $+72, SI
+	ADDQ         $+144, DI
+	DECQ         R8
+	JNZ          q2
+	ADDQ         $+648, CX
+	ADDQ         $+864, DX
+	DECQ         BX
+	JNZ          r1
+	VADDPD       Y3, Y0, Y0
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y5, Y2, Y2
+	VADDPD       Y6, Y0, Y0
+	VADDPD       Y7, Y1, Y1
+	VADDPD       Y8, Y2, Y2
+	VMOVUPS      Y0, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       (AX), X0, X0
+	VMOVSD       X0, (AX)
+	VMOVSD       8(SP), X0
+	VADDSD       8(AX), X0, X0
+	VMOVSD       X0, 8(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       16(AX), X0, X0
+	VMOVSD       X0, 16(AX)
+	VMOVUPS      Y1, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       72(AX), X0, X0
+	VMOVSD       X0, 72(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       80(AX), X0, X0
+	VMOVSD       X0, 80(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       88(AX), X0, X0
+	VMOVSD       X0, 88(AX)
+	VMOVUPS      Y2, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       144(AX), X0, X0
+	VMOVSD       X0, 144(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       152(AX), X0, X0
+	VMOVSD       X0, 152(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       160(AX), X0, X0
+	VMOVSD       X0, 160(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm22AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -9146,9 +9608,132 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm20AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm23AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm23AVX2(SB), NOSPLIT, $32-24
+	MOVQ    c+0(FP), AX
+	MOVQ    a+8(FP), CX
+	MOVQ    b+16(FP), DX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VMOVUPS ocannlMask64<>+8(SB), Y10
+	MOVQ    DX, DX
+	MOVQ    $0x00000002, BX
+
+r1:
+	MOVQ CX, SI
+	MOVQ DX, DI
+	MOVQ $0x00000006, R8
+
+q2:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $0x00000003, R11
+
+k3:
+	VMASKMOVPD   (R9), Y10, Y11
+	VBROADCASTSD (R10), Y12
+	VFMADD231PD  Y11, Y12, Y0
+	VBROADCASTSD 8(R10), Y12
+	VFMADD231PD  Y11, Y12, Y1
+	VBROADCASTSD 16(R10), Y12
+	VFMADD231PD  Y11, Y12, Y2
+	VBROADCASTSD 24(R10), Y12
+	VFMADD231PD  Y11, Y12, Y3
+	VBROADCASTSD 32(R10), Y12
+	VFMADD231PD  Y11, Y12, Y4
+	VMASKMOVPD   24(R9), Y10, Y11
+	VBROADCASTSD 40(R10), Y12
+	VFMADD231PD  Y11, Y12, Y5
+	VBROADCASTSD 48(R10), Y12
+	VFMADD231PD  Y11, Y12, Y6
+	VBROADCASTSD 56(R10), Y12
+	VFMADD231PD  Y11, Y12, Y7
+	VBROADCASTSD 64(R10), Y12
+	VFMADD231PD  Y11, Y12, Y8
+	VBROADCASTSD 72(R10), Y12
+	VFMADD231PD  Y11, Y12, Y9
+	ADDQ         $+48, R9
+	ADDQ         $+80, R10
+	DECQ         R11
+	JNZ          k3
+	ADDQ         $+168, SI
+	ADDQ         $+240, DI
+	DECQ         R8
+	JNZ          q2
+	ADDQ         $+1176, CX
+	ADDQ         $+1440, DX
+	DECQ         BX
+	JNZ          r1
+	VADDPD       Y5, Y0, Y0
+	VADDPD       Y6, Y1, Y1
+	VADDPD       Y7, Y2, Y2
+	VADDPD       Y8, Y3, Y3
+	VADDPD       Y9, Y4, Y4
+	VMOVUPS      Y0, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       (AX), X0, X0
+	VMOVSD       X0, (AX)
+	VMOVSD       8(SP), X0
+	VADDSD       8(AX), X0, X0
+	VMOVSD       X0, 8(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       16(AX), X0, X0
+	VMOVSD       X0, 16(AX)
+	VMOVUPS      Y1, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       24(AX), X0, X0
+	VMOVSD       X0, 24(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       32(AX), X0, X0
+	VMOVSD       X0, 32(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       40(AX), X0, X0
+	VMOVSD       X0, 40(AX)
+	VMOVUPS      Y2, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       48(AX), X0, X0
+	VMOVSD       X0, 48(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       56(AX), X0, X0
+	VMOVSD       X0, 56(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       64(AX), X0, X0
+	VMOVSD       X0, 64(AX)
+	VMOVUPS      Y3, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       72(AX), X0, X0
+	VMOVSD       X0, 72(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       80(AX), X0, X0
+	VMOVSD       X0, 80(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       88(AX), X0, X0
+	VMOVSD       X0, 88(AX)
+	VMOVUPS      Y4, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       96(AX), X0, X0
+	VMOVSD       X0, 96(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       104(AX), X0, X0
+	VMOVSD       X0, 104(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       112(AX), X0, X0
+	VMOVSD       X0, 112(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm24AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm24AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -9384,9 +9969,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm21AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm25AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm25AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -9590,9 +10175,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm26AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm26AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -9828,9 +10413,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm23AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm27AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm27AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -9942,9 +10527,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm24AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm28AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm28AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10056,9 +10641,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm25AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm29AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10188,9 +10773,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm26AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm30AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm30AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -10297,9 +10882,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm27AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm31AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -10406,9 +10991,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm28AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm32AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -10515,9 +11100,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm33AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10685,9 +11270,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm30AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm34AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10881,9 +11466,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm35AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -11025,9 +11610,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm36AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -11263,9 +11848,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm37AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm37AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -11434,9 +12019,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm38AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm38AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -11605,9 +12190,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm39AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm39AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -11691,9 +12276,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm40AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm40AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -13257,31 +13842,6 @@ TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VMOVUPS      ocannlMask64<>+8(SB), Y1
-	VMASKMOVPD   (AX), Y1, Y2
-	MOVQ         $0x0000000c, BX
-
-row1:
-	VBROADCASTSD (DX), Y3
-	VMASKMOVPD   (CX), Y1, Y4
-	VMULPD       Y3, Y4, Y3
-	VBLENDVPD    Y1, Y3, Y0, Y3
-	VADDPD       Y3, Y2, Y2
-	ADDQ         $+112, CX
-	ADDQ         $+384, DX
-	DECQ         BX
-	JNZ          row1
-	VMASKMOVPD   Y2, Y1, (AX)
-	VZEROUPPER
-	RET
-
-// func ocannlReduce10AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	MOVQ         $0x00000010, BX
 
 row1:
@@ -13322,9 +13882,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce10AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13361,9 +13921,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13396,9 +13956,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce12AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13443,9 +14003,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13502,9 +14062,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13561,9 +14121,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float64, x0 *float64)
+// func ocannlReduce15AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13586,9 +14146,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13642,9 +14202,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13698,9 +14258,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13734,9 +14294,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float64, x0 *float64)
+// func ocannlReduce19AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13755,9 +14315,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce20AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13791,9 +14351,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13827,9 +14387,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13857,9 +14417,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13884,9 +14444,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX2(c *float64, x0 *float64)
+// func ocannlReduce24AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13909,9 +14469,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce26AVX2(c *float64, x0 *float64)
+// func ocannlReduce25AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13934,9 +14494,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce26AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13960,9 +14520,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13996,9 +14556,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce29AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14032,9 +14592,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX2(c *float64, x0 *float64)
+// func ocannlReduce29AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14053,9 +14613,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce30AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14131,9 +14691,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14210,9 +14770,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14286,9 +14846,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14362,9 +14922,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX2(c *float64, x0 *float64)
+// func ocannlReduce34AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14387,9 +14947,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX2(c *float64, x0 *float64)
+// func ocannlReduce35AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14443,9 +15003,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce36AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14476,9 +15036,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX2(c *float64, x0 *float64)
+// func ocannlReduce37AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14502,9 +15062,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX2(c *float64, x0 *float64)
+// func ocannlReduce38AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -14532,9 +15092,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX2(c *float64, x0 *float64)
+// func ocannlReduce39AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14556,9 +15116,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce40AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14587,9 +15147,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX2(c *float64, x0 *float64)
+// func ocannlReduce41AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -14625,9 +15185,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX2(c *float64, x0 *float64)
+// func ocannlReduce42AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14653,9 +15213,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX2(c *float64, x0 *float64)
+// func ocannlReduce43AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14692,9 +15252,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float64, x0 *float64)
+// func ocannlReduce44AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14720,9 +15280,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float64, x0 *float64)
+// func ocannlReduce45AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14745,9 +15305,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce46AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14776,9 +15336,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14807,9 +15367,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX2(c *float64, x0 *float64)
+// func ocannlReduce48AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14832,9 +15392,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce49AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14874,9 +15434,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14906,9 +15466,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce52AVX2(c *float64, x0 *float64)
+// func ocannlReduce51AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14932,9 +15492,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce53AVX2(c *float64, x0 *float64)
+// func ocannlReduce52AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14965,9 +15525,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce53AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15000,9 +15560,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce55AVX2(c *float64, x0 *float64)
+// func ocannlReduce54AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15024,9 +15584,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce56AVX2(c *float64, x0 *float64)
+// func ocannlReduce55AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15062,9 +15622,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15092,9 +15652,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15125,9 +15685,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce59AVX2(c *float64, x0 *float64)
+// func ocannlReduce58AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15151,9 +15711,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce60AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15182,9 +15742,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce61AVX2(c *float64, x0 *float64)
+// func ocannlReduce60AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -15212,9 +15772,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce62AVX2(c *float64, x0 *float64)
+// func ocannlReduce61AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15236,9 +15796,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce62AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15267,9 +15827,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15298,9 +15858,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15329,9 +15889,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce66AVX2(c *float64, x0 *float64)
+// func ocannlReduce65AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15354,9 +15914,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce67AVX2(c *float64, x0 *float64)
+// func ocannlReduce66AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15383,9 +15943,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce67AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15414,9 +15974,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15445,9 +16005,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15476,9 +16036,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15507,9 +16067,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15542,9 +16102,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15573,9 +16133,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce74AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15604,9 +16164,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce75AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce74AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15635,9 +16195,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce75AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15666,9 +16226,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce77AVX2(c *float64, x0 *float64)
+// func ocannlReduce76AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15691,9 +16251,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15722,9 +16282,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15758,9 +16318,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
