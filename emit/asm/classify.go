@@ -233,7 +233,10 @@ func ClassifyFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem
 	}
 	lanes := AVX2().lanes(&Spec{Elem: elem})
 	if v := pickMVec(axes, lanes); mvecPays(v, n, lanes) {
-		n = v
+		v.Spec.Elem = elem
+		if v.Spec.Flops() >= MinFlops && v.Spec.fitsImm32() {
+			n = v
+		}
 	}
 	if n == nil || n.Spec.Flops() < MinFlops || !n.Spec.fitsImm32() {
 		return nil
