@@ -91,7 +91,7 @@ func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
 	if n == nil {
 		return nil
 	}
-	cells := n.Spec.M * n.Spec.N
+	cells := n.Spec.M * n.Spec.N * max(1, n.Spec.N2)
 	for _, l := range n.Outer {
 		cells *= l.Extent
 	}
