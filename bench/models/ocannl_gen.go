@@ -1112,7 +1112,7 @@ type ocannlCNNTrainLossPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNTrainLossPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
@@ -1269,7 +1269,7 @@ type ocannlCNNTrainLossPart4 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r6 *ocannlCNNTrainLossPart4) Part(j21 int) {
 	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
@@ -2638,7 +2638,7 @@ type ocannlCNNBackwardPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNBackwardPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
@@ -2827,7 +2827,7 @@ type ocannlCNNBackwardPart5 struct {
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r7 *ocannlCNNBackwardPart5) Part(j22 int) {
 	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
@@ -3456,23 +3456,9 @@ type ocannlCNNBackwardPart21 struct {
 func (r32 *ocannlCNNBackwardPart21) Part(j80 int) {
 	images, scratch, gNetConv1KernelPartial := r32.images, r32.scratch, &r32.gNetConv1KernelPartial
 	gNetConv1KernelPartial[j80] = [8][3][3][1]float32{}
-	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 3 {
-					ocannlGemm7AVX512(&gNetConv1KernelPartial[j80][0][i4][0][0], &scratch.net_conv1_y_grad[32*j80][i1][i2][0], &images[32*j80][i1+i4][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 3 {
-					ocannlGemm7AVX2(&gNetConv1KernelPartial[j80][0][i4][0][0], &scratch.net_conv1_y_grad[32*j80][i1][i2][0], &images[32*j80][i1+i4][i2][0])
-				}
-			}
-		}
+	// float32 m-vector kernel M=8 N=3x3 K=10x10x32: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j80][0][0][0][0], &scratch.net_conv1_y_grad[32*j80][0][0][0], &images[32*j80][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -4695,7 +4681,7 @@ type ocannlReverserTrainLossPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
@@ -8608,7 +8594,7 @@ type ocannlReverserBackwardPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
@@ -11061,7 +11047,7 @@ type ocannlReverserBackwardPart79 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r85 *ocannlReverserBackwardPart79) Part(j90 int) {
 	scratch := r85.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {

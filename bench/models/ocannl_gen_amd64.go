@@ -51,11 +51,6 @@ func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=8 N=3 K=32 (14x32 tile); strides C 9,1 A 1,800 B 144,1.
-//
-//go:noescape
-func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
-
 // ocannlGemm8AVX512 runs a float32 dot kernel, M=32 N=256 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
 //
 //go:noescape
@@ -316,12 +311,12 @@ func ocannlMap73AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX2 runs a float32 dot kernel, M=32 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
+// ocannlGemm1AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=24x3 (6x16 tile, B gathered into the frame); strides C 400,1 A 512,1 B 1,72, k2 A 64 B 24.
 //
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
@@ -351,7 +346,7 @@ func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=8 N=3 K=32 (6x16 tile); strides C 9,1 A 1,800 B 144,1.
+// ocannlGemm7AVX2 runs a float32 m-vector kernel, M=8 N=3x3 K=10x10x32; strides C 9,3,1 A 1,8,80,800 B 12,1,1,12,144.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
@@ -366,7 +361,7 @@ func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm10AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=8 (13x8 tile, B gathered into the frame); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)

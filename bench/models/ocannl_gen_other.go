@@ -47,11 +47,6 @@ func ocannlGemm6AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
 }
 
-// ocannlGemm7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm7AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
-}
-
 // ocannlGemm8AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm8AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm8AVX512 called without assembly")

@@ -3,9 +3,10 @@
 // pass.Compile, printer): specialized contraction kernels (Classify:
 // matrix products, batched and transposed ones, the gradient
 // contractions, attention products, convolutions whose kernel window
-// merges with the channels) and pointwise kernels (ClassifyMap), in an
-// AVX-512 and an AVX2+FMA tier (Config), plus their Go stubs and the
-// CPU dispatch.
+// merges with the channels; on AVX2 also the gathered broadcast form and
+// the m-vector kind for convolutions with few channels) and pointwise
+// kernels (ClassifyMap), in an AVX-512 and an AVX2+FMA tier (Config),
+// plus their Go stubs and the CPU dispatch.
 //
 // The emitter (package emit/gocode) offers each perfect loop nest to the
 // classifiers; a Set collects the kernels of one package, and Files
@@ -97,6 +98,9 @@ func (s *Set) Add(sp Spec) int {
 	s.specs = append(s.specs, sp)
 	return len(s.specs) - 1
 }
+
+// KernelIn reports whether contraction kernel i exists in tier t.
+func (s *Set) KernelIn(i int, t Config) bool { return s.specs[i].EmitsIn(t) }
 
 // Name is the function implementing kernel i in tier t.
 func (s *Set) Name(i int, t Config) string { return fmt.Sprintf("ocannlGemm%d%s", i, t.Tier) }
@@ -246,6 +250,9 @@ func (s *Set) emitKernels(c *build.Context, tab32, tab64 operand.Mem, ctab map[s
 	for _, t := range s.tiers {
 		for i := range s.specs {
 			sp := &s.specs[i]
+			if !sp.EmitsIn(t) {
+				continue
+			}
 			tab := tab32
 			if sp.Elem == "float64" {
 				tab = tab64
@@ -356,6 +363,9 @@ func (s *Set) other(pkg string) ([]byte, error) {
 	for _, t := range s.tiers {
 		for i := range s.specs {
 			sp := &s.specs[i]
+			if !sp.EmitsIn(t) {
+				continue
+			}
 			n := s.Name(i, t)
 			fmt.Fprintf(&b, "\n// %s stands in for the assembly kernel; it is never called.\nfunc %s(c, a, b *%s) { panic(\"ocannlgen: %s called without assembly\") }\n", n, n, sp.Elem, n)
 		}

@@ -20,12 +20,22 @@ const (
 	// the tile accumulates vector partial sums along k and reduces them
 	// horizontally at the end (the NT product of a gradient).
 	Dot
+	// MVec (AVX2 only, mvec.go) is C[m,n,n2] += A[m,k,k2,k3] *
+	// B[n,n2,k,k2,k3] with m unit-stride in A: the vector runs along m,
+	// each of the N*N2 columns broadcasts one B cell per reduction step,
+	// and the sums are scattered into C at the end (a convolution's
+	// kernel gradient: m the output channels, the columns the kernel
+	// window, the reduction the batch and the output pixels).
+	MVec
 )
 
 // String names the kind as the explain output prints it.
 func (k Kind) String() string {
-	if k == Dot {
+	switch k {
+	case Dot:
 		return "dot"
+	case MVec:
+		return "m-vector"
 	}
 	return "broadcast"
 }
@@ -48,7 +58,19 @@ type Spec struct {
 	// Overwrite: the kernel stores the products instead of adding them
 	// to C (the caller's pre-fill with 0 is absorbed).
 	Overwrite bool
+	// Gather: the AVX2 tier runs this Dot spec in the gathered broadcast
+	// form (gather.go); the AVX-512 tier keeps the dot kernel.
+	Gather bool
+	// MVec only: a second column axis N2 (C and B strides CN2, BN2) and a
+	// third reduction axis K3 (A and B strides AK3, BK3); N2 and K3 are 1
+	// when there is none. MVec's reduction runs k3, k2, then k innermost.
+	N2, CN2, BN2 int
+	K3, AK3, BK3 int
 }
+
+// EmitsIn reports whether the kernel exists in tier t: the MVec kind is
+// AVX2 only (AVX-512 machines run the AVX2 kernel).
+func (s *Spec) EmitsIn(t Config) bool { return !t.Wide || s.Kind != MVec }
 
 // elemSize is the size of one element in bytes.
 func (s *Spec) elemSize() int {
@@ -64,12 +86,15 @@ func (s *Spec) elemSize() int {
 func (s *Spec) fitsImm32() bool {
 	es := s.elemSize()
 	span := func(ext, stride int) int { return max(0, ext-1) * stride }
-	total := es * (span(s.M, s.CM+s.AM) + span(s.N, s.CN+s.BN) + span(s.K, s.AK+s.BK) + span(s.K2, s.AK2+s.BK2) + 64)
+	total := es * (span(s.M, s.CM+s.AM) + span(s.N, s.CN+s.BN) + span(s.K, s.AK+s.BK) + span(s.K2, s.AK2+s.BK2) +
+		span(s.N2, s.CN2+s.BN2) + span(s.K3, s.AK3+s.BK3) + 64)
 	return total < 1<<30
 }
 
 // Flops is the number of floating-point operations of one call.
-func (s *Spec) Flops() int { return 2 * s.M * s.N * s.K * max(1, s.K2) }
+func (s *Spec) Flops() int {
+	return 2 * s.M * s.N * max(1, s.N2) * s.K * max(1, s.K2) * max(1, s.K3)
+}
 
 // Nest is a perfect loop nest the classifier recognized: the loops the
 // Go code keeps around the kernel call (Outer, in nest order) and the
@@ -206,6 +231,13 @@ func ClassifyFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem
 	case d != nil:
 		n = d
 	}
+	lanes := AVX2().lanes(&Spec{Elem: elem})
+	if v := pickMVec(axes, lanes); mvecPays(v, n, lanes) {
+		v.Spec.Elem = elem
+		if v.Spec.Flops() >= MinFlops && v.Spec.fitsImm32() {
+			n = v
+		}
+	}
 	if n == nil || n.Spec.Flops() < MinFlops || !n.Spec.fitsImm32() {
 		return nil
 	}
@@ -214,6 +246,7 @@ func ClassifyFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem
 		n.A, n.B = n.B, n.A
 	}
 	n.Spec.Elem = elem
+	n.Spec.Gather = n.Spec.Kind == Dot && gatherPays(&n.Spec)
 	kernelVars := map[int]bool{}
 	for _, x := range n.axes {
 		for _, v := range x.vars {
@@ -373,17 +406,32 @@ func pickDot(axes []*axis) *pick {
 // Describe is a one-line account of the kernel for comments and the
 // explain output, with each tier's register tile and blocking.
 func (s *Spec) Describe(tiers ...Config) string {
-	d := fmt.Sprintf("%s %s kernel M=%d N=%d K=%d", s.Elem, s.Kind, s.M, s.N, s.K)
+	d := fmt.Sprintf("%s %s kernel M=%d N=%d", s.Elem, s.Kind, s.M, s.N)
+	if s.N2 > 1 {
+		d += fmt.Sprintf("x%d", s.N2)
+	}
+	d += fmt.Sprintf(" K=%d", s.K)
 	if s.K2 > 1 {
 		d += fmt.Sprintf("x%d", s.K2)
 	}
+	if s.K3 > 1 {
+		d += fmt.Sprintf("x%d", s.K3)
+	}
+	tiers = slices.DeleteFunc(slices.Clone(tiers), func(c Config) bool { return !s.EmitsIn(c) })
 	for i, c := range tiers {
 		mr, nr := c.tile(s)
 		sep := ": "
 		if i > 0 {
 			sep = "; "
 		}
-		d += fmt.Sprintf("%s%s %dx%d tile, %s", sep, c.Tier, mr, nr, c.blocking(s))
+		form := ""
+		if s.gathers(c) {
+			form = "gathered broadcast "
+		}
+		d += fmt.Sprintf("%s%s %s%dx%d tile, %s", sep, c.Tier, form, mr, nr, c.blocking(s))
+	}
+	if s.Kind == MVec && len(tiers) > 0 {
+		d += " (also on AVX-512 machines)"
 	}
 	return d
 }

@@ -57,6 +57,15 @@ let c = a +* "b,i,j; b,j,k => b,i,k" b`,
 input ker : 3, 3, 16 -> 8 = range
 let c = img +* "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" ker`,
 			&Spec{Elem: "float32", Kind: Dot, M: 10, N: 8, K: 48, K2: 3, AK2: 13 * 16, BK2: 48, CM: 80, CN: 1, AM: 13 * 16, AK: 1, BK: 1, BN: 144}, 2},
+		{"one-channel valid convolution: the gathered form on AVX2", `input img : 256 | 12, 12, 1 = range
+input ker : 3, 3, 1 -> 8 = range
+let c = img +* "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" ker`,
+			&Spec{Elem: "float32", Kind: Dot, M: 256, N: 8, K: 3, K2: 3, AK2: 12, BK2: 3, CM: 800, CN: 1, AM: 144, AK: 1, BK: 1, BN: 9, Gather: true}, 2},
+		{"its kernel gradient: an m-vector kernel over the whole reduction", `input img : 32 | 12, 12, 1 = range
+input g : 32 | 10, 10, 8 = range
+let c = img +* "n | oh<+kh, ow<+kw, ic; n | oh, ow, oc => kh, kw, ic -> oc" g`,
+			&Spec{Elem: "float32", Kind: MVec, M: 8, CM: 9, AM: 1, N: 3, CN: 3, BN: 12, N2: 3, CN2: 1, BN2: 1,
+				K: 10, AK: 8, BK: 1, K2: 10, AK2: 80, BK2: 12, K3: 32, AK3: 800, BK3: 144}, 0},
 		{"too small", `input a : 4, 4 = range
 input b : 4, 4 = range
 let c = a +* "i,j; j,k => i,k" b`, nil, 0},

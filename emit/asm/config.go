@@ -62,8 +62,15 @@ func (c Config) lanes(s *Spec) int { return c.VecBytes / s.elemSize() }
 
 // tile is the register tile (rows, columns in elements).
 func (c Config) tile(s *Spec) (int, int) {
+	if s.gathers(c) {
+		rows, nv := c.gatherTile(s)
+		return rows, nv * c.lanes(s)
+	}
 	if s.Kind == Dot {
 		return c.DotMR, c.DotNR
+	}
+	if s.Kind == MVec {
+		return s.M, s.N * max(1, s.N2)
 	}
 	return c.MR, c.NRVec * c.lanes(s)
 }
@@ -72,7 +79,7 @@ func (c Config) tile(s *Spec) (int, int) {
 // elements, KC chosen so that a B sliver (KC rows of the tile's width)
 // fits in KCBytes. The dot kernel does not block k.
 func (c Config) kBlocks(s *Spec) []int {
-	if s.Kind == Dot {
+	if s.Kind != Broadcast {
 		return []int{s.K}
 	}
 	kc := max(1, c.KCBytes/(c.NRVec*c.VecBytes))
@@ -105,8 +112,14 @@ const PackMTiles = 3
 
 // blocking describes the cache blocking.
 func (c Config) blocking(s *Spec) string {
+	if s.gathers(c) {
+		return "B gathered into the frame"
+	}
 	if s.Kind == Dot {
 		return "k unblocked"
+	}
+	if s.Kind == MVec {
+		return fmt.Sprintf("accumulator sets: %d, sums scattered into C", c.mvecSets(s))
 	}
 	b := c.kBlocks(s)
 	d := "one k block"

@@ -487,14 +487,30 @@ func emitKernel(c *build.Context, cfg Config, s *Spec, name string, maskTab oper
 	g := &kgen{c: c, cfg: cfg, s: s, op: opsFor(s.Elem, c), es: s.elemSize(), lanes: cfg.lanes(s), maskTab: maskTab}
 	g.pack = s.Kind == Broadcast && cfg.packs(s)
 	c.Function(name)
-	if !g.pack {
-		// A packing kernel's frame holds the B sliver: too large for
+	if !g.pack && !s.gathers(cfg) {
+		// A packing (or gathering) kernel's frame holds B: too large for
 		// NOSPLIT, so it gets the stack check.
 		c.Attributes(attr.NOSPLIT)
 	}
 	c.SignatureExpr(fmt.Sprintf("func(c, a, b *%s)", s.Elem))
 	c.Pragma("noescape")
 	mr, nr := cfg.tile(s)
+	if s.gathers(cfg) {
+		k, k2 := fmt.Sprint(s.K), ""
+		if s.K2 > 1 {
+			k, k2 = fmt.Sprintf("%dx%d", s.K, s.K2), fmt.Sprintf(", k2 A %d B %d", s.AK2, s.BK2)
+		}
+		c.Doc(fmt.Sprintf("%s runs a %s dot spec as a gathered broadcast kernel, M=%d N=%d K=%s (%dx%d tile, B gathered into the frame); strides C %d,%d A %d,%d B %d,%d%s.",
+			name, s.Elem, s.M, s.N, k, mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN, k2))
+		g.gather()
+		return
+	}
+	if s.Kind == MVec {
+		c.Doc(fmt.Sprintf("%s runs a %s m-vector kernel, M=%d N=%dx%d K=%dx%dx%d; strides C %d,%d,%d A %d,%d,%d,%d B %d,%d,%d,%d,%d.",
+			name, s.Elem, s.M, s.N, s.N2, s.K, s.K2, s.K3, s.CM, s.CN, s.CN2, s.AM, s.AK, s.AK2, s.AK3, s.BN, s.BN2, s.BK, s.BK2, s.BK3))
+		g.mvec()
+		return
+	}
 	c.Doc(fmt.Sprintf("%s runs a %s %s kernel, M=%d N=%d K=%d (%dx%d tile); strides C %d,%d A %d,%d B %d,%d.",
 		name, s.Elem, s.Kind, s.M, s.N, s.K, mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN))
 	if s.Kind == Dot {

@@ -63,7 +63,9 @@ func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]
 	tiers := k.asm.Tiers()
 	calls := make([][]jen.Code, len(tiers))
 	for i, t := range tiers {
-		calls[i] = append(append([]jen.Code(nil), pre...), build(k.asm.Name(idx, t), 0))
+		if k.asm.KernelIn(idx, t) { // else no kernel in this tier: dispatch skips it
+			calls[i] = append(append([]jen.Code(nil), pre...), build(k.asm.Name(idx, t), 0))
+		}
 	}
 	return calls, "// " + n.Spec.Describe(tiers...) + "."
 }
@@ -89,7 +91,7 @@ func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
 	if n == nil {
 		return nil
 	}
-	cells := n.Spec.M * n.Spec.N
+	cells := n.Spec.M * n.Spec.N * max(1, n.Spec.N2)
 	for _, l := range n.Outer {
 		cells *= l.Extent
 	}

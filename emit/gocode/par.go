@@ -274,6 +274,12 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int
 		if l.Var == nVar && nParts(l.Extent) == 0 {
 			continue
 		}
+		if n0 != nil && n0.Spec.Kind == asm.MVec && !outer[l.Var] {
+			// An m-vector kernel split on its own axes loses vector
+			// lanes (m) or columns; partial sums over the reduction
+			// (parReduce) keep its tile whole.
+			continue
+		}
 		if l.Var == pl.loops[len(pl.loops)-1].Var && l.Var != nVar {
 			continue
 		}

@@ -301,7 +301,7 @@ func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm2AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=8 (13x8 tile, B gathered into the frame); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)

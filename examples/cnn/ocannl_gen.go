@@ -804,7 +804,7 @@ type ocannlCNNTrainLossPart0 struct {
 // Part runs part j of the nest (0 <= j < 5).
 func (r *ocannlCNNTrainLossPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 10 {
@@ -852,7 +852,7 @@ type ocannlCNNTrainLossPart1 struct {
 // Part runs part j22 of the nest (0 <= j22 < 5).
 func (r3 *ocannlCNNTrainLossPart1) Part(j22 int) {
 	pNetConv2Kernel, scratch := r3.pNetConv2Kernel, r3.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
@@ -2203,12 +2203,30 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// 3 parts of i4 on the pool.
+	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.gNetConv1Kernel = gNetConv1Kernel
 	rec7.images = images
 	rec7.scratch = scratch
-	region.Run(rec7, 3)
+	region.Run(rec7, 8)
+	// The 8 partial sums, added in part order.
+	for j66 := range 8 {
+		for j67 := range 3 {
+			for j68 := range 3 {
+				for j69 := range 1 {
+					acc16 := gNetConv1Kernel[9*j66+3*j67+j68+j69]
+					acc16 += rec7.gNetConv1KernelPartial[0][j66][j67][j68][j69]
+					acc16 += rec7.gNetConv1KernelPartial[1][j66][j67][j68][j69]
+					acc16 += rec7.gNetConv1KernelPartial[2][j66][j67][j68][j69]
+					acc16 += rec7.gNetConv1KernelPartial[3][j66][j67][j68][j69]
+					acc16 += rec7.gNetConv1KernelPartial[4][j66][j67][j68][j69]
+					acc16 += rec7.gNetConv1KernelPartial[5][j66][j67][j68][j69]
+					acc16 += rec7.gNetConv1KernelPartial[6][j66][j67][j68][j69]
+					acc16 += rec7.gNetConv1KernelPartial[7][j66][j67][j68][j69]
+					gNetConv1Kernel[9*j66+3*j67+j68+j69] = acc16
+				}
+			}
+		}
+	}
 	*rec7 = ocannlCNNBackwardPart6{}
 	ocannlCNNBackwardPart6Records.Put(rec7)
 }
@@ -2240,7 +2258,7 @@ type ocannlCNNBackwardPart0 struct {
 // Part runs part j of the nest (0 <= j < 5).
 func (r *ocannlCNNBackwardPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 10 {
@@ -2288,7 +2306,7 @@ type ocannlCNNBackwardPart1 struct {
 // Part runs part j22 of the nest (0 <= j22 < 5).
 func (r3 *ocannlCNNBackwardPart1) Part(j22 int) {
 	pNetConv2Kernel, scratch := r3.pNetConv2Kernel, r3.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
@@ -2521,45 +2539,32 @@ func (r16 *ocannlCNNBackwardPart5) Part(j63 int) {
 // ocannlCNNBackwardPart5Records holds the free ocannlCNNBackwardPart5 records.
 var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
 
-// ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart6 struct {
-	gNetConv1Kernel *[72]float32
-	images          *[32][12][12][1]float32
-	scratch         *ocannlCNNBackwardScratch
+	images                 *[32][12][12][1]float32
+	scratch                *ocannlCNNBackwardScratch
+	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 3).
-func (r17 *ocannlCNNBackwardPart6) Part(j66 int) {
-	gNetConv1Kernel, images, scratch := r17.gNetConv1Kernel, r17.images, r17.scratch
-	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j66], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j66][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j66], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j66][i2][0])
-				}
-			}
-		}
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r17 *ocannlCNNBackwardPart6) Part(j65 int) {
+	images, scratch, gNetConv1KernelPartial := r17.images, r17.scratch, &r17.gNetConv1KernelPartial
+	gNetConv1KernelPartial[j65] = [8][3][3][1]float32{}
+	// float32 m-vector kernel M=8 N=3x3 K=10x10x4: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j65][0][0][0][0], &scratch.net_conv1_y_grad[4*j65][0][0][0], &images[4*j65][0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV2 := scratch.net_conv1_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
-							imagesRow3 := &images[i0][i1+i4+j66]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j66 : 9*i3+3*i4+3*j66+3])
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+4*j65][i1][i2][i3]
+						for i4 := range 3 {
+							imagesRow2 := &images[i0+4*j65][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j65][i3][i4]
 							for i5 := range 3 {
-								gNetConv1KernelRow[i5] += imagesRow3[i2+i5][0] * net_conv1_y_gradV2
+								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
 						}
 					}
@@ -2848,7 +2853,7 @@ type ocannlCNNPredictPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNPredictPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
@@ -3005,7 +3010,7 @@ type ocannlCNNPredictPart4 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r6 *ocannlCNNPredictPart4) Part(j21 int) {
 	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {

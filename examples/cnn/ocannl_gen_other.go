@@ -47,11 +47,6 @@ func ocannlGemm6AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
 }
 
-// ocannlGemm7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm7AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
-}
-
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")

@@ -946,7 +946,7 @@ func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float
 //	              out[i0, i1, i2, i3] += img[i0, i1 + i4, i2 + i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2D(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, out *[2][14][14][8]float32) {
 	// out = einsum "+*" "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// float32 dot kernel M=14 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=14 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 14 {
@@ -1045,7 +1045,7 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 	}
 
 	// out = einsum "+*" "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// float32 dot kernel M=16 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 16 {
@@ -1107,7 +1107,7 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 //	              out[i0, i1, i2, i3] += img[i0, 2*i1 + i4, 2*i2 + i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2DStrided(img *[2][15][15][3]float32, kernel *[8][3][3][3]float32, out *[2][7][7][8]float32) {
 	// out = einsum "+*" "n | 2*oh<+kh, 2*ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// float32 dot kernel M=7 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=7 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 7 {
@@ -1169,7 +1169,7 @@ func ocannlConv2DStrided(img *[2][15][15][3]float32, kernel *[8][3][3][3]float32
 //	              out[i0, i1, i2, i3] += img[i0, i1 + 2*i4, i2 + 2*i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2DDilated(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, out *[2][12][12][8]float32) {
 	// out = einsum "+*" "n | oh<+2*kh, ow<+2*kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// float32 dot kernel M=12 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=12 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		*out = [2][12][12][8]float32{}
 		for i0 := range 2 {

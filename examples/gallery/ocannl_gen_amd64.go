@@ -116,22 +116,22 @@ func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 dot kernel, M=14 N=8 K=9 (3x3 tile); strides C 112,1 A 48,1 B 1,27.
+// ocannlGemm7AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=14 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 112,1 A 48,1 B 1,27, k2 A 48 B 9.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX2 runs a float32 dot kernel, M=16 N=8 K=9 (3x3 tile); strides C 128,1 A 57,1 B 1,27.
+// ocannlGemm8AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=16 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 128,1 A 57,1 B 1,27, k2 A 57 B 9.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 dot kernel, M=7 N=8 K=9 (3x3 tile); strides C 56,1 A 90,1 B 1,27.
+// ocannlGemm9AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=7 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 56,1 A 90,1 B 1,27, k2 A 45 B 9.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 dot kernel, M=12 N=8 K=3 (3x3 tile); strides C 96,1 A 48,1 B 1,27.
+// ocannlGemm10AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=12 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 96,1 A 48,1 B 1,27, k2 A 96 B 9.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)

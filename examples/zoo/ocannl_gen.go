@@ -4147,7 +4147,7 @@ var ocannlLeNetTrainLossPart0Records rt.Records[ocannlLeNetTrainLossPart0]
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.conv2d_valid#1.kernel.grad: [4 3 3 1] (let, output parameter gNetConv2dValid1Kernel)
-//	net.conv2d_valid#1/y.grad: [4 12 12 4] (let, local, in scratch field net_conv2d_valid_1_y_grad)
+//	net.conv2d_valid#1/y.grad: [4 12 12 4] (let, local)
 //	net.conv2d_valid#1.bias.grad: [4] (let, output parameter gNetConv2dValid1Bias)
 //	_net.max_pool#1/x.1.grad: [4 12 12 4] (let, local)
 //	net.max_pool#1/x.grad: [4 12 12 4] (let, local)
@@ -4662,6 +4662,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	var train_1 [4][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
+	var net_conv2d_valid_1_y_grad [4][12][12][4]float64
 	var net_max_pool_1_x_1_grad [4][12][12][4]float64
 	var net_max_pool_1_x_grad [4][12][12][4]float64
 	var net_max_pool_2_x_1_grad [4][4][4][6]float64
@@ -5676,14 +5677,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap12AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
-		scratch.net_conv2d_valid_1_y_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
 					net_max_pool_1_x_1_gradRow2 := &net_max_pool_1_x_1_grad[i0][i1][i2]
-					net_conv2d_valid_1_y_gradRow := &scratch.net_conv2d_valid_1_y_grad[i0][i1][i2]
+					net_conv2d_valid_1_y_gradRow := &net_conv2d_valid_1_y_grad[i0][i1][i2]
 					for i3 := range 4 {
 						net_conv2d_valid_1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
@@ -5719,14 +5719,27 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 0 (net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#1.kernel.grad
-	// 4 parts of i3 on the pool.
-	rec4 := ocannlLeNetBackwardPart3Records.Get()
-	rec4.gNetConv2dValid1Kernel = gNetConv2dValid1Kernel
-	rec4.images = images
-	rec4.scratch = scratch
-	region.Run(rec4, 4)
-	*rec4 = ocannlLeNetBackwardPart3{}
-	ocannlLeNetBackwardPart3Records.Put(rec4)
+	// float64 m-vector kernel M=4 N=3x3 K=12x12x4: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlGemm7AVX2(&gNetConv2dValid1Kernel[0], &net_conv2d_valid_1_y_grad[0][0][0][0], &images[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					for i3 := range 4 {
+						net_conv2d_valid_1_y_gradV := net_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							imagesRow2 := &images[i0][i1+i4]
+							gNetConv2dValid1KernelRow := (*[3]float64)(gNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								gNetConv2dValid1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv2d_valid_1_y_gradV
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // ocannlLeNetBackwardScratch holds the local arrays of ocannlLeNetBackward too large for the stack. Their
@@ -5734,7 +5747,6 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 type ocannlLeNetBackwardScratch struct {
 	net_conv2d_valid_1_y      [4][12][12][4]float64
 	net_max_pool_1_y          [4][6][6][4]float64
-	net_conv2d_valid_1_y_grad [4][12][12][4]float64
 	net_max_pool_1_y_grad     [4][6][6][4]float64
 	net_conv2d_valid_2_y_grad [4][4][4][6]float64
 }
@@ -5864,51 +5876,6 @@ func (r17 *ocannlLeNetBackwardPart2) Part(j11 int) {
 
 // ocannlLeNetBackwardPart2Records holds the free ocannlLeNetBackwardPart2 records.
 var ocannlLeNetBackwardPart2Records rt.Records[ocannlLeNetBackwardPart2]
-
-// ocannlLeNetBackwardPart3 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
-type ocannlLeNetBackwardPart3 struct {
-	gNetConv2dValid1Kernel *[36]float64
-	images                 *[4][14][14][1]float64
-	scratch                *ocannlLeNetBackwardScratch
-}
-
-// Part runs part j12 of the nest (0 <= j12 < 4).
-func (r22 *ocannlLeNetBackwardPart3) Part(j12 int) {
-	gNetConv2dValid1Kernel, images, scratch := r22.gNetConv2dValid1Kernel, r22.images, r22.scratch
-	// float64 across-rows add reduction kernel, 12 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 4 {
-			for i2 := range 12 {
-				for i3 := range 1 {
-					for i4 := range 3 {
-						ocannlReduce9AVX2(&gNetConv2dValid1Kernel[9*i3+9*j12+3*i4], &images[i0][i4][i2][0], &scratch.net_conv2d_valid_1_y_grad[i0][0][i2][i3+j12])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 4 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					for i3 := range 1 {
-						net_conv2d_valid_1_y_gradV := scratch.net_conv2d_valid_1_y_grad[i0][i1][i2][i3+j12]
-						for i4 := range 3 {
-							imagesRow2 := &images[i0][i1+i4]
-							gNetConv2dValid1KernelRow := (*[3]float64)(gNetConv2dValid1Kernel[9*i3+9*j12+3*i4 : 9*i3+9*j12+3*i4+3])
-							for i5 := range 3 {
-								gNetConv2dValid1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv2d_valid_1_y_gradV
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlLeNetBackwardPart3Records holds the free ocannlLeNetBackwardPart3 records.
-var ocannlLeNetBackwardPart3Records rt.Records[ocannlLeNetBackwardPart3]
 
 // ocannlLeNetPredict runs a tensor program generated by ocannlgen.
 //
@@ -6199,11 +6166,11 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlGemm7AVX512(&net_conv2d_valid_2_y[0][0][i1][0], &net_max_pool_1_y[0][0][i1][0], &pNetConv2dValid2Kernel[0])
+			ocannlGemm8AVX512(&net_conv2d_valid_2_y[0][0][i1][0], &net_max_pool_1_y[0][0][i1][0], &pNetConv2dValid2Kernel[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlGemm7AVX2(&net_conv2d_valid_2_y[0][0][i1][0], &net_max_pool_1_y[0][0][i1][0], &pNetConv2dValid2Kernel[0])
+			ocannlGemm8AVX2(&net_conv2d_valid_2_y[0][0][i1][0], &net_max_pool_1_y[0][0][i1][0], &pNetConv2dValid2Kernel[0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -6290,7 +6257,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
 	// float64 along-rows add reduction kernel, 16 rows of 24 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+		ocannlReduce9AVX2(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -6329,7 +6296,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
 	// float64 along-rows add reduction kernel, 12 rows of 16 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+		ocannlReduce10AVX2(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		net_dense_1_xRow2 := &net_dense_1_x[0]
@@ -6364,7 +6331,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// _predict.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// float64 along-rows add reduction kernel, 3 rows of 12 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&predict_1[0][0], &pNetLinear1W[0], &net_linear_1_x[0][0])
+		ocannlReduce11AVX2(&predict_1[0][0], &pNetLinear1W[0], &net_linear_1_x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		net_linear_1_xRow2 := &net_linear_1_x[0]
@@ -6664,17 +6631,17 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
-	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x4 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm8AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm8AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -6722,13 +6689,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+				ocannlGemm10AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+				ocannlGemm10AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -6870,13 +6837,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm10AVX512(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm10AVX2(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -6924,13 +6891,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+				ocannlGemm12AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+				ocannlGemm12AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -7016,7 +6983,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// float64 along-rows add reduction kernel, 3 rows of 24 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce13AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &net_vgg_block_1_max_pool_1_y[i0][0][0][0])
+			ocannlReduce12AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &net_vgg_block_1_max_pool_1_y[i0][0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -7818,17 +7785,17 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x4 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm8AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm8AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -7939,13 +7906,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+				ocannlGemm10AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+				ocannlGemm10AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -8107,13 +8074,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm10AVX512(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm10AVX2(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -8206,13 +8173,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+				ocannlGemm12AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+				ocannlGemm12AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -8311,7 +8278,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 along-rows add reduction kernel, 3 rows of 24 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce13AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &net_vgg_block_1_max_pool_1_y[i0][0][0][0])
+			ocannlReduce12AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &net_vgg_block_1_max_pool_1_y[i0][0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -8565,7 +8532,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 across-rows add reduction kernel, 2 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce14AVX2(&gNetLinear1W[24*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_vgg_block_1_max_pool_1_y[0][0][0][0])
+			ocannlReduce13AVX2(&gNetLinear1W[24*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_vgg_block_1_max_pool_1_y[0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -8588,7 +8555,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 across-rows add reduction kernel, 3 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce15AVX2(&net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce14AVX2(&net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -8673,7 +8640,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&gNetVggBlock1Conv2d1Bias[0], &net_vgg_block_1_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce15AVX2(&gNetVggBlock1Conv2d1Bias[0], &net_vgg_block_1_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -8787,7 +8754,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&gNetVggBlock1Conv2d2Bias[0], &net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce15AVX2(&gNetVggBlock1Conv2d2Bias[0], &net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -8848,7 +8815,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			for i2 := range 4 {
 				for i3 := range 6 {
 					for i4 := range 3 {
-						ocannlReduce19AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3])
+						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3])
 					}
 				}
 			}
@@ -9015,7 +8982,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&gNetVggBlock2Conv2d1Bias[0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce19AVX2(&gNetVggBlock2Conv2d1Bias[0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -9139,7 +9106,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&gNetVggBlock2Conv2d2Bias[0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce19AVX2(&gNetVggBlock2Conv2d2Bias[0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -9201,7 +9168,7 @@ func (r11 *ocannlVGGBackwardPart0) Part(j67 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce17AVX2(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j67][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j67][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
+						ocannlReduce16AVX2(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j67][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j67][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
 					}
 				}
 			}
@@ -9247,7 +9214,7 @@ func (r12 *ocannlVGGBackwardPart1) Part(j68 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce18AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j68+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j68])
+						ocannlReduce17AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j68+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j68])
 					}
 				}
 			}
@@ -9293,7 +9260,7 @@ func (r19 *ocannlVGGBackwardPart2) Part(j111 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce21AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j111][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j111][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j111][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j111][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -9339,7 +9306,7 @@ func (r20 *ocannlVGGBackwardPart3) Part(j112 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j112+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j112])
+						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j112+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j112])
 					}
 				}
 			}
@@ -9385,7 +9352,7 @@ func (r23 *ocannlVGGBackwardPart4) Part(j127 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce23AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j127+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j127])
+						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j127+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j127])
 					}
 				}
 			}
@@ -9698,13 +9665,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm12AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+				ocannlGemm13AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm12AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+				ocannlGemm13AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -9752,13 +9719,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm13AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+				ocannlGemm14AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm13AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+				ocannlGemm14AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -9790,7 +9757,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce24AVX2(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce23AVX2(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -9842,7 +9809,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce25AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce24AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -10696,13 +10663,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm12AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+				ocannlGemm13AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm12AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+				ocannlGemm13AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -10770,13 +10737,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm13AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+				ocannlGemm14AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm13AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+				ocannlGemm14AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -10808,7 +10775,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce24AVX2(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &scratch.net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce23AVX2(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &scratch.net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -10880,7 +10847,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce25AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce24AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -11300,7 +11267,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#3.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d3Bias[0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d3Bias[0], &net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -11327,7 +11294,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce27AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce26AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -11397,7 +11364,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_main_grad[0][0][0][0])
+		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -11424,7 +11391,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm14AVX512(&net_basic_block_1_h_grad[i0][i4][i2][0], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+					ocannlGemm15AVX512(&net_basic_block_1_h_grad[i0][i4][i2][0], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
 				}
 			}
 		}
@@ -11432,7 +11399,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm14AVX2(&net_basic_block_1_h_grad[i0][i4][i2][0], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+					ocannlGemm15AVX2(&net_basic_block_1_h_grad[i0][i4][i2][0], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
 				}
 			}
 		}
@@ -11463,7 +11430,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm15AVX512(&gNetBasicBlock1Conv2d2Kernel[24*i4], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &net_basic_block_1_h[i0][i4][i2][0])
+					ocannlGemm16AVX512(&gNetBasicBlock1Conv2d2Kernel[24*i4], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &net_basic_block_1_h[i0][i4][i2][0])
 				}
 			}
 		}
@@ -11471,7 +11438,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm15AVX2(&gNetBasicBlock1Conv2d2Kernel[24*i4], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &net_basic_block_1_h[i0][i4][i2][0])
+					ocannlGemm16AVX2(&gNetBasicBlock1Conv2d2Kernel[24*i4], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &net_basic_block_1_h[i0][i4][i2][0])
 				}
 			}
 		}
@@ -11577,7 +11544,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d1Bias[0], &net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d1Bias[0], &net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -11698,7 +11665,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&gNetConv2d1Bias[0], &net_stem_1_grad[0][0][0][0])
+		ocannlReduce19AVX2(&gNetConv2d1Bias[0], &net_stem_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -11722,16 +11689,21 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				for i3 := range 4 {
-					net_conv2d_1_y_gradV := net_conv2d_1_y_grad[i0][i1][i2][i3]
-					for i4 := range 3 {
-						imagesPadRow2 := &imagesPad[i0][i1+i4]
-						gNetConv2d1KernelRow := (*[3]float64)(gNetConv2d1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							gNetConv2d1KernelRow[i5] += imagesPadRow2[i2+i5][0] * net_conv2d_1_y_gradV
+	// float64 m-vector kernel M=4 N=3x3 K=8x8x2: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &net_conv2d_1_y_grad[0][0][0][0], &imagesPad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						net_conv2d_1_y_gradV := net_conv2d_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							imagesPadRow2 := &imagesPad[i0][i1+i4]
+							gNetConv2d1KernelRow := (*[3]float64)(gNetConv2d1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								gNetConv2d1KernelRow[i5] += imagesPadRow2[i2+i5][0] * net_conv2d_1_y_gradV
+							}
 						}
 					}
 				}
@@ -11764,7 +11736,7 @@ func (r10 *ocannlResNetBackwardPart0) Part(j31 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce28AVX2(&scratch.net_stem_grad[i0+j31][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j31][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j31][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j31][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -11810,7 +11782,7 @@ func (r11 *ocannlResNetBackwardPart1) Part(j32 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce29AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j32+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j32])
+						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j32+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j32])
 					}
 				}
 			}
@@ -12054,9 +12026,9 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
 	// float64 dot kernel M=4 N=2 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm18AVX512(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm18AVX2(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -12563,9 +12535,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
 	// float64 dot kernel M=4 N=2 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm18AVX512(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm18AVX2(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -12808,9 +12780,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
 	// float64 broadcast kernel M=4 N=108 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &head_x[0][0][0][0])
+		ocannlGemm19AVX512(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &head_x[0][0][0][0])
+		ocannlGemm19AVX2(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &head_x[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -12831,9 +12803,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g2 =+ v1 * g; g2 is head/x.grad
 	// float64 broadcast kernel M=2 N=108 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pHeadW[0])
+		ocannlGemm20AVX512(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pHeadW[0])
+		ocannlGemm20AVX2(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pHeadW[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -12889,7 +12861,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g2 =+ g; g2 is c1.bias.grad
 	// float64 across-rows add reduction kernel, 72 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce30AVX2(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
+		ocannlReduce29AVX2(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -12919,16 +12891,23 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	}
 
 	// backprop of op 2 (c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel): g2 =+ v1 * g; g2 is c1.kernel.grad
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				for i3 := range 3 {
-					c1_y_gradV := c1_y_grad[i0][i1][i2][i3]
-					for i4 := range 3 {
-						c1_xRow3 := &c1_x[i0][i1+i4]
-						gC1KernelRow := (*[3]float64)(gC1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							gC1KernelRow[i5] += c1_xRow3[i2+i5][0] * c1_y_gradV
+	// float64 m-vector kernel M=3 N=3 K=6x6x2: AVX2 3x3 tile, accumulator sets: 3, sums scattered into C (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 3 {
+			ocannlGemm21AVX2(&gC1Kernel[3*i4], &c1_x[0][i4][0][0], &c1_y_grad[0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					for i3 := range 3 {
+						c1_y_gradV := c1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							c1_xRow3 := &c1_x[i0][i1+i4]
+							gC1KernelRow := (*[3]float64)(gC1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								gC1KernelRow[i5] += c1_xRow3[i2+i5][0] * c1_y_gradV
+							}
 						}
 					}
 				}
@@ -13108,9 +13087,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// _predict.1 = compose "*" of head.w, head/x
 	// float64 dot kernel M=4 N=3 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&predict_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm22AVX512(&predict_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&predict_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm22AVX2(&predict_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -13287,7 +13266,7 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 	// _classify.1 = compose "*" of head.w, head/x
 	// float64 along-rows add reduction kernel, 4 rows of 108 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce31AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlReduce30AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -13686,7 +13665,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce32AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce31AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -14454,7 +14433,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce32AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce31AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -14701,7 +14680,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce33AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -14724,7 +14703,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce34AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce33AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -14822,7 +14801,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 72 rows of 5 elements into 5 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce35AVX2(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce34AVX2(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -14881,15 +14860,20 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 5 (net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.separable#1.conv2d#1.kernel.grad
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_conv2d_1_xRow3 := &net_separable_1_conv2d_1_x[i0][i1][i2]
-				for i3 := range 5 {
-					net_separable_1_conv2d_1_y_gradV6 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][i3]
-					gNetSeparable1Conv2d1KernelRow := (*[3]float64)(gNetSeparable1Conv2d1Kernel[3*i3 : 3*i3+3])
-					for i4 := range 3 {
-						gNetSeparable1Conv2d1KernelRow[i4] += net_separable_1_conv2d_1_xRow3[i4] * net_separable_1_conv2d_1_y_gradV6
+	// float64 m-vector kernel M=3 N=5 K=6x6x2: AVX2 3x5 tile, accumulator sets: 2, sums scattered into C (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlGemm23AVX2(&gNetSeparable1Conv2d1Kernel[0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_separable_1_conv2d_1_y_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_separable_1_conv2d_1_xRow3 := &net_separable_1_conv2d_1_x[i0][i1][i2]
+					for i3 := range 5 {
+						net_separable_1_conv2d_1_y_gradV6 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][i3]
+						gNetSeparable1Conv2d1KernelRow := (*[3]float64)(gNetSeparable1Conv2d1Kernel[3*i3 : 3*i3+3])
+						for i4 := range 3 {
+							gNetSeparable1Conv2d1KernelRow[i4] += net_separable_1_conv2d_1_xRow3[i4] * net_separable_1_conv2d_1_y_gradV6
+						}
 					}
 				}
 			}
@@ -14939,7 +14923,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g2 =+ g; g2 is net.separable#1.depthwise#1.bias.grad
 	// float64 across-rows add reduction kernel, 2 rows of 108 elements into 108 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce36AVX2(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce35AVX2(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15977,7 +15961,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce37AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce36AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16011,7 +15995,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16061,7 +16045,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16118,9 +16102,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16143,9 +16127,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16168,9 +16152,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16233,7 +16217,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16272,7 +16256,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce40AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16332,9 +16316,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16369,7 +16353,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16419,7 +16403,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16476,9 +16460,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
 	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm25AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm25AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16514,9 +16498,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
 	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16549,7 +16533,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16599,7 +16583,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16656,9 +16640,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16681,9 +16665,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16706,9 +16690,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16771,7 +16755,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16810,7 +16794,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce40AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16870,9 +16854,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16907,7 +16891,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -16957,7 +16941,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17014,9 +16998,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
 	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm25AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm25AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17052,9 +17036,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
 	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17087,7 +17071,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce37AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17137,7 +17121,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17195,7 +17179,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce41AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce40AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -17228,7 +17212,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce42AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce41AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17274,7 +17258,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce42AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17314,7 +17298,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_2[0], &train_1[0][0][0])
+		ocannlReduce43AVX2(&train_2[0], &train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float64(0)
@@ -19819,7 +19803,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce37AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce36AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -19853,7 +19837,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19903,7 +19887,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19971,9 +19955,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19996,9 +19980,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20021,9 +20005,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20086,7 +20070,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20125,7 +20109,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce40AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20185,9 +20169,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20222,7 +20206,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20272,7 +20256,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20340,9 +20324,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
 	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm25AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm25AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20389,9 +20373,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
 	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20424,7 +20408,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20474,7 +20458,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20542,9 +20526,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20567,9 +20551,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20592,9 +20576,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20657,7 +20641,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20696,7 +20680,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce40AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20756,9 +20740,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20793,7 +20777,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20843,7 +20827,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20911,9 +20895,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
 	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm25AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm25AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20960,9 +20944,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
 	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -20995,7 +20979,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce37AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21045,7 +21029,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21114,7 +21098,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce41AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce40AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -21147,7 +21131,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce42AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce41AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21193,7 +21177,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce42AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21233,7 +21217,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_2[0], &train_1[0][0][0])
+		ocannlReduce43AVX2(&train_2[0], &train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float64(0)
@@ -21332,7 +21316,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce45AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce44AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21394,7 +21378,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce45AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce44AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21444,7 +21428,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce45AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -21467,7 +21451,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_1_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce46AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_1_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -21489,7 +21473,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce47AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -21540,7 +21524,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -21574,7 +21558,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_4_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlReduce49AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_4_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21613,7 +21597,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlReduce50AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -21705,7 +21689,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21776,7 +21760,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_h2_2_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetEncoderBlock1Linear1B[0], &net_h2_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -21798,9 +21782,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&gNetEncoderBlock1Linear1W[0], &net_h2_1_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm27AVX512(&gNetEncoderBlock1Linear1W[0], &net_h2_1_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&gNetEncoderBlock1Linear1W[0], &net_h2_1_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm27AVX2(&gNetEncoderBlock1Linear1W[0], &net_h2_1_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21819,9 +21803,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_1_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm28AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_1_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_1_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm28AVX2(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_1_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -21883,7 +21867,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce53AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
+		ocannlReduce52AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -21905,9 +21889,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.dense#1.w.grad
 	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm29AVX512(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm29AVX2(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21926,9 +21910,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm30AVX512(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm30AVX2(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -21970,7 +21954,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -22004,7 +21988,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_4_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce49AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_4_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22043,7 +22027,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce50AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -22135,7 +22119,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22195,9 +22179,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22218,9 +22202,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22294,7 +22278,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce54AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce53AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22356,7 +22340,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce55AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22473,9 +22457,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_v.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22496,9 +22480,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -22529,9 +22513,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_k.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22552,9 +22536,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm33AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm33AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -22585,9 +22569,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_q.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22608,9 +22592,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm33AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm33AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -22652,7 +22636,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -22686,7 +22670,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlReduce49AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22725,7 +22709,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce50AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -22817,7 +22801,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22888,7 +22872,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_2_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -22910,9 +22894,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_1_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm27AVX512(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_1_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_1_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm27AVX2(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_1_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22931,9 +22915,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_1_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm28AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_1_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_1_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm28AVX2(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_1_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -22995,7 +22979,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce53AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
+		ocannlReduce52AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23017,9 +23001,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.dense#1.w.grad
 	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm29AVX512(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm29AVX2(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23038,9 +23022,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm30AVX512(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm30AVX2(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -23082,7 +23066,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23116,7 +23100,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_4_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+		ocannlReduce49AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_4_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23155,7 +23139,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
+		ocannlReduce50AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23247,7 +23231,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23307,9 +23291,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23330,9 +23314,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23406,7 +23390,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce54AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce53AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23468,7 +23452,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce55AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23585,9 +23569,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 16 (net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_v.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23608,9 +23592,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 16 (net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -23641,9 +23625,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 15 (net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_k.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23664,9 +23648,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 15 (net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm33AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm33AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -23697,9 +23681,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 14 (net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_q.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23720,9 +23704,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 14 (net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm33AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm33AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -23764,7 +23748,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23798,7 +23782,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 12 (_net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlReduce49AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23837,7 +23821,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 9 (_net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
+		ocannlReduce50AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23929,7 +23913,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23978,7 +23962,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// float64 across-rows add reduction kernel, 2 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce56AVX2(&gNetPos[0], &net_h_grad[0][0][0])
+		ocannlReduce55AVX2(&gNetPos[0], &net_h_grad[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23995,7 +23979,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce57AVX2(&gNetEmb[6*i2], &net_h_1_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce56AVX2(&gNetEmb[6*i2], &net_h_1_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -24933,7 +24917,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce58AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce57AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -24963,7 +24947,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25005,7 +24989,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25071,7 +25055,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25094,7 +25078,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25117,7 +25101,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25186,7 +25170,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25232,7 +25216,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25287,7 +25271,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce59AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25319,7 +25303,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25361,7 +25345,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25426,9 +25410,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.linear#1@2/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@2/x
 	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
+		ocannlGemm34AVX512(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
+		ocannlGemm34AVX2(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25469,9 +25453,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@2/x
 	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
+		ocannlGemm35AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
+		ocannlGemm35AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25509,7 +25493,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25551,7 +25535,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25617,7 +25601,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25640,7 +25624,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25663,7 +25647,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25732,7 +25716,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25778,7 +25762,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25833,7 +25817,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce59AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25865,7 +25849,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25907,7 +25891,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -25972,9 +25956,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.linear#1@2/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@2/x
 	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
+		ocannlGemm34AVX512(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
+		ocannlGemm34AVX2(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -26015,9 +25999,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@2/x
 	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
+		ocannlGemm35AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
+		ocannlGemm35AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -26055,7 +26039,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce58AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -26097,7 +26081,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -26163,7 +26147,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce63AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce62AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27110,7 +27094,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce58AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce57AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27140,7 +27124,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27182,7 +27166,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27248,7 +27232,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27271,7 +27255,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27294,7 +27278,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27363,7 +27347,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27409,7 +27393,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27464,7 +27448,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce59AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27496,7 +27480,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27538,7 +27522,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27603,9 +27587,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.linear#1@3/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@3/x
 	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+		ocannlGemm34AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+		ocannlGemm34AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27646,9 +27630,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@3/x
 	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+		ocannlGemm35AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+		ocannlGemm35AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27686,7 +27670,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27728,7 +27712,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27794,7 +27778,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27817,7 +27801,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27840,7 +27824,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27909,7 +27893,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27955,7 +27939,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28010,7 +27994,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce60AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce59AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28042,7 +28026,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28084,7 +28068,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28149,9 +28133,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.linear#1@3/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@3/x
 	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+		ocannlGemm34AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+		ocannlGemm34AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28192,9 +28176,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@3/x
 	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+		ocannlGemm35AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+		ocannlGemm35AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28232,7 +28216,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce58AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28274,7 +28258,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce58AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28340,7 +28324,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce63AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce62AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28772,7 +28756,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce37AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce36AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28805,7 +28789,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -28855,7 +28839,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -28914,7 +28898,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce64AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce63AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -28962,7 +28946,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce65AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce64AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -29008,7 +28992,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -29058,7 +29042,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -29115,9 +29099,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm36AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm36AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -29153,9 +29137,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm37AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm37AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -29189,7 +29173,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce66AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce65AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
@@ -30321,7 +30305,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce37AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce36AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30354,7 +30338,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -30404,7 +30388,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -30474,7 +30458,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce64AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce63AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -30522,7 +30506,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce65AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce64AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -30568,7 +30552,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -30618,7 +30602,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -30686,9 +30670,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm36AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm36AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -30735,9 +30719,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm37AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm37AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -30771,7 +30755,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce66AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce65AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
@@ -31115,7 +31099,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g2 =+ g; g2 is net.mixer_block#1.ch2_b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -31159,9 +31143,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g1 =+ g * v2; g1 is net.mixer_block#1.ch2.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm38AVX512(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm38AVX2(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -31180,9 +31164,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g2 =+ v1 * g; g2 is _net/y.3.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm39AVX512(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm39AVX2(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -31244,7 +31228,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g2 =+ g; g2 is net.mixer_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce67AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
+		ocannlReduce66AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -31266,9 +31250,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g1 =+ g * v2; g1 is net.mixer_block#1.dense#1.w.grad
 	// float64 broadcast kernel M=12 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX512(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX2(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -31287,9 +31271,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.mixer_block#1.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=12: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm41AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm41AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -31331,7 +31315,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -31365,7 +31349,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 26 (_net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_4_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce49AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_4_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -31404,7 +31388,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 23 (_net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce50AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -31496,7 +31480,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -31558,7 +31542,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce68AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce67AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else {
@@ -31581,7 +31565,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce69AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
+				ocannlReduce68AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -31633,7 +31617,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce70AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
+				ocannlReduce69AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
 			}
 		}
 	} else {
@@ -31656,7 +31640,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce71AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
+				ocannlReduce70AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
 			}
 		}
 	} else {
@@ -31697,7 +31681,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -31731,7 +31715,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 11 (_net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1/t.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_4_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+		ocannlReduce49AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_4_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -31770,7 +31754,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 8 (_net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce50AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -31862,7 +31846,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -31911,7 +31895,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -31934,7 +31918,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce57AVX2(&gNetLinear1W[6*i2], &net_mixer_block_1_x_1_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce56AVX2(&gNetLinear1W[6*i2], &net_mixer_block_1_x_1_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -32074,7 +32058,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce72AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce71AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -32108,7 +32092,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce73AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce72AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -32165,7 +32149,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce74AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce73AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -32204,7 +32188,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce43AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc5 := float64(0)
@@ -32537,7 +32521,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce72AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce71AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -32580,7 +32564,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce73AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce72AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -32646,7 +32630,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce74AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce73AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -32685,7 +32669,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce43AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc5 := float64(0)
@@ -32788,7 +32772,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 12 {
-			ocannlReduce75AVX2(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
+			ocannlReduce74AVX2(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -32807,7 +32791,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 12 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce76AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
+			ocannlReduce75AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -32864,7 +32848,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g2 =+ g; g2 is dec.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce77AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
+		ocannlReduce76AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		train_mse_1_a_2_gradRow3 := &train_mse_1_a_2_grad[0]
@@ -32955,7 +32939,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce78AVX2(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
+			ocannlReduce77AVX2(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -33019,7 +33003,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g2 =+ g; g2 is enc.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce77AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
+		ocannlReduce76AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		enc_linear_1_x_2_gradRow3 := &enc_linear_1_x_2_grad[0]
@@ -33040,7 +33024,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce79AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
+			ocannlReduce78AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -33107,7 +33091,7 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce72AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
+		ocannlReduce71AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		xRow := &x[0]
@@ -35514,7 +35498,7 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce80AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce79AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.

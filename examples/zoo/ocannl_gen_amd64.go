@@ -51,160 +51,160 @@ func ocannlGemm5AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm6AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm7AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 24,1 A 24,1 B 1,36.
-//
-//go:noescape
-func ocannlGemm7AVX512(c *float64, a *float64, b *float64)
-
-// ocannlGemm8AVX512 runs a float64 dot kernel, M=8 N=4 K=6 (4x4 tile); strides C 32,1 A 22,1 B 1,18.
+// ocannlGemm8AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 24,1 A 24,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm9AVX512 runs a float64 dot kernel, M=8 N=4 K=12 (4x4 tile); strides C 32,1 A 44,1 B 1,36.
+// ocannlGemm9AVX512 runs a float64 dot kernel, M=8 N=4 K=6 (4x4 tile); strides C 32,1 A 22,1 B 1,18.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm10AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 24,1 A 28,1 B 1,36.
+// ocannlGemm10AVX512 runs a float64 dot kernel, M=8 N=4 K=12 (4x4 tile); strides C 32,1 A 44,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm11AVX512 runs a float64 dot kernel, M=4 N=6 K=18 (4x4 tile); strides C 24,1 A 42,1 B 1,54.
+// ocannlGemm11AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 24,1 A 28,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm11AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm12AVX512 runs a float64 dot kernel, M=4 N=8 K=12 (4x4 tile); strides C 32,1 A 88,1 B 1,36.
+// ocannlGemm12AVX512 runs a float64 dot kernel, M=4 N=6 K=18 (4x4 tile); strides C 24,1 A 42,1 B 1,54.
 //
 //go:noescape
 func ocannlGemm12AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm13AVX512 runs a float64 dot kernel, M=4 N=8 K=24 (4x4 tile); strides C 32,1 A 56,1 B 1,72.
+// ocannlGemm13AVX512 runs a float64 dot kernel, M=4 N=8 K=12 (4x4 tile); strides C 32,1 A 88,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm13AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm14AVX512 runs a float64 broadcast kernel, M=4 N=24 K=8 (14x16 tile); strides C 56,1 A 32,1 B 72,1.
+// ocannlGemm14AVX512 runs a float64 dot kernel, M=4 N=8 K=24 (4x4 tile); strides C 32,1 A 56,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm14AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm15AVX512 runs a float64 broadcast kernel, M=8 N=24 K=4 (14x16 tile); strides C 72,1 A 1,32 B 56,1.
+// ocannlGemm15AVX512 runs a float64 broadcast kernel, M=4 N=24 K=8 (14x16 tile); strides C 56,1 A 32,1 B 72,1.
 //
 //go:noescape
 func ocannlGemm15AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm16AVX512 runs a float64 dot kernel, M=4 N=2 K=108 (4x4 tile); strides C 1,4 A 108,1 B 1,108.
+// ocannlGemm16AVX512 runs a float64 broadcast kernel, M=8 N=24 K=4 (14x16 tile); strides C 72,1 A 1,32 B 56,1.
 //
 //go:noescape
 func ocannlGemm16AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm17AVX512 runs a float64 broadcast kernel, M=4 N=108 K=2 (14x16 tile); strides C 108,1 A 1,4 B 108,1.
-//
-//go:noescape
-func ocannlGemm17AVX512(c *float64, a *float64, b *float64)
-
-// ocannlGemm18AVX512 runs a float64 broadcast kernel, M=2 N=108 K=4 (14x16 tile); strides C 108,1 A 4,1 B 108,1.
+// ocannlGemm18AVX512 runs a float64 dot kernel, M=4 N=2 K=108 (4x4 tile); strides C 1,4 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm19AVX512 runs a float64 dot kernel, M=4 N=3 K=108 (4x4 tile); strides C 1,4 A 108,1 B 1,108.
+// ocannlGemm19AVX512 runs a float64 broadcast kernel, M=4 N=108 K=2 (14x16 tile); strides C 108,1 A 1,4 B 108,1.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm20AVX512 runs a float64 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 1,8 A 8,1 B 1,8.
+// ocannlGemm20AVX512 runs a float64 broadcast kernel, M=2 N=108 K=4 (14x16 tile); strides C 108,1 A 4,1 B 108,1.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm21AVX512 runs a float64 dot kernel, M=16 N=8 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
-//
-//go:noescape
-func ocannlGemm21AVX512(c *float64, a *float64, b *float64)
-
-// ocannlGemm22AVX512 runs a float64 dot kernel, M=8 N=8 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm22AVX512 runs a float64 dot kernel, M=4 N=3 K=108 (4x4 tile); strides C 1,4 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm22AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm23AVX512 runs a float64 broadcast kernel, M=8 N=16 K=8 (14x16 tile); strides C 16,1 A 1,8 B 16,1.
-//
-//go:noescape
-func ocannlGemm23AVX512(c *float64, a *float64, b *float64)
-
-// ocannlGemm24AVX512 runs a float64 broadcast kernel, M=8 N=16 K=8 (14x16 tile); strides C 16,1 A 8,1 B 16,1.
+// ocannlGemm24AVX512 runs a float64 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 1,8 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm24AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm25AVX512 runs a float64 broadcast kernel, M=16 N=8 K=8 (14x16 tile); strides C 8,1 A 1,16 B 8,1.
+// ocannlGemm25AVX512 runs a float64 dot kernel, M=16 N=8 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm26AVX512 runs a float64 broadcast kernel, M=8 N=8 K=16 (14x16 tile); strides C 8,1 A 16,1 B 8,1.
+// ocannlGemm26AVX512 runs a float64 dot kernel, M=8 N=8 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm26AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm27AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 1,8 B 8,1.
+// ocannlGemm27AVX512 runs a float64 broadcast kernel, M=8 N=16 K=8 (14x16 tile); strides C 16,1 A 1,8 B 16,1.
 //
 //go:noescape
 func ocannlGemm27AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm28AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 8,1 B 8,1.
+// ocannlGemm28AVX512 runs a float64 broadcast kernel, M=8 N=16 K=8 (14x16 tile); strides C 16,1 A 8,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm29AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 8,1 B 8,1.
+// ocannlGemm29AVX512 runs a float64 broadcast kernel, M=16 N=8 K=8 (14x16 tile); strides C 8,1 A 1,16 B 8,1.
 //
 //go:noescape
 func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm30AVX512 runs a float64 dot kernel, M=16 N=4 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm30AVX512 runs a float64 broadcast kernel, M=8 N=8 K=16 (14x16 tile); strides C 8,1 A 16,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm30AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm31AVX512 runs a float64 dot kernel, M=8 N=4 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm31AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 1,8 B 8,1.
 //
 //go:noescape
 func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm32AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 1,12 A 8,1 B 1,8.
+// ocannlGemm32AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 8,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm33AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 1,8 A 12,1 B 1,12.
+// ocannlGemm33AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 8,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm34AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 1,8 B 12,1.
+// ocannlGemm34AVX512 runs a float64 dot kernel, M=16 N=4 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm35AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 8,1 B 12,1.
+// ocannlGemm35AVX512 runs a float64 dot kernel, M=8 N=4 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX512 runs a float64 broadcast kernel, M=12 N=8 K=8 (14x16 tile); strides C 8,1 A 1,12 B 8,1.
+// ocannlGemm36AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 1,12 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm37AVX512 runs a float64 broadcast kernel, M=8 N=8 K=12 (14x16 tile); strides C 8,1 A 12,1 B 8,1.
+// ocannlGemm37AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 1,8 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm37AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm38AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 1,8 B 12,1.
+//
+//go:noescape
+func ocannlGemm38AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm39AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 8,1 B 12,1.
+//
+//go:noescape
+func ocannlGemm39AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm40AVX512 runs a float64 broadcast kernel, M=12 N=8 K=8 (14x16 tile); strides C 8,1 A 1,12 B 8,1.
+//
+//go:noescape
+func ocannlGemm40AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm41AVX512 runs a float64 broadcast kernel, M=8 N=8 K=12 (14x16 tile); strides C 8,1 A 12,1 B 8,1.
+//
+//go:noescape
+func ocannlGemm41AVX512(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
@@ -341,160 +341,180 @@ func ocannlGemm5AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm6AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm7AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 24,1 A 24,1 B 1,36.
+// ocannlGemm7AVX2 runs a float64 m-vector kernel, M=4 N=3x3 K=12x12x4; strides C 9,3,1 A 1,4,48,576 B 14,1,1,14,196.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm8AVX2 runs a float64 dot kernel, M=8 N=4 K=6 (3x3 tile); strides C 32,1 A 22,1 B 1,18.
+// ocannlGemm8AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 24,1 A 24,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm9AVX2 runs a float64 dot kernel, M=8 N=4 K=12 (3x3 tile); strides C 32,1 A 44,1 B 1,36.
+// ocannlGemm9AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=4 K=6x3 (13x4 tile, B gathered into the frame); strides C 32,1 A 22,1 B 1,18, k2 A 22 B 6.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm10AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 24,1 A 28,1 B 1,36.
+// ocannlGemm10AVX2 runs a float64 dot kernel, M=8 N=4 K=12 (3x3 tile); strides C 32,1 A 44,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm11AVX2 runs a float64 dot kernel, M=4 N=6 K=18 (3x3 tile); strides C 24,1 A 42,1 B 1,54.
+// ocannlGemm11AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 24,1 A 28,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm11AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm12AVX2 runs a float64 dot kernel, M=4 N=8 K=12 (3x3 tile); strides C 32,1 A 88,1 B 1,36.
+// ocannlGemm12AVX2 runs a float64 dot kernel, M=4 N=6 K=18 (3x3 tile); strides C 24,1 A 42,1 B 1,54.
 //
 //go:noescape
 func ocannlGemm12AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm13AVX2 runs a float64 dot kernel, M=4 N=8 K=24 (3x3 tile); strides C 32,1 A 56,1 B 1,72.
+// ocannlGemm13AVX2 runs a float64 dot kernel, M=4 N=8 K=12 (3x3 tile); strides C 32,1 A 88,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm13AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm14AVX2 runs a float64 broadcast kernel, M=4 N=24 K=8 (6x8 tile); strides C 56,1 A 32,1 B 72,1.
+// ocannlGemm14AVX2 runs a float64 dot kernel, M=4 N=8 K=24 (3x3 tile); strides C 32,1 A 56,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm14AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm15AVX2 runs a float64 broadcast kernel, M=8 N=24 K=4 (6x8 tile); strides C 72,1 A 1,32 B 56,1.
+// ocannlGemm15AVX2 runs a float64 broadcast kernel, M=4 N=24 K=8 (6x8 tile); strides C 56,1 A 32,1 B 72,1.
 //
 //go:noescape
 func ocannlGemm15AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm16AVX2 runs a float64 dot kernel, M=4 N=2 K=108 (3x3 tile); strides C 1,4 A 108,1 B 1,108.
+// ocannlGemm16AVX2 runs a float64 broadcast kernel, M=8 N=24 K=4 (6x8 tile); strides C 72,1 A 1,32 B 56,1.
 //
 //go:noescape
 func ocannlGemm16AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm17AVX2 runs a float64 broadcast kernel, M=4 N=108 K=2 (6x8 tile); strides C 108,1 A 1,4 B 108,1.
+// ocannlGemm17AVX2 runs a float64 m-vector kernel, M=4 N=3x3 K=8x8x2; strides C 9,3,1 A 1,4,32,256 B 11,1,1,11,121.
 //
 //go:noescape
 func ocannlGemm17AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm18AVX2 runs a float64 broadcast kernel, M=2 N=108 K=4 (6x8 tile); strides C 108,1 A 4,1 B 108,1.
+// ocannlGemm18AVX2 runs a float64 dot kernel, M=4 N=2 K=108 (3x3 tile); strides C 1,4 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm19AVX2 runs a float64 dot kernel, M=4 N=3 K=108 (3x3 tile); strides C 1,4 A 108,1 B 1,108.
+// ocannlGemm19AVX2 runs a float64 broadcast kernel, M=4 N=108 K=2 (6x8 tile); strides C 108,1 A 1,4 B 108,1.
 //
 //go:noescape
 func ocannlGemm19AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm20AVX2 runs a float64 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 1,8 A 8,1 B 1,8.
+// ocannlGemm20AVX2 runs a float64 broadcast kernel, M=2 N=108 K=4 (6x8 tile); strides C 108,1 A 4,1 B 108,1.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm21AVX2 runs a float64 dot kernel, M=16 N=8 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm21AVX2 runs a float64 m-vector kernel, M=3 N=3x1 K=6x6x2; strides C 1,9,0 A 1,1,9,81 B 1,0,3,18,108.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm22AVX2 runs a float64 dot kernel, M=8 N=8 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm22AVX2 runs a float64 dot kernel, M=4 N=3 K=108 (3x3 tile); strides C 1,4 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm23AVX2 runs a float64 broadcast kernel, M=8 N=16 K=8 (6x8 tile); strides C 16,1 A 1,8 B 16,1.
+// ocannlGemm23AVX2 runs a float64 m-vector kernel, M=3 N=5x1 K=6x6x2; strides C 1,3,0 A 1,3,21,147 B 1,0,5,30,180.
 //
 //go:noescape
 func ocannlGemm23AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm24AVX2 runs a float64 broadcast kernel, M=8 N=16 K=8 (6x8 tile); strides C 16,1 A 8,1 B 16,1.
+// ocannlGemm24AVX2 runs a float64 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 1,8 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm24AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm25AVX2 runs a float64 broadcast kernel, M=16 N=8 K=8 (6x8 tile); strides C 8,1 A 1,16 B 8,1.
+// ocannlGemm25AVX2 runs a float64 dot kernel, M=16 N=8 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm25AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm26AVX2 runs a float64 broadcast kernel, M=8 N=8 K=16 (6x8 tile); strides C 8,1 A 16,1 B 8,1.
+// ocannlGemm26AVX2 runs a float64 dot kernel, M=8 N=8 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm26AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm27AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 1,8 B 8,1.
+// ocannlGemm27AVX2 runs a float64 broadcast kernel, M=8 N=16 K=8 (6x8 tile); strides C 16,1 A 1,8 B 16,1.
 //
 //go:noescape
 func ocannlGemm27AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm28AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 8,1 B 8,1.
+// ocannlGemm28AVX2 runs a float64 broadcast kernel, M=8 N=16 K=8 (6x8 tile); strides C 16,1 A 8,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm28AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm29AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 8,1 B 8,1.
+// ocannlGemm29AVX2 runs a float64 broadcast kernel, M=16 N=8 K=8 (6x8 tile); strides C 8,1 A 1,16 B 8,1.
 //
 //go:noescape
 func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm30AVX2 runs a float64 dot kernel, M=16 N=4 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm30AVX2 runs a float64 broadcast kernel, M=8 N=8 K=16 (6x8 tile); strides C 8,1 A 16,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm30AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm31AVX2 runs a float64 dot kernel, M=8 N=4 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm31AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 1,8 B 8,1.
 //
 //go:noescape
 func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm32AVX2 runs a float64 dot kernel, M=12 N=8 K=8 (3x3 tile); strides C 1,12 A 8,1 B 1,8.
+// ocannlGemm32AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 8,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm33AVX2 runs a float64 dot kernel, M=8 N=8 K=12 (3x3 tile); strides C 1,8 A 12,1 B 1,12.
+// ocannlGemm33AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 8,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm34AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 1,8 B 12,1.
+// ocannlGemm34AVX2 runs a float64 dot kernel, M=16 N=4 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm35AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 8,1 B 12,1.
+// ocannlGemm35AVX2 runs a float64 dot kernel, M=8 N=4 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX2 runs a float64 broadcast kernel, M=12 N=8 K=8 (6x8 tile); strides C 8,1 A 1,12 B 8,1.
+// ocannlGemm36AVX2 runs a float64 dot kernel, M=12 N=8 K=8 (3x3 tile); strides C 1,12 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm37AVX2 runs a float64 broadcast kernel, M=8 N=8 K=12 (6x8 tile); strides C 8,1 A 12,1 B 8,1.
+// ocannlGemm37AVX2 runs a float64 dot kernel, M=8 N=8 K=12 (3x3 tile); strides C 1,8 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm37AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm38AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 1,8 B 12,1.
+//
+//go:noescape
+func ocannlGemm38AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm39AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 8,1 B 12,1.
+//
+//go:noescape
+func ocannlGemm39AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm40AVX2 runs a float64 broadcast kernel, M=12 N=8 K=8 (6x8 tile); strides C 8,1 A 1,12 B 8,1.
+//
+//go:noescape
+func ocannlGemm40AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm41AVX2 runs a float64 broadcast kernel, M=8 N=8 K=12 (6x8 tile); strides C 8,1 A 12,1 B 8,1.
+//
+//go:noescape
+func ocannlGemm41AVX2(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
@@ -766,122 +786,122 @@ func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce8AVX2(c *float64, x0 *float64)
 
-// ocannlReduce9AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 3 elements.
+// ocannlReduce9AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 24 elements.
 //
 //go:noescape
 func ocannlReduce9AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce10AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 24 elements.
+// ocannlReduce10AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce10AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce11AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 16 elements.
+// ocannlReduce11AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 3 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce12AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 3 rows of 12 elements.
+// ocannlReduce12AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 3 rows of 24 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce13AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 3 rows of 24 elements.
+// ocannlReduce13AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 24 elements.
 //
 //go:noescape
 func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce14AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 24 elements.
+// ocannlReduce14AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 3 rows of 24 elements.
 //
 //go:noescape
 func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce15AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 3 rows of 24 elements.
+// ocannlReduce15AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce15AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce15AVX2(c *float64, x0 *float64)
 
-// ocannlReduce16AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 6 elements.
+// ocannlReduce16AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 18 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float64, x0 *float64)
+func ocannlReduce16AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce17AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 18 elements.
+// ocannlReduce17AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 18 elements.
 //
 //go:noescape
 func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce18AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 18 elements.
+// ocannlReduce18AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce19AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce19AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 128 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce19AVX2(c *float64, x0 *float64)
 
-// ocannlReduce20AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 128 rows of 4 elements.
+// ocannlReduce20AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
-func ocannlReduce20AVX2(c *float64, x0 *float64)
+func ocannlReduce20AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce21AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce21AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce22AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
+// ocannlReduce22AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce23AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce23AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce24AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 4 elements.
+// ocannlReduce24AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce24AVX2(c *float64, x0 *float64)
 
-// ocannlReduce25AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 8 elements.
+// ocannlReduce25AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce25AVX2(c *float64, x0 *float64)
 
-// ocannlReduce26AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
+// ocannlReduce26AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce26AVX2(c *float64, x0 *float64)
+func ocannlReduce26AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce27AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
+// ocannlReduce27AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce28AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
+// ocannlReduce28AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce29AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce29AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 3 elements.
 //
 //go:noescape
-func ocannlReduce29AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce29AVX2(c *float64, x0 *float64)
 
-// ocannlReduce30AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 3 elements.
+// ocannlReduce30AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 108 elements.
 //
 //go:noescape
-func ocannlReduce30AVX2(c *float64, x0 *float64)
+func ocannlReduce30AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce31AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 108 elements.
+// ocannlReduce31AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 2 rows of 45 elements.
 //
 //go:noescape
 func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce32AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 2 rows of 45 elements.
+// ocannlReduce32AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
 //
 //go:noescape
 func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
@@ -891,237 +911,232 @@ func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce34AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
+// ocannlReduce34AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 5 elements.
 //
 //go:noescape
-func ocannlReduce34AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce34AVX2(c *float64, x0 *float64)
 
-// ocannlReduce35AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 5 elements.
+// ocannlReduce35AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 108 elements.
 //
 //go:noescape
 func ocannlReduce35AVX2(c *float64, x0 *float64)
 
-// ocannlReduce36AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 108 elements.
+// ocannlReduce36AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce36AVX2(c *float64, x0 *float64)
+func ocannlReduce36AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce37AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce37AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce37AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce37AVX2(c *float64, x0 *float64)
 
-// ocannlReduce38AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 8 elements.
+// ocannlReduce38AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce38AVX2(c *float64, x0 *float64)
 
-// ocannlReduce39AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
+// ocannlReduce39AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce39AVX2(c *float64, x0 *float64)
 
-// ocannlReduce40AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
+// ocannlReduce40AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce40AVX2(c *float64, x0 *float64)
+func ocannlReduce40AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce41AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce41AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce41AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce41AVX2(c *float64, x0 *float64)
 
-// ocannlReduce42AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 6 elements.
+// ocannlReduce42AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce42AVX2(c *float64, x0 *float64)
 
-// ocannlReduce43AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 6 elements.
+// ocannlReduce43AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 48 elements.
 //
 //go:noescape
 func ocannlReduce43AVX2(c *float64, x0 *float64)
 
-// ocannlReduce44AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 48 elements.
+// ocannlReduce44AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce44AVX2(c *float64, x0 *float64)
 
-// ocannlReduce45AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 6 elements.
+// ocannlReduce45AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce45AVX2(c *float64, x0 *float64)
 
-// ocannlReduce46AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
+// ocannlReduce46AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce46AVX2(c *float64, x0 *float64)
+func ocannlReduce46AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce47AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce47AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce48AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
+// ocannlReduce48AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce48AVX2(c *float64, x0 *float64)
 
-// ocannlReduce49AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
+// ocannlReduce49AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce49AVX2(c *float64, x0 *float64)
+func ocannlReduce49AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce50AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
+// ocannlReduce50AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce51AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce51AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce51AVX2(c *float64, x0 *float64)
 
-// ocannlReduce52AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
+// ocannlReduce52AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce52AVX2(c *float64, x0 *float64)
 
-// ocannlReduce53AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+// ocannlReduce53AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce53AVX2(c *float64, x0 *float64)
+func ocannlReduce53AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce54AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
+// ocannlReduce54AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce54AVX2(c *float64, x0 *float64)
 
-// ocannlReduce55AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
+// ocannlReduce55AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce55AVX2(c *float64, x0 *float64)
 
-// ocannlReduce56AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
+// ocannlReduce56AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce56AVX2(c *float64, x0 *float64)
+func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce57AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce57AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce58AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce58AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce58AVX2(c *float64, x0 *float64)
 
-// ocannlReduce59AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+// ocannlReduce59AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce59AVX2(c *float64, x0 *float64)
+func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce60AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce60AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce60AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce60AVX2(c *float64, x0 *float64)
 
-// ocannlReduce61AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+// ocannlReduce61AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce61AVX2(c *float64, x0 *float64)
 
-// ocannlReduce62AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+// ocannlReduce62AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce62AVX2(c *float64, x0 *float64)
+func ocannlReduce62AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce63AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
+// ocannlReduce63AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce64AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce64AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce65AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce65AVX2 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce65AVX2(c *float64, x0 *float64)
 
-// ocannlReduce66AVX2 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+// ocannlReduce66AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce66AVX2(c *float64, x0 *float64)
 
-// ocannlReduce67AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
+// ocannlReduce67AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce67AVX2(c *float64, x0 *float64)
+func ocannlReduce67AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce68AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce68AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce69AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce69AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce70AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce70AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce71AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce71AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce72AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
+// ocannlReduce72AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce73AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce73AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce74AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce74AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce75AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce75AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce76AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce76AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce76AVX2(c *float64, x0 *float64)
 
-// ocannlReduce77AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
+// ocannlReduce77AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce77AVX2(c *float64, x0 *float64)
+func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce78AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce78AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce79AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce79AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlReduce80AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
-//
-//go:noescape
-func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)

@@ -1255,9 +1255,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm7AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm8AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm8AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -1581,9 +1581,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm8AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm9AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm9AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1777,9 +1777,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm9AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm10AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm10AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1999,9 +1999,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm10AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm11AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm11AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -2325,9 +2325,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm11AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm12AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm12AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -2661,9 +2661,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm12AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm13AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm13AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2882,9 +2882,9 @@ q2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm13AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm14AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm14AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3070,9 +3070,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm14AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm15AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm15AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -3160,9 +3160,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm15AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm16AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm15AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm16AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -3306,9 +3306,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm16AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm18AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm18AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -3427,9 +3427,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm17AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm19AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm19AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3545,9 +3545,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm18AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm20AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm20AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3615,9 +3615,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm19AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm22AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm22AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -3781,9 +3781,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm20AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm24AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm24AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3963,9 +3963,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm21AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm25AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm21AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm25AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -4145,9 +4145,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm22AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm26AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm26AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -4332,9 +4332,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm23AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm27AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm27AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4428,9 +4428,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm24AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm28AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4508,9 +4508,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm25AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm29AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4620,9 +4620,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm26AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm30AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm30AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4672,9 +4672,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm27AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm31AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4732,9 +4732,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm32AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4784,9 +4784,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm33AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -4844,9 +4844,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm30AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm34AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5021,9 +5021,9 @@ m1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm35AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5203,9 +5203,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm36AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5385,9 +5385,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm37AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm37AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5605,9 +5605,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm38AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm38AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5708,9 +5708,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm39AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm39AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5787,9 +5787,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm40AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm40AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -5867,9 +5867,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm37AVX512(c *float64, a *float64, b *float64)
+// func ocannlGemm41AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm41AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -7178,7 +7178,187 @@ k2:
 
 // func ocannlGemm7AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $32-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   DX, DX
+	MOVQ   $0x00000004, BX
+
+r1:
+	MOVQ CX, SI
+	MOVQ DX, DI
+	MOVQ $0x0000000c, R8
+
+q2:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $0x0000000c, R11
+
+k3:
+	VMOVUPS      (R9), Y9
+	VBROADCASTSD (R10), Y10
+	VFMADD231PD  Y9, Y10, Y0
+	VBROADCASTSD 112(R10), Y10
+	VFMADD231PD  Y9, Y10, Y1
+	VBROADCASTSD 224(R10), Y10
+	VFMADD231PD  Y9, Y10, Y2
+	VBROADCASTSD 8(R10), Y10
+	VFMADD231PD  Y9, Y10, Y3
+	VBROADCASTSD 120(R10), Y10
+	VFMADD231PD  Y9, Y10, Y4
+	VBROADCASTSD 232(R10), Y10
+	VFMADD231PD  Y9, Y10, Y5
+	VBROADCASTSD 16(R10), Y10
+	VFMADD231PD  Y9, Y10, Y6
+	VBROADCASTSD 128(R10), Y10
+	VFMADD231PD  Y9, Y10, Y7
+	VBROADCASTSD 240(R10), Y10
+	VFMADD231PD  Y9, Y10, Y8
+	ADDQ         $+32, R9
+	ADDQ         $+8, R10
+	DECQ         R11
+	JNZ          k3
+	ADDQ         $+384, SI
+	ADDQ         $+112, DI
+	DECQ         R8
+	JNZ          q2
+	ADDQ         $+4608, CX
+	ADDQ         $+1568, DX
+	DECQ         BX
+	JNZ          r1
+	VMOVUPS      Y0, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       (AX), X0, X0
+	VMOVSD       X0, (AX)
+	VMOVSD       8(SP), X0
+	VADDSD       72(AX), X0, X0
+	VMOVSD       X0, 72(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       144(AX), X0, X0
+	VMOVSD       X0, 144(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       216(AX), X0, X0
+	VMOVSD       X0, 216(AX)
+	VMOVUPS      Y1, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       24(AX), X0, X0
+	VMOVSD       X0, 24(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       96(AX), X0, X0
+	VMOVSD       X0, 96(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       168(AX), X0, X0
+	VMOVSD       X0, 168(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       240(AX), X0, X0
+	VMOVSD       X0, 240(AX)
+	VMOVUPS      Y2, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       48(AX), X0, X0
+	VMOVSD       X0, 48(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       120(AX), X0, X0
+	VMOVSD       X0, 120(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       192(AX), X0, X0
+	VMOVSD       X0, 192(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       264(AX), X0, X0
+	VMOVSD       X0, 264(AX)
+	VMOVUPS      Y3, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       8(AX), X0, X0
+	VMOVSD       X0, 8(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       80(AX), X0, X0
+	VMOVSD       X0, 80(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       152(AX), X0, X0
+	VMOVSD       X0, 152(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       224(AX), X0, X0
+	VMOVSD       X0, 224(AX)
+	VMOVUPS      Y4, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       32(AX), X0, X0
+	VMOVSD       X0, 32(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       104(AX), X0, X0
+	VMOVSD       X0, 104(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       176(AX), X0, X0
+	VMOVSD       X0, 176(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       248(AX), X0, X0
+	VMOVSD       X0, 248(AX)
+	VMOVUPS      Y5, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       56(AX), X0, X0
+	VMOVSD       X0, 56(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       128(AX), X0, X0
+	VMOVSD       X0, 128(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       200(AX), X0, X0
+	VMOVSD       X0, 200(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       272(AX), X0, X0
+	VMOVSD       X0, 272(AX)
+	VMOVUPS      Y6, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       16(AX), X0, X0
+	VMOVSD       X0, 16(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       88(AX), X0, X0
+	VMOVSD       X0, 88(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       160(AX), X0, X0
+	VMOVSD       X0, 160(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       232(AX), X0, X0
+	VMOVSD       X0, 232(AX)
+	VMOVUPS      Y7, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       40(AX), X0, X0
+	VMOVSD       X0, 40(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       112(AX), X0, X0
+	VMOVSD       X0, 112(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       184(AX), X0, X0
+	VMOVSD       X0, 184(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       256(AX), X0, X0
+	VMOVSD       X0, 256(AX)
+	VMOVUPS      Y8, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       64(AX), X0, X0
+	VMOVSD       X0, 64(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       136(AX), X0, X0
+	VMOVSD       X0, 136(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       208(AX), X0, X0
+	VMOVSD       X0, 208(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       280(AX), X0, X0
+	VMOVSD       X0, 280(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm8AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm8AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7319,159 +7499,57 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm8AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm9AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm9AVX2(SB), $576-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
-	MOVQ AX, AX
-	MOVQ $0x00000002, BX
+	LEAQ (SP), BX
+	MOVQ BX, SI
+	MOVQ $0x00000004, DI
 
-m1:
-	MOVQ   DX, SI
-	MOVQ   AX, DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	MOVQ   CX, R8
-	MOVQ   SI, R9
-	MOVQ   $0x00000003, R10
-
-q2:
-	VMOVUPS      (R8), Y9
-	VMOVUPS      176(R8), Y10
-	VMOVUPS      352(R8), Y11
-	VMOVUPS      (R9), Y12
-	VFMADD231PD  Y9, Y12, Y0
-	VFMADD231PD  Y10, Y12, Y3
-	VFMADD231PD  Y11, Y12, Y6
-	VMOVUPS      144(R9), Y12
-	VFMADD231PD  Y9, Y12, Y1
-	VFMADD231PD  Y10, Y12, Y4
-	VFMADD231PD  Y11, Y12, Y7
-	VMOVUPS      288(R9), Y12
-	VFMADD231PD  Y9, Y12, Y2
-	VFMADD231PD  Y10, Y12, Y5
-	VFMADD231PD  Y11, Y12, Y8
-	ADDQ         $+32, R8
-	ADDQ         $+32, R9
-	VMOVUPS      ocannlMask64<>+16(SB), Y9
-	VMASKMOVPD   (R8), Y9, Y10
-	VMASKMOVPD   (R9), Y9, Y11
-	VFMADD231PD  Y10, Y11, Y0
-	VMASKMOVPD   144(R9), Y9, Y11
-	VFMADD231PD  Y10, Y11, Y1
-	VMASKMOVPD   288(R9), Y9, Y11
-	VFMADD231PD  Y10, Y11, Y2
-	VMASKMOVPD   176(R8), Y9, Y10
-	VMASKMOVPD   (R9), Y9, Y11
-	VFMADD231PD  Y10, Y11, Y3
-	VMASKMOVPD   144(R9), Y9, Y11
-	VFMADD231PD  Y10, Y11, Y4
-	VMASKMOVPD   288(R9), Y9, Y11
-	VFMADD231PD  Y10, Y11, Y5
-	VMASKMOVPD   352(R8), Y9, Y10
-	VMASKMOVPD   (R9), Y9, Y11
-	VFMADD231PD  Y10, Y11, Y6
-	VMASKMOVPD   144(R9), Y9, Y11
-	VFMADD231PD  Y10, Y11, Y7
-	VMASKMOVPD   288(R9), Y9, Y9
-	VFMADD231PD  Y10, Y9, Y8
-	ADDQ         $+144, R8
-	ADDQ         $+16, R9
-	DECQ         R10
-	JNZ          q2
-	VEXTRACTF128 $0x01, Y0, X9
-	VADDPD       X9, X0, X0
-	VHADDPD      X0, X0, X0
-	VMOVSD       X0, (DI)
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPD       X0, X1, X1
-	VHADDPD      X1, X1, X1
-	VMOVSD       X1, 8(DI)
-	VEXTRACTF128 $0x01, Y2, X0
-	VADDPD       X0, X2, X2
-	VHADDPD      X2, X2, X2
-	VMOVSD       X2, 16(DI)
-	VEXTRACTF128 $0x01, Y3, X0
-	VADDPD       X0, X3, X3
-	VHADDPD      X3, X3, X3
-	VMOVSD       X3, 256(DI)
-	VEXTRACTF128 $0x01, Y4, X0
-	VADDPD       X0, X4, X4
-	VHADDPD      X4, X4, X4
-	VMOVSD       X4, 264(DI)
-	VEXTRACTF128 $0x01, Y5, X0
-	VADDPD       X0, X5, X5
-	VHADDPD      X5, X5, X5
-	VMOVSD       X5, 272(DI)
-	VEXTRACTF128 $0x01, Y6, X0
-	VADDPD       X0, X6, X6
-	VHADDPD      X6, X6, X6
-	VMOVSD       X6, 512(DI)
-	VEXTRACTF128 $0x01, Y7, X0
-	VADDPD       X0, X7, X7
-	VHADDPD      X7, X7, X7
-	VMOVSD       X7, 520(DI)
-	VEXTRACTF128 $0x01, Y8, X0
-	VADDPD       X0, X8, X8
-	VHADDPD      X8, X8, X8
-	VMOVSD       X8, 528(DI)
-	ADDQ         $+432, SI
-	ADDQ         $+24, DI
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	MOVQ         CX, R8
-	MOVQ         $0x00000003, R9
-
-q3:
-	VMOVUPS      (R8), Y3
-	VMOVUPS      176(R8), Y4
-	VMOVUPS      352(R8), Y5
-	VMOVUPS      (SI), Y6
-	VFMADD231PD  Y3, Y6, Y0
-	VFMADD231PD  Y4, Y6, Y1
-	VFMADD231PD  Y5, Y6, Y2
-	ADDQ         $+32, R8
-	ADDQ         $+32, SI
-	VMOVUPS      ocannlMask64<>+16(SB), Y3
-	VMASKMOVPD   (R8), Y3, Y4
-	VMASKMOVPD   (SI), Y3, Y5
-	VFMADD231PD  Y4, Y5, Y0
-	VMASKMOVPD   176(R8), Y3, Y4
-	VMASKMOVPD   (SI), Y3, Y5
-	VFMADD231PD  Y4, Y5, Y1
-	VMASKMOVPD   352(R8), Y3, Y4
-	VMASKMOVPD   (SI), Y3, Y3
-	VFMADD231PD  Y4, Y3, Y2
-	ADDQ         $+144, R8
-	ADDQ         $+16, SI
-	DECQ         R9
-	JNZ          q3
-	VEXTRACTF128 $0x01, Y0, X3
-	VADDPD       X3, X0, X0
-	VHADDPD      X0, X0, X0
-	VMOVSD       X0, (DI)
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPD       X0, X1, X1
-	VHADDPD      X1, X1, X1
-	VMOVSD       X1, 256(DI)
-	VEXTRACTF128 $0x01, Y2, X0
-	VADDPD       X0, X2, X2
-	VHADDPD      X2, X2, X2
-	VMOVSD       X2, 512(DI)
-	ADDQ         $+528, CX
-	ADDQ         $+768, AX
-	DECQ         BX
-	JNZ          m1
+g1:
+	MOVQ         (DX), R8
+	MOVQ         R8, (SI)
+	MOVQ         8(DX), R8
+	MOVQ         R8, 32(SI)
+	MOVQ         16(DX), R8
+	MOVQ         R8, 64(SI)
+	MOVQ         24(DX), R8
+	MOVQ         R8, 96(SI)
+	MOVQ         32(DX), R8
+	MOVQ         R8, 128(SI)
+	MOVQ         40(DX), R8
+	MOVQ         R8, 160(SI)
+	MOVQ         48(DX), R8
+	MOVQ         R8, 192(SI)
+	MOVQ         56(DX), R8
+	MOVQ         R8, 224(SI)
+	MOVQ         64(DX), R8
+	MOVQ         R8, 256(SI)
+	MOVQ         72(DX), R8
+	MOVQ         R8, 288(SI)
+	MOVQ         80(DX), R8
+	MOVQ         R8, 320(SI)
+	MOVQ         88(DX), R8
+	MOVQ         R8, 352(SI)
+	MOVQ         96(DX), R8
+	MOVQ         R8, 384(SI)
+	MOVQ         104(DX), R8
+	MOVQ         R8, 416(SI)
+	MOVQ         112(DX), R8
+	MOVQ         R8, 448(SI)
+	MOVQ         120(DX), R8
+	MOVQ         R8, 480(SI)
+	MOVQ         128(DX), R8
+	MOVQ         R8, 512(SI)
+	MOVQ         136(DX), R8
+	MOVQ         R8, 544(SI)
+	ADDQ         $+144, DX
+	ADDQ         $+8, SI
+	DECQ         DI
+	JNZ          g1
 	MOVQ         AX, AX
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
@@ -7479,107 +7557,328 @@ q3:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	MOVQ         CX, BX
-	MOVQ         DX, SI
-	MOVQ         $0x00000003, DI
-
-q4:
-	VMOVUPS      (BX), Y6
-	VMOVUPS      176(BX), Y7
-	VMOVUPS      (SI), Y8
-	VFMADD231PD  Y6, Y8, Y0
-	VFMADD231PD  Y7, Y8, Y3
-	VMOVUPS      144(SI), Y8
-	VFMADD231PD  Y6, Y8, Y1
-	VFMADD231PD  Y7, Y8, Y4
-	VMOVUPS      288(SI), Y8
-	VFMADD231PD  Y6, Y8, Y2
-	VFMADD231PD  Y7, Y8, Y5
-	ADDQ         $+32, BX
-	ADDQ         $+32, SI
-	VMOVUPS      ocannlMask64<>+16(SB), Y6
-	VMASKMOVPD   (BX), Y6, Y7
-	VMASKMOVPD   (SI), Y6, Y8
-	VFMADD231PD  Y7, Y8, Y0
-	VMASKMOVPD   144(SI), Y6, Y8
-	VFMADD231PD  Y7, Y8, Y1
-	VMASKMOVPD   288(SI), Y6, Y8
-	VFMADD231PD  Y7, Y8, Y2
-	VMASKMOVPD   176(BX), Y6, Y7
-	VMASKMOVPD   (SI), Y6, Y8
-	VFMADD231PD  Y7, Y8, Y3
-	VMASKMOVPD   144(SI), Y6, Y8
-	VFMADD231PD  Y7, Y8, Y4
-	VMASKMOVPD   288(SI), Y6, Y6
-	VFMADD231PD  Y7, Y6, Y5
-	ADDQ         $+144, BX
-	ADDQ         $+16, SI
-	DECQ         DI
-	JNZ          q4
-	VEXTRACTF128 $0x01, Y0, X6
-	VADDPD       X6, X0, X0
-	VHADDPD      X0, X0, X0
-	VMOVSD       X0, (AX)
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPD       X0, X1, X1
-	VHADDPD      X1, X1, X1
-	VMOVSD       X1, 8(AX)
-	VEXTRACTF128 $0x01, Y2, X0
-	VADDPD       X0, X2, X2
-	VHADDPD      X2, X2, X2
-	VMOVSD       X2, 16(AX)
-	VEXTRACTF128 $0x01, Y3, X0
-	VADDPD       X0, X3, X3
-	VHADDPD      X3, X3, X3
-	VMOVSD       X3, 256(AX)
-	VEXTRACTF128 $0x01, Y4, X0
-	VADDPD       X0, X4, X4
-	VHADDPD      X4, X4, X4
-	VMOVSD       X4, 264(AX)
-	VEXTRACTF128 $0x01, Y5, X0
-	VADDPD       X0, X5, X5
-	VHADDPD      X5, X5, X5
-	VMOVSD       X5, 272(AX)
-	ADDQ         $+432, DX
-	ADDQ         $+24, AX
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	MOVQ         DX, DX
-	MOVQ         $0x00000003, BX
-
-q5:
-	VMOVUPS      (CX), Y2
-	VMOVUPS      176(CX), Y3
-	VMOVUPS      (DX), Y4
-	VFMADD231PD  Y2, Y4, Y0
-	VFMADD231PD  Y3, Y4, Y1
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	VMOVUPS      ocannlMask64<>+16(SB), Y2
-	VMASKMOVPD   (CX), Y2, Y3
-	VMASKMOVPD   (DX), Y2, Y4
-	VFMADD231PD  Y3, Y4, Y0
-	VMASKMOVPD   176(CX), Y2, Y3
-	VMASKMOVPD   (DX), Y2, Y2
-	VFMADD231PD  Y3, Y2, Y1
-	ADDQ         $+144, CX
-	ADDQ         $+16, DX
-	DECQ         BX
-	JNZ          q5
-	VEXTRACTF128 $0x01, Y0, X2
-	VADDPD       X2, X0, X0
-	VHADDPD      X0, X0, X0
-	VMOVSD       X0, (AX)
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPD       X0, X1, X1
-	VHADDPD      X1, X1, X1
-	VMOVSD       X1, 256(AX)
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VMOVUPS      (BX), Y8
+	VBROADCASTSD (CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 176(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 352(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 528(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 704(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 880(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1056(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1232(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      32(BX), Y8
+	VBROADCASTSD 8(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 184(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 360(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 536(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 712(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 888(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1064(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1240(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      64(BX), Y8
+	VBROADCASTSD 16(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 192(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 368(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 544(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 720(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 896(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1072(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1248(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      96(BX), Y8
+	VBROADCASTSD 24(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 200(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 376(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 552(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 728(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 904(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1080(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1256(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      128(BX), Y8
+	VBROADCASTSD 32(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 208(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 384(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 560(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 736(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 912(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1088(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1264(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      160(BX), Y8
+	VBROADCASTSD 40(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 216(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 392(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 568(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 744(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 920(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1096(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1272(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      192(BX), Y8
+	VBROADCASTSD 176(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 352(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 528(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 704(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 880(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1056(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1232(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1408(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      224(BX), Y8
+	VBROADCASTSD 184(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 360(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 536(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 712(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 888(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1064(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1240(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1416(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      256(BX), Y8
+	VBROADCASTSD 192(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 368(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 544(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 720(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 896(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1072(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1248(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1424(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      288(BX), Y8
+	VBROADCASTSD 200(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 376(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 552(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 728(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 904(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1080(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1256(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1432(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      320(BX), Y8
+	VBROADCASTSD 208(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 384(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 560(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 736(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 912(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1088(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1264(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1440(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      352(BX), Y8
+	VBROADCASTSD 216(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 392(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 568(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 744(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 920(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1096(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1272(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1448(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      384(BX), Y8
+	VBROADCASTSD 352(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 528(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 704(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 880(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 1056(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1232(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1408(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1584(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      416(BX), Y8
+	VBROADCASTSD 360(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 536(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 712(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 888(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 1064(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1240(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1416(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1592(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      448(BX), Y8
+	VBROADCASTSD 368(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 544(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 720(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 896(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 1072(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1248(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1424(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1600(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      480(BX), Y8
+	VBROADCASTSD 376(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 552(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 728(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 904(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 1080(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1256(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1432(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1608(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      512(BX), Y8
+	VBROADCASTSD 384(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 560(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 736(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 912(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 1088(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1264(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1440(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1616(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      544(BX), Y8
+	VBROADCASTSD 392(CX), Y9
+	VFMADD231PD  Y8, Y9, Y0
+	VBROADCASTSD 568(CX), Y9
+	VFMADD231PD  Y8, Y9, Y1
+	VBROADCASTSD 744(CX), Y9
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD 920(CX), Y9
+	VFMADD231PD  Y8, Y9, Y3
+	VBROADCASTSD 1096(CX), Y9
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD 1272(CX), Y9
+	VFMADD231PD  Y8, Y9, Y5
+	VBROADCASTSD 1448(CX), Y9
+	VFMADD231PD  Y8, Y9, Y6
+	VBROADCASTSD 1624(CX), Y9
+	VFMADD231PD  Y8, Y9, Y7
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 256(AX)
+	VMOVUPS      Y2, 512(AX)
+	VMOVUPS      Y3, 768(AX)
+	VMOVUPS      Y4, 1024(AX)
+	VMOVUPS      Y5, 1280(AX)
+	VMOVUPS      Y6, 1536(AX)
+	VMOVUPS      Y7, 1792(AX)
 	VZEROUPPER
 	RET
 
-// func ocannlGemm9AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm10AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm10AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7801,9 +8100,9 @@ k9:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm10AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm11AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm11AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7944,9 +8243,9 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm11AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm12AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm12AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8117,9 +8416,9 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm12AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm13AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm13AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8346,9 +8645,9 @@ k10:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm13AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm14AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm14AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8575,9 +8874,9 @@ k10:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm14AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm15AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm15AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8640,9 +8939,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm15AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm16AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm16AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8754,9 +9053,189 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm16AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm17AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm17AVX2(SB), NOSPLIT, $32-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   DX, DX
+	MOVQ   $0x00000002, BX
+
+r1:
+	MOVQ CX, SI
+	MOVQ DX, DI
+	MOVQ $0x00000008, R8
+
+q2:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $0x00000008, R11
+
+k3:
+	VMOVUPS      (R9), Y9
+	VBROADCASTSD (R10), Y10
+	VFMADD231PD  Y9, Y10, Y0
+	VBROADCASTSD 88(R10), Y10
+	VFMADD231PD  Y9, Y10, Y1
+	VBROADCASTSD 176(R10), Y10
+	VFMADD231PD  Y9, Y10, Y2
+	VBROADCASTSD 8(R10), Y10
+	VFMADD231PD  Y9, Y10, Y3
+	VBROADCASTSD 96(R10), Y10
+	VFMADD231PD  Y9, Y10, Y4
+	VBROADCASTSD 184(R10), Y10
+	VFMADD231PD  Y9, Y10, Y5
+	VBROADCASTSD 16(R10), Y10
+	VFMADD231PD  Y9, Y10, Y6
+	VBROADCASTSD 104(R10), Y10
+	VFMADD231PD  Y9, Y10, Y7
+	VBROADCASTSD 192(R10), Y10
+	VFMADD231PD  Y9, Y10, Y8
+	ADDQ         $+32, R9
+	ADDQ         $+8, R10
+	DECQ         R11
+	JNZ          k3
+	ADDQ         $+256, SI
+	ADDQ         $+88, DI
+	DECQ         R8
+	JNZ          q2
+	ADDQ         $+2048, CX
+	ADDQ         $+968, DX
+	DECQ         BX
+	JNZ          r1
+	VMOVUPS      Y0, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       (AX), X0, X0
+	VMOVSD       X0, (AX)
+	VMOVSD       8(SP), X0
+	VADDSD       72(AX), X0, X0
+	VMOVSD       X0, 72(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       144(AX), X0, X0
+	VMOVSD       X0, 144(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       216(AX), X0, X0
+	VMOVSD       X0, 216(AX)
+	VMOVUPS      Y1, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       24(AX), X0, X0
+	VMOVSD       X0, 24(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       96(AX), X0, X0
+	VMOVSD       X0, 96(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       168(AX), X0, X0
+	VMOVSD       X0, 168(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       240(AX), X0, X0
+	VMOVSD       X0, 240(AX)
+	VMOVUPS      Y2, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       48(AX), X0, X0
+	VMOVSD       X0, 48(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       120(AX), X0, X0
+	VMOVSD       X0, 120(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       192(AX), X0, X0
+	VMOVSD       X0, 192(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       264(AX), X0, X0
+	VMOVSD       X0, 264(AX)
+	VMOVUPS      Y3, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       8(AX), X0, X0
+	VMOVSD       X0, 8(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       80(AX), X0, X0
+	VMOVSD       X0, 80(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       152(AX), X0, X0
+	VMOVSD       X0, 152(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       224(AX), X0, X0
+	VMOVSD       X0, 224(AX)
+	VMOVUPS      Y4, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       32(AX), X0, X0
+	VMOVSD       X0, 32(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       104(AX), X0, X0
+	VMOVSD       X0, 104(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       176(AX), X0, X0
+	VMOVSD       X0, 176(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       248(AX), X0, X0
+	VMOVSD       X0, 248(AX)
+	VMOVUPS      Y5, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       56(AX), X0, X0
+	VMOVSD       X0, 56(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       128(AX), X0, X0
+	VMOVSD       X0, 128(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       200(AX), X0, X0
+	VMOVSD       X0, 200(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       272(AX), X0, X0
+	VMOVSD       X0, 272(AX)
+	VMOVUPS      Y6, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       16(AX), X0, X0
+	VMOVSD       X0, 16(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       88(AX), X0, X0
+	VMOVSD       X0, 88(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       160(AX), X0, X0
+	VMOVSD       X0, 160(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       232(AX), X0, X0
+	VMOVSD       X0, 232(AX)
+	VMOVUPS      Y7, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       40(AX), X0, X0
+	VMOVSD       X0, 40(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       112(AX), X0, X0
+	VMOVSD       X0, 112(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       184(AX), X0, X0
+	VMOVSD       X0, 184(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       256(AX), X0, X0
+	VMOVSD       X0, 256(AX)
+	VMOVUPS      Y8, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       64(AX), X0, X0
+	VMOVSD       X0, 64(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       136(AX), X0, X0
+	VMOVSD       X0, 136(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       208(AX), X0, X0
+	VMOVSD       X0, 208(AX)
+	VMOVSD       24(SP), X0
+	VADDSD       280(AX), X0, X0
+	VMOVSD       X0, 280(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm18AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm18AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -8841,9 +9320,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm17AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm19AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm19AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8936,9 +9415,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm18AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm20AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm20AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -8997,9 +9476,111 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm19AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm21AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm21AVX2(SB), NOSPLIT, $32-24
+	MOVQ    c+0(FP), AX
+	MOVQ    a+8(FP), CX
+	MOVQ    b+16(FP), DX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	VMOVUPS ocannlMask64<>+8(SB), Y9
+	MOVQ    DX, DX
+	MOVQ    $0x00000002, BX
+
+r1:
+	MOVQ CX, SI
+	MOVQ DX, DI
+	MOVQ $0x00000006, R8
+
+q2:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $0x00000002, R11
+
+k3:
+	VMASKMOVPD   (R9), Y9, Y10
+	VBROADCASTSD (R10), Y11
+	VFMADD231PD  Y10, Y11, Y0
+	VBROADCASTSD 8(R10), Y11
+	VFMADD231PD  Y10, Y11, Y1
+	VBROADCASTSD 16(R10), Y11
+	VFMADD231PD  Y10, Y11, Y2
+	VMASKMOVPD   8(R9), Y9, Y10
+	VBROADCASTSD 24(R10), Y11
+	VFMADD231PD  Y10, Y11, Y3
+	VBROADCASTSD 32(R10), Y11
+	VFMADD231PD  Y10, Y11, Y4
+	VBROADCASTSD 40(R10), Y11
+	VFMADD231PD  Y10, Y11, Y5
+	VMASKMOVPD   16(R9), Y9, Y10
+	VBROADCASTSD 48(R10), Y11
+	VFMADD231PD  Y10, Y11, Y6
+	VBROADCASTSD 56(R10), Y11
+	VFMADD231PD  Y10, Y11, Y7
+	VBROADCASTSD 64(R10), Y11
+	VFMADD231PD  Y10, Y11, Y8
+	ADDQ         $+24, R9
+	ADDQ         $+72, R10
+	DECQ         R11
+	JNZ          k3
+	ADDQ         $+72, SI
+	ADDQ         $+144, DI
+	DECQ         R8
+	JNZ          q2
+	ADDQ         $+648, CX
+	ADDQ         $+864, DX
+	DECQ         BX
+	JNZ          r1
+	VADDPD       Y3, Y0, Y0
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y5, Y2, Y2
+	VADDPD       Y6, Y0, Y0
+	VADDPD       Y7, Y1, Y1
+	VADDPD       Y8, Y2, Y2
+	VMOVUPS      Y0, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       (AX), X0, X0
+	VMOVSD       X0, (AX)
+	VMOVSD       8(SP), X0
+	VADDSD       8(AX), X0, X0
+	VMOVSD       X0, 8(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       16(AX), X0, X0
+	VMOVSD       X0, 16(AX)
+	VMOVUPS      Y1, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       72(AX), X0, X0
+	VMOVSD       X0, 72(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       80(AX), X0, X0
+	VMOVSD       X0, 80(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       88(AX), X0, X0
+	VMOVSD       X0, 88(AX)
+	VMOVUPS      Y2, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       144(AX), X0, X0
+	VMOVSD       X0, 144(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       152(AX), X0, X0
+	VMOVSD       X0, 152(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       160(AX), X0, X0
+	VMOVSD       X0, 160(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm22AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -9115,9 +9696,132 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm20AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm23AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm23AVX2(SB), NOSPLIT, $32-24
+	MOVQ    c+0(FP), AX
+	MOVQ    a+8(FP), CX
+	MOVQ    b+16(FP), DX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VMOVUPS ocannlMask64<>+8(SB), Y10
+	MOVQ    DX, DX
+	MOVQ    $0x00000002, BX
+
+r1:
+	MOVQ CX, SI
+	MOVQ DX, DI
+	MOVQ $0x00000006, R8
+
+q2:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $0x00000003, R11
+
+k3:
+	VMASKMOVPD   (R9), Y10, Y11
+	VBROADCASTSD (R10), Y12
+	VFMADD231PD  Y11, Y12, Y0
+	VBROADCASTSD 8(R10), Y12
+	VFMADD231PD  Y11, Y12, Y1
+	VBROADCASTSD 16(R10), Y12
+	VFMADD231PD  Y11, Y12, Y2
+	VBROADCASTSD 24(R10), Y12
+	VFMADD231PD  Y11, Y12, Y3
+	VBROADCASTSD 32(R10), Y12
+	VFMADD231PD  Y11, Y12, Y4
+	VMASKMOVPD   24(R9), Y10, Y11
+	VBROADCASTSD 40(R10), Y12
+	VFMADD231PD  Y11, Y12, Y5
+	VBROADCASTSD 48(R10), Y12
+	VFMADD231PD  Y11, Y12, Y6
+	VBROADCASTSD 56(R10), Y12
+	VFMADD231PD  Y11, Y12, Y7
+	VBROADCASTSD 64(R10), Y12
+	VFMADD231PD  Y11, Y12, Y8
+	VBROADCASTSD 72(R10), Y12
+	VFMADD231PD  Y11, Y12, Y9
+	ADDQ         $+48, R9
+	ADDQ         $+80, R10
+	DECQ         R11
+	JNZ          k3
+	ADDQ         $+168, SI
+	ADDQ         $+240, DI
+	DECQ         R8
+	JNZ          q2
+	ADDQ         $+1176, CX
+	ADDQ         $+1440, DX
+	DECQ         BX
+	JNZ          r1
+	VADDPD       Y5, Y0, Y0
+	VADDPD       Y6, Y1, Y1
+	VADDPD       Y7, Y2, Y2
+	VADDPD       Y8, Y3, Y3
+	VADDPD       Y9, Y4, Y4
+	VMOVUPS      Y0, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       (AX), X0, X0
+	VMOVSD       X0, (AX)
+	VMOVSD       8(SP), X0
+	VADDSD       8(AX), X0, X0
+	VMOVSD       X0, 8(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       16(AX), X0, X0
+	VMOVSD       X0, 16(AX)
+	VMOVUPS      Y1, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       24(AX), X0, X0
+	VMOVSD       X0, 24(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       32(AX), X0, X0
+	VMOVSD       X0, 32(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       40(AX), X0, X0
+	VMOVSD       X0, 40(AX)
+	VMOVUPS      Y2, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       48(AX), X0, X0
+	VMOVSD       X0, 48(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       56(AX), X0, X0
+	VMOVSD       X0, 56(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       64(AX), X0, X0
+	VMOVSD       X0, 64(AX)
+	VMOVUPS      Y3, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       72(AX), X0, X0
+	VMOVSD       X0, 72(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       80(AX), X0, X0
+	VMOVSD       X0, 80(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       88(AX), X0, X0
+	VMOVSD       X0, 88(AX)
+	VMOVUPS      Y4, (SP)
+	VMOVSD       (SP), X0
+	VADDSD       96(AX), X0, X0
+	VMOVSD       X0, 96(AX)
+	VMOVSD       8(SP), X0
+	VADDSD       104(AX), X0, X0
+	VMOVSD       X0, 104(AX)
+	VMOVSD       16(SP), X0
+	VADDSD       112(AX), X0, X0
+	VMOVSD       X0, 112(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm24AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm24AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -9353,9 +10057,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm21AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm25AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm25AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -9559,9 +10263,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm26AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm26AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -9797,9 +10501,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm23AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm27AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm27AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -9911,9 +10615,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm24AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm28AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm28AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10009,9 +10713,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm25AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm29AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10141,9 +10845,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm26AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm30AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm30AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -10234,9 +10938,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm27AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm31AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -10343,9 +11047,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm28AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm32AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -10436,9 +11140,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm33AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -10545,9 +11249,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm30AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm34AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10715,9 +11419,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm35AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -10911,9 +11615,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm36AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -11055,9 +11759,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm37AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm37AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -11293,9 +11997,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm38AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm38AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -11464,9 +12168,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm39AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm39AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -11611,9 +12315,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm40AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm40AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -11697,9 +12401,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm37AVX2(c *float64, a *float64, b *float64)
+// func ocannlGemm41AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm41AVX2(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -13663,31 +14367,6 @@ TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VMOVUPS      ocannlMask64<>+8(SB), Y1
-	VMASKMOVPD   (AX), Y1, Y2
-	MOVQ         $0x0000000c, BX
-
-row1:
-	VBROADCASTSD (DX), Y3
-	VMASKMOVPD   (CX), Y1, Y4
-	VMULPD       Y3, Y4, Y3
-	VBLENDVPD    Y1, Y3, Y0, Y3
-	VADDPD       Y3, Y2, Y2
-	ADDQ         $+112, CX
-	ADDQ         $+384, DX
-	DECQ         BX
-	JNZ          row1
-	VMASKMOVPD   Y2, Y1, (AX)
-	VZEROUPPER
-	RET
-
-// func ocannlReduce10AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	MOVQ         $0x00000010, BX
 
 row1:
@@ -13728,9 +14407,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce10AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13767,9 +14446,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13802,9 +14481,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce12AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13849,9 +14528,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13908,9 +14587,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13967,9 +14646,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float64, x0 *float64)
+// func ocannlReduce15AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13992,9 +14671,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14048,9 +14727,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14104,9 +14783,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14140,9 +14819,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float64, x0 *float64)
+// func ocannlReduce19AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14161,9 +14840,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce20AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14197,9 +14876,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14233,9 +14912,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14263,9 +14942,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14290,9 +14969,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX2(c *float64, x0 *float64)
+// func ocannlReduce24AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14315,9 +14994,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce26AVX2(c *float64, x0 *float64)
+// func ocannlReduce25AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14340,9 +15019,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce26AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14366,9 +15045,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14402,9 +15081,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce29AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14438,9 +15117,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX2(c *float64, x0 *float64)
+// func ocannlReduce29AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14459,9 +15138,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce30AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14537,9 +15216,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14616,9 +15295,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14692,9 +15371,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14768,9 +15447,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX2(c *float64, x0 *float64)
+// func ocannlReduce34AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14793,9 +15472,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX2(c *float64, x0 *float64)
+// func ocannlReduce35AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14849,9 +15528,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce36AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14882,9 +15561,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX2(c *float64, x0 *float64)
+// func ocannlReduce37AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14908,9 +15587,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX2(c *float64, x0 *float64)
+// func ocannlReduce38AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -14938,9 +15617,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX2(c *float64, x0 *float64)
+// func ocannlReduce39AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -14962,9 +15641,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce40AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14993,9 +15672,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX2(c *float64, x0 *float64)
+// func ocannlReduce41AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -15031,9 +15710,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX2(c *float64, x0 *float64)
+// func ocannlReduce42AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15059,9 +15738,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX2(c *float64, x0 *float64)
+// func ocannlReduce43AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15098,9 +15777,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float64, x0 *float64)
+// func ocannlReduce44AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15126,9 +15805,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float64, x0 *float64)
+// func ocannlReduce45AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15151,9 +15830,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce46AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15182,9 +15861,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15213,9 +15892,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX2(c *float64, x0 *float64)
+// func ocannlReduce48AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15238,9 +15917,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce49AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15280,9 +15959,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15312,9 +15991,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce52AVX2(c *float64, x0 *float64)
+// func ocannlReduce51AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15338,9 +16017,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce53AVX2(c *float64, x0 *float64)
+// func ocannlReduce52AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15371,9 +16050,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce53AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15406,9 +16085,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce55AVX2(c *float64, x0 *float64)
+// func ocannlReduce54AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15430,9 +16109,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce56AVX2(c *float64, x0 *float64)
+// func ocannlReduce55AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15468,9 +16147,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15498,9 +16177,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15531,9 +16210,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce59AVX2(c *float64, x0 *float64)
+// func ocannlReduce58AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15557,9 +16236,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce60AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15588,9 +16267,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce61AVX2(c *float64, x0 *float64)
+// func ocannlReduce60AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -15618,9 +16297,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce62AVX2(c *float64, x0 *float64)
+// func ocannlReduce61AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15642,9 +16321,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce62AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15673,9 +16352,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15704,9 +16383,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15735,9 +16414,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce66AVX2(c *float64, x0 *float64)
+// func ocannlReduce65AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15760,9 +16439,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce67AVX2(c *float64, x0 *float64)
+// func ocannlReduce66AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15789,9 +16468,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce67AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15820,9 +16499,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15851,9 +16530,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15882,9 +16561,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15913,9 +16592,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15948,9 +16627,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15979,9 +16658,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce74AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16010,9 +16689,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce75AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce74AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16041,9 +16720,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce75AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16072,9 +16751,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce77AVX2(c *float64, x0 *float64)
+// func ocannlReduce76AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -16097,9 +16776,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16128,9 +16807,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16164,9 +16843,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

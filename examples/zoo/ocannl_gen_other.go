@@ -47,11 +47,6 @@ func ocannlGemm6AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
 }
 
-// ocannlGemm7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm7AVX512(c, a, b *float64) {
-	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
-}
-
 // ocannlGemm8AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm8AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm8AVX512 called without assembly")
@@ -97,11 +92,6 @@ func ocannlGemm16AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm16AVX512 called without assembly")
 }
 
-// ocannlGemm17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm17AVX512(c, a, b *float64) {
-	panic("ocannlgen: ocannlGemm17AVX512 called without assembly")
-}
-
 // ocannlGemm18AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm18AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm18AVX512 called without assembly")
@@ -117,19 +107,9 @@ func ocannlGemm20AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm20AVX512 called without assembly")
 }
 
-// ocannlGemm21AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm21AVX512(c, a, b *float64) {
-	panic("ocannlgen: ocannlGemm21AVX512 called without assembly")
-}
-
 // ocannlGemm22AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm22AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm22AVX512 called without assembly")
-}
-
-// ocannlGemm23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm23AVX512(c, a, b *float64) {
-	panic("ocannlgen: ocannlGemm23AVX512 called without assembly")
 }
 
 // ocannlGemm24AVX512 stands in for the assembly kernel; it is never called.
@@ -200,6 +180,26 @@ func ocannlGemm36AVX512(c, a, b *float64) {
 // ocannlGemm37AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm37AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm37AVX512 called without assembly")
+}
+
+// ocannlGemm38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm38AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm38AVX512 called without assembly")
+}
+
+// ocannlGemm39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm39AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm39AVX512 called without assembly")
+}
+
+// ocannlGemm40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm40AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm40AVX512 called without assembly")
+}
+
+// ocannlGemm41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm41AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm41AVX512 called without assembly")
 }
 
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
@@ -399,6 +399,18 @@ func ocannlGemm36AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm36AVX2 cal
 
 // ocannlGemm37AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm37AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm37AVX2 called without assembly") }
+
+// ocannlGemm38AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm38AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm38AVX2 called without assembly") }
+
+// ocannlGemm39AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm39AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm39AVX2 called without assembly") }
+
+// ocannlGemm40AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm40AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm40AVX2 called without assembly") }
+
+// ocannlGemm41AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm41AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm41AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -607,12 +619,12 @@ func ocannlReduce14AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce15AVX2(c, x0, x1 *float64) {
+func ocannlReduce15AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0 *float64) {
+func ocannlReduce16AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
@@ -627,12 +639,12 @@ func ocannlReduce18AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce19AVX2(c, x0, x1 *float64) {
+func ocannlReduce19AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
 }
 
 // ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce20AVX2(c, x0 *float64) {
+func ocannlReduce20AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
 }
 
@@ -652,7 +664,7 @@ func ocannlReduce23AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce24AVX2(c, x0, x1 *float64) {
+func ocannlReduce24AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
 }
 
@@ -662,7 +674,7 @@ func ocannlReduce25AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce26AVX2(c, x0 *float64) {
+func ocannlReduce26AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce26AVX2 called without assembly")
 }
 
@@ -677,12 +689,12 @@ func ocannlReduce28AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce29AVX2(c, x0, x1 *float64) {
+func ocannlReduce29AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce29AVX2 called without assembly")
 }
 
 // ocannlReduce30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce30AVX2(c, x0 *float64) {
+func ocannlReduce30AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce30AVX2 called without assembly")
 }
 
@@ -702,7 +714,7 @@ func ocannlReduce33AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce34AVX2(c, x0, x1 *float64) {
+func ocannlReduce34AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce34AVX2 called without assembly")
 }
 
@@ -712,12 +724,12 @@ func ocannlReduce35AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce36AVX2(c, x0 *float64) {
+func ocannlReduce36AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce36AVX2 called without assembly")
 }
 
 // ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX2(c, x0, x1 *float64) {
+func ocannlReduce37AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
 }
 
@@ -732,12 +744,12 @@ func ocannlReduce39AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce40AVX2(c, x0 *float64) {
+func ocannlReduce40AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce40AVX2 called without assembly")
 }
 
 // ocannlReduce41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce41AVX2(c, x0, x1 *float64) {
+func ocannlReduce41AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce41AVX2 called without assembly")
 }
 
@@ -762,7 +774,7 @@ func ocannlReduce45AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce46AVX2(c, x0 *float64) {
+func ocannlReduce46AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce46AVX2 called without assembly")
 }
 
@@ -772,22 +784,22 @@ func ocannlReduce47AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX2(c, x0, x1 *float64) {
+func ocannlReduce48AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
 }
 
 // ocannlReduce49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce49AVX2(c, x0 *float64) {
+func ocannlReduce49AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce49AVX2 called without assembly")
 }
 
 // ocannlReduce50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce50AVX2(c, x0, x1, x2 *float64) {
+func ocannlReduce50AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce50AVX2 called without assembly")
 }
 
 // ocannlReduce51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce51AVX2(c, x0, x1 *float64) {
+func ocannlReduce51AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce51AVX2 called without assembly")
 }
 
@@ -797,12 +809,12 @@ func ocannlReduce52AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce53AVX2(c, x0 *float64) {
+func ocannlReduce53AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce53AVX2 called without assembly")
 }
 
 // ocannlReduce54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce54AVX2(c, x0, x1, x2 *float64) {
+func ocannlReduce54AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce54AVX2 called without assembly")
 }
 
@@ -812,7 +824,7 @@ func ocannlReduce55AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce56AVX2(c, x0 *float64) {
+func ocannlReduce56AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce56AVX2 called without assembly")
 }
 
@@ -822,17 +834,17 @@ func ocannlReduce57AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce58AVX2(c, x0, x1 *float64) {
+func ocannlReduce58AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce58AVX2 called without assembly")
 }
 
 // ocannlReduce59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce59AVX2(c, x0 *float64) {
+func ocannlReduce59AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce59AVX2 called without assembly")
 }
 
 // ocannlReduce60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce60AVX2(c, x0, x1 *float64) {
+func ocannlReduce60AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce60AVX2 called without assembly")
 }
 
@@ -842,7 +854,7 @@ func ocannlReduce61AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce62AVX2(c, x0 *float64) {
+func ocannlReduce62AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce62AVX2 called without assembly")
 }
 
@@ -857,7 +869,7 @@ func ocannlReduce64AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce65AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce65AVX2(c, x0, x1 *float64) {
+func ocannlReduce65AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce65AVX2 called without assembly")
 }
 
@@ -867,7 +879,7 @@ func ocannlReduce66AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce67AVX2(c, x0 *float64) {
+func ocannlReduce67AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce67AVX2 called without assembly")
 }
 
@@ -912,12 +924,12 @@ func ocannlReduce75AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce76AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce76AVX2(c, x0, x1 *float64) {
+func ocannlReduce76AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce76AVX2 called without assembly")
 }
 
 // ocannlReduce77AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce77AVX2(c, x0 *float64) {
+func ocannlReduce77AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce77AVX2 called without assembly")
 }
 
@@ -929,9 +941,4 @@ func ocannlReduce78AVX2(c, x0, x1 *float64) {
 // ocannlReduce79AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce79AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce79AVX2 called without assembly")
-}
-
-// ocannlReduce80AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce80AVX2(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlReduce80AVX2 called without assembly")
 }
