@@ -833,7 +833,6 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	scratch.net_conv1_y = [256][10][10][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlCNNTrainLossPart0Records.Get()
 	rec.images = images
@@ -931,7 +930,6 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 			}
 		}
 	}
-	scratch.net_conv2_y = [256][5][5][16]float32{}
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlCNNTrainLossPart4Records.Get()
 	rec5.pNetConv2Kernel = pNetConv2Kernel
@@ -950,7 +948,6 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	ocannlCNNTrainLossPart5Records.Put(rec6)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	scratch.train_cross_entropy_1_logits_1 = [256][4]float32{}
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNTrainLossPart6Records.Get()
 	rec7.pNetHeadW = pNetHeadW
@@ -1805,7 +1802,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	scratch.net_conv1_y = [256][10][10][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlCNNBackwardPart0Records.Get()
 	rec.images = images
@@ -1911,7 +1907,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			}
 		}
 	}
-	scratch.net_conv2_y = [256][5][5][16]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNBackwardPart5Records.Get()
 	rec6.pNetConv2Kernel = pNetConv2Kernel
@@ -1938,7 +1933,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	scratch.train_cross_entropy_1_logits_1 = [256][4]float32{}
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlCNNBackwardPart8Records.Get()
 	rec9.pNetHeadW = pNetHeadW
@@ -3934,7 +3928,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	scratch.net_h_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserTrainLossPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -3954,7 +3947,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	scratch.net_attention_1_q = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserTrainLossPart2Records.Get()
 	rec3.pNetAttention1WQ = pNetAttention1WQ
@@ -3964,7 +3956,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart2Records.Put(rec3)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	scratch.net_attention_1_k = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserTrainLossPart3Records.Get()
 	rec4.pNetAttention1WK = pNetAttention1WK
@@ -3974,7 +3965,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart3Records.Put(rec4)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	scratch.net_attention_1_v = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserTrainLossPart4Records.Get()
 	rec5.pNetAttention1WV = pNetAttention1WV
@@ -3984,7 +3974,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart4Records.Put(rec5)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	scratch.net_attention_1_scores_1 = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserTrainLossPart5Records.Get()
 	rec6.scratch = scratch
@@ -4047,7 +4036,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	scratch.net_layer_norm_1_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserTrainLossPart12Records.Get()
 	rec13.pNetAttention1WO = pNetAttention1WO
@@ -4163,7 +4151,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart18Records.Put(rec19)
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	scratch.net_linear_1_x_1 = [256][8][64]float32{}
 	// 8 parts of i0 on the pool.
 	rec20 := ocannlReverserTrainLossPart19Records.Get()
 	rec20.pNetDense1W = pNetDense1W
@@ -4182,7 +4169,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart20Records.Put(rec21)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	scratch.net_layer_norm_2_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlReverserTrainLossPart21Records.Get()
 	rec22.pNetLinear1W = pNetLinear1W
@@ -4299,7 +4285,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart27Records.Put(rec28)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	scratch.train_cross_entropy_1_logits_1 = [256][8][10]float32{}
 	// 8 parts of i0 on the pool.
 	rec29 := ocannlReverserTrainLossPart28Records.Get()
 	rec29.pNetLinear2W = pNetLinear2W
@@ -6724,7 +6709,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	scratch.net_h_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserBackwardPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -6744,7 +6728,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	scratch.net_attention_1_q = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserBackwardPart2Records.Get()
 	rec3.pNetAttention1WQ = pNetAttention1WQ
@@ -6754,7 +6737,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart2Records.Put(rec3)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	scratch.net_attention_1_k = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserBackwardPart3Records.Get()
 	rec4.pNetAttention1WK = pNetAttention1WK
@@ -6764,7 +6746,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	scratch.net_attention_1_v = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserBackwardPart4Records.Get()
 	rec5.pNetAttention1WV = pNetAttention1WV
@@ -6774,7 +6755,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart4Records.Put(rec5)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	scratch.net_attention_1_scores_1 = [256][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.scratch = scratch
@@ -6837,7 +6817,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	scratch.net_layer_norm_1_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserBackwardPart12Records.Get()
 	rec13.pNetAttention1WO = pNetAttention1WO
@@ -6961,7 +6940,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	scratch.net_linear_1_x_1 = [256][8][64]float32{}
 	// 8 parts of i0 on the pool.
 	rec21 := ocannlReverserBackwardPart20Records.Get()
 	rec21.pNetDense1W = pNetDense1W
@@ -6988,7 +6966,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	scratch.net_layer_norm_2_x_1 = [256][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlReverserBackwardPart23Records.Get()
 	rec24.pNetLinear1W = pNetLinear1W
@@ -7113,7 +7090,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart30Records.Put(rec31)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	scratch.train_cross_entropy_1_logits_1 = [256][8][10]float32{}
 	// 8 parts of i0 on the pool.
 	rec32 := ocannlReverserBackwardPart31Records.Get()
 	rec32.pNetLinear2W = pNetLinear2W

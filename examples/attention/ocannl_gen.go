@@ -966,7 +966,6 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	scratch.net_attention_1_q = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserTrainLossPart0Records.Get()
 	rec.pNetAttention1WQ = pNetAttention1WQ
@@ -976,7 +975,6 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	scratch.net_attention_1_k = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserTrainLossPart1Records.Get()
 	rec2.pNetAttention1WK = pNetAttention1WK
@@ -986,7 +984,6 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	scratch.net_attention_1_v = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserTrainLossPart2Records.Get()
 	rec3.pNetAttention1WV = pNetAttention1WV
@@ -1153,7 +1150,6 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	scratch.net_layer_norm_1_x_1 = [32][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserTrainLossPart5Records.Get()
 	rec6.pNetAttention1WO = pNetAttention1WO
@@ -1310,7 +1306,6 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	scratch.net_linear_1_x_1 = [32][8][64]float32{}
 	// 8 parts of i2 on the pool.
 	rec9 := ocannlReverserTrainLossPart8Records.Get()
 	rec9.pNetDense1W = pNetDense1W
@@ -1342,7 +1337,6 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	scratch.net_layer_norm_2_x_1 = [32][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserTrainLossPart9Records.Get()
 	rec10.pNetLinear1W = pNetLinear1W
@@ -3333,7 +3327,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	scratch.net_attention_1_q = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserBackwardPart0Records.Get()
 	rec.pNetAttention1WQ = pNetAttention1WQ
@@ -3343,7 +3336,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	scratch.net_attention_1_k = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserBackwardPart1Records.Get()
 	rec2.pNetAttention1WK = pNetAttention1WK
@@ -3353,7 +3345,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	scratch.net_attention_1_v = [32][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserBackwardPart2Records.Get()
 	rec3.pNetAttention1WV = pNetAttention1WV
@@ -3520,7 +3511,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	scratch.net_layer_norm_1_x_1 = [32][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.pNetAttention1WO = pNetAttention1WO
@@ -3695,7 +3685,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	scratch.net_linear_1_x_1 = [32][8][64]float32{}
 	// 8 parts of i2 on the pool.
 	rec9 := ocannlReverserBackwardPart8Records.Get()
 	rec9.pNetDense1W = pNetDense1W
@@ -3745,7 +3734,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	scratch.net_layer_norm_2_x_1 = [32][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserBackwardPart9Records.Get()
 	rec10.pNetLinear1W = pNetLinear1W
@@ -7350,7 +7338,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	scratch.net_h_1 = [64][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserPredictPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -7384,7 +7371,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	scratch.net_attention_1_q = [64][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserPredictPart1Records.Get()
 	rec2.pNetAttention1WQ = pNetAttention1WQ
@@ -7394,7 +7380,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart1Records.Put(rec2)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	scratch.net_attention_1_k = [64][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserPredictPart2Records.Get()
 	rec3.pNetAttention1WK = pNetAttention1WK
@@ -7404,7 +7389,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart2Records.Put(rec3)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	scratch.net_attention_1_v = [64][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserPredictPart3Records.Get()
 	rec4.pNetAttention1WV = pNetAttention1WV
@@ -7414,7 +7398,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart3Records.Put(rec4)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	scratch.net_attention_1_scores_1 = [64][8][4][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserPredictPart4Records.Get()
 	rec5.scratch = scratch
@@ -7514,7 +7497,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart7Records.Put(rec8)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	scratch.net_layer_norm_1_x_1 = [64][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserPredictPart8Records.Get()
 	rec9.pNetAttention1WO = pNetAttention1WO
@@ -7671,7 +7653,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	scratch.net_linear_1_x_1 = [64][8][64]float32{}
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserPredictPart11Records.Get()
 	rec12.pNetDense1W = pNetDense1W
@@ -7690,7 +7671,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart12Records.Put(rec13)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	scratch.net_layer_norm_2_x_1 = [64][8][32]float32{}
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserPredictPart13Records.Get()
 	rec14.pNetLinear1W = pNetLinear1W
@@ -7847,7 +7827,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _predict.1 = compose "*" of net.linear#2.w, net/x2
-	scratch.predict_1 = [64][8][10]float32{}
 	// 8 parts of i0 on the pool.
 	rec17 := ocannlReverserPredictPart16Records.Get()
 	rec17.pNetLinear2W = pNetLinear2W

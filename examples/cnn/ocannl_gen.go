@@ -471,7 +471,6 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	scratch.net_conv1_y = [32][10][10][8]float32{}
 	// 5 parts of i1 on the pool.
 	rec := ocannlCNNTrainLossPart0Records.Get()
 	rec.images = images
@@ -617,7 +616,6 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
-	scratch.net_conv2_y = [32][5][5][16]float32{}
 	// 5 parts of i1 on the pool.
 	rec2 := ocannlCNNTrainLossPart1Records.Get()
 	rec2.pNetConv2Kernel = pNetConv2Kernel
@@ -1319,7 +1317,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	scratch.net_conv1_y = [32][10][10][8]float32{}
 	// 5 parts of i1 on the pool.
 	rec := ocannlCNNBackwardPart0Records.Get()
 	rec.images = images
@@ -1485,7 +1482,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	scratch.net_conv2_y = [32][5][5][16]float32{}
 	// 5 parts of i1 on the pool.
 	rec2 := ocannlCNNBackwardPart1Records.Get()
 	rec2.pNetConv2Kernel = pNetConv2Kernel
@@ -2687,7 +2683,6 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	scratch.net_conv1_y = [256][10][10][8]float32{}
 	// 8 parts of i0 on the pool.
 	rec := ocannlCNNPredictPart0Records.Get()
 	rec.images = images
@@ -2785,7 +2780,6 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			}
 		}
 	}
-	scratch.net_conv2_y = [256][5][5][16]float32{}
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlCNNPredictPart4Records.Get()
 	rec5.pNetConv2Kernel = pNetConv2Kernel
@@ -2804,7 +2798,6 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	ocannlCNNPredictPart5Records.Put(rec6)
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
-	scratch.predict_1 = [256][4]float32{}
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNPredictPart6Records.Get()
 	rec7.pNetHeadW = pNetHeadW
