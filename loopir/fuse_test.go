@@ -77,27 +77,9 @@ let y = relu (x + b) *. 2 - b`
 func sameOutputs(t *testing.T, p, q *Program) {
 	t.Helper()
 	for _, elem := range []string{"float32", "float64"} {
-		var a, b func(int) []float64
-		if elem == "float32" {
-			sp, err := Run[float32](p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sq, err := Run[float32](q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, b = sp.Values, sq.Values
-		} else {
-			sp, err := Run[float64](p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sq, err := Run[float64](q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, b = sp.Values, sq.Values
+		a, b := runValues[float32](t, p), runValues[float32](t, q)
+		if elem == "float64" {
+			a, b = runValues[float64](t, p), runValues[float64](t, q)
 		}
 		for _, n := range p.Graph.Named {
 			va, vb := a(n.Tensor), b(n.Tensor)
@@ -109,4 +91,15 @@ func sameOutputs(t *testing.T, p, q *Program) {
 			}
 		}
 	}
+}
+
+// runValues runs p with the interpreter in T and returns its tensors'
+// values.
+func runValues[T float32 | float64](t *testing.T, p *Program) func(int) []float64 {
+	t.Helper()
+	s, err := Run[T](p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Values
 }

@@ -3,11 +3,7 @@ package asm
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"runtime"
 	"testing"
-
-	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
 
 // TestGatherRule measures the AVX2 gathered broadcast form against the
@@ -19,12 +15,7 @@ import (
 // load) and prints, per shape, ns per call of each form (the best of 7
 // rounds) and GFLOP/s; it fails when the two forms' results differ.
 func TestGatherRule(t *testing.T) {
-	if os.Getenv("OCANNLGEN_MEASURE_GATHER") == "" {
-		t.Skip("set OCANNLGEN_MEASURE_GATHER=1 to measure")
-	}
-	if runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "FMA3") {
-		t.Skip("needs amd64 with AVX2 and FMA")
-	}
+	measureGate(t, "OCANNLGEN_MEASURE_GATHER")
 	var cases []Spec
 	for _, elem := range []string{"float32", "float64"} {
 		for _, m := range []int{4, 8, 10, 32, 256} {

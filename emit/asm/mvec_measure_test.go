@@ -3,11 +3,7 @@ package asm
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"runtime"
 	"testing"
-
-	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
 
 // TestMVecRule measures the AVX2 m-vector kernel of a 3x3 one-channel
@@ -18,12 +14,7 @@ import (
 // OCANNLGEN_MEASURE_MVEC is set and prints, per shape, ns per nest of
 // each (the best of 7 rounds); it fails when the results differ.
 func TestMVecRule(t *testing.T) {
-	if os.Getenv("OCANNLGEN_MEASURE_MVEC") == "" {
-		t.Skip("set OCANNLGEN_MEASURE_MVEC=1 to measure")
-	}
-	if runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "FMA3") {
-		t.Skip("needs amd64 with AVX2 and FMA")
-	}
+	measureGate(t, "OCANNLGEN_MEASURE_MVEC")
 	type shape struct {
 		elem        string
 		oc, b, h, w int

@@ -19,12 +19,7 @@ import (
 // and of the loops (the best of 7 rounds); it fails when a kernel's
 // result differs from the loops'.
 func TestReduceSizeRule(t *testing.T) {
-	if os.Getenv("OCANNLGEN_MEASURE_REDUCE") == "" {
-		t.Skip("set OCANNLGEN_MEASURE_REDUCE=1 to measure")
-	}
-	if runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "FMA3") {
-		t.Skip("needs amd64 with AVX2 and FMA")
-	}
+	measureGate(t, "OCANNLGEN_MEASURE_REDUCE")
 	x0 := &loopir.Load{Tensor: 0}
 	var cases []ReduceSpec
 	for _, accum := range []string{"add", "max"} {
@@ -71,4 +66,16 @@ func TestReduceSizeRule(t *testing.T) {
 	}
 	b.WriteString("\tif bad > 0 {\n\t\tos.Exit(1)\n\t}\n}\n")
 	t.Log("\n" + mustRunKernelModule(t, files, b.Bytes()))
+}
+
+// measureGate skips a measurement test unless the environment variable
+// env is set and the CPU runs the AVX2 kernels.
+func measureGate(t *testing.T, env string) {
+	t.Helper()
+	if os.Getenv(env) == "" {
+		t.Skip("set " + env + "=1 to measure")
+	}
+	if runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "FMA3") {
+		t.Skip("needs amd64 with AVX2 and FMA")
+	}
 }
