@@ -2310,7 +2310,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			}
 		}
 	}
-	*rec11 = ocannlCNNBackwardPart10{}
+	rec11.scratch = nil
 	ocannlCNNBackwardPart10Records.Put(rec11)
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
@@ -2365,7 +2365,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 		acc13 += rec15.gNetConv2BiasPartial[7][j36]
 		gNetConv2Bias[j36] = acc13
 	}
-	*rec15 = ocannlCNNBackwardPart14{}
+	rec15.scratch = nil
 	ocannlCNNBackwardPart14Records.Put(rec15)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
@@ -2401,7 +2401,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			}
 		}
 	}
-	*rec17 = ocannlCNNBackwardPart16{}
+	rec17.scratch = nil
 	ocannlCNNBackwardPart16Records.Put(rec17)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
@@ -2567,7 +2567,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 		acc16 += rec21.gNetConv1BiasPartial[7][j79]
 		gNetConv1Bias[j79] = acc16
 	}
-	*rec21 = ocannlCNNBackwardPart20{}
+	rec21.scratch = nil
 	ocannlCNNBackwardPart20Records.Put(rec21)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
@@ -2595,7 +2595,8 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			}
 		}
 	}
-	*rec22 = ocannlCNNBackwardPart21{}
+	rec22.images = nil
+	rec22.scratch = nil
 	ocannlCNNBackwardPart21Records.Put(rec22)
 }
 
@@ -4414,7 +4415,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 		acc20 += rec32.train_2Partial[7][j33]
 		scratch.train_2[j33] = acc20
 	}
-	*rec32 = ocannlReverserTrainLossPart31{}
+	rec32.scratch = nil
 	ocannlReverserTrainLossPart31Records.Put(rec32)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
@@ -7219,7 +7220,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		acc20 += rec35.train_2Partial[7][j36]
 		scratch.train_2[j36] = acc20
 	}
-	*rec35 = ocannlReverserBackwardPart34{}
+	rec35.scratch = nil
 	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
@@ -7462,7 +7463,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		acc24 += rec38.gNetLinear2BPartial[7][j40]
 		gNetLinear2B[j40] = acc24
 	}
-	*rec38 = ocannlReverserBackwardPart37{}
+	rec38.scratch = nil
 	ocannlReverserBackwardPart37Records.Put(rec38)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
@@ -7485,7 +7486,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 			gNetLinear2W[32*j42+j43] = acc25
 		}
 	}
-	*rec39 = ocannlReverserBackwardPart38{}
+	rec39.scratch = nil
 	ocannlReverserBackwardPart38Records.Put(rec39)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
@@ -7529,7 +7530,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		acc28 += rec42.gNetLayerNorm2BetaPartial[7][j47]
 		gNetLayerNorm2Beta[j47] = acc28
 	}
-	*rec42 = ocannlReverserBackwardPart41{}
+	rec42.scratch = nil
 	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
@@ -7598,7 +7599,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		acc31 += rec45.gNetLayerNorm2GammaPartial[7][j51]
 		gNetLayerNorm2Gamma[j51] = acc31
 	}
-	*rec45 = ocannlReverserBackwardPart44{}
+	rec45.scratch = nil
 	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
@@ -7748,7 +7749,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		acc34 += rec56.gNetLinear1BPartial[7][j63]
 		gNetLinear1B[j63] = acc34
 	}
-	*rec56 = ocannlReverserBackwardPart55{}
+	rec56.scratch = nil
 	ocannlReverserBackwardPart55Records.Put(rec56)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
@@ -7812,7 +7813,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		acc37 += rec61.gNetDense1BPartial[7][j69]
 		gNetDense1B[j69] = acc37
 	}
-	*rec61 = ocannlReverserBackwardPart60{}
+	rec61.scratch = nil
 	ocannlReverserBackwardPart60Records.Put(rec61)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
@@ -7862,7 +7863,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		acc40 += rec65.gNetLayerNorm1BetaPartial[7][j74]
 		gNetLayerNorm1Beta[j74] = acc40
 	}
-	*rec65 = ocannlReverserBackwardPart64{}
+	rec65.scratch = nil
 	ocannlReverserBackwardPart64Records.Put(rec65)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
@@ -7931,7 +7932,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		acc43 += rec68.gNetLayerNorm1GammaPartial[7][j78]
 		gNetLayerNorm1Gamma[j78] = acc43
 	}
-	*rec68 = ocannlReverserBackwardPart67{}
+	rec68.scratch = nil
 	ocannlReverserBackwardPart67Records.Put(rec68)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad

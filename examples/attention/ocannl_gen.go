@@ -4426,7 +4426,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		acc25 += rec13.gNetLayerNorm2BetaPartial[7][j14]
 		gNetLayerNorm2Beta[j14] = acc25
 	}
-	*rec13 = ocannlReverserBackwardPart12{}
+	rec13.scratch = nil
 	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
@@ -4502,7 +4502,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		acc28 += rec15.gNetLayerNorm2GammaPartial[7][j17]
 		gNetLayerNorm2Gamma[j17] = acc28
 	}
-	*rec15 = ocannlReverserBackwardPart14{}
+	rec15.scratch = nil
 	ocannlReverserBackwardPart14Records.Put(rec15)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
@@ -4715,7 +4715,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		acc31 += rec17.gNetLinear1BPartial[7][j20]
 		gNetLinear1B[j20] = acc31
 	}
-	*rec17 = ocannlReverserBackwardPart16{}
+	rec17.scratch = nil
 	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
@@ -4800,7 +4800,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		acc34 += rec20.gNetDense1BPartial[7][j24]
 		gNetDense1B[j24] = acc34
 	}
-	*rec20 = ocannlReverserBackwardPart19{}
+	rec20.scratch = nil
 	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
@@ -4856,7 +4856,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		acc37 += rec23.gNetLayerNorm1BetaPartial[7][j28]
 		gNetLayerNorm1Beta[j28] = acc37
 	}
-	*rec23 = ocannlReverserBackwardPart22{}
+	rec23.scratch = nil
 	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
@@ -4932,7 +4932,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		acc40 += rec25.gNetLayerNorm1GammaPartial[7][j31]
 		gNetLayerNorm1Gamma[j31] = acc40
 	}
-	*rec25 = ocannlReverserBackwardPart24{}
+	rec25.scratch = nil
 	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad

@@ -1939,7 +1939,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		acc12 += rec3.gNetConv2BiasPartial[7][j24]
 		gNetConv2Bias[j24] = acc12
 	}
-	*rec3 = ocannlCNNBackwardPart2{}
+	rec3.scratch = nil
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
@@ -1975,7 +1975,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	*rec5 = ocannlCNNBackwardPart4{}
+	rec5.scratch = nil
 	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
@@ -2195,7 +2195,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		acc15 += rec6.gNetConv1BiasPartial[7][j64]
 		gNetConv1Bias[j64] = acc15
 	}
-	*rec6 = ocannlCNNBackwardPart5{}
+	rec6.scratch = nil
 	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
@@ -2223,7 +2223,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	*rec7 = ocannlCNNBackwardPart6{}
+	rec7.images = nil
+	rec7.scratch = nil
 	ocannlCNNBackwardPart6Records.Put(rec7)
 }
 

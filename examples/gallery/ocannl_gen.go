@@ -715,7 +715,7 @@ func ocannlSumBatch(x *[4096][16]float32, out *[16]float32) {
 		acc2 += rec.outPartial[7][j2]
 		out[j2] = acc2
 	}
-	*rec = ocannlSumBatchPart0{}
+	rec.x = nil
 	ocannlSumBatchPart0Records.Put(rec)
 }
 
