@@ -65,7 +65,7 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 	var touch []stmtRef
 	for oi, o := range q.Ops {
 		for i, s := range o.Body {
-			if stmtTouchesTensor(s, t) {
+			if Touches(s, t) {
 				touch = append(touch, stmtRef{oi, i})
 			}
 		}
@@ -223,8 +223,9 @@ func visitStmtWrites(s Stmt, f func(int)) {
 	}
 }
 
-// stmtTouchesTensor reports whether s reads or writes tensor t.
-func stmtTouchesTensor(s Stmt, t int) bool {
+// Touches reports whether s reads or writes tensor t (stores, loads,
+// fills, padding resets, fetches), at any depth.
+func Touches(s Stmt, t int) bool {
 	found := false
 	var walk func(s Stmt)
 	walk = func(s Stmt) {

@@ -35,7 +35,7 @@ func (k *kgen) planAbsorbs() {
 			continue
 		}
 		for _, next := range top[i+1:] {
-			if !stmtTouches(next, f.Tensor) {
+			if !loopir.Touches(next, f.Tensor) {
 				continue
 			}
 			if fr, isFor := next.(*loopir.For); isFor {
@@ -160,24 +160,6 @@ func coversOnce(loops []*loopir.For, idx []loopir.IndexExpr, bd []int) bool {
 		return true
 	}
 	return walk(0)
-}
-
-// stmtTouches reports whether s reads or writes tensor t.
-func stmtTouches(s loopir.Stmt, t int) bool {
-	found := false
-	visitStmts([]loopir.Stmt{s}, func(s loopir.Stmt) {
-		switch s := s.(type) {
-		case *loopir.Store:
-			found = found || s.Tensor == t || exprLoads(s.Value, t)
-		case *loopir.Fill:
-			found = found || s.Tensor == t
-		case *loopir.ResetPadding:
-			found = found || s.Tensor == t
-		case *loopir.FetchStmt:
-			found = found || s.Tensor == t
-		}
-	})
-	return found
 }
 
 // chainAbsorb emits a nest that absorbs the zero fill f (see

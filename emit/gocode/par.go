@@ -163,17 +163,9 @@ func (k *kgen) minAsmIters() int {
 // storedCells is the number of cells a perfect nest stores into: the
 // product of the extents of the loops its store's index mentions.
 func storedCells(loops []*loopir.For, st *loopir.Store) int {
-	used := map[int]bool{}
-	for _, x := range st.Index {
-		for _, tm := range x.Terms {
-			used[tm.Var] = true
-		}
-	}
 	n := 1
-	for _, l := range loops {
-		if used[l.Var] {
-			n *= l.Extent
-		}
+	for _, l := range storeLoops(loops, st) {
+		n *= l.Extent
 	}
 	return n
 }
