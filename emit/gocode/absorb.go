@@ -18,20 +18,25 @@ const maxAbsorbCells = 1 << 22
 // contraction kernel summing into each cell once. The map kernel then
 // stores `f + 0` (the sum with the zero the fill left, -0 included; AVX2
 // only: a new form), the contraction kernel its sums; the fill moves
-// into the Go branch. It fills k.absorb (fill -> the nest's store) and
-// k.absorbAt.
+// into the Go branch. An operation's own pre-fill that fillElision
+// already folds into its nest is left to it. It fills k.absorb (fill ->
+// the nest's store) and k.absorbAt.
 func (k *kgen) planAbsorbs() {
 	k.absorb, k.absorbAt = map[*loopir.Fill]*loopir.Store{}, map[*loopir.Store]*loopir.Fill{}
 	if k.asm == nil {
 		return
 	}
 	var top []loopir.Stmt
+	elided := map[*loopir.Fill]bool{} // an operation's own pre-fill its nest absorbs already
 	for _, o := range k.p.Ops {
 		top = append(top, o.Body...)
+		if e := k.fillElision(o); e != nil {
+			elided[e.fill] = true
+		}
 	}
 	for i, s := range top {
 		f, ok := s.(*loopir.Fill)
-		if !ok || f.Value != 0 || math.Signbit(f.Value) || !k.absorbable(f.Tensor) {
+		if !ok || f.Value != 0 || math.Signbit(f.Value) || !k.absorbable(f.Tensor) || elided[f] {
 			continue
 		}
 		for _, next := range top[i+1:] {

@@ -656,14 +656,14 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 	k.curInlined = k.inlined[st]
 	defer func() { k.curInlined = false }()
 	var pre []jen.Code
-	if f := k.absorbAt[st]; f != nil && init == nil {
-		// (With init, f is the operation's own pre-fill, already elided
-		// into init.)
-		code, ok, err := k.chainAbsorb(loops, st, f)
-		if ok || err != nil {
-			return code, err
+	if f := k.absorbAt[st]; f != nil {
+		if init == nil {
+			code, ok, err := k.chainAbsorb(loops, st, f)
+			if ok || err != nil {
+				return code, err
+			}
+			k.curInlined = k.inlined[st]
 		}
-		k.curInlined = k.inlined[st]
 		pre = k.fill(f) // the kernel is not there after all
 	}
 	code, err := k.chainNest(loops, st, init)
