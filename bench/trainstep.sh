@@ -14,7 +14,17 @@ cd "$(dirname "$0")/.."
 unset OPENBLAS_CORETYPE
 turns=${1:-3}
 tmp=$(mktemp -d)
-for m in moons cnn attention; do go test -c -o "$tmp/$m.test" "./examples/$m"; done
+# OCANNLGEN_TEST_BINS: a folder with prebuilt examples_<model>.test binaries
+# (go test -c), for a machine without a Go toolchain; PYTHON3: the Python
+# with torch (default /usr/bin/python3, Debian's).
+py=${PYTHON3:-/usr/bin/python3}
+for m in moons cnn attention; do
+  if [ -n "${OCANNLGEN_TEST_BINS:-}" ]; then
+    cp "$OCANNLGEN_TEST_BINS/examples_$m.test" "$tmp/$m.test"
+  else
+    go test -c -o "$tmp/$m.test" "./examples/$m"
+  fi
+done
 us() { # tier binary bench n -> wall microseconds per step
   env GOMAXPROCS=1 OCANNLGEN_CPU="$1" "$2" -test.run XXX -test.bench "$3" -test.benchtime "${4}x" |
     awk '/ns\/op/ { for (i = 1; i < NF; i++) if ($(i+1) == "ns/op") printf "%.2f\n", $i / 1000 }' | head -1
@@ -29,9 +39,9 @@ for turn in $(seq "$turns"); do
     echo "cnn $tier $(us $tier "$tmp/cnn.test" 'TrainStep$' 1000)" >>"$tmp/go.txt"
     echo "attention $tier $(us $tier "$tmp/attention.test" 'TrainStep$' 500)" >>"$tmp/go.txt"
   done
-  /usr/bin/python3 bench/torch_trainstep.py 1 | grep -E '^\| (moons|cnn|attention) ' | awk -F'|' '{gsub(/ /,"",$2); gsub(/ /,"",$3); print $2, "torch", $3}' >>"$tmp/go.txt"
+  "$py" bench/torch_trainstep.py 1 | grep -E '^\| (moons|cnn|attention) ' | awk -F'|' '{gsub(/ /,"",$2); gsub(/ /,"",$3); print $2, "torch", $3}' >>"$tmp/go.txt"
 done
-/usr/bin/python3 -c "
+"$py" -c "
 import collections, sys
 r = collections.defaultdict(list)
 for l in open('$tmp/go.txt'):

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -173,6 +175,15 @@ func runKernelModule(t *testing.T, files map[string][]byte, main []byte) (string
 	dir := testutil.WriteRepoModule(t, all)
 	if out, err := testutil.GoCmd(t, dir, []string{"GOFLAGS=-mod=mod", "OCANNLGEN_CPU="}, "vet", "."); err != nil {
 		t.Fatalf("go vet of the generated kernels: %v\n%s", err, out)
+	}
+	if keep := os.Getenv("OCANNLGEN_KERNEL_BIN_DIR"); keep != "" {
+		// The same check for a machine without a Go toolchain (an AVX-512
+		// machine lent for a session, say): the program, built into keep
+		// under the test's name, prints the tiers it checked and "ok".
+		bin := filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_"))
+		if out, err := testutil.GoCmd(t, dir, []string{"GOFLAGS=-mod=mod"}, "build", "-o", bin, "."); err != nil {
+			t.Fatalf("building %s: %v\n%s", bin, err, out)
+		}
 	}
 	return testutil.GoCmd(t, dir, []string{"GOFLAGS=-mod=mod", "OCANNLGEN_CPU="}, "run", ".")
 }

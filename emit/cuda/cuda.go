@@ -123,10 +123,17 @@ func SGDName(elem string) string { return "ocannl_sgd_" + elem }
 // spelled without headers (NVRTC compiles the file without any).
 const prelude = `
 // Launch plans: "@ocannl" comment lines, read by package rt/cuda.
-// Infinity and NaN as compiler builtins (constant expressions, so that
-// they may initialize __device__ tables).
+// Infinity and NaN: NVRTC has no GCC builtins (measured on an H100:
+// "identifier __builtin_huge_val is undefined"), so there they are the
+// bit patterns through the device intrinsic; the emulation's g++ keeps
+// the builtins.
+#ifdef __CUDACC_RTC__
+#define OCANNL_INF __longlong_as_double(0x7ff0000000000000ULL)
+#define OCANNL_NAN __longlong_as_double(0x7ff8000000000000ULL)
+#else
 #define OCANNL_INF __builtin_huge_val()
 #define OCANNL_NAN __builtin_nan("")
+#endif
 `
 
 // sgdKernel is rt.SGD as a kernel: one thread per cell (%[1]s: the C

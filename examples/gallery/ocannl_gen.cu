@@ -2,10 +2,17 @@
 // Source: kernels.go (package main)
 
 // Launch plans: "@ocannl" comment lines, read by package rt/cuda.
-// Infinity and NaN as compiler builtins (constant expressions, so that
-// they may initialize __device__ tables).
+// Infinity and NaN: NVRTC has no GCC builtins (measured on an H100:
+// "identifier __builtin_huge_val is undefined"), so there they are the
+// bit patterns through the device intrinsic; the emulation's g++ keeps
+// the builtins.
+#ifdef __CUDACC_RTC__
+#define OCANNL_INF __longlong_as_double(0x7ff0000000000000ULL)
+#define OCANNL_NAN __longlong_as_double(0x7ff8000000000000ULL)
+#else
 #define OCANNL_INF __builtin_huge_val()
 #define OCANNL_NAN __builtin_nan("")
+#endif
 
 // Kernel ocannlMatMul (float32).
 
