@@ -57,7 +57,7 @@ type ocannlMatMul512Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlMatMul512Part0) Part(j int) {
 	out, a, b := r.out, r.a, r.b
-	// float32 broadcast kernel M=512 N=64 K=512: AVX512 14x32 tile, 2 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=512 N=64 K=512: AVX512 6x64 tile, 4 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&out[0][64*j], &a[0][0], &b[0][64*j])
 	} else if ocannlAVX2 {

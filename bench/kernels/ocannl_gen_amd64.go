@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 broadcast kernel, M=512 N=64 K=512 (14x32 tile); strides C 512,1 A 512,1 B 512,1.
+// ocannlGemm0AVX512 runs a float32 broadcast kernel, M=512 N=64 K=512 (6x64 tile); strides C 512,1 A 512,1 B 512,1.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)

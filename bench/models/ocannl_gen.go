@@ -10289,7 +10289,7 @@ type ocannlReverserBackwardPart57 struct {
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r61 *ocannlReverserBackwardPart57) Part(j65 int) {
 	pNetLinear1W, scratch := r61.pNetLinear1W, r61.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j65][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j65][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {

@@ -101,7 +101,7 @@ func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX512 runs a float32 broadcast kernel, M=256 N=64 K=32 (14x32 tile); strides C 64,1 A 32,1 B 64,1.
+// ocannlGemm18AVX512 runs a float32 broadcast kernel, M=256 N=64 K=32 (6x64 tile); strides C 64,1 A 32,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)

@@ -46,12 +46,34 @@ func AVX2() Config {
 func (c Config) Flag() string { return "ocannl" + c.Tier }
 
 // AVX512 is the AVX-512 tier: 32 ZMM registers, a 14x32 float32 (14x16
-// float64) broadcast tile (28 accumulators, 2 B vectors, 1 broadcast), a
+// float64) broadcast tile (28 accumulators, 2 B vectors, 1 broadcast;
+// 6x64 or 6x32 for kernels of at least WideTileMinM rows), a
 // 4x4 dot tile (16 + 4 + 4), opmask tails, k blocks whose B sliver fills
 // at most 32 KiB.
 func AVX512() Config {
 	return Config{Tier: "AVX512", Regs: 32, VecBytes: 64, MR: 14, NRVec: 2, DotMR: 4, DotNR: 4, KCBytes: 32 << 10,
 		Wide: true, Require: []string{"AVX512F", "AVX512VL"}}
+}
+
+// WideTileMinM is the least M for which an AVX-512 broadcast kernel at
+// least four vectors wide takes the 6-row, 4-vector tile (6x64 float32,
+// 6x32 float64: 24 accumulators, 4 B vectors, 1 broadcast) instead of
+// 14x2 vectors. Per k step the wide tile loads 6 broadcasts and 4 B
+// vectors for 24 FMAs (14 and 2 for 28: more loads per FMA), and its 6
+// A rows fill fewer L1 sets when A's rows are a power of two apart.
+// Measured on an AVX-512 Xeon (Sapphire Rapids class, docs/benchmarks.md):
+// the 512^3 float32 product went from 0.84x to 1.0x OpenBLAS (best of
+// three turns) and the padded 64->64 conv held its speed, while the MLP
+// layer (M=32) lost a fifth with it, hence the bound on M.
+const WideTileMinM = 96
+
+// shaped returns the configuration a kernel of s uses: c itself, except
+// for the wide AVX-512 tile (see WideTileMinM).
+func (c Config) shaped(s *Spec) Config {
+	if c.Wide && s.Kind == Broadcast && s.M >= WideTileMinM && s.N >= 4*c.lanes(s) {
+		c.MR, c.NRVec = 6, 4
+	}
+	return c
 }
 
 // Tiers are the emitted tiers, best first.
@@ -72,6 +94,7 @@ func (c Config) tile(s *Spec) (int, int) {
 	if s.Kind == MVec {
 		return s.M, s.N * max(1, s.N2)
 	}
+	c = c.shaped(s)
 	return c.MR, c.NRVec * c.lanes(s)
 }
 
@@ -82,6 +105,7 @@ func (c Config) kBlocks(s *Spec) []int {
 	if s.Kind != Broadcast {
 		return []int{s.K}
 	}
+	c = c.shaped(s)
 	kc := max(1, c.KCBytes/(c.NRVec*c.VecBytes))
 	nb := (s.K + kc - 1) / kc
 	out := make([]int, nb)
@@ -98,6 +122,7 @@ func (c Config) kBlocks(s *Spec) []int {
 // rows are not already the sliver's width apart and at least PackMTiles
 // m tiles reuse each sliver.
 func (c Config) packs(s *Spec) bool {
+	c = c.shaped(s)
 	return s.BK != c.NRVec*c.lanes(s) && s.M >= PackMTiles*c.MR && s.K*s.BK*s.elemSize() > PackMinBBytes
 }
 

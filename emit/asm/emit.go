@@ -484,6 +484,7 @@ func (g *kgen) treeStore(acc [][]reg.VecVirtual, cN reg.Register) {
 
 // emitKernel adds the function name implementing s to the context.
 func emitKernel(c *build.Context, cfg Config, s *Spec, name string, maskTab operand.Mem) {
+	cfg = cfg.shaped(s)
 	g := &kgen{c: c, cfg: cfg, s: s, op: opsFor(s.Elem, c), es: s.elemSize(), lanes: cfg.lanes(s), maskTab: maskTab}
 	g.pack = s.Kind == Broadcast && cfg.packs(s)
 	c.Function(name)

@@ -33,6 +33,8 @@ func kernelCases() []Spec {
 		bc(20, 24, 1100, 24, 1100, 1, 24, true) // overwrite with k blocks
 		bc(45, 37, 300, 40, 1, 45, 37, false)   // B packed (both tiers), n tail, A transposed
 		bc(50, 48, 70, 48, 70, 1, 48, true)     // B packed, exact n slivers
+		bc(101, 70, 300, 70, 300, 1, 70, false) // the wide AVX-512 tile: m, n and k tails, k blocks, B packed
+		bc(96, 128, 64, 128, 64, 1, 128, true)  // the wide AVX-512 tile, exact, overwrite
 		dot := func(m, n, k, cm, cn, am, bn int, ow bool) {
 			out = append(out, Spec{Elem: elem, Kind: Dot, M: m, N: n, K: k, CM: cm, CN: cn, AM: am, AK: 1, BK: 1, BN: bn, Overwrite: ow})
 		}

@@ -36,7 +36,7 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=512 N=64 K=512 (14x32 tile); strides C 512,1 A 512,1 B 512,1.
+// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=512 N=64 K=512 (6x64 tile); strides C 512,1 A 512,1 B 512,1.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
