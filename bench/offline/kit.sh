@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds, on a machine with the Go toolchain, everything bench/offline/run.sh
+# needs on a machine without one (an AVX-512 or GPU machine lent for a
+# session): test binaries of the packages whose tests run the generated
+# kernels, the kernel-check programs of emit/asm, the gallery's recorded
+# cases, the benchmark program with the OpenBLAS libraries it links, and
+# (built with -tags cuda) the GPU tests with their recorded cases.
+#
+# usage: bash bench/offline/kit.sh OUT.tar.xz   (from anywhere; about 3 min)
+set -euo pipefail
+out=$(realpath -m "${1:?usage: kit.sh OUT.tar.xz}")
+cd "$(dirname "$0")/../.."
+k=$(mktemp -d)
+mkdir -p "$k/bin" "$k/lib" "$k/gpu"
+for p in examples/gallery examples/cnn examples/attention examples/moons examples/moons/handwritten \
+  examples/zoo examples/internal/demo internal/gradcheck rt rt/cpu; do
+  go test -c -ldflags='-s -w' -o "$k/bin/$(echo "$p" | tr / _).test" "./$p"
+done
+for m in cnn attention; do go test -race -c -ldflags='-s -w' -o "$k/bin/examples_${m}_race.test" "./examples/$m"; done
+OCANNLGEN_KERNEL_BIN_DIR="$k/bin" go test -count=1 ./emit/asm \
+  -run 'TestKernelsAgainstLoops$|TestReduceKernelsAgainstLoops$|TestTranscendentalSweep$' >/dev/null
+go test -count=1 ./examples/gallery -run TestRecordGalleryCases -args -recordgallery="$k/gallery.gob" >/dev/null
+(cd bench && go test -c -ldflags='-s -w' -o "$k/bin/bench_models.test" ./models && go build -ldflags='-s -w' -o "$k/bin/bench" .)
+for l in $(ldd "$k/bin/bench" | awk '/openblas|gfortran|quadmath/ {print $3}'); do cp -L "$l" "$k/lib/"; done
+go test -c -tags cuda -ldflags='-s -w' -o "$k/gpu/emit_cuda.test" ./emit/cuda
+go test -count=1 ./emit/cuda -run TestRecordGPUCases -args -gpucases "$k/gpu/cases" >/dev/null
+go build -tags cuda -ldflags='-s -w' -o "$k/gpu/moons" ./examples/moons
+cp docs/bench/torch_cuda_bench.py "$k/gpu/"
+tar cJf "$out" -C "$k" .
+rm -rf "$k"
+ls -l "$out"

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs, on a machine without the Go toolchain, the checks and benchmarks
+# that the CI machine cannot: every tier of the generated CPU kernels
+# (AVX-512 where the CPU has it, AVX2, Go) through the gallery, gradient
+# and demo tests and the kernel-check programs, the GPU tests where an
+# NVIDIA GPU is, then the benchmarks of docs/benchmarks.md. The kit comes
+# from bench/offline/kit.sh.
+#
+# usage: bash bench/offline/run.sh KIT.tar.xz [LOG]   (from the repository root)
+set -u
+R=$PWD
+K=$(mktemp -d)
+tar xJf "$1" -C "$K" || exit 1
+log=${2:-/dev/null}
+exec > >(tee -a "$log") 2>&1
+export LD_LIBRARY_PATH=$K/lib
+unset OPENBLAS_CORETYPE
+echo "== $(grep -m1 'model name' /proc/cpuinfo), $(nproc) CPUs; AVX-512F: $(grep -qw avx512f /proc/cpuinfo && echo yes || echo no)"
+if grep -qw avx512f /proc/cpuinfo; then
+  # OpenBLAS 0.3.21 takes a CPU model it does not know (a VM's
+  # "Intel Xeon Processor") for a Prescott and runs SSE3 kernels.
+  export OPENBLAS_CORETYPE=SkylakeX
+fi
+# Two CPUs for the timings: not the first (interrupts), not SMT siblings.
+C1=2 C2=2,4
+[ "$(nproc)" -lt 5 ] && { C1=0 C2=0,1; }
+r=$(mktemp -d)
+pids=()
+job() { # name dir timeout command...: run in the background
+  local n=$1 d=$2 to=$3
+  shift 3
+  (cd "$R/$d" && timeout "$to" "$@" >"$r/$n.txt" 2>&1; echo $? >"$r/$n.rc") &
+  pids+=($!)
+}
+echo "== tests, every tier (OCANNLGEN_CPU empty: the best the CPU has)"
+for t in "" avx2 purego; do
+  short=-test.short
+  [ -z "$t" ] && short=-test.short=false
+  for p in examples/cnn examples/attention examples/moons examples/zoo examples/internal/demo internal/gradcheck; do
+    job "${t:-best}_$(echo $p | tr / _)" "$p" 300 env OCANNLGEN_CPU="$t" "$K/bin/$(echo $p | tr / _).test" $short
+  done
+  job "${t:-best}_gallery" examples/gallery 300 env OCANNLGEN_CPU="$t" "$K/bin/examples_gallery.test" \
+    -test.run 'TestRecordedGalleryCases|TestTier|TestWrongSlice' -gallerycases="$K/gallery.gob"
+done
+job best_handwritten examples/moons/handwritten 300 "$K/bin/examples_moons_handwritten.test"
+job best_rt rt 300 "$K/bin/rt.test"
+job best_rt_cpu rt/cpu 300 "$K/bin/rt_cpu.test" -test.skip 'RuntimeDeps|GeneratedImports'
+job best_bench_models bench 300 "$K/bin/bench_models.test"
+for m in cnn attention; do job "race_$m" "examples/$m" 300 "$K/bin/examples_${m}_race.test" -test.run 'Threads|Allocs'; done
+for k in TestKernelsAgainstLoops TestReduceKernelsAgainstLoops TestTranscendentalSweep; do job "kernels_$k" . 300 "$K/bin/$k"; done
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  export OCANNL_LIBCUDA=${OCANNL_LIBCUDA:-$(ldconfig -p | awk '/libcuda.so.1 /{print $NF; exit}')}
+  export OCANNL_NVRTC=${OCANNL_NVRTC:-$(find /usr/local/cuda* /opt /usr/lib /usr/local/lib -name 'libnvrtc.so*' 2>/dev/null | grep -v builtins | sort | head -1)}
+  job gpu emit/cuda 300 "$K/gpu/emit_cuda.test" -test.run TestGPU -test.v -gpucases "$K/gpu/cases"
+fi
+wait "${pids[@]}"
+fail=0
+for f in "$r"/*.rc; do
+  n=$(basename "$f" .rc)
+  rc=$(cat "$f")
+  echo "$n: $([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)") $(grep -h 'tier .* checked\|assembly kernels' "$r/$n.txt" | tr -s ' \t\n' ' ')"
+  [ "$rc" = 0 ] || { fail=1; grep -v -- '--- PASS\|=== RUN' "$r/$n.txt" | head -60; }
+done
+[ "$fail" = 0 ] && echo "== every test passed" || echo "== SOME TESTS FAILED"
+if [ -n "${OCANNL_LIBCUDA:-}" ]; then
+  echo "== GPU: compute-sanitizer, benchmarks, the demo"
+  (cd "$R/emit/cuda" && compute-sanitizer --tool memcheck "$K/gpu/emit_cuda.test" -test.run TestGPU -gpucases "$K/gpu/cases" 2>&1 | tail -2)
+  (cd "$R/emit/cuda" && compute-sanitizer --tool racecheck "$K/gpu/emit_cuda.test" -test.run TestGPU -gpucases "$K/gpu/cases" 2>&1 | tail -2)
+  (cd "$R/emit/cuda" && "$K/gpu/emit_cuda.test" -test.run XXX -test.bench GPU -test.benchtime 20x -gpucases "$K/gpu/cases")
+  (cd "$K/gpu" && python3 torch_cuda_bench.py --batch 32)
+  "$K/gpu/moons" -gpu -png= | grep -iE 'gpu|accuracy'
+fi
+echo "== kernels, one thread (cpu $C1)"
+(cd "$R/bench" && OPENBLAS_NUM_THREADS=1 GOMAXPROCS=1 taskset -c $C1 "$K/bin/bench" -reps 5)
+echo "== training steps against PyTorch, one thread"
+OCANNLGEN_TEST_BINS=$K/bin PYTHON3=$(command -v python3) taskset -c $C1 bash bench/trainstep.sh 3
+echo "== threads (cpus $C2)"
+(cd "$R/bench" && OPENBLAS_NUM_THREADS=2 GOMAXPROCS=2 taskset -c $C2 "$K/bin/bench" -scaling -reps 5)
+taskset -c $C2 python3 bench/torch_trainstep.py 3 2 256
+rm -rf "$K" "$r"
