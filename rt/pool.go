@@ -70,6 +70,7 @@ type Pool struct {
 	// for the next nest before it sleeps; see SetRegionSpin.
 	regionSpin atomic.Int64
 	job        job
+	seq        seq // RunSeq's tasks (under mu)
 
 	// The straggler back-off (see SetStraggleBackoff), in nanoseconds
 	// since t0: calls run serially before serialUntil; backoff is the
@@ -375,6 +376,49 @@ func (r Region) Run(t Task, parts int) {
 		return
 	}
 	r.run(t, parts, true)
+}
+
+// MaxSeq is the most tasks one [Region.RunSeq] call takes.
+const MaxSeq = 16
+
+// RunSeq is [Region.Run] for several tasks split the same way, run as
+// one: part i runs tasks[0].Part(i), then tasks[1].Part(i), and so on,
+// so part i of a later task may read what part i of an earlier one
+// wrote, and the tasks share one barrier instead of one each. Parts of
+// a later task must not touch what other parts of an earlier task write
+// (the generator chains only nests that index every shared array by the
+// split rows: docs/design.md). It allocates nothing; it panics with
+// more than MaxSeq tasks.
+func (r Region) RunSeq(parts int, tasks ...Task) {
+	if len(tasks) > MaxSeq {
+		panic("rt: RunSeq of more than MaxSeq tasks")
+	}
+	if r.p == nil || parts <= 1 || r.p.backingOff() {
+		for i := range parts {
+			for _, t := range tasks {
+				t.Part(i)
+			}
+		}
+		return
+	}
+	s := &r.p.seq
+	s.n = copy(s.tasks[:], tasks)
+	r.run(s, parts, true)
+	clear(s.tasks[:s.n])
+	s.n = 0
+}
+
+// seq is the task RunSeq publishes: its tasks' parts i, in order.
+type seq struct {
+	tasks [MaxSeq]Task
+	n     int
+}
+
+// Part runs part i of each task in order.
+func (s *seq) Part(i int) {
+	for _, t := range s.tasks[:s.n] {
+		t.Part(i)
+	}
 }
 
 // run publishes the job, wakes the sleeping workers, runs parts until

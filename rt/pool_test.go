@@ -395,3 +395,100 @@ func TestPoolAbsentWorkerBackoff(t *testing.T) {
 		t.Fatal("not backing off after absentNests nests in a row")
 	}
 }
+
+// stepTask is one step of a chain over rows: part i sets row i of out to
+// f(row i of in) and panics when row i of in is not ready (its ready
+// flag, set by the previous step's part i, is missing).
+type stepTask struct {
+	in, out     []float32
+	ready, done []bool
+	rows, step  int
+}
+
+func (t *stepTask) Part(i int) {
+	for r := i * t.rows; r < (i+1)*t.rows; r++ {
+		if t.ready != nil && !t.ready[r] {
+			panic("row read before the earlier task wrote it")
+		}
+		t.out[r] = t.in[r]*1.5 + float32(t.step)
+		t.done[r] = true
+	}
+}
+
+// RunSeq runs part i of each task in order (a later task's part reads
+// what the earlier task's same part wrote), every part once, on the
+// workers and in a serial region, and allocates nothing.
+func TestRegionRunSeq(t *testing.T) {
+	const parts, rows, steps = 12, 50, 4
+	build := func() []*stepTask {
+		bufs := make([][]float32, steps+1)
+		flags := make([][]bool, steps+1)
+		for s := range bufs {
+			bufs[s] = make([]float32, parts*rows)
+			flags[s] = make([]bool, parts*rows)
+		}
+		for r := range bufs[0] {
+			bufs[0][r] = float32(r % 7)
+		}
+		var ts []*stepTask
+		for s := range steps {
+			st := &stepTask{in: bufs[s], out: bufs[s+1], done: flags[s+1], rows: rows, step: s}
+			if s > 0 {
+				st.ready = flags[s]
+			}
+			ts = append(ts, st)
+		}
+		return ts
+	}
+	check := func(ts []*stepTask, what string) {
+		for r, v := range ts[steps-1].out {
+			want := float32(r % 7)
+			for s := range steps {
+				want = want*1.5 + float32(s)
+			}
+			if v != want {
+				t.Fatalf("%s: row %d = %v, want %v", what, r, v, want)
+			}
+		}
+	}
+	for _, threads := range []int{1, 2, 4} {
+		p := NewPool(threads)
+		for range 20 {
+			ts := build()
+			r := p.Enter()
+			r.RunSeq(parts, ts[0], ts[1], ts[2], ts[3])
+			r.Leave()
+			check(ts, "pool")
+		}
+		p.Close()
+	}
+	ts := build()
+	var zero Region
+	zero.RunSeq(parts, ts[0], ts[1], ts[2], ts[3])
+	check(ts, "serial region")
+
+	p := NewPool(2)
+	defer p.Close()
+	ts = build()
+	p.Run(ts[0], parts) // start the workers
+	if a := testing.AllocsPerRun(100, func() {
+		r := p.Enter()
+		r.RunSeq(parts, ts[0], ts[1])
+		r.RunSeq(parts, ts[2], ts[3])
+		r.Leave()
+	}); a != 0 {
+		t.Fatalf("RunSeq allocates %v per call", a)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("RunSeq of MaxSeq+1 tasks did not panic")
+		}
+	}()
+	many := make([]Task, MaxSeq+1)
+	for i := range many {
+		many[i] = ts[0]
+	}
+	r := p.Enter()
+	defer r.Leave()
+	r.RunSeq(parts, many...)
+}

@@ -838,16 +838,18 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlCNNTrainLossPart0{}
-	ocannlCNNTrainLossPart0Records.Put(rec)
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlCNNTrainLossPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
 	rec2.scratch = scratch
-	region.Run(rec2, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2)
+	*rec = ocannlCNNTrainLossPart0{}
+	ocannlCNNTrainLossPart0Records.Put(rec)
 	*rec2 = ocannlCNNTrainLossPart1{}
 	ocannlCNNTrainLossPart1Records.Put(rec2)
 
@@ -943,16 +945,18 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	rec6 := ocannlCNNTrainLossPart5Records.Get()
 	rec6.pNetConv2Bias = pNetConv2Bias
 	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlCNNTrainLossPart5{}
-	ocannlCNNTrainLossPart5Records.Put(rec6)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNTrainLossPart6Records.Get()
 	rec7.pNetHeadW = pNetHeadW
 	rec7.scratch = scratch
-	region.Run(rec7, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec6, rec7)
+	*rec6 = ocannlCNNTrainLossPart5{}
+	ocannlCNNTrainLossPart5Records.Put(rec6)
 	*rec7 = ocannlCNNTrainLossPart6{}
 	ocannlCNNTrainLossPart6Records.Put(rec7)
 
@@ -1807,24 +1811,25 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlCNNBackwardPart0{}
-	ocannlCNNBackwardPart0Records.Put(rec)
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlCNNBackwardPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
 	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlCNNBackwardPart1{}
-	ocannlCNNBackwardPart1Records.Put(rec2)
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNBackwardPart2Records.Get()
 	rec3.scratch = scratch
-	region.Run(rec3, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2, rec3)
+	*rec = ocannlCNNBackwardPart0{}
+	ocannlCNNBackwardPart0Records.Put(rec)
+	*rec2 = ocannlCNNBackwardPart1{}
+	ocannlCNNBackwardPart1Records.Put(rec2)
 	*rec3 = ocannlCNNBackwardPart2{}
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
@@ -1920,24 +1925,25 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec7 := ocannlCNNBackwardPart6Records.Get()
 	rec7.pNetConv2Bias = pNetConv2Bias
 	rec7.scratch = scratch
-	region.Run(rec7, 8)
-	*rec7 = ocannlCNNBackwardPart6{}
-	ocannlCNNBackwardPart6Records.Put(rec7)
 
 	// net.head/x = pointwise relu of _net.head/x.1
 	// 8 parts of i0 on the pool.
 	rec8 := ocannlCNNBackwardPart7Records.Get()
 	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlCNNBackwardPart7{}
-	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlCNNBackwardPart8Records.Get()
 	rec9.pNetHeadW = pNetHeadW
 	rec9.scratch = scratch
-	region.Run(rec9, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec7, rec8, rec9)
+	*rec7 = ocannlCNNBackwardPart6{}
+	ocannlCNNBackwardPart6Records.Put(rec7)
+	*rec8 = ocannlCNNBackwardPart7{}
+	ocannlCNNBackwardPart7Records.Put(rec8)
 	*rec9 = ocannlCNNBackwardPart8{}
 	ocannlCNNBackwardPart8Records.Put(rec9)
 
@@ -2351,7 +2357,21 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlCNNBackwardPart14Records.Get()
 	rec15.scratch = scratch
-	region.Run(rec15, 8)
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
+	rec16 := ocannlCNNBackwardPart15Records.Get()
+	rec16.pNetConv2Kernel = pNetConv2Kernel
+	rec16.scratch = scratch
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec17 := ocannlCNNBackwardPart16Records.Get()
+	rec17.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec15, rec16, rec17)
 	// The 8 partial sums, added in part order.
 	for j36 := range 16 {
 		acc13 := gNetConv2Bias[j36]
@@ -2367,21 +2387,8 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	rec15.scratch = nil
 	ocannlCNNBackwardPart14Records.Put(rec15)
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlCNNBackwardPart15Records.Get()
-	rec16.pNetConv2Kernel = pNetConv2Kernel
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
 	*rec16 = ocannlCNNBackwardPart15{}
 	ocannlCNNBackwardPart15Records.Put(rec16)
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 8 parts of i0 on the pool.
-	rec17 := ocannlCNNBackwardPart16Records.Get()
-	rec17.scratch = scratch
-	region.Run(rec17, 8)
 	// The 8 partial sums, added in part order.
 	for j39 := range 16 {
 		for j40 := range 3 {
@@ -2553,7 +2560,16 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec21 := ocannlCNNBackwardPart20Records.Get()
 	rec21.scratch = scratch
-	region.Run(rec21, 8)
+
+	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlCNNBackwardPart21Records.Get()
+	rec22.images = images
+	rec22.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec21, rec22)
 	// The 8 partial sums, added in part order.
 	for j79 := range 8 {
 		acc16 := gNetConv1Bias[j79]
@@ -2569,13 +2585,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	rec21.scratch = nil
 	ocannlCNNBackwardPart20Records.Put(rec21)
-
-	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// 8 parts of i0 on the pool.
-	rec22 := ocannlCNNBackwardPart21Records.Get()
-	rec22.images = images
-	rec22.scratch = scratch
-	region.Run(rec22, 8)
 	// The 8 partial sums, added in part order.
 	for j81 := range 8 {
 		for j82 := range 3 {
@@ -3934,51 +3943,49 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec.pNetEmb = pNetEmb
 	rec.tokens = tokens
 	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserTrainLossPart0{}
-	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserTrainLossPart1Records.Get()
 	rec2.pNetPos = pNetPos
 	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlReverserTrainLossPart1{}
-	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserTrainLossPart2Records.Get()
 	rec3.pNetAttention1WQ = pNetAttention1WQ
 	rec3.scratch = scratch
-	region.Run(rec3, 8)
-	*rec3 = ocannlReverserTrainLossPart2{}
-	ocannlReverserTrainLossPart2Records.Put(rec3)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserTrainLossPart3Records.Get()
 	rec4.pNetAttention1WK = pNetAttention1WK
 	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlReverserTrainLossPart3{}
-	ocannlReverserTrainLossPart3Records.Put(rec4)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserTrainLossPart4Records.Get()
 	rec5.pNetAttention1WV = pNetAttention1WV
 	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlReverserTrainLossPart4{}
-	ocannlReverserTrainLossPart4Records.Put(rec5)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserTrainLossPart5Records.Get()
 	rec6.scratch = scratch
-	region.Run(rec6, 8)
+
+	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6)
+	*rec = ocannlReverserTrainLossPart0{}
+	ocannlReverserTrainLossPart0Records.Put(rec)
+	*rec2 = ocannlReverserTrainLossPart1{}
+	ocannlReverserTrainLossPart1Records.Put(rec2)
+	*rec3 = ocannlReverserTrainLossPart2{}
+	ocannlReverserTrainLossPart2Records.Put(rec3)
+	*rec4 = ocannlReverserTrainLossPart3{}
+	ocannlReverserTrainLossPart3Records.Put(rec4)
+	*rec5 = ocannlReverserTrainLossPart4{}
+	ocannlReverserTrainLossPart4Records.Put(rec5)
 	*rec6 = ocannlReverserTrainLossPart5{}
 	ocannlReverserTrainLossPart5Records.Put(rec6)
 
@@ -3989,39 +3996,38 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserTrainLossPart6Records.Get()
 	rec7.scratch = scratch
-	region.Run(rec7, 8)
-	*rec7 = ocannlReverserTrainLossPart6{}
-	ocannlReverserTrainLossPart6Records.Put(rec7)
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
 	rec8 := ocannlReverserTrainLossPart7Records.Get()
 	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlReverserTrainLossPart7{}
-	ocannlReverserTrainLossPart7Records.Put(rec8)
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserTrainLossPart8Records.Get()
 	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlReverserTrainLossPart8{}
-	ocannlReverserTrainLossPart8Records.Put(rec9)
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserTrainLossPart9Records.Get()
 	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlReverserTrainLossPart9{}
-	ocannlReverserTrainLossPart9Records.Put(rec10)
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserTrainLossPart10Records.Get()
 	rec11.scratch = scratch
-	region.Run(rec11, 8)
+
+	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11)
+	*rec7 = ocannlReverserTrainLossPart6{}
+	ocannlReverserTrainLossPart6Records.Put(rec7)
+	*rec8 = ocannlReverserTrainLossPart7{}
+	ocannlReverserTrainLossPart7Records.Put(rec8)
+	*rec9 = ocannlReverserTrainLossPart8{}
+	ocannlReverserTrainLossPart8Records.Put(rec9)
+	*rec10 = ocannlReverserTrainLossPart9{}
+	ocannlReverserTrainLossPart9Records.Put(rec10)
 	*rec11 = ocannlReverserTrainLossPart10{}
 	ocannlReverserTrainLossPart10Records.Put(rec11)
 
@@ -4041,23 +4047,24 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec13 := ocannlReverserTrainLossPart12Records.Get()
 	rec13.pNetAttention1WO = pNetAttention1WO
 	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlReverserTrainLossPart12{}
-	ocannlReverserTrainLossPart12Records.Put(rec13)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserTrainLossPart13Records.Get()
 	rec14.scratch = scratch
-	region.Run(rec14, 8)
-	*rec14 = ocannlReverserTrainLossPart13{}
-	ocannlReverserTrainLossPart13Records.Put(rec14)
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserTrainLossPart14Records.Get()
 	rec15.scratch = scratch
-	region.Run(rec15, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec13, rec14, rec15)
+	*rec13 = ocannlReverserTrainLossPart12{}
+	ocannlReverserTrainLossPart12Records.Put(rec13)
+	*rec14 = ocannlReverserTrainLossPart13{}
+	ocannlReverserTrainLossPart13Records.Put(rec14)
 	*rec15 = ocannlReverserTrainLossPart14{}
 	ocannlReverserTrainLossPart14Records.Put(rec15)
 
@@ -4079,23 +4086,24 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec16 := ocannlReverserTrainLossPart15Records.Get()
 	rec16.scratch = scratch
-	region.Run(rec16, 8)
-	*rec16 = ocannlReverserTrainLossPart15{}
-	ocannlReverserTrainLossPart15Records.Put(rec16)
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// 8 parts of i0 on the pool.
 	rec17 := ocannlReverserTrainLossPart16Records.Get()
 	rec17.scratch = scratch
-	region.Run(rec17, 8)
-	*rec17 = ocannlReverserTrainLossPart16{}
-	ocannlReverserTrainLossPart16Records.Put(rec17)
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlReverserTrainLossPart17Records.Get()
 	rec18.scratch = scratch
-	region.Run(rec18, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec16, rec17, rec18)
+	*rec16 = ocannlReverserTrainLossPart15{}
+	ocannlReverserTrainLossPart15Records.Put(rec16)
+	*rec17 = ocannlReverserTrainLossPart16{}
+	ocannlReverserTrainLossPart16Records.Put(rec17)
 	*rec18 = ocannlReverserTrainLossPart17{}
 	ocannlReverserTrainLossPart17Records.Put(rec18)
 
@@ -4147,51 +4155,49 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec19.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
 	rec19.pNetLayerNorm1Beta = pNetLayerNorm1Beta
 	rec19.scratch = scratch
-	region.Run(rec19, 8)
-	*rec19 = ocannlReverserTrainLossPart18{}
-	ocannlReverserTrainLossPart18Records.Put(rec19)
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
 	rec20 := ocannlReverserTrainLossPart19Records.Get()
 	rec20.pNetDense1W = pNetDense1W
 	rec20.scratch = scratch
-	region.Run(rec20, 8)
-	*rec20 = ocannlReverserTrainLossPart19{}
-	ocannlReverserTrainLossPart19Records.Put(rec20)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	// 8 parts of i0 on the pool.
 	rec21 := ocannlReverserTrainLossPart20Records.Get()
 	rec21.pNetDense1B = pNetDense1B
 	rec21.scratch = scratch
-	region.Run(rec21, 8)
-	*rec21 = ocannlReverserTrainLossPart20{}
-	ocannlReverserTrainLossPart20Records.Put(rec21)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlReverserTrainLossPart21Records.Get()
 	rec22.pNetLinear1W = pNetLinear1W
 	rec22.scratch = scratch
-	region.Run(rec22, 8)
-	*rec22 = ocannlReverserTrainLossPart21{}
-	ocannlReverserTrainLossPart21Records.Put(rec22)
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserTrainLossPart22Records.Get()
 	rec23.pNetLinear1B = pNetLinear1B
 	rec23.scratch = scratch
-	region.Run(rec23, 8)
-	*rec23 = ocannlReverserTrainLossPart22{}
-	ocannlReverserTrainLossPart22Records.Put(rec23)
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlReverserTrainLossPart23Records.Get()
 	rec24.scratch = scratch
-	region.Run(rec24, 8)
+
+	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec19, rec20, rec21, rec22, rec23, rec24)
+	*rec19 = ocannlReverserTrainLossPart18{}
+	ocannlReverserTrainLossPart18Records.Put(rec19)
+	*rec20 = ocannlReverserTrainLossPart19{}
+	ocannlReverserTrainLossPart19Records.Put(rec20)
+	*rec21 = ocannlReverserTrainLossPart20{}
+	ocannlReverserTrainLossPart20Records.Put(rec21)
+	*rec22 = ocannlReverserTrainLossPart21{}
+	ocannlReverserTrainLossPart21Records.Put(rec22)
+	*rec23 = ocannlReverserTrainLossPart22{}
+	ocannlReverserTrainLossPart22Records.Put(rec23)
 	*rec24 = ocannlReverserTrainLossPart23{}
 	ocannlReverserTrainLossPart23Records.Put(rec24)
 
@@ -4213,23 +4219,24 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec25 := ocannlReverserTrainLossPart24Records.Get()
 	rec25.scratch = scratch
-	region.Run(rec25, 8)
-	*rec25 = ocannlReverserTrainLossPart24{}
-	ocannlReverserTrainLossPart24Records.Put(rec25)
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// 8 parts of i0 on the pool.
 	rec26 := ocannlReverserTrainLossPart25Records.Get()
 	rec26.scratch = scratch
-	region.Run(rec26, 8)
-	*rec26 = ocannlReverserTrainLossPart25{}
-	ocannlReverserTrainLossPart25Records.Put(rec26)
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
 	rec27 := ocannlReverserTrainLossPart26Records.Get()
 	rec27.scratch = scratch
-	region.Run(rec27, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec25, rec26, rec27)
+	*rec25 = ocannlReverserTrainLossPart24{}
+	ocannlReverserTrainLossPart24Records.Put(rec25)
+	*rec26 = ocannlReverserTrainLossPart25{}
+	ocannlReverserTrainLossPart25Records.Put(rec26)
 	*rec27 = ocannlReverserTrainLossPart26{}
 	ocannlReverserTrainLossPart26Records.Put(rec27)
 
@@ -4281,16 +4288,18 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec28.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
 	rec28.pNetLayerNorm2Beta = pNetLayerNorm2Beta
 	rec28.scratch = scratch
-	region.Run(rec28, 8)
-	*rec28 = ocannlReverserTrainLossPart27{}
-	ocannlReverserTrainLossPart27Records.Put(rec28)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
 	rec29 := ocannlReverserTrainLossPart28Records.Get()
 	rec29.pNetLinear2W = pNetLinear2W
 	rec29.scratch = scratch
-	region.Run(rec29, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec28, rec29)
+	*rec28 = ocannlReverserTrainLossPart27{}
+	ocannlReverserTrainLossPart27Records.Put(rec28)
 	*rec29 = ocannlReverserTrainLossPart28{}
 	ocannlReverserTrainLossPart28Records.Put(rec29)
 
@@ -6715,51 +6724,49 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec.pNetEmb = pNetEmb
 	rec.tokens = tokens
 	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserBackwardPart0{}
-	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserBackwardPart1Records.Get()
 	rec2.pNetPos = pNetPos
 	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlReverserBackwardPart1{}
-	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserBackwardPart2Records.Get()
 	rec3.pNetAttention1WQ = pNetAttention1WQ
 	rec3.scratch = scratch
-	region.Run(rec3, 8)
-	*rec3 = ocannlReverserBackwardPart2{}
-	ocannlReverserBackwardPart2Records.Put(rec3)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserBackwardPart3Records.Get()
 	rec4.pNetAttention1WK = pNetAttention1WK
 	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlReverserBackwardPart3{}
-	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserBackwardPart4Records.Get()
 	rec5.pNetAttention1WV = pNetAttention1WV
 	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlReverserBackwardPart4{}
-	ocannlReverserBackwardPart4Records.Put(rec5)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.scratch = scratch
-	region.Run(rec6, 8)
+
+	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6)
+	*rec = ocannlReverserBackwardPart0{}
+	ocannlReverserBackwardPart0Records.Put(rec)
+	*rec2 = ocannlReverserBackwardPart1{}
+	ocannlReverserBackwardPart1Records.Put(rec2)
+	*rec3 = ocannlReverserBackwardPart2{}
+	ocannlReverserBackwardPart2Records.Put(rec3)
+	*rec4 = ocannlReverserBackwardPart3{}
+	ocannlReverserBackwardPart3Records.Put(rec4)
+	*rec5 = ocannlReverserBackwardPart4{}
+	ocannlReverserBackwardPart4Records.Put(rec5)
 	*rec6 = ocannlReverserBackwardPart5{}
 	ocannlReverserBackwardPart5Records.Put(rec6)
 
@@ -6770,39 +6777,38 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserBackwardPart6Records.Get()
 	rec7.scratch = scratch
-	region.Run(rec7, 8)
-	*rec7 = ocannlReverserBackwardPart6{}
-	ocannlReverserBackwardPart6Records.Put(rec7)
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
 	rec8 := ocannlReverserBackwardPart7Records.Get()
 	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlReverserBackwardPart7{}
-	ocannlReverserBackwardPart7Records.Put(rec8)
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserBackwardPart8Records.Get()
 	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlReverserBackwardPart8{}
-	ocannlReverserBackwardPart8Records.Put(rec9)
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserBackwardPart9Records.Get()
 	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlReverserBackwardPart9{}
-	ocannlReverserBackwardPart9Records.Put(rec10)
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserBackwardPart10Records.Get()
 	rec11.scratch = scratch
-	region.Run(rec11, 8)
+
+	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11)
+	*rec7 = ocannlReverserBackwardPart6{}
+	ocannlReverserBackwardPart6Records.Put(rec7)
+	*rec8 = ocannlReverserBackwardPart7{}
+	ocannlReverserBackwardPart7Records.Put(rec8)
+	*rec9 = ocannlReverserBackwardPart8{}
+	ocannlReverserBackwardPart8Records.Put(rec9)
+	*rec10 = ocannlReverserBackwardPart9{}
+	ocannlReverserBackwardPart9Records.Put(rec10)
 	*rec11 = ocannlReverserBackwardPart10{}
 	ocannlReverserBackwardPart10Records.Put(rec11)
 
@@ -6822,23 +6828,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec13 := ocannlReverserBackwardPart12Records.Get()
 	rec13.pNetAttention1WO = pNetAttention1WO
 	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlReverserBackwardPart12{}
-	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserBackwardPart13Records.Get()
 	rec14.scratch = scratch
-	region.Run(rec14, 8)
-	*rec14 = ocannlReverserBackwardPart13{}
-	ocannlReverserBackwardPart13Records.Put(rec14)
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserBackwardPart14Records.Get()
 	rec15.scratch = scratch
-	region.Run(rec15, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec13, rec14, rec15)
+	*rec13 = ocannlReverserBackwardPart12{}
+	ocannlReverserBackwardPart12Records.Put(rec13)
+	*rec14 = ocannlReverserBackwardPart13{}
+	ocannlReverserBackwardPart13Records.Put(rec14)
 	*rec15 = ocannlReverserBackwardPart14{}
 	ocannlReverserBackwardPart14Records.Put(rec15)
 
@@ -6860,23 +6867,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec16 := ocannlReverserBackwardPart15Records.Get()
 	rec16.scratch = scratch
-	region.Run(rec16, 8)
-	*rec16 = ocannlReverserBackwardPart15{}
-	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// 8 parts of i0 on the pool.
 	rec17 := ocannlReverserBackwardPart16Records.Get()
 	rec17.scratch = scratch
-	region.Run(rec17, 8)
-	*rec17 = ocannlReverserBackwardPart16{}
-	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlReverserBackwardPart17Records.Get()
 	rec18.scratch = scratch
-	region.Run(rec18, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec16, rec17, rec18)
+	*rec16 = ocannlReverserBackwardPart15{}
+	ocannlReverserBackwardPart15Records.Put(rec16)
+	*rec17 = ocannlReverserBackwardPart16{}
+	ocannlReverserBackwardPart16Records.Put(rec17)
 	*rec18 = ocannlReverserBackwardPart17{}
 	ocannlReverserBackwardPart17Records.Put(rec18)
 
@@ -6936,59 +6944,56 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec20 := ocannlReverserBackwardPart19Records.Get()
 	rec20.pNetLayerNorm1Beta = pNetLayerNorm1Beta
 	rec20.scratch = scratch
-	region.Run(rec20, 8)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
 	rec21 := ocannlReverserBackwardPart20Records.Get()
 	rec21.pNetDense1W = pNetDense1W
 	rec21.scratch = scratch
-	region.Run(rec21, 8)
-	*rec21 = ocannlReverserBackwardPart20{}
-	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlReverserBackwardPart21Records.Get()
 	rec22.pNetDense1B = pNetDense1B
 	rec22.scratch = scratch
-	region.Run(rec22, 8)
-	*rec22 = ocannlReverserBackwardPart21{}
-	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserBackwardPart22Records.Get()
 	rec23.scratch = scratch
-	region.Run(rec23, 8)
-	*rec23 = ocannlReverserBackwardPart22{}
-	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlReverserBackwardPart23Records.Get()
 	rec24.pNetLinear1W = pNetLinear1W
 	rec24.scratch = scratch
-	region.Run(rec24, 8)
-	*rec24 = ocannlReverserBackwardPart23{}
-	ocannlReverserBackwardPart23Records.Put(rec24)
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
 	rec25 := ocannlReverserBackwardPart24Records.Get()
 	rec25.pNetLinear1B = pNetLinear1B
 	rec25.scratch = scratch
-	region.Run(rec25, 8)
-	*rec25 = ocannlReverserBackwardPart24{}
-	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
 	rec26 := ocannlReverserBackwardPart25Records.Get()
 	rec26.scratch = scratch
-	region.Run(rec26, 8)
+
+	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec20, rec21, rec22, rec23, rec24, rec25, rec26)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
+	*rec21 = ocannlReverserBackwardPart20{}
+	ocannlReverserBackwardPart20Records.Put(rec21)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
+	*rec23 = ocannlReverserBackwardPart22{}
+	ocannlReverserBackwardPart22Records.Put(rec23)
+	*rec24 = ocannlReverserBackwardPart23{}
+	ocannlReverserBackwardPart23Records.Put(rec24)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
 	*rec26 = ocannlReverserBackwardPart25{}
 	ocannlReverserBackwardPart25Records.Put(rec26)
 
@@ -7010,23 +7015,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec27 := ocannlReverserBackwardPart26Records.Get()
 	rec27.scratch = scratch
-	region.Run(rec27, 8)
-	*rec27 = ocannlReverserBackwardPart26{}
-	ocannlReverserBackwardPart26Records.Put(rec27)
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// 8 parts of i0 on the pool.
 	rec28 := ocannlReverserBackwardPart27Records.Get()
 	rec28.scratch = scratch
-	region.Run(rec28, 8)
-	*rec28 = ocannlReverserBackwardPart27{}
-	ocannlReverserBackwardPart27Records.Put(rec28)
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
 	rec29 := ocannlReverserBackwardPart28Records.Get()
 	rec29.scratch = scratch
-	region.Run(rec29, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec27, rec28, rec29)
+	*rec27 = ocannlReverserBackwardPart26{}
+	ocannlReverserBackwardPart26Records.Put(rec27)
+	*rec28 = ocannlReverserBackwardPart27{}
+	ocannlReverserBackwardPart27Records.Put(rec28)
 	*rec29 = ocannlReverserBackwardPart28{}
 	ocannlReverserBackwardPart28Records.Put(rec29)
 
@@ -7086,16 +7092,18 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec31 := ocannlReverserBackwardPart30Records.Get()
 	rec31.pNetLayerNorm2Beta = pNetLayerNorm2Beta
 	rec31.scratch = scratch
-	region.Run(rec31, 8)
-	*rec31 = ocannlReverserBackwardPart30{}
-	ocannlReverserBackwardPart30Records.Put(rec31)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
 	rec32 := ocannlReverserBackwardPart31Records.Get()
 	rec32.pNetLinear2W = pNetLinear2W
 	rec32.scratch = scratch
-	region.Run(rec32, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec31, rec32)
+	*rec31 = ocannlReverserBackwardPart30{}
+	ocannlReverserBackwardPart30Records.Put(rec31)
 	*rec32 = ocannlReverserBackwardPart31{}
 	ocannlReverserBackwardPart31Records.Put(rec32)
 
@@ -7449,7 +7457,15 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec38 := ocannlReverserBackwardPart37Records.Get()
 	rec38.scratch = scratch
-	region.Run(rec38, 8)
+
+	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
+	// 8 parts of i0 on the pool.
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec38, rec39)
 	// The 8 partial sums, added in part order.
 	for j40 := range 10 {
 		acc24 := gNetLinear2B[j40]
@@ -7465,12 +7481,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 	rec38.scratch = nil
 	ocannlReverserBackwardPart37Records.Put(rec38)
-
-	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
-	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
-	region.Run(rec39, 8)
 	// The 8 partial sums, added in part order.
 	for j42 := range 10 {
 		for j43 := range 32 {
@@ -7644,15 +7654,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec48 := ocannlReverserBackwardPart47Records.Get()
 	rec48.scratch = scratch
-	region.Run(rec48, 8)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec49 := ocannlReverserBackwardPart48Records.Get()
 	rec49.scratch = scratch
-	region.Run(rec49, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec48, rec49)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
 	*rec49 = ocannlReverserBackwardPart48{}
 	ocannlReverserBackwardPart48Records.Put(rec49)
 
@@ -7977,15 +7989,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec71 := ocannlReverserBackwardPart70Records.Get()
 	rec71.scratch = scratch
-	region.Run(rec71, 8)
-	*rec71 = ocannlReverserBackwardPart70{}
-	ocannlReverserBackwardPart70Records.Put(rec71)
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec72 := ocannlReverserBackwardPart71Records.Get()
 	rec72.scratch = scratch
-	region.Run(rec72, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec71, rec72)
+	*rec71 = ocannlReverserBackwardPart70{}
+	ocannlReverserBackwardPart70Records.Put(rec71)
 	*rec72 = ocannlReverserBackwardPart71{}
 	ocannlReverserBackwardPart71Records.Put(rec72)
 
@@ -8111,15 +8125,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec83 := ocannlReverserBackwardPart82Records.Get()
 	rec83.scratch = scratch
-	region.Run(rec83, 8)
-	*rec83 = ocannlReverserBackwardPart82{}
-	ocannlReverserBackwardPart82Records.Put(rec83)
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
 	rec84 := ocannlReverserBackwardPart83Records.Get()
 	rec84.scratch = scratch
-	region.Run(rec84, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec83, rec84)
+	*rec83 = ocannlReverserBackwardPart82{}
+	ocannlReverserBackwardPart82Records.Put(rec83)
 	*rec84 = ocannlReverserBackwardPart83{}
 	ocannlReverserBackwardPart83Records.Put(rec84)
 
@@ -8149,15 +8165,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec87 := ocannlReverserBackwardPart86Records.Get()
 	rec87.scratch = scratch
-	region.Run(rec87, 8)
-	*rec87 = ocannlReverserBackwardPart86{}
-	ocannlReverserBackwardPart86Records.Put(rec87)
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
 	rec88 := ocannlReverserBackwardPart87Records.Get()
 	rec88.scratch = scratch
-	region.Run(rec88, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec87, rec88)
+	*rec87 = ocannlReverserBackwardPart86{}
+	ocannlReverserBackwardPart86Records.Put(rec87)
 	*rec88 = ocannlReverserBackwardPart87{}
 	ocannlReverserBackwardPart87Records.Put(rec88)
 

@@ -152,6 +152,11 @@ type kgen struct {
 	parDecls []jen.Code
 	pool     string
 	region   string
+	// nextUnit is the access summary of the parallel nest parRunDoc
+	// emits next (nil: that nest never chains); opUnits are the nests
+	// the current operation emitted (see seq.go).
+	nextUnit *parUnit
+	opUnits  []*parUnit
 	// parLocal marks the tensors a nest large enough to run in parallel
 	// touches: with a scratch, they go there whatever their size (a
 	// stack array cannot be shared with the pool's goroutines).
@@ -768,18 +773,28 @@ func (k *kgen) function() (jen.Code, error) {
 	}
 	var body []jen.Code
 	k.planAbsorbs()
+	var sq seqChain
 	for _, o := range k.p.Ops {
+		k.opUnits = nil
 		code, err := k.operation(o)
 		if err != nil {
 			return nil, err
 		}
 		if len(code) > 0 {
+			u := pureUnit(code, k.opUnits)
+			if u == nil || !sq.admits(u) {
+				body = k.flushSeq(&sq, body)
+			}
 			if len(body) > 0 {
 				body = append(body, jen.Line())
+			}
+			if u != nil {
+				sq.add(u, len(body), code[0])
 			}
 			body = append(body, code...)
 		}
 	}
+	body = k.flushSeq(&sq, body)
 	// A local only its initialization references (its reads were folded
 	// away, as the literal in `where 1 x lit`) is neither initialized
 	// nor declared: Go rejects a variable that is only assigned.

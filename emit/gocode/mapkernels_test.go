@@ -230,3 +230,36 @@ func runTiers(t *testing.T, gen []byte, set *asm.Set, bs []*built) {
 		checkOutputs(t, "OCANNLGEN_CPU="+tier, bs, got)
 	}
 }
+
+// TestChainedNests: consecutive nests split into the same parts of the
+// batch run as one job (rt.Region.RunSeq), and a nest that reads what an
+// earlier nest's partial sums combine into (the batch mean m, then x - m)
+// is not chained to it: the forward kernel and the backward of a small
+// network at batch 2048, in both tiers against the interpreter (a wrong
+// chain reads m before it is combined, or rows another part has not
+// written yet).
+func TestChainedNests(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the assembly kernels are amd64 only")
+	}
+	if testing.Short() {
+		t.Skip("builds a module (slow)")
+	}
+	const src = "input x : 2048 | 64\nleaf w1 : 64 -> 32 = 0\nleaf b1 : 32 = 0\nleaf w2 : 32 -> 8 = 0\n" +
+		"let m = x ++ \"b|i => i\"\nlet z = x - m\nlet h = relu (w1 * z + b1)\nlet y = w2 * h\nlet l = (y *. y) ++ \"...|... => 0\""
+	params := []pspec{pa("x"), pa("w1"), pa("b1"), pa("w2"), out(pa("l"))}
+	fwd := withScratch(build(t, ecase{"ChainFwd", "float64", src, params}), "ChainFwdS", 0)
+	bwd := withScratch(buildBackward(t, ecase{"ChainBwd", "float64", src, params}, "l", []string{"w1", "b1", "w2"}), "ChainBwdS", 0)
+	bs := []*built{fwd, bwd}
+	set := asm.NewSet(asm.Tiers()...)
+	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{fwd.k, bwd.k}, Asm: set, Parallel: true})
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	for _, b := range bs {
+		if fn := funcText(t, string(gen), b.k.Name); !strings.Contains(fn, "region.RunSeq(") {
+			t.Errorf("%s chains no nests:\n%s", b.k.Name, fn)
+		}
+	}
+	runTiers(t, gen, set, bs)
+}

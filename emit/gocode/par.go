@@ -440,6 +440,9 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if len(k.parPre) > 0 {
 		before = append(before, jen.If(k.tierFlags()).Block(k.parPre...))
 	}
+	if len(before) == 0 {
+		k.nextUnit = k.rowAccess(st, split, parts)
+	}
 	return append(before, k.parRun(parTensors(st), split, parts, part, body, nil)...), true, nil
 }
 
@@ -533,7 +536,14 @@ func (k *kgen) parRunDoc(ts []int, each, what string, parts, part int, body []je
 	if k.k.PoolParam && k.pool == "" {
 		k.pool = k.names.fresh("pool")
 	}
-	out = append(out, jen.Id(k.region).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)))
+	run := jen.Id(k.region).Dot("Run").Call(jen.Id(rec), jen.Lit(parts))
+	if u := k.nextUnit; u != nil {
+		k.nextUnit = nil
+		u.rec, u.run = rec, len(out)
+		defer func() { u.code = out }()
+		k.opUnits = append(k.opUnits, u)
+	}
+	out = append(out, run)
 	if red != nil {
 		out = append(out, red.combine(rec)...)
 	}
@@ -724,6 +734,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 		return append([]jen.Code{jen.Comment(fmt.Sprintf("// The %d partial sums, added in part order.", parts))}, code...)
 	}
 	// The parts write their partial sums only, not the stored tensor.
+	k.nextUnit = k.rowAccess(st, split, parts)
 	return k.parRun(parTensors(st)[1:], split, parts, part, body, red), true, nil
 }
 

@@ -970,25 +970,26 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	rec := ocannlReverserTrainLossPart0Records.Get()
 	rec.pNetAttention1WQ = pNetAttention1WQ
 	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserTrainLossPart0{}
-	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserTrainLossPart1Records.Get()
 	rec2.pNetAttention1WK = pNetAttention1WK
 	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlReverserTrainLossPart1{}
-	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserTrainLossPart2Records.Get()
 	rec3.pNetAttention1WV = pNetAttention1WV
 	rec3.scratch = scratch
-	region.Run(rec3, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2, rec3)
+	*rec = ocannlReverserTrainLossPart0{}
+	ocannlReverserTrainLossPart0Records.Put(rec)
+	*rec2 = ocannlReverserTrainLossPart1{}
+	ocannlReverserTrainLossPart1Records.Put(rec2)
 	*rec3 = ocannlReverserTrainLossPart2{}
 	ocannlReverserTrainLossPart2Records.Put(rec3)
 
@@ -3331,25 +3332,26 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec := ocannlReverserBackwardPart0Records.Get()
 	rec.pNetAttention1WQ = pNetAttention1WQ
 	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserBackwardPart0{}
-	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserBackwardPart1Records.Get()
 	rec2.pNetAttention1WK = pNetAttention1WK
 	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlReverserBackwardPart1{}
-	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserBackwardPart2Records.Get()
 	rec3.pNetAttention1WV = pNetAttention1WV
 	rec3.scratch = scratch
-	region.Run(rec3, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2, rec3)
+	*rec = ocannlReverserBackwardPart0{}
+	ocannlReverserBackwardPart0Records.Put(rec)
+	*rec2 = ocannlReverserBackwardPart1{}
+	ocannlReverserBackwardPart1Records.Put(rec2)
 	*rec3 = ocannlReverserBackwardPart2{}
 	ocannlReverserBackwardPart2Records.Put(rec3)
 
@@ -4701,7 +4703,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// 8 parts of i0 on the pool.
 	rec17 := ocannlReverserBackwardPart16Records.Get()
 	rec17.scratch = scratch
-	region.Run(rec17, 8)
+
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// 8 parts of i2 on the pool.
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.gNetLinear1W = gNetLinear1W
+	rec18.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec17, rec18)
 	// The 8 partial sums, added in part order.
 	for j20 := range 32 {
 		acc31 := gNetLinear1B[j20]
@@ -4717,13 +4728,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 	rec17.scratch = nil
 	ocannlReverserBackwardPart16Records.Put(rec17)
-
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// 8 parts of i2 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.gNetLinear1W = gNetLinear1W
-	rec18.scratch = scratch
-	region.Run(rec18, 8)
 	*rec18 = ocannlReverserBackwardPart17{}
 	ocannlReverserBackwardPart17Records.Put(rec18)
 
@@ -7375,33 +7379,33 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec2 := ocannlReverserPredictPart1Records.Get()
 	rec2.pNetAttention1WQ = pNetAttention1WQ
 	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlReverserPredictPart1{}
-	ocannlReverserPredictPart1Records.Put(rec2)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserPredictPart2Records.Get()
 	rec3.pNetAttention1WK = pNetAttention1WK
 	rec3.scratch = scratch
-	region.Run(rec3, 8)
-	*rec3 = ocannlReverserPredictPart2{}
-	ocannlReverserPredictPart2Records.Put(rec3)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserPredictPart3Records.Get()
 	rec4.pNetAttention1WV = pNetAttention1WV
 	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlReverserPredictPart3{}
-	ocannlReverserPredictPart3Records.Put(rec4)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserPredictPart4Records.Get()
 	rec5.scratch = scratch
-	region.Run(rec5, 8)
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec2, rec3, rec4, rec5)
+	*rec2 = ocannlReverserPredictPart1{}
+	ocannlReverserPredictPart1Records.Put(rec2)
+	*rec3 = ocannlReverserPredictPart2{}
+	ocannlReverserPredictPart2Records.Put(rec3)
+	*rec4 = ocannlReverserPredictPart3{}
+	ocannlReverserPredictPart3Records.Put(rec4)
 	*rec5 = ocannlReverserPredictPart4{}
 	ocannlReverserPredictPart4Records.Put(rec5)
 
@@ -7657,25 +7661,26 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec12 := ocannlReverserPredictPart11Records.Get()
 	rec12.pNetDense1W = pNetDense1W
 	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlReverserPredictPart11{}
-	ocannlReverserPredictPart11Records.Put(rec12)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserPredictPart12Records.Get()
 	rec13.pNetDense1B = pNetDense1B
 	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlReverserPredictPart12{}
-	ocannlReverserPredictPart12Records.Put(rec13)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserPredictPart13Records.Get()
 	rec14.pNetLinear1W = pNetLinear1W
 	rec14.scratch = scratch
-	region.Run(rec14, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec12, rec13, rec14)
+	*rec12 = ocannlReverserPredictPart11{}
+	ocannlReverserPredictPart11Records.Put(rec12)
+	*rec13 = ocannlReverserPredictPart12{}
+	ocannlReverserPredictPart12Records.Put(rec13)
 	*rec14 = ocannlReverserPredictPart13{}
 	ocannlReverserPredictPart13Records.Put(rec14)
 

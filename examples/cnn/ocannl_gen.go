@@ -1925,7 +1925,21 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNBackwardPart2Records.Get()
 	rec3.scratch = scratch
-	region.Run(rec3, 8)
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlCNNBackwardPart3Records.Get()
+	rec4.pNetConv2Kernel = pNetConv2Kernel
+	rec4.scratch = scratch
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNBackwardPart4Records.Get()
+	rec5.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec3, rec4, rec5)
 	// The 8 partial sums, added in part order.
 	for j24 := range 16 {
 		acc12 := gNetConv2Bias[j24]
@@ -1941,21 +1955,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	rec3.scratch = nil
 	ocannlCNNBackwardPart2Records.Put(rec3)
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	// 8 parts of i0 on the pool.
-	rec4 := ocannlCNNBackwardPart3Records.Get()
-	rec4.pNetConv2Kernel = pNetConv2Kernel
-	rec4.scratch = scratch
-	region.Run(rec4, 8)
 	*rec4 = ocannlCNNBackwardPart3{}
 	ocannlCNNBackwardPart3Records.Put(rec4)
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlCNNBackwardPart4Records.Get()
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
 	// The 8 partial sums, added in part order.
 	for j27 := range 16 {
 		for j28 := range 3 {
@@ -2181,7 +2182,16 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNBackwardPart5Records.Get()
 	rec6.scratch = scratch
-	region.Run(rec6, 8)
+
+	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.images = images
+	rec7.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec6, rec7)
 	// The 8 partial sums, added in part order.
 	for j64 := range 8 {
 		acc15 := gNetConv1Bias[j64]
@@ -2197,13 +2207,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	rec6.scratch = nil
 	ocannlCNNBackwardPart5Records.Put(rec6)
-
-	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.images = images
-	rec7.scratch = scratch
-	region.Run(rec7, 8)
 	// The 8 partial sums, added in part order.
 	for j66 := range 8 {
 		for j67 := range 3 {
@@ -2689,16 +2692,18 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlCNNPredictPart0{}
-	ocannlCNNPredictPart0Records.Put(rec)
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlCNNPredictPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
 	rec2.scratch = scratch
-	region.Run(rec2, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2)
+	*rec = ocannlCNNPredictPart0{}
+	ocannlCNNPredictPart0Records.Put(rec)
 	*rec2 = ocannlCNNPredictPart1{}
 	ocannlCNNPredictPart1Records.Put(rec2)
 
@@ -2794,16 +2799,18 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	rec6 := ocannlCNNPredictPart5Records.Get()
 	rec6.pNetConv2Bias = pNetConv2Bias
 	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlCNNPredictPart5{}
-	ocannlCNNPredictPart5Records.Put(rec6)
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNPredictPart6Records.Get()
 	rec7.pNetHeadW = pNetHeadW
 	rec7.scratch = scratch
-	region.Run(rec7, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec6, rec7)
+	*rec6 = ocannlCNNPredictPart5{}
+	ocannlCNNPredictPart5Records.Put(rec6)
 	*rec7 = ocannlCNNPredictPart6{}
 	ocannlCNNPredictPart6Records.Put(rec7)
 

@@ -1,0 +1,140 @@
+package gocode
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/rt"
+)
+
+// Chained parallel nests. Consecutive operations that are each one
+// parallel nest split the same way (the same number of parts of the
+// same loop extent) run as one job, rt.Region.RunSeq: part j runs part
+// j of each nest in order, and the nests share one barrier instead of
+// one each. That is sound when part j of a later nest touches only
+// cells that part j of the earlier ones wrote, or that no earlier nest
+// writes: for every array one of the nests writes and another touches,
+// every access in both indexes the array's first buffer axis by exactly
+// the split variable (the array has that many rows), so parts touch
+// disjoint rows, the same ones in every nest. Arrays only read may be
+// read anyhow. A nest with partial sums combines them after the job:
+// its output is written with no split index, so no other nest of the
+// chain may touch it. Code between the nests (a serial fill, a nest left
+// serial) ends a chain. The parts compute what they computed as
+// separate jobs, so the bits do not change, on any number of threads.
+
+// parUnit is one parallel nest as parRunDoc emits it, with the accesses
+// chaining needs.
+type parUnit struct {
+	// parts and extent: the nest runs in parts parts of a loop of extent
+	// values.
+	parts, extent int
+	// rows holds every array the nest touches: true when each of its
+	// accesses indexes the first buffer axis by exactly the split
+	// variable. writes holds the arrays the nest writes.
+	rows   map[int]bool
+	writes map[int]bool
+	// rec is the task record's variable; code the statements parRunDoc
+	// returned, code[run] the Region.Run call.
+	rec  string
+	code []jen.Code
+	run  int
+}
+
+// rowAccess summarizes the accesses of the nest storing st, split into
+// parts of loop split.
+func (k *kgen) rowAccess(st *loopir.Store, split *loopir.For, parts int) *parUnit {
+	u := &parUnit{parts: parts, extent: split.Extent, rows: map[int]bool{}, writes: map[int]bool{st.Tensor: true}}
+	note := func(t int, idx []loopir.IndexExpr) {
+		rowed := len(idx) > 0 && idx[0].Offset == 0 && len(idx[0].Terms) == 1 &&
+			idx[0].Terms[0] == (loopir.IndexTerm{Coeff: 1, Var: split.Var}) &&
+			len(k.p.Tensors[t].BufDims) > 0 && k.p.Tensors[t].BufDims[0] == split.Extent
+		if prev, seen := u.rows[t]; seen {
+			rowed = rowed && prev
+		}
+		u.rows[t] = rowed
+	}
+	note(st.Tensor, st.Index)
+	visitExpr(st.Value, func(l *loopir.Load) { note(l.Tensor, l.Index) })
+	return u
+}
+
+// pureUnit returns the parallel nest an operation's code consists of
+// (its description comment, then the nest's statements), or nil.
+func pureUnit(code []jen.Code, units []*parUnit) *parUnit {
+	if len(units) != 1 {
+		return nil
+	}
+	u := units[0]
+	if len(code) != 1+len(u.code) || len(u.code) == 0 || code[1] != u.code[0] {
+		return nil
+	}
+	return u
+}
+
+// seqChain is the chain being built: its nests and where each one's
+// operation starts in the kernel body.
+type seqChain struct {
+	units []*parUnit
+	start int        // the body index of the first operation's comment
+	descs []jen.Code // each operation's description comment
+}
+
+// admits reports whether u may join the chain (see the rule above).
+func (c *seqChain) admits(u *parUnit) bool {
+	if len(c.units) == 0 || len(c.units) >= rt.MaxSeq {
+		return false
+	}
+	if u.parts != c.units[0].parts || u.extent != c.units[0].extent {
+		return false
+	}
+	for _, v := range c.units {
+		for t, uRows := range u.rows {
+			vRows, shared := v.rows[t]
+			if shared && (u.writes[t] || v.writes[t]) && !(uRows && vRows) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// add appends u, whose operation's code starts at body index at with
+// comment desc.
+func (c *seqChain) add(u *parUnit, at int, desc jen.Code) {
+	if len(c.units) == 0 {
+		c.start = at
+	}
+	c.units = append(c.units, u)
+	c.descs = append(c.descs, desc)
+}
+
+// flushSeq ends the chain: two or more nests are rewritten in body as
+// one RunSeq job (every record filled, the job, then every record's
+// combination and release, in order); it returns the body.
+func (k *kgen) flushSeq(c *seqChain, body []jen.Code) []jen.Code {
+	defer func() { *c = seqChain{} }()
+	if len(c.units) < 2 {
+		return body
+	}
+	out := body[:c.start:c.start]
+	args := []jen.Code{jen.Lit(c.units[0].parts)}
+	for i, u := range c.units {
+		if i > 0 {
+			out = append(out, jen.Line())
+		}
+		out = append(out, c.descs[i])
+		out = append(out, u.code[:u.run]...)
+		args = append(args, jen.Id(u.rec))
+	}
+	out = append(out, jen.Line(),
+		jen.Comment(fmt.Sprintf("// The %d nests above as one job: part j runs part j of each, in order (their", len(c.units))),
+		jen.Comment("// parts touch the same rows of the arrays they share; see rt.Region.RunSeq)."),
+		jen.Id(k.region).Dot("RunSeq").Call(args...))
+	for _, u := range c.units {
+		out = append(out, u.code[u.run+1:]...)
+	}
+	return out
+}
