@@ -6,7 +6,8 @@
 # NVIDIA GPU is, then the benchmarks of docs/benchmarks.md. The kit comes
 # from bench/offline/kit.sh.
 #
-# usage: bash bench/offline/run.sh KIT.tar.xz [LOG]   (from the repository root)
+# usage: bash bench/offline/run.sh KIT.tar.xz [LOG]   (from the repository root;
+# NOGPU=1 skips the GPU checks)
 set -u
 R=$PWD
 K=$(mktemp -d)
@@ -48,7 +49,7 @@ job best_rt_cpu rt/cpu 300 "$K/bin/rt_cpu.test" -test.skip 'RuntimeDeps|Generate
 job best_bench_models bench 300 "$K/bin/bench_models.test"
 for m in cnn attention; do job "race_$m" "examples/$m" 300 "$K/bin/examples_${m}_race.test" -test.run 'Threads|Allocs'; done
 for k in TestKernelsAgainstLoops TestReduceKernelsAgainstLoops TestTranscendentalSweep; do job "kernels_$k" . 300 "$K/bin/$k"; done
-if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+if [ -z "${NOGPU:-}" ] && command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   export OCANNL_LIBCUDA=${OCANNL_LIBCUDA:-$(ldconfig -p | awk '/libcuda.so.1 /{print $NF; exit}')}
   export OCANNL_NVRTC=${OCANNL_NVRTC:-$(find /usr/local/cuda* /opt /usr/lib /usr/local/lib -name 'libnvrtc.so*' 2>/dev/null | grep -v builtins | sort | head -1)}
   job gpu emit/cuda 300 "$K/gpu/emit_cuda.test" -test.run TestGPU -test.v -gpucases "$K/gpu/cases"
