@@ -183,9 +183,7 @@ func (g *kgen) hsum(x reg.VecVirtual) reg.Register {
 // accumulates over the block's k and is added to (or stored in) C.
 func (g *kgen) broadcast() {
 	c, s := g.c, g.s
-	cp := c.Load(c.Param("c"), c.GP64())
-	ap := c.Load(c.Param("a"), c.GP64())
-	bp := c.Load(c.Param("b"), c.GP64())
+	cp, ap, bp := g.operands()
 	nr := g.cfg.NRVec * g.lanes
 	var buf operand.Mem
 	if g.pack {
@@ -206,14 +204,9 @@ func (g *kgen) broadcast() {
 			aM, cM := c.GP64(), c.GP64()
 			c.LEAQ(mem(ap, aOff), aM)
 			c.MOVQ(cN, cM)
-			g.loop(s.M/g.cfg.MR, "m", func() {
-				g.tileBroadcast(g.cfg.MR, nv, partial, kc, accumulate, aM, bT, cM)
-				c.ADDQ(imm(g.cfg.MR*s.AM*g.es), aM)
-				c.ADDQ(imm(g.cfg.MR*s.CM*g.es), cM)
+			g.mTiles(g.cfg.MR, aM, cM, func(rows int) {
+				g.tileBroadcast(rows, nv, partial, kc, accumulate, aM, bT, cM)
 			})
-			if r := s.M % g.cfg.MR; r > 0 {
-				g.tileBroadcast(r, nv, partial, kc, accumulate, aM, bT, cM)
-			}
 		}
 		g.loop(s.N/nr, "n", func() {
 			sweep(g.cfg.NRVec, 0)
@@ -336,9 +329,7 @@ func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN,
 // stored in) its C cell.
 func (g *kgen) dot() {
 	c, s := g.c, g.s
-	cp := c.Load(c.Param("c"), c.GP64())
-	ap := c.Load(c.Param("a"), c.GP64())
-	bp := c.Load(c.Param("b"), c.GP64())
+	cp, ap, bp := g.operands()
 	mr, nr := g.cfg.DotMR, g.cfg.DotNR
 	aM, cM := c.GP64(), c.GP64()
 	c.MOVQ(ap, aM)
@@ -356,16 +347,30 @@ func (g *kgen) dot() {
 			g.tileDot(rows, r, aM, bN, cN)
 		}
 	}
-	g.loop(s.M/mr, "m", func() {
-		rowsweep(mr)
-		c.ADDQ(imm(mr*s.AM*g.es), aM)
-		c.ADDQ(imm(mr*s.CM*g.es), cM)
-	})
-	if r := s.M % mr; r > 0 {
-		rowsweep(r)
-	}
+	g.mTiles(mr, aM, cM, rowsweep)
 	c.VZEROUPPER()
 	c.RET()
+}
+
+// operands loads the kernel's three pointer parameters: c, a and b.
+func (g *kgen) operands() (cp, ap, bp reg.Register) {
+	c := g.c
+	return c.Load(c.Param("c"), c.GP64()), c.Load(c.Param("a"), c.GP64()), c.Load(c.Param("b"), c.GP64())
+}
+
+// mTiles walks the m axis in tiles of rows rows: tile(rows) for each
+// full tile, advancing aM and cM by its rows of A and C, then tile(r)
+// for the r rows left.
+func (g *kgen) mTiles(rows int, aM, cM reg.Register, tile func(rows int)) {
+	c, s := g.c, g.s
+	g.loop(s.M/rows, "m", func() {
+		tile(rows)
+		c.ADDQ(imm(rows*s.AM*g.es), aM)
+		c.ADDQ(imm(rows*s.CM*g.es), cM)
+	})
+	if r := s.M % rows; r > 0 {
+		tile(r)
+	}
 }
 
 // tileDot is one rows x cols dot tile.

@@ -74,9 +74,7 @@ func gatherPays(s *Spec) bool {
 // every reduction step and is added to (or stored in) C.
 func (g *kgen) gather() {
 	c, s := g.c, g.s
-	cp := c.Load(c.Param("c"), c.GP64())
-	ap := c.Load(c.Param("a"), c.GP64())
-	bp := c.Load(c.Param("b"), c.GP64())
+	cp, ap, bp := g.operands()
 	rows, nv := g.cfg.gatherTile(s)
 	k2 := max(1, s.K2)
 	buf := c.AllocLocal(s.K * k2 * nv * g.cfg.VecBytes)
@@ -86,14 +84,7 @@ func (g *kgen) gather() {
 	aM, cM := c.GP64(), c.GP64()
 	c.MOVQ(ap, aM)
 	c.MOVQ(cp, cM)
-	g.loop(s.M/rows, "m", func() {
-		g.tileGather(rows, nv, aM, bufp, cM)
-		c.ADDQ(imm(rows*s.AM*g.es), aM)
-		c.ADDQ(imm(rows*s.CM*g.es), cM)
-	})
-	if r := s.M % rows; r > 0 {
-		g.tileGather(r, nv, aM, bufp, cM)
-	}
+	g.mTiles(rows, aM, cM, func(rows int) { g.tileGather(rows, nv, aM, bufp, cM) })
 	c.VZEROUPPER()
 	c.RET()
 }

@@ -53,9 +53,7 @@ func (c Config) mvecSets(s *Spec) int {
 // summed and scattered into C.
 func (g *kgen) mvec() {
 	c, s := g.c, g.s
-	cp := c.Load(c.Param("c"), c.GP64())
-	ap := c.Load(c.Param("a"), c.GP64())
-	bp := c.Load(c.Param("b"), c.GP64())
+	cp, ap, bp := g.operands()
 	nv, cols := g.cfg.mvecShape(s)
 	u := g.cfg.mvecSets(s)
 	buf := c.AllocLocal(nv * g.cfg.VecBytes)

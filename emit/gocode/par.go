@@ -536,14 +536,13 @@ func (k *kgen) parRunDoc(ts []int, each, what string, parts, part int, body []je
 	if k.k.PoolParam && k.pool == "" {
 		k.pool = k.names.fresh("pool")
 	}
-	run := jen.Id(k.region).Dot("Run").Call(jen.Id(rec), jen.Lit(parts))
-	if u := k.nextUnit; u != nil {
-		k.nextUnit = nil
-		u.rec, u.run = rec, len(out)
-		defer func() { u.code = out }()
-		k.opUnits = append(k.opUnits, u)
+	unit := k.nextUnit // the nest's access summary, for chaining (seq.go)
+	k.nextUnit = nil
+	if unit != nil {
+		unit.rec, unit.run = rec, len(out)
+		k.opUnits = append(k.opUnits, unit)
 	}
-	out = append(out, run)
+	out = append(out, jen.Id(k.region).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)))
 	if red != nil {
 		out = append(out, red.combine(rec)...)
 	}
@@ -558,6 +557,9 @@ func (k *kgen) parRunDoc(ts []int, each, what string, parts, part int, body []je
 		}
 	}
 	out = append(out, jen.Id(recs).Dot("Put").Call(jen.Id(rec)))
+	if unit != nil {
+		unit.code = out
+	}
 	return out
 }
 
