@@ -83,31 +83,52 @@ type Pool struct {
 	absent       int // nests in a row the worker took no part of (under mu)
 }
 
-// poolWorker is one worker goroutine's wake-up channel and whether it
-// sleeps on it (so a job only signals workers that sleep).
+// poolWorker is one worker goroutine's wake-up channel, whether it
+// sleeps on it (so a job only signals workers that sleep) and its thread
+// number (the caller is thread 0, the workers 1..n-1).
 type poolWorker struct {
 	wake     chan struct{}
 	sleeping atomic.Bool
+	thread   int
 }
 
-// job is one parallel nest's work. task and parts are written by the
-// caller holding mu before it publishes the job (Pool.cur).
+// claim counts the parts claimed from one thread's block of a job, on a
+// cache line of its own.
+type claim struct {
+	next atomic.Int64
+	_    [56]byte
+}
+
+// job is one parallel nest's work. task, parts and blocks are written
+// by the caller holding mu before it publishes the job (Pool.cur).
+//
+// The parts are dealt in blocks, one per thread of the region: thread t
+// first runs the parts of block t in order (parts [t*parts/blocks,
+// (t+1)*parts/blocks)), then takes what is left of the other blocks. So
+// when nothing straggles, a thread runs the same parts of every nest of
+// a kernel call, the rows of the batch it wrote in one nest are in its
+// own core's cache when it reads them in the next, and a straggling
+// thread's parts are still taken by the others. Which thread runs a part
+// never changes its result.
 type job struct {
-	task  Task
-	parts int64
-	next  atomic.Int64 // the next part to claim
-	refs  atomic.Int32 // workers inside work on this job
+	task   Task
+	parts  int64
+	blocks int64
+	claims []claim      // per block (len: the pool's threads)
+	refs   atomic.Int32 // workers inside work on this job
 	// waiting: the caller sleeps on done until refs is 0.
 	waiting atomic.Bool
 	done    chan struct{}
 }
 
-// DefaultRegionSpin is how long an idle worker inside a [Region] polls
-// for the next parallel nest before it sleeps, unless
-// [Pool.SetRegionSpin] says otherwise: longer than the serial code
-// between the nests of a training step usually runs (so the next nest
-// finds the worker awake), short enough that a kernel call that stops
-// handing out parts wastes little CPU time.
+// DefaultRegionSpin is how long an idle worker polls for the next
+// parallel nest of a [Region], or for the next call after one ends,
+// before it sleeps, unless [Pool.SetRegionSpin] says otherwise: longer
+// than the serial code between the nests of a training step, or between
+// two training steps, usually runs (so the next nest finds the worker
+// awake), short enough that a program that stops calling wastes little
+// CPU time (at most this much per worker after its last call; OpenBLAS's
+// and OpenMP's threads also poll after a call before they sleep).
 const DefaultRegionSpin = 200 * time.Microsecond
 
 // preemptedGap is the time between two looks at the clock of a polling
@@ -164,9 +185,10 @@ func (p *Pool) Close() {
 // start launches the n-1 workers.
 func (p *Pool) start() {
 	p.job.done = make(chan struct{}, 1)
+	p.job.claims = make([]claim, p.n)
 	p.workers = make([]*poolWorker, p.n-1)
 	for i := range p.workers {
-		w := &poolWorker{wake: make(chan struct{}, 1)}
+		w := &poolWorker{wake: make(chan struct{}, 1), thread: i + 1}
 		w.sleeping.Store(true)
 		p.workers[i] = w
 		go p.worker(w)
@@ -184,7 +206,7 @@ func (p *Pool) worker(w *poolWorker) {
 	for range w.wake {
 		for {
 			w.sleeping.Store(false)
-			last = p.serve(last)
+			last = p.serve(w.thread, last)
 			w.sleeping.Store(true)
 			if !p.pending(last) {
 				break
@@ -200,25 +222,28 @@ func (p *Pool) pending(last uint64) bool {
 }
 
 // serve runs parts of the published jobs until the worker has nothing
-// to do: inside a region, until no job came for the region's spin time
-// or the region ends; outside, after looking spin times (SetSpin),
-// yielding in between. It returns the epoch of the last job served.
-func (p *Pool) serve(last uint64) uint64 {
+// to do: it polls for the next job (a region's next nest, or the next
+// call) until none came for the pool's region spin time (SetRegionSpin)
+// or its thread was preempted; then, outside a region, it looks spin
+// more times (SetSpin), yielding in between. It returns the epoch of the
+// last job served.
+func (p *Pool) serve(thread int, last uint64) uint64 {
 	yields, polls := 0, 0
+	polling := true
 	var since, prev time.Time
 	for {
 		e := p.epoch.Load()
 		if j := p.cur.Load(); j != nil && e != last {
 			j.refs.Add(1)
 			if p.cur.Load() == j && p.epoch.Load() == e {
-				j.work()
+				j.work(thread)
 				last = e
 			}
 			j.release()
-			yields, polls, since, prev = 0, 0, time.Time{}, time.Time{}
+			yields, polls, polling, since, prev = 0, 0, true, time.Time{}, time.Time{}
 			continue
 		}
-		if p.region.Load() {
+		if polling {
 			// Poll without yielding (the next nest is picked up within
 			// a few hundred nanoseconds); look at the clock every 128
 			// polls and let other goroutines of this P run every 2048.
@@ -226,13 +251,22 @@ func (p *Pool) serve(last uint64) uint64 {
 			// means the OS ran something else on this core: the machine
 			// has no idle core, where a polling worker only takes CPU
 			// time from others (and from the caller), so it sleeps.
+			// Polling goes on after a region or a Run ends (a kernel
+			// called in a loop, a training step's next Backward, finds
+			// the worker awake: waking a sleeping one takes a futex
+			// wake-up, 5-50 us in a VM).
 			if polls++; polls%128 == 0 {
 				now := time.Now()
 				switch {
 				case since.IsZero():
 					since = now
-				case now.Sub(since) > time.Duration(p.regionSpin.Load()), now.Sub(prev) > preemptedGap:
+				case now.Sub(prev) > preemptedGap:
 					return last
+				case now.Sub(since) > time.Duration(p.regionSpin.Load()):
+					if p.region.Load() {
+						return last
+					}
+					polling = false
 				}
 				prev = now
 				if polls%2048 == 0 {
@@ -261,10 +295,11 @@ func (p *Pool) SetSpin(n int) {
 	p.spin.Store(int32(max(n, 0)))
 }
 
-// SetRegionSpin sets how long an idle worker inside a [Region] polls for
-// the next parallel nest before it sleeps (DefaultRegionSpin unless set;
-// 0: it sleeps at once, and every nest wakes it). It may be called at
-// any time.
+// SetRegionSpin sets how long an idle worker polls for the next
+// parallel nest of a [Region], or the next call after a region or a
+// [Pool.Run] ended, before it sleeps (DefaultRegionSpin unless set; 0: it
+// sleeps at once, and every nest wakes it). It may be called at any
+// time.
 func (p *Pool) SetRegionSpin(d time.Duration) {
 	if p == nil {
 		p = DefaultPool()
@@ -284,19 +319,25 @@ func (j *job) release() {
 	}
 }
 
-// work runs parts of the job until none is left; it returns how many
-// it ran.
-func (j *job) work() int {
-	t, parts := j.task, j.parts
+// work runs parts of the job until none is left, those of its own
+// block (thread's) first; it returns how many it ran.
+func (j *job) work(thread int) int {
+	t, parts, blocks := j.task, j.parts, j.blocks
 	n := 0
-	for {
-		i := j.next.Add(1) - 1
-		if i >= parts {
-			return n
+	for i := range blocks {
+		b := (int64(thread) + i) % blocks
+		lo, hi := b*parts/blocks, (b+1)*parts/blocks
+		c := &j.claims[b].next
+		for {
+			x := lo + c.Add(1) - 1
+			if x >= hi {
+				break
+			}
+			t.Part(int(x))
+			n++
 		}
-		t.Part(int(i))
-		n++
 	}
+	return n
 }
 
 // Region is a pool's workers held by one goroutine for the time of one
@@ -356,8 +397,9 @@ func (r Region) wake() {
 	}
 }
 
-// Leave gives the workers back (they go to sleep, after SetSpin's
-// polls). Leaving a serial Region does nothing.
+// Leave gives the workers back (they poll for the next call for the
+// region spin time, then sleep; see SetRegionSpin and SetSpin). Leaving
+// a serial Region does nothing.
 func (r Region) Leave() {
 	if r.p == nil {
 		return
@@ -429,13 +471,15 @@ func (s *seq) Part(i int) {
 func (r Region) run(t Task, parts int, inRegion bool) {
 	p := r.p
 	j := &p.job
-	j.task, j.parts = t, int64(parts)
-	j.next.Store(0)
+	j.task, j.parts, j.blocks = t, int64(parts), int64(r.threads)
+	for b := range r.threads {
+		j.claims[b].next.Store(0)
+	}
 	p.epoch.Add(1)
 	p.cur.Store(j)
 	r.wake()
 	start := time.Now()
-	mine := j.work()
+	mine := j.work(0)
 	done := time.Now()
 	p.cur.Store(nil)
 	p.noteParts(mine, parts)
