@@ -679,14 +679,14 @@ func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
 //	_train.cross_entropy#1/logits.1: 256 | 4 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.head.b: 4 (param, parameter pNetHeadB)
-//	train.cross_entropy#1/logits: 256 | 4 (let, local)
-//	train.cross_entropy#1/m: 256 | 1 (let, local)
-//	train.cross_entropy#1/z: 256 | 4 (let, local)
-//	_train.cross_entropy#1/logp.1: 256 | 4 (let, local)
-//	_train.cross_entropy#1/logp.2: 256 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 256 | 1 (let, local)
+//	train.cross_entropy#1/logits: 256 | 4 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 256 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 256 | 4 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 256 | 4 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 256 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 256 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 256 | 4 (let, local)
-//	_train.1: 256 | 4 (let, local)
+//	_train.1: 256 | 4 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
@@ -819,13 +819,6 @@ func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlCNNTrainLossScratch) {
-	var train_cross_entropy_1_logits [256][4]float32
-	var train_cross_entropy_1_m [256][1]float32
-	var train_cross_entropy_1_z [256][4]float32
-	var train_cross_entropy_1_logp_1 [256][4]float32
-	var train_cross_entropy_1_logp_2 [256][1]float32
-	var train_cross_entropy_1_logp_3 [256][1]float32
-	var train_1 [256][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -963,13 +956,13 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap7AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
-			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
 			}
@@ -979,30 +972,30 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 256 rows of 4 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce0AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
 			acc5 := float32(math.Inf(-1))
 			for i1 := range 4 {
 				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
 			}
-			train_cross_entropy_1_m[i0][0] = acc5
+			scratch.train_cross_entropy_1_m[i0][0] = acc5
 		}
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-			train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][0]
+			train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 			}
@@ -1012,11 +1005,11 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
 			}
@@ -1026,41 +1019,41 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 256 rows of 4 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce1AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
 			acc6 := float32(0)
 			for i1 := range 4 {
 				acc6 += train_cross_entropy_1_logp_1Row2[i1]
 			}
-			train_cross_entropy_1_logp_2[i0][0] = acc6
+			scratch.train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
 		}
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 4 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX512(&scratch.train_1[0][0], &labels[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX2(&scratch.train_1[0][0], &labels[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-			train_1Row := &train_1[i0]
+			train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][0]
+			train_1Row := &scratch.train_1[i0]
 			for i1 := range 4 {
 				train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 			}
@@ -1070,12 +1063,12 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce2AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc7 := float32(0)
 		for i0 := range 256 {
-			train_1Row2 := &train_1[i0]
+			train_1Row2 := &scratch.train_1[i0]
 			for i1 := range 4 {
 				acc7 += train_1Row2[i1]
 			}
@@ -1100,6 +1093,13 @@ type ocannlCNNTrainLossScratch struct {
 	net_conv2_y                    [256][5][5][16]float32
 	net_head_x                     [256][5][5][16]float32
 	train_cross_entropy_1_logits_1 [256][4]float32
+	train_cross_entropy_1_logits   [256][4]float32
+	train_cross_entropy_1_m        [256][1]float32
+	train_cross_entropy_1_z        [256][4]float32
+	train_cross_entropy_1_logp_1   [256][4]float32
+	train_cross_entropy_1_logp_2   [256][1]float32
+	train_cross_entropy_1_logp_3   [256][1]float32
+	train_1                        [256][4]float32
 }
 
 // ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
@@ -1410,14 +1410,14 @@ var ocannlCNNTrainLossPart6Records rt.Records[ocannlCNNTrainLossPart6]
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
 //	_train.cross_entropy#1/logits.1: 256 | 4 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.head.b: 4 (param, parameter pNetHeadB)
-//	train.cross_entropy#1/logits: 256 | 4 (let, local)
-//	train.cross_entropy#1/m: 256 | 1 (let, local)
-//	train.cross_entropy#1/z: 256 | 4 (let, local)
-//	_train.cross_entropy#1/logp.1: 256 | 4 (let, local)
-//	_train.cross_entropy#1/logp.2: 256 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 256 | 1 (let, local)
+//	train.cross_entropy#1/logits: 256 | 4 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 256 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 256 | 4 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 256 | 4 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 256 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 256 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 256 | 4 (let, local)
-//	_train.1: 256 | 4 (let, local)
+//	_train.1: 256 | 4 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
@@ -1436,15 +1436,15 @@ var ocannlCNNTrainLossPart6Records rt.Records[ocannlCNNTrainLossPart6]
 //	net.head.w.grad: [4 5 5 16] (let, output parameter gNetHeadW)
 //	_train.cross_entropy#1/logits.1.grad: [256 4] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
 //	net.head.b.grad: [4] (let, output parameter gNetHeadB)
-//	train.cross_entropy#1/logits.grad: [256 4] (let, local)
-//	train.cross_entropy#1/m.grad: [256 1] (let, local)
-//	train.cross_entropy#1/z.grad: [256 4] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [256 4] (let, local)
-//	_train.cross_entropy#1/logp.2.grad: [256 1] (let, local)
-//	_train.cross_entropy#1/logp.3.grad: [256 1] (let, local)
-//	train.cross_entropy#1/logp.grad: [256 4] (let, local)
-//	_train.1.grad: [256 4] (let, local)
-//	_train.2.grad: [1] (let, local)
+//	train.cross_entropy#1/logits.grad: [256 4] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/m.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [256 4] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	_train.cross_entropy#1/logp.1.grad: [256 4] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.2.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [256 4] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	_train.1.grad: [256 4] (let, local, in scratch field train_1_grad)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //	_scratch: [] (let, local)
@@ -1781,24 +1781,8 @@ var ocannlCNNTrainLossPart6Records rt.Records[ocannlCNNTrainLossPart6]
 //	          for i5 in 0..2:
 //	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1/y.grad[i0, i1, i2, i3]
 func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlCNNBackwardScratch) {
-	var train_cross_entropy_1_logits [256][4]float32
-	var train_cross_entropy_1_m [256][1]float32
-	var train_cross_entropy_1_z [256][4]float32
-	var train_cross_entropy_1_logp_1 [256][4]float32
-	var train_cross_entropy_1_logp_2 [256][1]float32
-	var train_cross_entropy_1_logp_3 [256][1]float32
-	var train_1 [256][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var train_cross_entropy_1_logits_grad [256][4]float32
-	var train_cross_entropy_1_m_grad [256][1]float32
-	var train_cross_entropy_1_z_grad [256][4]float32
-	var train_cross_entropy_1_logp_1_grad [256][4]float32
-	var train_cross_entropy_1_logp_2_grad [256][1]float32
-	var train_cross_entropy_1_logp_3_grad [256][1]float32
-	var train_cross_entropy_1_logp_grad [256][4]float32
-	var train_1_grad [256][4]float32
-	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -1950,13 +1934,13 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap7AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
-			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
 			}
@@ -1966,30 +1950,30 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 256 rows of 4 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce0AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
 			acc5 := float32(math.Inf(-1))
 			for i1 := range 4 {
 				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
 			}
-			train_cross_entropy_1_m[i0][0] = acc5
+			scratch.train_cross_entropy_1_m[i0][0] = acc5
 		}
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-			train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][0]
+			train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 			}
@@ -1999,11 +1983,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
 			}
@@ -2013,41 +1997,41 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 256 rows of 4 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce1AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
 			acc6 := float32(0)
 			for i1 := range 4 {
 				acc6 += train_cross_entropy_1_logp_1Row2[i1]
 			}
-			train_cross_entropy_1_logp_2[i0][0] = acc6
+			scratch.train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
 		}
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 4 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX512(&scratch.train_1[0][0], &labels[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX2(&scratch.train_1[0][0], &labels[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-			train_1Row := &train_1[i0]
+			train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][0]
+			train_1Row := &scratch.train_1[i0]
 			for i1 := range 4 {
 				train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 			}
@@ -2057,12 +2041,12 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce2AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc7 := float32(0)
 		for i0 := range 256 {
-			train_1Row2 := &train_1[i0]
+			train_1Row2 := &scratch.train_1[i0]
 			for i1 := range 4 {
 				acc7 += train_1Row2[i1]
 			}
@@ -2089,6 +2073,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadW = [1600]float32{}
 	*gNetHeadB = [4]float32{}
+	scratch.train_cross_entropy_1_m_grad = [256][1]float32{}
+	scratch.train_cross_entropy_1_logp_3_grad = [256][1]float32{}
+	scratch.train_2_grad = [1]float32{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -2097,16 +2084,17 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	train_3_grad[0] += -train_grad[0]
 
 	// backprop of op 18 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
-	train_2_grad[0] += train_3_grad[0] / 256
+	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&train_1_grad[0][0], &train_2_grad[0])
+		ocannlMap16AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
-		train_2_gradV := train_2_grad[0]
+		scratch.train_1_grad = [256][4]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 256 {
-			train_1_gradRow := &train_1_grad[i0]
+			train_1_gradRow := &scratch.train_1_grad[i0]
 			for i1 := range 4 {
 				train_1_gradRow[i1] += train_2_gradV
 			}
@@ -2116,12 +2104,13 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+		ocannlMap17AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &scratch.train_1_grad[0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_grad = [256][4]float32{}
 		for i0 := range 256 {
 			labelsRow2 := &labels[i0]
-			train_1_gradRow2 := &train_1_grad[i0]
-			train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+			train_1_gradRow2 := &scratch.train_1_grad[i0]
+			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
 			}
@@ -2131,11 +2120,12 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap18AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
+		scratch.train_cross_entropy_1_z_grad = [256][4]float32{}
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
@@ -2145,37 +2135,39 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 4 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
-			acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			acc8 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 4 {
 				acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
 			}
-			train_cross_entropy_1_logp_3_grad[i0][0] = acc8
+			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
 	}
 
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+			scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 		}
 	}
 
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_1_grad = [256][4]float32{}
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-			train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
+			train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
 			}
@@ -2185,14 +2177,14 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
-			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
@@ -2202,11 +2194,12 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlMap18AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
+		scratch.train_cross_entropy_1_logits_grad = [256][4]float32{}
 		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
 			}
@@ -2216,31 +2209,31 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 4 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
-			acc9 := train_cross_entropy_1_m_grad[i0][0]
+			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			acc9 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 4 {
 				acc9 -= train_cross_entropy_1_z_gradRow4[i1]
 			}
-			train_cross_entropy_1_m_grad[i0][0] = acc9
+			scratch.train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
+			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 			for i1 := range 4 {
 				var r13 float32
 				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
@@ -2258,11 +2251,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap18AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][4]float32{}
 		for i0 := range 256 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
 			train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
@@ -2273,14 +2266,14 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 	// float32 across-rows add reduction kernel, 256 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&gNetHeadB[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce4AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 256; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
+			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
+			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
 			for i1 := range 4 {
 				acc10 := gNetHeadB[i1]
 				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
@@ -2296,28 +2289,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlCNNBackwardPart10Records.Get()
 	rec11.scratch = scratch
-	region.Run(rec11, 8)
-	// The 8 partial sums, added in part order.
-	for j28 := range 4 {
-		for j29 := range 5 {
-			for j30 := range 5 {
-				for j31 := range 16 {
-					acc11 := gNetHeadW[400*j28+80*j29+16*j30+j31]
-					acc11 += rec11.gNetHeadWPartial[0][j28][j29][j30][j31]
-					acc11 += rec11.gNetHeadWPartial[1][j28][j29][j30][j31]
-					acc11 += rec11.gNetHeadWPartial[2][j28][j29][j30][j31]
-					acc11 += rec11.gNetHeadWPartial[3][j28][j29][j30][j31]
-					acc11 += rec11.gNetHeadWPartial[4][j28][j29][j30][j31]
-					acc11 += rec11.gNetHeadWPartial[5][j28][j29][j30][j31]
-					acc11 += rec11.gNetHeadWPartial[6][j28][j29][j30][j31]
-					acc11 += rec11.gNetHeadWPartial[7][j28][j29][j30][j31]
-					gNetHeadW[400*j28+80*j29+16*j30+j31] = acc11
-				}
-			}
-		}
-	}
-	rec11.scratch = nil
-	ocannlCNNBackwardPart10Records.Put(rec11)
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -2327,9 +2298,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec12 := ocannlCNNBackwardPart11Records.Get()
 	rec12.pNetHeadW = pNetHeadW
 	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlCNNBackwardPart11{}
-	ocannlCNNBackwardPart11Records.Put(rec12)
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -2338,9 +2306,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlCNNBackwardPart12Records.Get()
 	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlCNNBackwardPart12{}
-	ocannlCNNBackwardPart12Records.Put(rec13)
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -2349,9 +2314,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlCNNBackwardPart13Records.Get()
 	rec14.scratch = scratch
-	region.Run(rec14, 8)
-	*rec14 = ocannlCNNBackwardPart13{}
-	ocannlCNNBackwardPart13Records.Put(rec14)
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// 8 parts of i0 on the pool.
@@ -2369,41 +2331,68 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec17 := ocannlCNNBackwardPart16Records.Get()
 	rec17.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec15, rec16, rec17)
+	region.RunSeq(8, rec11, rec12, rec13, rec14, rec15, rec16, rec17)
 	// The 8 partial sums, added in part order.
-	for j36 := range 16 {
-		acc13 := gNetConv2Bias[j36]
-		acc13 += rec15.gNetConv2BiasPartial[0][j36]
-		acc13 += rec15.gNetConv2BiasPartial[1][j36]
-		acc13 += rec15.gNetConv2BiasPartial[2][j36]
-		acc13 += rec15.gNetConv2BiasPartial[3][j36]
-		acc13 += rec15.gNetConv2BiasPartial[4][j36]
-		acc13 += rec15.gNetConv2BiasPartial[5][j36]
-		acc13 += rec15.gNetConv2BiasPartial[6][j36]
-		acc13 += rec15.gNetConv2BiasPartial[7][j36]
-		gNetConv2Bias[j36] = acc13
+	for j29 := range 4 {
+		for j30 := range 5 {
+			for j31 := range 5 {
+				for j32 := range 16 {
+					acc11 := gNetHeadW[400*j29+80*j30+16*j31+j32]
+					acc11 += rec11.gNetHeadWPartial[0][j29][j30][j31][j32]
+					acc11 += rec11.gNetHeadWPartial[1][j29][j30][j31][j32]
+					acc11 += rec11.gNetHeadWPartial[2][j29][j30][j31][j32]
+					acc11 += rec11.gNetHeadWPartial[3][j29][j30][j31][j32]
+					acc11 += rec11.gNetHeadWPartial[4][j29][j30][j31][j32]
+					acc11 += rec11.gNetHeadWPartial[5][j29][j30][j31][j32]
+					acc11 += rec11.gNetHeadWPartial[6][j29][j30][j31][j32]
+					acc11 += rec11.gNetHeadWPartial[7][j29][j30][j31][j32]
+					gNetHeadW[400*j29+80*j30+16*j31+j32] = acc11
+				}
+			}
+		}
+	}
+	rec11.scratch = nil
+	ocannlCNNBackwardPart10Records.Put(rec11)
+	*rec12 = ocannlCNNBackwardPart11{}
+	ocannlCNNBackwardPart11Records.Put(rec12)
+	*rec13 = ocannlCNNBackwardPart12{}
+	ocannlCNNBackwardPart12Records.Put(rec13)
+	*rec14 = ocannlCNNBackwardPart13{}
+	ocannlCNNBackwardPart13Records.Put(rec14)
+	// The 8 partial sums, added in part order.
+	for j37 := range 16 {
+		acc13 := gNetConv2Bias[j37]
+		acc13 += rec15.gNetConv2BiasPartial[0][j37]
+		acc13 += rec15.gNetConv2BiasPartial[1][j37]
+		acc13 += rec15.gNetConv2BiasPartial[2][j37]
+		acc13 += rec15.gNetConv2BiasPartial[3][j37]
+		acc13 += rec15.gNetConv2BiasPartial[4][j37]
+		acc13 += rec15.gNetConv2BiasPartial[5][j37]
+		acc13 += rec15.gNetConv2BiasPartial[6][j37]
+		acc13 += rec15.gNetConv2BiasPartial[7][j37]
+		gNetConv2Bias[j37] = acc13
 	}
 	rec15.scratch = nil
 	ocannlCNNBackwardPart14Records.Put(rec15)
 	*rec16 = ocannlCNNBackwardPart15{}
 	ocannlCNNBackwardPart15Records.Put(rec16)
 	// The 8 partial sums, added in part order.
-	for j39 := range 16 {
-		for j40 := range 3 {
-			for j41 := range 3 {
-				for j42 := range 8 {
-					acc14 := gNetConv2Kernel[72*j39+24*j40+8*j41+j42]
-					acc14 += rec17.gNetConv2KernelPartial[0][j39][j40][j41][j42]
-					acc14 += rec17.gNetConv2KernelPartial[1][j39][j40][j41][j42]
-					acc14 += rec17.gNetConv2KernelPartial[2][j39][j40][j41][j42]
-					acc14 += rec17.gNetConv2KernelPartial[3][j39][j40][j41][j42]
-					acc14 += rec17.gNetConv2KernelPartial[4][j39][j40][j41][j42]
-					acc14 += rec17.gNetConv2KernelPartial[5][j39][j40][j41][j42]
-					acc14 += rec17.gNetConv2KernelPartial[6][j39][j40][j41][j42]
-					acc14 += rec17.gNetConv2KernelPartial[7][j39][j40][j41][j42]
-					gNetConv2Kernel[72*j39+24*j40+8*j41+j42] = acc14
+	for j40 := range 16 {
+		for j41 := range 3 {
+			for j42 := range 3 {
+				for j43 := range 8 {
+					acc14 := gNetConv2Kernel[72*j40+24*j41+8*j42+j43]
+					acc14 += rec17.gNetConv2KernelPartial[0][j40][j41][j42][j43]
+					acc14 += rec17.gNetConv2KernelPartial[1][j40][j41][j42][j43]
+					acc14 += rec17.gNetConv2KernelPartial[2][j40][j41][j42][j43]
+					acc14 += rec17.gNetConv2KernelPartial[3][j40][j41][j42][j43]
+					acc14 += rec17.gNetConv2KernelPartial[4][j40][j41][j42][j43]
+					acc14 += rec17.gNetConv2KernelPartial[5][j40][j41][j42][j43]
+					acc14 += rec17.gNetConv2KernelPartial[6][j40][j41][j42][j43]
+					acc14 += rec17.gNetConv2KernelPartial[7][j40][j41][j42][j43]
+					gNetConv2Kernel[72*j40+24*j41+8*j42+j43] = acc14
 				}
 			}
 		}
@@ -2416,10 +2405,10 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j43 := range 256 {
-			for j44 := range 8 {
-				for j45 := range 8 {
-					scratch.net_max_pool_1_y[j43][0][j44][j45] = float32(math.Inf(-1))
+		for j44 := range 256 {
+			for j45 := range 8 {
+				for j46 := range 8 {
+					scratch.net_max_pool_1_y[j44][0][j45][j46] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -2428,11 +2417,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j46 := range 256 {
-			for j47 := 6; j47 < 8; j47++ {
-				for j48 := range 8 {
-					for j49 := range 8 {
-						scratch.net_max_pool_1_y[j46][j47][j48][j49] = float32(math.Inf(-1))
+		for j47 := range 256 {
+			for j48 := 6; j48 < 8; j48++ {
+				for j49 := range 8 {
+					for j50 := range 8 {
+						scratch.net_max_pool_1_y[j47][j48][j49][j50] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2440,29 +2429,29 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j50 := 1; j50 < 6; j50++ {
-			ocannlMap27AVX2(&scratch.net_max_pool_1_y[0][j50][0][0])
+		for j51 := 1; j51 < 6; j51++ {
+			ocannlMap27AVX2(&scratch.net_max_pool_1_y[0][j51][0][0])
 		}
 	} else {
-		for j51 := range 256 {
-			for j52 := 1; j52 < 6; j52++ {
-				for j53 := range 8 {
-					scratch.net_max_pool_1_y[j51][j52][0][j53] = float32(math.Inf(-1))
+		for j52 := range 256 {
+			for j53 := 1; j53 < 6; j53++ {
+				for j54 := range 8 {
+					scratch.net_max_pool_1_y[j52][j53][0][j54] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j54 := 1; j54 < 6; j54++ {
-			ocannlMap28AVX2(&scratch.net_max_pool_1_y[0][j54][6][0])
+		for j55 := 1; j55 < 6; j55++ {
+			ocannlMap28AVX2(&scratch.net_max_pool_1_y[0][j55][6][0])
 		}
 	} else {
-		for j55 := range 256 {
-			for j56 := 1; j56 < 6; j56++ {
-				for j57 := 6; j57 < 8; j57++ {
-					for j58 := range 8 {
-						scratch.net_max_pool_1_y[j55][j56][j57][j58] = float32(math.Inf(-1))
+		for j56 := range 256 {
+			for j57 := 1; j57 < 6; j57++ {
+				for j58 := 6; j58 < 8; j58++ {
+					for j59 := range 8 {
+						scratch.net_max_pool_1_y[j56][j57][j58][j59] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2472,10 +2461,10 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap2AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
-		for j59 := range 256 {
-			for j60 := range 8 {
-				for j61 := range 8 {
-					scratch.net_max_pool_1_y_grad[j59][0][j60][j61] = 0
+		for j60 := range 256 {
+			for j61 := range 8 {
+				for j62 := range 8 {
+					scratch.net_max_pool_1_y_grad[j60][0][j61][j62] = 0
 				}
 			}
 		}
@@ -2484,11 +2473,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
-		for j62 := range 256 {
-			for j63 := 6; j63 < 8; j63++ {
-				for j64 := range 8 {
-					for j65 := range 8 {
-						scratch.net_max_pool_1_y_grad[j62][j63][j64][j65] = 0
+		for j63 := range 256 {
+			for j64 := 6; j64 < 8; j64++ {
+				for j65 := range 8 {
+					for j66 := range 8 {
+						scratch.net_max_pool_1_y_grad[j63][j64][j65][j66] = 0
 					}
 				}
 			}
@@ -2496,29 +2485,29 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j66 := 1; j66 < 6; j66++ {
-			ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][j66][0][0])
+		for j67 := 1; j67 < 6; j67++ {
+			ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][j67][0][0])
 		}
 	} else {
-		for j67 := range 256 {
-			for j68 := 1; j68 < 6; j68++ {
-				for j69 := range 8 {
-					scratch.net_max_pool_1_y_grad[j67][j68][0][j69] = 0
+		for j68 := range 256 {
+			for j69 := 1; j69 < 6; j69++ {
+				for j70 := range 8 {
+					scratch.net_max_pool_1_y_grad[j68][j69][0][j70] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j70 := 1; j70 < 6; j70++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j70][6][0])
+		for j71 := 1; j71 < 6; j71++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j71][6][0])
 		}
 	} else {
-		for j71 := range 256 {
-			for j72 := 1; j72 < 6; j72++ {
-				for j73 := 6; j73 < 8; j73++ {
-					for j74 := range 8 {
-						scratch.net_max_pool_1_y_grad[j71][j72][j73][j74] = 0
+		for j72 := range 256 {
+			for j73 := 1; j73 < 6; j73++ {
+				for j74 := 6; j74 < 8; j74++ {
+					for j75 := range 8 {
+						scratch.net_max_pool_1_y_grad[j72][j73][j74][j75] = 0
 					}
 				}
 			}
@@ -2541,9 +2530,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec19 := ocannlCNNBackwardPart18Records.Get()
 	rec19.scratch = scratch
-	region.Run(rec19, 8)
-	*rec19 = ocannlCNNBackwardPart18{}
-	ocannlCNNBackwardPart18Records.Put(rec19)
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -2552,9 +2538,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec20 := ocannlCNNBackwardPart19Records.Get()
 	rec20.scratch = scratch
-	region.Run(rec20, 8)
-	*rec20 = ocannlCNNBackwardPart19{}
-	ocannlCNNBackwardPart19Records.Put(rec20)
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// 8 parts of i0 on the pool.
@@ -2567,39 +2550,43 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec22.images = images
 	rec22.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec21, rec22)
+	region.RunSeq(8, rec19, rec20, rec21, rec22)
+	*rec19 = ocannlCNNBackwardPart18{}
+	ocannlCNNBackwardPart18Records.Put(rec19)
+	*rec20 = ocannlCNNBackwardPart19{}
+	ocannlCNNBackwardPart19Records.Put(rec20)
 	// The 8 partial sums, added in part order.
-	for j79 := range 8 {
-		acc16 := gNetConv1Bias[j79]
-		acc16 += rec21.gNetConv1BiasPartial[0][j79]
-		acc16 += rec21.gNetConv1BiasPartial[1][j79]
-		acc16 += rec21.gNetConv1BiasPartial[2][j79]
-		acc16 += rec21.gNetConv1BiasPartial[3][j79]
-		acc16 += rec21.gNetConv1BiasPartial[4][j79]
-		acc16 += rec21.gNetConv1BiasPartial[5][j79]
-		acc16 += rec21.gNetConv1BiasPartial[6][j79]
-		acc16 += rec21.gNetConv1BiasPartial[7][j79]
-		gNetConv1Bias[j79] = acc16
+	for j80 := range 8 {
+		acc16 := gNetConv1Bias[j80]
+		acc16 += rec21.gNetConv1BiasPartial[0][j80]
+		acc16 += rec21.gNetConv1BiasPartial[1][j80]
+		acc16 += rec21.gNetConv1BiasPartial[2][j80]
+		acc16 += rec21.gNetConv1BiasPartial[3][j80]
+		acc16 += rec21.gNetConv1BiasPartial[4][j80]
+		acc16 += rec21.gNetConv1BiasPartial[5][j80]
+		acc16 += rec21.gNetConv1BiasPartial[6][j80]
+		acc16 += rec21.gNetConv1BiasPartial[7][j80]
+		gNetConv1Bias[j80] = acc16
 	}
 	rec21.scratch = nil
 	ocannlCNNBackwardPart20Records.Put(rec21)
 	// The 8 partial sums, added in part order.
-	for j81 := range 8 {
-		for j82 := range 3 {
-			for j83 := range 3 {
-				for j84 := range 1 {
-					acc17 := gNetConv1Kernel[9*j81+3*j82+j83+j84]
-					acc17 += rec22.gNetConv1KernelPartial[0][j81][j82][j83][j84]
-					acc17 += rec22.gNetConv1KernelPartial[1][j81][j82][j83][j84]
-					acc17 += rec22.gNetConv1KernelPartial[2][j81][j82][j83][j84]
-					acc17 += rec22.gNetConv1KernelPartial[3][j81][j82][j83][j84]
-					acc17 += rec22.gNetConv1KernelPartial[4][j81][j82][j83][j84]
-					acc17 += rec22.gNetConv1KernelPartial[5][j81][j82][j83][j84]
-					acc17 += rec22.gNetConv1KernelPartial[6][j81][j82][j83][j84]
-					acc17 += rec22.gNetConv1KernelPartial[7][j81][j82][j83][j84]
-					gNetConv1Kernel[9*j81+3*j82+j83+j84] = acc17
+	for j82 := range 8 {
+		for j83 := range 3 {
+			for j84 := range 3 {
+				for j85 := range 1 {
+					acc17 := gNetConv1Kernel[9*j82+3*j83+j84+j85]
+					acc17 += rec22.gNetConv1KernelPartial[0][j82][j83][j84][j85]
+					acc17 += rec22.gNetConv1KernelPartial[1][j82][j83][j84][j85]
+					acc17 += rec22.gNetConv1KernelPartial[2][j82][j83][j84][j85]
+					acc17 += rec22.gNetConv1KernelPartial[3][j82][j83][j84][j85]
+					acc17 += rec22.gNetConv1KernelPartial[4][j82][j83][j84][j85]
+					acc17 += rec22.gNetConv1KernelPartial[5][j82][j83][j84][j85]
+					acc17 += rec22.gNetConv1KernelPartial[6][j82][j83][j84][j85]
+					acc17 += rec22.gNetConv1KernelPartial[7][j82][j83][j84][j85]
+					gNetConv1Kernel[9*j82+3*j83+j84+j85] = acc17
 				}
 			}
 		}
@@ -2621,6 +2608,13 @@ type ocannlCNNBackwardScratch struct {
 	net_head_x_1                        [256][5][5][16]float32
 	net_head_x                          [256][5][5][16]float32
 	train_cross_entropy_1_logits_1      [256][4]float32
+	train_cross_entropy_1_logits        [256][4]float32
+	train_cross_entropy_1_m             [256][1]float32
+	train_cross_entropy_1_z             [256][4]float32
+	train_cross_entropy_1_logp_1        [256][4]float32
+	train_cross_entropy_1_logp_2        [256][1]float32
+	train_cross_entropy_1_logp_3        [256][1]float32
+	train_1                             [256][4]float32
 	net_conv1_y_grad                    [256][10][10][8]float32
 	net_max_pool_1_x_1_grad             [256][10][10][8]float32
 	net_max_pool_1_x_grad               [256][10][10][8]float32
@@ -2629,6 +2623,15 @@ type ocannlCNNBackwardScratch struct {
 	net_head_x_1_grad                   [256][5][5][16]float32
 	net_head_x_grad                     [256][5][5][16]float32
 	train_cross_entropy_1_logits_1_grad [256][4]float32
+	train_cross_entropy_1_logits_grad   [256][4]float32
+	train_cross_entropy_1_m_grad        [256][1]float32
+	train_cross_entropy_1_z_grad        [256][4]float32
+	train_cross_entropy_1_logp_1_grad   [256][4]float32
+	train_cross_entropy_1_logp_2_grad   [256][1]float32
+	train_cross_entropy_1_logp_3_grad   [256][1]float32
+	train_cross_entropy_1_logp_grad     [256][4]float32
+	train_1_grad                        [256][4]float32
+	train_2_grad                        [1]float32
 }
 
 // ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
@@ -2984,10 +2987,10 @@ type ocannlCNNBackwardPart9 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r12 *ocannlCNNBackwardPart9) Part(j26 int) {
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r12 *ocannlCNNBackwardPart9) Part(j27 int) {
 	scratch := r12.scratch
-	clear(scratch.net_max_pool_1_y_grad[32*j26 : 32*j26+32])
+	clear(scratch.net_max_pool_1_y_grad[32*j27 : 32*j27+32])
 }
 
 // ocannlCNNBackwardPart9Records holds the free ocannlCNNBackwardPart9 records.
@@ -3000,23 +3003,23 @@ type ocannlCNNBackwardPart10 struct {
 	gNetHeadWPartial [8][4][5][5][16]float32
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r15 *ocannlCNNBackwardPart10) Part(j27 int) {
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r15 *ocannlCNNBackwardPart10) Part(j28 int) {
 	scratch, gNetHeadWPartial := r15.scratch, &r15.gNetHeadWPartial
-	gNetHeadWPartial[j27] = [4][5][5][16]float32{}
+	gNetHeadWPartial[j28] = [4][5][5][16]float32{}
 	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetHeadWPartial[j27][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j27][0], &scratch.net_head_x[32*j27][0][0][0])
+		ocannlGemm3AVX512(&gNetHeadWPartial[j28][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j28][0], &scratch.net_head_x[32*j28][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetHeadWPartial[j27][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j27][0], &scratch.net_head_x[32*j27][0][0][0])
+		ocannlGemm3AVX2(&gNetHeadWPartial[j28][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j28][0], &scratch.net_head_x[32*j28][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j27][i1]
+				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j28][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
-						net_head_xRow3 := &scratch.net_head_x[i0+32*j27][i2][i3]
-						gNetHeadWPartialRow := &gNetHeadWPartial[j27][i1][i2][i3]
+						net_head_xRow3 := &scratch.net_head_x[i0+32*j28][i2][i3]
+						gNetHeadWPartialRow := &gNetHeadWPartial[j28][i1][i2][i3]
 						for i4 := range 16 {
 							gNetHeadWPartialRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
 						}
@@ -3037,22 +3040,22 @@ type ocannlCNNBackwardPart11 struct {
 	scratch   *ocannlCNNBackwardScratch
 }
 
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r16 *ocannlCNNBackwardPart11) Part(j32 int) {
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r16 *ocannlCNNBackwardPart11) Part(j33 int) {
 	pNetHeadW, scratch := r16.pNetHeadW, r16.scratch
 	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_head_x_grad[32*j32][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j32][0], &pNetHeadW[0])
+		ocannlGemm4AVX512(&scratch.net_head_x_grad[32*j33][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j33][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_head_x_grad[32*j32][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j32][0], &pNetHeadW[0])
+		ocannlGemm4AVX2(&scratch.net_head_x_grad[32*j33][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j33][0], &pNetHeadW[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1]
+				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j33][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_x_gradRow := &scratch.net_head_x_grad[i0+32*j32][i2][i3]
+						net_head_x_gradRow := &scratch.net_head_x_grad[i0+32*j33][i2][i3]
 						for i4 := range 16 {
 							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
 						}
@@ -3072,19 +3075,19 @@ type ocannlCNNBackwardPart12 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r19 *ocannlCNNBackwardPart12) Part(j33 int) {
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r19 *ocannlCNNBackwardPart12) Part(j34 int) {
 	scratch := r19.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_head_x_1_grad[32*j33][0][0][0], &scratch.net_head_x_1[32*j33][0][0][0], &scratch.net_head_x_grad[32*j33][0][0][0])
+		ocannlMap23AVX2(&scratch.net_head_x_1_grad[32*j34][0][0][0], &scratch.net_head_x_1[32*j34][0][0][0], &scratch.net_head_x_grad[32*j34][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j33][i1][i2]
-					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j33][i1][i2]
-					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j33][i1][i2]
+					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j34][i1][i2]
+					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j34][i1][i2]
+					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j34][i1][i2]
 					for i3 := range 16 {
 						var r17 float32
 						if 0 < net_head_x_1Row3[i3] {
@@ -3111,18 +3114,18 @@ type ocannlCNNBackwardPart13 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r20 *ocannlCNNBackwardPart13) Part(j34 int) {
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r20 *ocannlCNNBackwardPart13) Part(j35 int) {
 	scratch := r20.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_conv2_y_grad[32*j34][0][0][0], &scratch.net_head_x_1_grad[32*j34][0][0][0])
+		ocannlMap24AVX2(&scratch.net_conv2_y_grad[32*j35][0][0][0], &scratch.net_head_x_1_grad[32*j35][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j34][i1][i2]
-					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j34][i1][i2]
+					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j35][i1][i2]
+					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j35][i1][i2]
 					for i3 := range 16 {
 						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
 					}
@@ -3142,23 +3145,23 @@ type ocannlCNNBackwardPart14 struct {
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r21 *ocannlCNNBackwardPart14) Part(j35 int) {
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r21 *ocannlCNNBackwardPart14) Part(j36 int) {
 	scratch, gNetConv2BiasPartial := r21.scratch, &r21.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j35] = [16]float32{}
+	gNetConv2BiasPartial[j36] = [16]float32{}
 	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j35][0], &scratch.net_head_x_1_grad[32*j35][0][0][0])
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j36][0], &scratch.net_head_x_1_grad[32*j36][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
-		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j35]
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j36]
 		for i0 := range 32 {
 			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j35][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j35][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j35][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j35][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j35][i1][4]
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j36][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j36][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j36][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j36][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j36][i1][4]
 				for i3 := range 16 {
 					acc12 := gNetConv2BiasPartialRow[i3]
 					acc12 += net_head_x_1_gradRow3[i3]
@@ -3183,15 +3186,15 @@ type ocannlCNNBackwardPart15 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r22 *ocannlCNNBackwardPart15) Part(j37 int) {
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r22 *ocannlCNNBackwardPart15) Part(j38 int) {
 	pNetConv2Kernel, scratch := r22.pNetConv2Kernel, r22.scratch
 	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j37][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j37][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j38][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j38][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -3199,7 +3202,7 @@ func (r22 *ocannlCNNBackwardPart15) Part(j37 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j37][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j37][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j38][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j38][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -3208,11 +3211,11 @@ func (r22 *ocannlCNNBackwardPart15) Part(j37 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j37][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j38][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j37][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j38][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
@@ -3235,16 +3238,16 @@ type ocannlCNNBackwardPart16 struct {
 	gNetConv2KernelPartial [8][16][3][3][8]float32
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r23 *ocannlCNNBackwardPart16) Part(j38 int) {
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r23 *ocannlCNNBackwardPart16) Part(j39 int) {
 	scratch, gNetConv2KernelPartial := r23.scratch, &r23.gNetConv2KernelPartial
-	gNetConv2KernelPartial[j38] = [16][3][3][8]float32{}
+	gNetConv2KernelPartial[j39] = [16][3][3][8]float32{}
 	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2KernelPartial[j38][0][i4][0][0], &scratch.net_conv2_y_grad[32*j38][i1][i2][0], &scratch.net_max_pool_1_y[32*j38][i1+i4][i2][0])
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j39][0][i4][0][0], &scratch.net_conv2_y_grad[32*j39][i1][i2][0], &scratch.net_max_pool_1_y[32*j39][i1+i4][i2][0])
 				}
 			}
 		}
@@ -3252,7 +3255,7 @@ func (r23 *ocannlCNNBackwardPart16) Part(j38 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2KernelPartial[j38][0][i4][0][0], &scratch.net_conv2_y_grad[32*j38][i1][i2][0], &scratch.net_max_pool_1_y[32*j38][i1+i4][i2][0])
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j39][0][i4][0][0], &scratch.net_conv2_y_grad[32*j39][i1][i2][0], &scratch.net_max_pool_1_y[32*j39][i1+i4][i2][0])
 				}
 			}
 		}
@@ -3261,11 +3264,11 @@ func (r23 *ocannlCNNBackwardPart16) Part(j38 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+32*j38][i1][i2][i3]
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+32*j39][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+32*j38][i1+i4][i2+i5]
-								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j38][i3][i4][i5]
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+32*j39][i1+i4][i2+i5]
+								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j39][i3][i4][i5]
 								for i6 := range 8 {
 									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
@@ -3287,15 +3290,15 @@ type ocannlCNNBackwardPart17 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r26 *ocannlCNNBackwardPart17) Part(j75 int) {
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r26 *ocannlCNNBackwardPart17) Part(j76 int) {
 	scratch := r26.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap29AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j75][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j75][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j75][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j75][i1+1][1][0])
+					ocannlMap29AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j76][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j76][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j76][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j76][i1+1][1][0])
 				}
 			}
 		}
@@ -3304,12 +3307,12 @@ func (r26 *ocannlCNNBackwardPart17) Part(j75 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 8 {
-						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j75][i1+1][i2+1][i3]
-						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j75][i1+1][i2+1][i3]
+						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j76][i1+1][i2+1][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j76][i1+1][i2+1][i3]
 						for i4 := range 2 {
-							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j75][2*i1+i4]
+							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j76][2*i1+i4]
 							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
-							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j75][2*i1+i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j76][2*i1+i4]
 							for i5 := range 2 {
 								var r24 float32
 								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
@@ -3338,19 +3341,19 @@ type ocannlCNNBackwardPart18 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r29 *ocannlCNNBackwardPart18) Part(j76 int) {
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r29 *ocannlCNNBackwardPart18) Part(j77 int) {
 	scratch := r29.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_max_pool_1_x_1_grad[32*j76][0][0][0], &scratch.net_max_pool_1_x_1[32*j76][0][0][0], &scratch.net_max_pool_1_x_grad[32*j76][0][0][0])
+		ocannlMap30AVX2(&scratch.net_max_pool_1_x_1_grad[32*j77][0][0][0], &scratch.net_max_pool_1_x_1[32*j77][0][0][0], &scratch.net_max_pool_1_x_grad[32*j77][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j76][i1][i2]
-					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j76][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j76][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j77][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j77][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j77][i1][i2]
 					for i3 := range 8 {
 						var r27 float32
 						if 0 < net_max_pool_1_x_1Row3[i3] {
@@ -3377,18 +3380,18 @@ type ocannlCNNBackwardPart19 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r30 *ocannlCNNBackwardPart19) Part(j77 int) {
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r30 *ocannlCNNBackwardPart19) Part(j78 int) {
 	scratch := r30.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_conv1_y_grad[32*j77][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j77][0][0][0])
+		ocannlMap31AVX2(&scratch.net_conv1_y_grad[32*j78][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j78][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j77][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j77][i1][i2]
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j78][i1][i2]
 					for i3 := range 8 {
 						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
@@ -3408,23 +3411,23 @@ type ocannlCNNBackwardPart20 struct {
 	gNetConv1BiasPartial [8][8]float32
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r31 *ocannlCNNBackwardPart20) Part(j78 int) {
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r31 *ocannlCNNBackwardPart20) Part(j79 int) {
 	scratch, gNetConv1BiasPartial := r31.scratch, &r31.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j78] = [8]float32{}
+	gNetConv1BiasPartial[j79] = [8]float32{}
 	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j78][0], &scratch.net_max_pool_1_x_1_grad[32*j78][0][0][0])
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j79][0], &scratch.net_max_pool_1_x_1_grad[32*j79][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j78]
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j79]
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2+3]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2+3]
 					for i3 := range 8 {
 						acc15 := gNetConv1BiasPartialRow[i3]
 						acc15 += net_max_pool_1_x_1_gradRow3[i3]
@@ -3435,7 +3438,7 @@ func (r31 *ocannlCNNBackwardPart20) Part(j78 int) {
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2]
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2]
 					for i3 := range 8 {
 						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 					}
@@ -3456,22 +3459,22 @@ type ocannlCNNBackwardPart21 struct {
 	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r32 *ocannlCNNBackwardPart21) Part(j80 int) {
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r32 *ocannlCNNBackwardPart21) Part(j81 int) {
 	images, scratch, gNetConv1KernelPartial := r32.images, r32.scratch, &r32.gNetConv1KernelPartial
-	gNetConv1KernelPartial[j80] = [8][3][3][1]float32{}
+	gNetConv1KernelPartial[j81] = [8][3][3][1]float32{}
 	// float32 m-vector kernel M=8 N=3x3 K=10x10x32: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv1KernelPartial[j80][0][0][0][0], &scratch.net_conv1_y_grad[32*j80][0][0][0], &images[32*j80][0][0][0])
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j81][0][0][0][0], &scratch.net_conv1_y_grad[32*j81][0][0][0], &images[32*j81][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j80][i1][i2][i3]
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j81][i1][i2][i3]
 						for i4 := range 3 {
-							imagesRow2 := &images[i0+32*j80][i1+i4]
-							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j80][i3][i4]
+							imagesRow2 := &images[i0+32*j81][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j81][i3][i4]
 							for i5 := range 3 {
 								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3524,11 +3527,11 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	_net.layer_norm#1/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
 //	_net.layer_norm#1/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
-//	net.layer_norm#1/var: 256,8 | 1 (let, local)
+//	net.layer_norm#1/var: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_var)
 //	net.layer_norm#1.gamma: 32 (param, parameter pNetLayerNorm1Gamma)
 //	_net/x1.1: 256,8 | 32 (let, local, in scratch field net_x1_1)
 //	_num.1: 1 (number, constant)
-//	_net/x1.2: 256,8 | 1 (let, local)
+//	_net/x1.2: 256,8 | 1 (let, local, in scratch field net_x1_2)
 //	_net/x1.3: 256,8 | 1 (let, local, in scratch field net_x1_3)
 //	_net/x1.4: 256,8 | 32 (let, local, in scratch field net_x1_4)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
@@ -3550,11 +3553,11 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	_net.layer_norm#2/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
 //	_net.layer_norm#2/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
-//	net.layer_norm#2/var: 256,8 | 1 (let, local)
+//	net.layer_norm#2/var: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_var)
 //	net.layer_norm#2.gamma: 32 (param, parameter pNetLayerNorm2Gamma)
 //	_net/x2.1: 256,8 | 32 (let, local, in scratch field net_x2_1)
 //	_num.2: 1 (number, constant)
-//	_net/x2.2: 256,8 | 1 (let, local)
+//	_net/x2.2: 256,8 | 1 (let, local, in scratch field net_x2_2)
 //	_net/x2.3: 256,8 | 1 (let, local, in scratch field net_x2_3)
 //	_net/x2.4: 256,8 | 32 (let, local, in scratch field net_x2_4)
 //	net.layer_norm#2.beta: 32 (param, parameter pNetLayerNorm2Beta)
@@ -3567,7 +3570,7 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	train.cross_entropy#1/z: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_z)
 //	_train.cross_entropy#1/logp.1: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp_1)
 //	_train.cross_entropy#1/logp.2: 256,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
-//	_train.cross_entropy#1/logp.3: 256,8 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 256,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp)
 //	_train.1: 256,8 | 10 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local, in scratch field train_2)
@@ -3927,11 +3930,6 @@ var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlReverserTrainLossScratch) {
-	var net_layer_norm_1_var [256][8][1]float32
-	var net_x1_2 [256][8][1]float32
-	var net_layer_norm_2_var [256][8][1]float32
-	var net_x2_2 [256][8][1]float32
-	var train_cross_entropy_1_logp_3 [256][8][1]float32
 	var train_3 [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
@@ -4017,20 +4015,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec11 := ocannlReverserTrainLossPart10Records.Get()
 	rec11.scratch = scratch
 
-	// The 5 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11)
-	*rec7 = ocannlReverserTrainLossPart6{}
-	ocannlReverserTrainLossPart6Records.Put(rec7)
-	*rec8 = ocannlReverserTrainLossPart7{}
-	ocannlReverserTrainLossPart7Records.Put(rec8)
-	*rec9 = ocannlReverserTrainLossPart8{}
-	ocannlReverserTrainLossPart8Records.Put(rec9)
-	*rec10 = ocannlReverserTrainLossPart9{}
-	ocannlReverserTrainLossPart9Records.Put(rec10)
-	*rec11 = ocannlReverserTrainLossPart10{}
-	ocannlReverserTrainLossPart10Records.Put(rec11)
-
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
@@ -4038,9 +4022,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserTrainLossPart11Records.Get()
 	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlReverserTrainLossPart11{}
-	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
@@ -4058,136 +4039,68 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec15 := ocannlReverserTrainLossPart14Records.Get()
 	rec15.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
+	// 8 parts of i0 on the pool.
+	rec16 := ocannlReverserTrainLossPart15Records.Get()
+	rec16.scratch = scratch
+
+	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
+	// 8 parts of i0 on the pool.
+	rec17 := ocannlReverserTrainLossPart16Records.Get()
+	rec17.scratch = scratch
+
+	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+	// 8 parts of i0 on the pool.
+	rec18 := ocannlReverserTrainLossPart17Records.Get()
+	rec18.scratch = scratch
+
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// 8 parts of i0 on the pool.
+	rec19 := ocannlReverserTrainLossPart18Records.Get()
+	rec19.scratch = scratch
+
+	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
+	// 8 parts of i0 on the pool.
+	rec20 := ocannlReverserTrainLossPart19Records.Get()
+	rec20.scratch = scratch
+
+	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+	// 8 parts of i0 on the pool.
+	rec21 := ocannlReverserTrainLossPart20Records.Get()
+	rec21.scratch = scratch
+
+	// _net/x1.3 = pointwise sqrt of _net/x1.2
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlReverserTrainLossPart21Records.Get()
+	rec22.scratch = scratch
+
+	// The 16 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec13, rec14, rec15)
+	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
+	*rec7 = ocannlReverserTrainLossPart6{}
+	ocannlReverserTrainLossPart6Records.Put(rec7)
+	*rec8 = ocannlReverserTrainLossPart7{}
+	ocannlReverserTrainLossPart7Records.Put(rec8)
+	*rec9 = ocannlReverserTrainLossPart8{}
+	ocannlReverserTrainLossPart8Records.Put(rec9)
+	*rec10 = ocannlReverserTrainLossPart9{}
+	ocannlReverserTrainLossPart9Records.Put(rec10)
+	*rec11 = ocannlReverserTrainLossPart10{}
+	ocannlReverserTrainLossPart10Records.Put(rec11)
+	*rec12 = ocannlReverserTrainLossPart11{}
+	ocannlReverserTrainLossPart11Records.Put(rec12)
 	*rec13 = ocannlReverserTrainLossPart12{}
 	ocannlReverserTrainLossPart12Records.Put(rec13)
 	*rec14 = ocannlReverserTrainLossPart13{}
 	ocannlReverserTrainLossPart13Records.Put(rec14)
 	*rec15 = ocannlReverserTrainLossPart14{}
 	ocannlReverserTrainLossPart14Records.Put(rec15)
-
-	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-			net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
-			for i1 := range 8 {
-				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
-			}
-		}
-	}
-
-	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserTrainLossPart15Records.Get()
-	rec16.scratch = scratch
-
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserTrainLossPart16Records.Get()
-	rec17.scratch = scratch
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserTrainLossPart17Records.Get()
-	rec18.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec16, rec17, rec18)
 	*rec16 = ocannlReverserTrainLossPart15{}
 	ocannlReverserTrainLossPart15Records.Put(rec16)
 	*rec17 = ocannlReverserTrainLossPart16{}
 	ocannlReverserTrainLossPart16Records.Put(rec17)
 	*rec18 = ocannlReverserTrainLossPart17{}
 	ocannlReverserTrainLossPart17Records.Put(rec18)
-
-	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
-			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-			for i1 := range 8 {
-				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
-			}
-		}
-	}
-
-	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-			net_x1_2Row := &net_x1_2[i0]
-			for i1 := range 8 {
-				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
-			}
-		}
-	}
-
-	// _net/x1.3 = pointwise sqrt of _net/x1.2
-	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_x1_2Row2 := &net_x1_2[i0]
-			net_x1_3Row := &scratch.net_x1_3[i0]
-			for i1 := range 8 {
-				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
-			}
-		}
-	}
-
-	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
-	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserTrainLossPart18Records.Get()
-	rec19.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec19.pNetLayerNorm1Beta = pNetLayerNorm1Beta
-	rec19.scratch = scratch
-
-	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserTrainLossPart19Records.Get()
-	rec20.pNetDense1W = pNetDense1W
-	rec20.scratch = scratch
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
-	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserTrainLossPart20Records.Get()
-	rec21.pNetDense1B = pNetDense1B
-	rec21.scratch = scratch
-
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserTrainLossPart21Records.Get()
-	rec22.pNetLinear1W = pNetLinear1W
-	rec22.scratch = scratch
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
-	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserTrainLossPart22Records.Get()
-	rec23.pNetLinear1B = pNetLinear1B
-	rec23.scratch = scratch
-
-	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserTrainLossPart23Records.Get()
-	rec24.scratch = scratch
-
-	// The 6 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec19, rec20, rec21, rec22, rec23, rec24)
 	*rec19 = ocannlReverserTrainLossPart18{}
 	ocannlReverserTrainLossPart18Records.Put(rec19)
 	*rec20 = ocannlReverserTrainLossPart19{}
@@ -4196,236 +4109,199 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart20Records.Put(rec21)
 	*rec22 = ocannlReverserTrainLossPart21{}
 	ocannlReverserTrainLossPart21Records.Put(rec22)
+
+	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// 8 parts of i0 on the pool.
+	rec23 := ocannlReverserTrainLossPart22Records.Get()
+	rec23.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec23.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec23.scratch = scratch
+
+	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	// 8 parts of i0 on the pool.
+	rec24 := ocannlReverserTrainLossPart23Records.Get()
+	rec24.pNetDense1W = pNetDense1W
+	rec24.scratch = scratch
+
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
+	// 8 parts of i0 on the pool.
+	rec25 := ocannlReverserTrainLossPart24Records.Get()
+	rec25.pNetDense1B = pNetDense1B
+	rec25.scratch = scratch
+
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	// 8 parts of i0 on the pool.
+	rec26 := ocannlReverserTrainLossPart25Records.Get()
+	rec26.pNetLinear1W = pNetLinear1W
+	rec26.scratch = scratch
+
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
+	// 8 parts of i0 on the pool.
+	rec27 := ocannlReverserTrainLossPart26Records.Get()
+	rec27.pNetLinear1B = pNetLinear1B
+	rec27.scratch = scratch
+
+	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
+	// 8 parts of i0 on the pool.
+	rec28 := ocannlReverserTrainLossPart27Records.Get()
+	rec28.scratch = scratch
+
+	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
+	// 8 parts of i0 on the pool.
+	rec29 := ocannlReverserTrainLossPart28Records.Get()
+	rec29.scratch = scratch
+
+	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
+	// 8 parts of i0 on the pool.
+	rec30 := ocannlReverserTrainLossPart29Records.Get()
+	rec30.scratch = scratch
+
+	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
+	// 8 parts of i0 on the pool.
+	rec31 := ocannlReverserTrainLossPart30Records.Get()
+	rec31.scratch = scratch
+
+	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
+	// 8 parts of i0 on the pool.
+	rec32 := ocannlReverserTrainLossPart31Records.Get()
+	rec32.scratch = scratch
+
+	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
+	// 8 parts of i0 on the pool.
+	rec33 := ocannlReverserTrainLossPart32Records.Get()
+	rec33.scratch = scratch
+
+	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
+	// 8 parts of i0 on the pool.
+	rec34 := ocannlReverserTrainLossPart33Records.Get()
+	rec34.scratch = scratch
+
+	// _net/x2.3 = pointwise sqrt of _net/x2.2
+	// 8 parts of i0 on the pool.
+	rec35 := ocannlReverserTrainLossPart34Records.Get()
+	rec35.scratch = scratch
+
+	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
+	// 8 parts of i0 on the pool.
+	rec36 := ocannlReverserTrainLossPart35Records.Get()
+	rec36.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec36.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec36.scratch = scratch
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
+	// 8 parts of i0 on the pool.
+	rec37 := ocannlReverserTrainLossPart36Records.Get()
+	rec37.pNetLinear2W = pNetLinear2W
+	rec37.scratch = scratch
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
+	// 8 parts of i0 on the pool.
+	rec38 := ocannlReverserTrainLossPart37Records.Get()
+	rec38.pNetLinear2B = pNetLinear2B
+	rec38.scratch = scratch
+
+	// The 16 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec23, rec24, rec25, rec26, rec27, rec28, rec29, rec30, rec31, rec32, rec33, rec34, rec35, rec36, rec37, rec38)
 	*rec23 = ocannlReverserTrainLossPart22{}
 	ocannlReverserTrainLossPart22Records.Put(rec23)
 	*rec24 = ocannlReverserTrainLossPart23{}
 	ocannlReverserTrainLossPart23Records.Put(rec24)
-
-	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0]
-			for i1 := range 8 {
-				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
-			}
-		}
-	}
-
-	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserTrainLossPart24Records.Get()
-	rec25.scratch = scratch
-
-	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserTrainLossPart25Records.Get()
-	rec26.scratch = scratch
-
-	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserTrainLossPart26Records.Get()
-	rec27.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec25, rec26, rec27)
 	*rec25 = ocannlReverserTrainLossPart24{}
 	ocannlReverserTrainLossPart24Records.Put(rec25)
 	*rec26 = ocannlReverserTrainLossPart25{}
 	ocannlReverserTrainLossPart25Records.Put(rec26)
 	*rec27 = ocannlReverserTrainLossPart26{}
 	ocannlReverserTrainLossPart26Records.Put(rec27)
-
-	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
-			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-			for i1 := range 8 {
-				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
-			}
-		}
-	}
-
-	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-			net_x2_2Row := &net_x2_2[i0]
-			for i1 := range 8 {
-				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
-			}
-		}
-	}
-
-	// _net/x2.3 = pointwise sqrt of _net/x2.2
-	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_x2_2Row2 := &net_x2_2[i0]
-			net_x2_3Row := &scratch.net_x2_3[i0]
-			for i1 := range 8 {
-				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
-			}
-		}
-	}
-
-	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserTrainLossPart27Records.Get()
-	rec28.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec28.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec28.scratch = scratch
-
-	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserTrainLossPart28Records.Get()
-	rec29.pNetLinear2W = pNetLinear2W
-	rec29.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec28, rec29)
 	*rec28 = ocannlReverserTrainLossPart27{}
 	ocannlReverserTrainLossPart27Records.Put(rec28)
 	*rec29 = ocannlReverserTrainLossPart28{}
 	ocannlReverserTrainLossPart28Records.Put(rec29)
-
-	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
-	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1]
-				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
-				}
-			}
-		}
-	}
+	*rec30 = ocannlReverserTrainLossPart29{}
+	ocannlReverserTrainLossPart29Records.Put(rec30)
+	*rec31 = ocannlReverserTrainLossPart30{}
+	ocannlReverserTrainLossPart30Records.Put(rec31)
+	*rec32 = ocannlReverserTrainLossPart31{}
+	ocannlReverserTrainLossPart31Records.Put(rec32)
+	*rec33 = ocannlReverserTrainLossPart32{}
+	ocannlReverserTrainLossPart32Records.Put(rec33)
+	*rec34 = ocannlReverserTrainLossPart33{}
+	ocannlReverserTrainLossPart33Records.Put(rec34)
+	*rec35 = ocannlReverserTrainLossPart34{}
+	ocannlReverserTrainLossPart34Records.Put(rec35)
+	*rec36 = ocannlReverserTrainLossPart35{}
+	ocannlReverserTrainLossPart35Records.Put(rec36)
+	*rec37 = ocannlReverserTrainLossPart36{}
+	ocannlReverserTrainLossPart36Records.Put(rec37)
+	*rec38 = ocannlReverserTrainLossPart37{}
+	ocannlReverserTrainLossPart37Records.Put(rec38)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserTrainLossPart29Records.Get()
-	rec30.scratch = scratch
-	region.Run(rec30, 8)
-	*rec30 = ocannlReverserTrainLossPart29{}
-	ocannlReverserTrainLossPart29Records.Put(rec30)
+	rec39 := ocannlReverserTrainLossPart38Records.Get()
+	rec39.scratch = scratch
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
-				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1][0]
-				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec40 := ocannlReverserTrainLossPart39Records.Get()
+	rec40.scratch = scratch
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec41 := ocannlReverserTrainLossPart40Records.Get()
+	rec41.scratch = scratch
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserTrainLossPart30Records.Get()
-	rec31.scratch = scratch
-	region.Run(rec31, 8)
-	*rec31 = ocannlReverserTrainLossPart30{}
-	ocannlReverserTrainLossPart30Records.Put(rec31)
+	rec42 := ocannlReverserTrainLossPart41Records.Get()
+	rec42.scratch = scratch
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap48AVX2(&train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
-			train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec43 := ocannlReverserTrainLossPart42Records.Get()
+	rec43.scratch = scratch
 
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
-	// float32 pointwise kernel over 2048 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				targetsRow := &targets[i0][i1]
-				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-				train_1Row := &scratch.train_1[i0][i1]
-				for i2 := range 10 {
-					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec44 := ocannlReverserTrainLossPart43Records.Get()
+	rec44.targets = targets
+	rec44.scratch = scratch
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserTrainLossPart31Records.Get()
-	rec32.scratch = scratch
-	region.Run(rec32, 8)
+	rec45 := ocannlReverserTrainLossPart44Records.Get()
+	rec45.scratch = scratch
+
+	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec39, rec40, rec41, rec42, rec43, rec44, rec45)
+	*rec39 = ocannlReverserTrainLossPart38{}
+	ocannlReverserTrainLossPart38Records.Put(rec39)
+	*rec40 = ocannlReverserTrainLossPart39{}
+	ocannlReverserTrainLossPart39Records.Put(rec40)
+	*rec41 = ocannlReverserTrainLossPart40{}
+	ocannlReverserTrainLossPart40Records.Put(rec41)
+	*rec42 = ocannlReverserTrainLossPart41{}
+	ocannlReverserTrainLossPart41Records.Put(rec42)
+	*rec43 = ocannlReverserTrainLossPart42{}
+	ocannlReverserTrainLossPart42Records.Put(rec43)
+	*rec44 = ocannlReverserTrainLossPart43{}
+	ocannlReverserTrainLossPart43Records.Put(rec44)
 	// The 8 partial sums, added in part order.
-	for j33 := range 1 {
+	for j46 := range 1 {
 		acc20 := float32(0)
-		acc20 += rec32.train_2Partial[0][j33]
-		acc20 += rec32.train_2Partial[1][j33]
-		acc20 += rec32.train_2Partial[2][j33]
-		acc20 += rec32.train_2Partial[3][j33]
-		acc20 += rec32.train_2Partial[4][j33]
-		acc20 += rec32.train_2Partial[5][j33]
-		acc20 += rec32.train_2Partial[6][j33]
-		acc20 += rec32.train_2Partial[7][j33]
-		scratch.train_2[j33] = acc20
+		acc20 += rec45.train_2Partial[0][j46]
+		acc20 += rec45.train_2Partial[1][j46]
+		acc20 += rec45.train_2Partial[2][j46]
+		acc20 += rec45.train_2Partial[3][j46]
+		acc20 += rec45.train_2Partial[4][j46]
+		acc20 += rec45.train_2Partial[5][j46]
+		acc20 += rec45.train_2Partial[6][j46]
+		acc20 += rec45.train_2Partial[7][j46]
+		scratch.train_2[j46] = acc20
 	}
-	rec32.scratch = nil
-	ocannlReverserTrainLossPart31Records.Put(rec32)
+	rec45.scratch = nil
+	ocannlReverserTrainLossPart44Records.Put(rec45)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = scratch.train_2[0] / 2048
@@ -4457,6 +4333,8 @@ type ocannlReverserTrainLossScratch struct {
 	net_layer_norm_1_centered      [256][8][32]float32
 	net_layer_norm_1_var_1         [256][8][32]float32
 	net_layer_norm_1_var_2         [256][8][1]float32
+	net_layer_norm_1_var           [256][8][1]float32
+	net_x1_2                       [256][8][1]float32
 	net_x1_3                       [256][8][1]float32
 	net_x1                         [256][8][32]float32
 	net_linear_1_x_1               [256][8][64]float32
@@ -4468,6 +4346,8 @@ type ocannlReverserTrainLossScratch struct {
 	net_layer_norm_2_centered      [256][8][32]float32
 	net_layer_norm_2_var_1         [256][8][32]float32
 	net_layer_norm_2_var_2         [256][8][1]float32
+	net_layer_norm_2_var           [256][8][1]float32
+	net_x2_2                       [256][8][1]float32
 	net_x2_3                       [256][8][1]float32
 	net_x2                         [256][8][32]float32
 	train_cross_entropy_1_logits_1 [256][8][10]float32
@@ -4476,6 +4356,7 @@ type ocannlReverserTrainLossScratch struct {
 	train_cross_entropy_1_z        [256][8][10]float32
 	train_cross_entropy_1_logp_1   [256][8][10]float32
 	train_cross_entropy_1_logp_2   [256][8][1]float32
+	train_cross_entropy_1_logp_3   [256][8][1]float32
 	train_1                        [256][8][10]float32
 	train_2                        [1]float32
 }
@@ -5036,20 +4917,15 @@ type ocannlReverserTrainLossPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r16 *ocannlReverserTrainLossPart15) Part(j16 int) {
 	scratch := r16.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0], &scratch.net_layer_norm_1_mean[32*j16][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0], &scratch.net_layer_norm_1_mean[32*j16][0][0])
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_mean[32*j16][0][0], &scratch.net_layer_norm_1_mean_1[32*j16][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0+32*j16]
+			net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0+32*j16]
 			for i1 := range 8 {
-				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
-				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j16][i1][0]
-				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j16][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
-				}
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
 			}
 		}
 	}
@@ -5067,18 +4943,19 @@ type ocannlReverserTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r17 *ocannlReverserTrainLossPart16) Part(j17 int) {
 	scratch := r17.scratch
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[32*j17][0][0], &scratch.net_layer_norm_1_centered[32*j17][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[32*j17][0][0], &scratch.net_layer_norm_1_centered[32*j17][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j17][i1]
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j17][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j17][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 				}
 			}
 		}
@@ -5097,19 +4974,19 @@ type ocannlReverserTrainLossPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r18 *ocannlReverserTrainLossPart17) Part(j18 int) {
 	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j18][0][0], &scratch.net_layer_norm_1_var_1[32*j18][0][0])
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
-				acc11 := float32(0)
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j18][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
-				scratch.net_layer_norm_1_var_2[i0+32*j18][i1][0] = acc11
 			}
 		}
 	}
@@ -5121,28 +4998,25 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart18 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart18 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	pNetLayerNorm1Beta  *[32]float32
-	scratch             *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r19 *ocannlReverserTrainLossPart18) Part(j19 int) {
-	pNetLayerNorm1Gamma, pNetLayerNorm1Beta, scratch := r19.pNetLayerNorm1Gamma, r19.pNetLayerNorm1Beta, r19.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x1[32*j19][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j19][0][0], &scratch.net_x1_3[32*j19][0][0], &pNetLayerNorm1Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x1[32*j19][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j19][0][0], &scratch.net_x1_3[32*j19][0][0], &pNetLayerNorm1Beta[0])
+	scratch := r19.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j19][0][0], &scratch.net_layer_norm_1_var_1[32*j19][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j19][i1]
-				net_x1_3V := scratch.net_x1_3[i0+32*j19][i1][0]
-				net_x1Row := &scratch.net_x1[i0+32*j19][i1]
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j19][i1]
+				acc11 := float32(0)
 				for i2 := range 32 {
-					net_x1Row[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_x1_3V) + pNetLayerNorm1Beta[i2]
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+32*j19][i1][0] = acc11
 			}
 		}
 	}
@@ -5154,31 +5028,21 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart19 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart19 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r20 *ocannlReverserTrainLossPart19) Part(j20 int) {
-	pNetDense1W, scratch := r20.pNetDense1W, r20.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j20][0][0], &pNetDense1W[0], &scratch.net_x1[32*j20][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j20][0][0], &pNetDense1W[0], &scratch.net_x1[32*j20][0][0])
+	scratch := r20.scratch
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_var[32*j20][0][0], &scratch.net_layer_norm_1_var_2[32*j20][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
+			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0+32*j20]
+			net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0+32*j20]
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j20][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0+32*j20][i1][i2] = acc12
-				}
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
 			}
 		}
 	}
@@ -5190,30 +5054,21 @@ var ocannlReverserTrainLossPart19Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart20 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart20 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
-func (r22 *ocannlReverserTrainLossPart20) Part(j21 int) {
-	pNetDense1B, scratch := r22.pNetDense1B, r22.scratch
-	// float32 pointwise kernel over 256 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_1[32*j21][0][0], &pNetDense1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_1[32*j21][0][0], &pNetDense1B[0])
+func (r21 *ocannlReverserTrainLossPart20) Part(j21 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap40AVX2(&scratch.net_x1_2[32*j21][0][0], &scratch.net_layer_norm_1_var[32*j21][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0+32*j21]
+			net_x1_2Row := &scratch.net_x1_2[i0+32*j21]
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j21][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j21][i1]
-				for i2 := range 64 {
-					r21 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-					if !(r21 > 0) {
-						r21 = 0
-					}
-					net_linear_1_xRow[i2] = r21
-				}
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
 			}
 		}
 	}
@@ -5225,31 +5080,21 @@ var ocannlReverserTrainLossPart20Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart21 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart21 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
-func (r23 *ocannlReverserTrainLossPart21) Part(j22 int) {
-	pNetLinear1W, scratch := r23.pNetLinear1W, r23.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
+func (r22 *ocannlReverserTrainLossPart21) Part(j22 int) {
+	scratch := r22.scratch
+	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&scratch.net_x1_3[32*j22][0][0], &scratch.net_x1_2[32*j22][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
+			net_x1_2Row2 := &scratch.net_x1_2[i0+32*j22]
+			net_x1_3Row := &scratch.net_x1_3[i0+32*j22]
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j22][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j22][i1][i2] = acc13
-				}
+				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
 			}
 		}
 	}
@@ -5261,26 +5106,27 @@ var ocannlReverserTrainLossPart21Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart22 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart22 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserTrainLossScratch
+	pNetLayerNorm1Gamma *[32]float32
+	pNetLayerNorm1Beta  *[32]float32
+	scratch             *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
-func (r24 *ocannlReverserTrainLossPart22) Part(j23 int) {
-	pNetLinear1B, scratch := r24.pNetLinear1B, r24.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+func (r23 *ocannlReverserTrainLossPart22) Part(j23 int) {
+	pNetLayerNorm1Gamma, pNetLayerNorm1Beta, scratch := r23.pNetLayerNorm1Gamma, r23.pNetLayerNorm1Beta, r23.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j23][0][0], &scratch.net_x1[32*j23][0][0], &scratch.net_layer_norm_2_x_1[32*j23][0][0], &pNetLinear1B[0])
+		ocannlMap42AVX512(&scratch.net_x1[32*j23][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j23][0][0], &scratch.net_x1[32*j23][0][0], &scratch.net_layer_norm_2_x_1[32*j23][0][0], &pNetLinear1B[0])
+		ocannlMap42AVX2(&scratch.net_x1[32*j23][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+32*j23][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j23][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j23][i1]
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j23][i1]
+				net_x1_3V := scratch.net_x1_3[i0+32*j23][i1][0]
+				net_x1Row := &scratch.net_x1[i0+32*j23][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+					net_x1Row[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_x1_3V) + pNetLayerNorm1Beta[i2]
 				}
 			}
 		}
@@ -5293,25 +5139,31 @@ var ocannlReverserTrainLossPart22Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart23 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart23 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
-func (r25 *ocannlReverserTrainLossPart23) Part(j24 int) {
-	scratch := r25.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j24][0][0], &scratch.net_layer_norm_2_x[32*j24][0][0])
+func (r24 *ocannlReverserTrainLossPart23) Part(j24 int) {
+	pNetDense1W, scratch := r24.pNetDense1W, r24.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1W[0], &scratch.net_x1[32*j24][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1W[0], &scratch.net_x1[32*j24][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j24][i1]
-				acc14 := float32(0)
-				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+				net_x1Row2 := &scratch.net_x1[i0+32*j24][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j24][i1][i2] = acc12
 				}
-				scratch.net_layer_norm_2_mean_1[i0+32*j24][i1][0] = acc14
 			}
 		}
 	}
@@ -5323,25 +5175,29 @@ var ocannlReverserTrainLossPart23Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart24 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart24 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r26 *ocannlReverserTrainLossPart24) Part(j25 int) {
-	scratch := r26.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	pNetDense1B, scratch := r26.pNetDense1B, r26.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j25][0][0], &scratch.net_layer_norm_2_x[32*j25][0][0], &scratch.net_layer_norm_2_mean[32*j25][0][0])
+		ocannlMap43AVX512(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j25][0][0], &scratch.net_layer_norm_2_x[32*j25][0][0], &scratch.net_layer_norm_2_mean[32*j25][0][0])
+		ocannlMap43AVX2(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j25][i1]
-				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j25][i1][0]
-				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j25][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j25][i1]
+				for i2 := range 64 {
+					r25 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					if !(r25 > 0) {
+						r25 = 0
+					}
+					net_linear_1_xRow[i2] = r25
 				}
 			}
 		}
@@ -5354,24 +5210,30 @@ var ocannlReverserTrainLossPart24Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart25 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart25 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlReverserTrainLossPart25) Part(j26 int) {
-	scratch := r27.scratch
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	pNetLinear1W, scratch := r27.pNetLinear1W, r27.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j26][0][0], &scratch.net_layer_norm_2_centered[32*j26][0][0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j26][0][0], &scratch.net_layer_norm_2_centered[32*j26][0][0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j26][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j26][i1]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j26][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j26][i1][i2] = acc13
 				}
 			}
 		}
@@ -5384,25 +5246,27 @@ var ocannlReverserTrainLossPart25Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart26 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart26 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlReverserTrainLossPart26) Part(j27 int) {
-	scratch := r28.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j27][0][0], &scratch.net_layer_norm_2_var_1[32*j27][0][0])
+	pNetLinear1B, scratch := r28.pNetLinear1B, r28.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_x1[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_x1[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j27][i1]
-				acc15 := float32(0)
+				net_x1Row3 := &scratch.net_x1[i0+32*j27][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j27][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j27][i1]
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
-				scratch.net_layer_norm_2_var_2[i0+32*j27][i1][0] = acc15
 			}
 		}
 	}
@@ -5414,28 +5278,25 @@ var ocannlReverserTrainLossPart26Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart27 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart27 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	pNetLayerNorm2Beta  *[32]float32
-	scratch             *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r29 *ocannlReverserTrainLossPart27) Part(j28 int) {
-	pNetLayerNorm2Gamma, pNetLayerNorm2Beta, scratch := r29.pNetLayerNorm2Gamma, r29.pNetLayerNorm2Beta, r29.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x2[32*j28][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j28][0][0], &scratch.net_x2_3[32*j28][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x2[32*j28][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j28][0][0], &scratch.net_x2_3[32*j28][0][0], &pNetLayerNorm2Beta[0])
+	scratch := r29.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j28][0][0], &scratch.net_layer_norm_2_x[32*j28][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j28][i1]
-				net_x2_3V := scratch.net_x2_3[i0+32*j28][i1][0]
-				net_x2Row := &scratch.net_x2[i0+32*j28][i1]
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j28][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					net_x2Row[i2] = ((pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]) / net_x2_3V) + pNetLayerNorm2Beta[i2]
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j28][i1][0] = acc14
 			}
 		}
 	}
@@ -5447,31 +5308,21 @@ var ocannlReverserTrainLossPart27Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart28 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart28 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r30 *ocannlReverserTrainLossPart28) Part(j29 int) {
-	pNetLinear2W, scratch := r30.pNetLinear2W, r30.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j29][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j29][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j29][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j29][0][0])
+	scratch := r30.scratch
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[32*j29][0][0], &scratch.net_layer_norm_2_mean_1[32*j29][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0+32*j29]
+			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0+32*j29]
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j29][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j29][i1][i2] = acc16
-				}
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 			}
 		}
 	}
@@ -5489,19 +5340,20 @@ type ocannlReverserTrainLossPart29 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r31 *ocannlReverserTrainLossPart29) Part(j30 int) {
 	scratch := r31.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j30][0][0], &scratch.train_cross_entropy_1_logits[32*j30][0][0])
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j30][i1]
-				acc17 := float32(math.Inf(-1))
-				for i2 := range 10 {
-					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j30][i1]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j30][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j30][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 				}
-				scratch.train_cross_entropy_1_m[i0+32*j30][i1][0] = acc17
 			}
 		}
 	}
@@ -5519,19 +5371,19 @@ type ocannlReverserTrainLossPart30 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r32 *ocannlReverserTrainLossPart30) Part(j31 int) {
 	scratch := r32.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j31][0][0], &scratch.train_cross_entropy_1_logp_1[32*j31][0][0])
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j31][i1]
-				acc18 := float32(0)
-				for i2 := range 10 {
-					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j31][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j31][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
-				scratch.train_cross_entropy_1_logp_2[i0+32*j31][i1][0] = acc18
 			}
 		}
 	}
@@ -5543,34 +5395,420 @@ var ocannlReverserTrainLossPart30Records rt.Records[ocannlReverserTrainLossPart3
 // ocannlReverserTrainLossPart31 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart31 struct {
-	scratch        *ocannlReverserTrainLossScratch
-	train_2Partial [8][1]float32
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r33 *ocannlReverserTrainLossPart31) Part(j32 int) {
-	scratch, train_2Partial := r33.scratch, &r33.train_2Partial
-	train_2Partial[j32] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	scratch := r33.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&train_2Partial[j32][0], &scratch.train_1[32*j32][0][0])
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j32][0][0], &scratch.net_layer_norm_2_var_1[32*j32][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		acc19 := train_2Partial[j32][0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_1Row2 := &scratch.train_1[i0+32*j32][i1]
-				for i2 := range 10 {
-					acc19 += train_1Row2[i2]
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j32][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_2_var_2[i0+32*j32][i1][0] = acc15
 			}
 		}
-		train_2Partial[j32][0] = acc19
 	}
 }
 
 // ocannlReverserTrainLossPart31Records holds the free ocannlReverserTrainLossPart31 records.
 var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart31]
+
+// ocannlReverserTrainLossPart32 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart32 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r34 *ocannlReverserTrainLossPart32) Part(j33 int) {
+	scratch := r34.scratch
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_var[32*j33][0][0], &scratch.net_layer_norm_2_var_2[32*j33][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0+32*j33]
+			net_layer_norm_2_varRow := &scratch.net_layer_norm_2_var[i0+32*j33]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart32Records holds the free ocannlReverserTrainLossPart32 records.
+var ocannlReverserTrainLossPart32Records rt.Records[ocannlReverserTrainLossPart32]
+
+// ocannlReverserTrainLossPart33 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart33 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r35 *ocannlReverserTrainLossPart33) Part(j34 int) {
+	scratch := r35.scratch
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap40AVX2(&scratch.net_x2_2[32*j34][0][0], &scratch.net_layer_norm_2_var[32*j34][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0+32*j34]
+			net_x2_2Row := &scratch.net_x2_2[i0+32*j34]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart33Records holds the free ocannlReverserTrainLossPart33 records.
+var ocannlReverserTrainLossPart33Records rt.Records[ocannlReverserTrainLossPart33]
+
+// ocannlReverserTrainLossPart34 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart34 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r36 *ocannlReverserTrainLossPart34) Part(j35 int) {
+	scratch := r36.scratch
+	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&scratch.net_x2_3[32*j35][0][0], &scratch.net_x2_2[32*j35][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x2_2Row2 := &scratch.net_x2_2[i0+32*j35]
+			net_x2_3Row := &scratch.net_x2_3[i0+32*j35]
+			for i1 := range 8 {
+				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart34Records holds the free ocannlReverserTrainLossPart34 records.
+var ocannlReverserTrainLossPart34Records rt.Records[ocannlReverserTrainLossPart34]
+
+// ocannlReverserTrainLossPart35 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart35 struct {
+	pNetLayerNorm2Gamma *[32]float32
+	pNetLayerNorm2Beta  *[32]float32
+	scratch             *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r37 *ocannlReverserTrainLossPart35) Part(j36 int) {
+	pNetLayerNorm2Gamma, pNetLayerNorm2Beta, scratch := r37.pNetLayerNorm2Gamma, r37.pNetLayerNorm2Beta, r37.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_x2[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0], &scratch.net_x2_3[32*j36][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_x2[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0], &scratch.net_x2_3[32*j36][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j36][i1]
+				net_x2_3V := scratch.net_x2_3[i0+32*j36][i1][0]
+				net_x2Row := &scratch.net_x2[i0+32*j36][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = ((pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]) / net_x2_3V) + pNetLayerNorm2Beta[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart35Records holds the free ocannlReverserTrainLossPart35 records.
+var ocannlReverserTrainLossPart35Records rt.Records[ocannlReverserTrainLossPart35]
+
+// ocannlReverserTrainLossPart36 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart36 struct {
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r38 *ocannlReverserTrainLossPart36) Part(j37 int) {
+	pNetLinear2W, scratch := r38.pNetLinear2W, r38.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j37][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j37][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j37][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j37][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2Row2 := &scratch.net_x2[i0+32*j37][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j37][i1][i2] = acc16
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart36Records holds the free ocannlReverserTrainLossPart36 records.
+var ocannlReverserTrainLossPart36Records rt.Records[ocannlReverserTrainLossPart36]
+
+// ocannlReverserTrainLossPart37 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart37 struct {
+	pNetLinear2B *[10]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r39 *ocannlReverserTrainLossPart37) Part(j38 int) {
+	pNetLinear2B, scratch := r39.pNetLinear2B, r39.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits[32*j38][0][0], &scratch.train_cross_entropy_1_logits_1[32*j38][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits[32*j38][0][0], &scratch.train_cross_entropy_1_logits_1[32*j38][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j38][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j38][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart37Records holds the free ocannlReverserTrainLossPart37 records.
+var ocannlReverserTrainLossPart37Records rt.Records[ocannlReverserTrainLossPart37]
+
+// ocannlReverserTrainLossPart38 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart38 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r40 *ocannlReverserTrainLossPart38) Part(j39 int) {
+	scratch := r40.scratch
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j39][0][0], &scratch.train_cross_entropy_1_logits[32*j39][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j39][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				}
+				scratch.train_cross_entropy_1_m[i0+32*j39][i1][0] = acc17
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart38Records holds the free ocannlReverserTrainLossPart38 records.
+var ocannlReverserTrainLossPart38Records rt.Records[ocannlReverserTrainLossPart38]
+
+// ocannlReverserTrainLossPart39 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart39 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r41 *ocannlReverserTrainLossPart39) Part(j40 int) {
+	scratch := r41.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z[32*j40][0][0], &scratch.train_cross_entropy_1_logits[32*j40][0][0], &scratch.train_cross_entropy_1_m[32*j40][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z[32*j40][0][0], &scratch.train_cross_entropy_1_logits[32*j40][0][0], &scratch.train_cross_entropy_1_m[32*j40][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j40][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j40][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j40][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart39Records holds the free ocannlReverserTrainLossPart39 records.
+var ocannlReverserTrainLossPart39Records rt.Records[ocannlReverserTrainLossPart39]
+
+// ocannlReverserTrainLossPart40 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart40 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r42 *ocannlReverserTrainLossPart40) Part(j41 int) {
+	scratch := r42.scratch
+	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[32*j41][0][0], &scratch.train_cross_entropy_1_z[32*j41][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j41][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j41][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart40Records holds the free ocannlReverserTrainLossPart40 records.
+var ocannlReverserTrainLossPart40Records rt.Records[ocannlReverserTrainLossPart40]
+
+// ocannlReverserTrainLossPart41 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart41 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r43 *ocannlReverserTrainLossPart41) Part(j42 int) {
+	scratch := r43.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j42][0][0], &scratch.train_cross_entropy_1_logp_1[32*j42][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j42][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_2[i0+32*j42][i1][0] = acc18
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart41Records holds the free ocannlReverserTrainLossPart41 records.
+var ocannlReverserTrainLossPart41Records rt.Records[ocannlReverserTrainLossPart41]
+
+// ocannlReverserTrainLossPart42 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart42 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r44 *ocannlReverserTrainLossPart42) Part(j43 int) {
+	scratch := r44.scratch
+	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_3[32*j43][0][0], &scratch.train_cross_entropy_1_logp_2[32*j43][0][0])
+	} else {
+		for i0 := range 32 {
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+32*j43]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+32*j43]
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart42Records holds the free ocannlReverserTrainLossPart42 records.
+var ocannlReverserTrainLossPart42Records rt.Records[ocannlReverserTrainLossPart42]
+
+// ocannlReverserTrainLossPart43 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart43 struct {
+	targets *[256][8][10]float32
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r45 *ocannlReverserTrainLossPart43) Part(j44 int) {
+	targets, scratch := r45.targets, r45.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.train_1[32*j44][0][0], &targets[32*j44][0][0], &scratch.train_cross_entropy_1_z[32*j44][0][0], &scratch.train_cross_entropy_1_logp_3[32*j44][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.train_1[32*j44][0][0], &targets[32*j44][0][0], &scratch.train_cross_entropy_1_z[32*j44][0][0], &scratch.train_cross_entropy_1_logp_3[32*j44][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				targetsRow := &targets[i0+32*j44][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+32*j44][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+32*j44][i1][0]
+				train_1Row := &scratch.train_1[i0+32*j44][i1]
+				for i2 := range 10 {
+					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart43Records holds the free ocannlReverserTrainLossPart43 records.
+var ocannlReverserTrainLossPart43Records rt.Records[ocannlReverserTrainLossPart43]
+
+// ocannlReverserTrainLossPart44 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart44 struct {
+	scratch        *ocannlReverserTrainLossScratch
+	train_2Partial [8][1]float32
+}
+
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r46 *ocannlReverserTrainLossPart44) Part(j45 int) {
+	scratch, train_2Partial := r46.scratch, &r46.train_2Partial
+	train_2Partial[j45] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&train_2Partial[j45][0], &scratch.train_1[32*j45][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc19 := train_2Partial[j45][0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_1Row2 := &scratch.train_1[i0+32*j45][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
+				}
+			}
+		}
+		train_2Partial[j45][0] = acc19
+	}
+}
+
+// ocannlReverserTrainLossPart44Records holds the free ocannlReverserTrainLossPart44 records.
+var ocannlReverserTrainLossPart44Records rt.Records[ocannlReverserTrainLossPart44]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -5610,11 +5848,11 @@ var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart3
 //	_net.layer_norm#1/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
 //	_net.layer_norm#1/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
-//	net.layer_norm#1/var: 256,8 | 1 (let, local)
+//	net.layer_norm#1/var: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_var)
 //	net.layer_norm#1.gamma: 32 (param, parameter pNetLayerNorm1Gamma)
 //	_net/x1.1: 256,8 | 32 (let, local, in scratch field net_x1_1)
 //	_num.1: 1 (number, constant)
-//	_net/x1.2: 256,8 | 1 (let, local)
+//	_net/x1.2: 256,8 | 1 (let, local, in scratch field net_x1_2)
 //	_net/x1.3: 256,8 | 1 (let, local, in scratch field net_x1_3)
 //	_net/x1.4: 256,8 | 32 (let, local, in scratch field net_x1_4)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
@@ -5636,11 +5874,11 @@ var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart3
 //	_net.layer_norm#2/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
 //	_net.layer_norm#2/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
-//	net.layer_norm#2/var: 256,8 | 1 (let, local)
+//	net.layer_norm#2/var: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_var)
 //	net.layer_norm#2.gamma: 32 (param, parameter pNetLayerNorm2Gamma)
 //	_net/x2.1: 256,8 | 32 (let, local, in scratch field net_x2_1)
 //	_num.2: 1 (number, constant)
-//	_net/x2.2: 256,8 | 1 (let, local)
+//	_net/x2.2: 256,8 | 1 (let, local, in scratch field net_x2_2)
 //	_net/x2.3: 256,8 | 1 (let, local, in scratch field net_x2_3)
 //	_net/x2.4: 256,8 | 32 (let, local, in scratch field net_x2_4)
 //	net.layer_norm#2.beta: 32 (param, parameter pNetLayerNorm2Beta)
@@ -5653,7 +5891,7 @@ var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart3
 //	train.cross_entropy#1/z: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_z)
 //	_train.cross_entropy#1/logp.1: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp_1)
 //	_train.cross_entropy#1/logp.2: 256,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
-//	_train.cross_entropy#1/logp.3: 256,8 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 256,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 256,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp)
 //	_train.1: 256,8 | 10 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local, in scratch field train_2)
@@ -5686,10 +5924,10 @@ var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart3
 //	net.layer_norm#1/centered.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_centered_grad)
 //	_net.layer_norm#1/var.1.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_var_1_grad)
 //	_net.layer_norm#1/var.2.grad: [256 8 1] (let, local, in scratch field net_layer_norm_1_var_2_grad)
-//	net.layer_norm#1/var.grad: [256 8 1] (let, local)
+//	net.layer_norm#1/var.grad: [256 8 1] (let, local, in scratch field net_layer_norm_1_var_grad)
 //	net.layer_norm#1.gamma.grad: [32] (let, output parameter gNetLayerNorm1Gamma)
 //	_net/x1.1.grad: [256 8 32] (let, local, in scratch field net_x1_1_grad)
-//	_net/x1.2.grad: [256 8 1] (let, local)
+//	_net/x1.2.grad: [256 8 1] (let, local, in scratch field net_x1_2_grad)
 //	_net/x1.3.grad: [256 8 1] (let, local, in scratch field net_x1_3_grad)
 //	_net/x1.4.grad: [256 8 32] (let, local, in scratch field net_x1_4_grad)
 //	net.layer_norm#1.beta.grad: [32] (let, output parameter gNetLayerNorm1Beta)
@@ -5709,10 +5947,10 @@ var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart3
 //	net.layer_norm#2/centered.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_centered_grad)
 //	_net.layer_norm#2/var.1.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_var_1_grad)
 //	_net.layer_norm#2/var.2.grad: [256 8 1] (let, local, in scratch field net_layer_norm_2_var_2_grad)
-//	net.layer_norm#2/var.grad: [256 8 1] (let, local)
+//	net.layer_norm#2/var.grad: [256 8 1] (let, local, in scratch field net_layer_norm_2_var_grad)
 //	net.layer_norm#2.gamma.grad: [32] (let, output parameter gNetLayerNorm2Gamma)
 //	_net/x2.1.grad: [256 8 32] (let, local, in scratch field net_x2_1_grad)
-//	_net/x2.2.grad: [256 8 1] (let, local)
+//	_net/x2.2.grad: [256 8 1] (let, local, in scratch field net_x2_2_grad)
 //	_net/x2.3.grad: [256 8 1] (let, local, in scratch field net_x2_3_grad)
 //	_net/x2.4.grad: [256 8 32] (let, local, in scratch field net_x2_4_grad)
 //	net.layer_norm#2.beta.grad: [32] (let, output parameter gNetLayerNorm2Beta)
@@ -5724,11 +5962,11 @@ var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart3
 //	train.cross_entropy#1/m.grad: [256 8 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [256 8 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
 //	_train.cross_entropy#1/logp.1.grad: [256 8 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
-//	_train.cross_entropy#1/logp.2.grad: [256 8 1] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [256 8 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [256 8 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [256 8 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
 //	_train.1.grad: [256 8 10] (let, local, in scratch field train_1_grad)
-//	_train.2.grad: [1] (let, local)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //
@@ -6700,18 +6938,7 @@ var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart3
 //	      for i3 in 0..9:
 //	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * tokens[i0, i1, i3]
 func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, gNetEmb *[320]float32, gNetPos *[256]float32, gNetAttention1WQ *[1024]float32, gNetAttention1WK *[1024]float32, gNetAttention1WV *[1024]float32, gNetAttention1WO *[1024]float32, gNetLayerNorm1Gamma *[32]float32, gNetLayerNorm1Beta *[32]float32, gNetDense1W *[2048]float32, gNetDense1B *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, gNetLayerNorm2Gamma *[32]float32, gNetLayerNorm2Beta *[32]float32, gNetLinear2W *[320]float32, gNetLinear2B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlReverserBackwardScratch) {
-	var net_layer_norm_1_var [256][8][1]float32
-	var net_x1_2 [256][8][1]float32
-	var net_layer_norm_2_var [256][8][1]float32
-	var net_x2_2 [256][8][1]float32
-	var train_cross_entropy_1_logp_3 [256][8][1]float32
 	var train_3 [1]float32
-	var net_layer_norm_1_var_grad [256][8][1]float32
-	var net_x1_2_grad [256][8][1]float32
-	var net_layer_norm_2_var_grad [256][8][1]float32
-	var net_x2_2_grad [256][8][1]float32
-	var train_cross_entropy_1_logp_2_grad [256][8][1]float32
-	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -6798,20 +7025,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec11 := ocannlReverserBackwardPart10Records.Get()
 	rec11.scratch = scratch
 
-	// The 5 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11)
-	*rec7 = ocannlReverserBackwardPart6{}
-	ocannlReverserBackwardPart6Records.Put(rec7)
-	*rec8 = ocannlReverserBackwardPart7{}
-	ocannlReverserBackwardPart7Records.Put(rec8)
-	*rec9 = ocannlReverserBackwardPart8{}
-	ocannlReverserBackwardPart8Records.Put(rec9)
-	*rec10 = ocannlReverserBackwardPart9{}
-	ocannlReverserBackwardPart9Records.Put(rec10)
-	*rec11 = ocannlReverserBackwardPart10{}
-	ocannlReverserBackwardPart10Records.Put(rec11)
-
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
@@ -6819,9 +7032,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserBackwardPart11Records.Get()
 	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlReverserBackwardPart11{}
-	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
@@ -6839,99 +7049,85 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec15 := ocannlReverserBackwardPart14Records.Get()
 	rec15.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
+	// 8 parts of i0 on the pool.
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.scratch = scratch
+
+	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
+	// 8 parts of i0 on the pool.
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.scratch = scratch
+
+	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+	// 8 parts of i0 on the pool.
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.scratch = scratch
+
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// 8 parts of i0 on the pool.
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.scratch = scratch
+
+	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
+	// 8 parts of i0 on the pool.
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.scratch = scratch
+
+	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
+	// 8 parts of i0 on the pool.
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec21.scratch = scratch
+
+	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.scratch = scratch
+
+	// The 16 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec13, rec14, rec15)
+	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
+	*rec7 = ocannlReverserBackwardPart6{}
+	ocannlReverserBackwardPart6Records.Put(rec7)
+	*rec8 = ocannlReverserBackwardPart7{}
+	ocannlReverserBackwardPart7Records.Put(rec8)
+	*rec9 = ocannlReverserBackwardPart8{}
+	ocannlReverserBackwardPart8Records.Put(rec9)
+	*rec10 = ocannlReverserBackwardPart9{}
+	ocannlReverserBackwardPart9Records.Put(rec10)
+	*rec11 = ocannlReverserBackwardPart10{}
+	ocannlReverserBackwardPart10Records.Put(rec11)
+	*rec12 = ocannlReverserBackwardPart11{}
+	ocannlReverserBackwardPart11Records.Put(rec12)
 	*rec13 = ocannlReverserBackwardPart12{}
 	ocannlReverserBackwardPart12Records.Put(rec13)
 	*rec14 = ocannlReverserBackwardPart13{}
 	ocannlReverserBackwardPart13Records.Put(rec14)
 	*rec15 = ocannlReverserBackwardPart14{}
 	ocannlReverserBackwardPart14Records.Put(rec15)
-
-	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-			net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
-			for i1 := range 8 {
-				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
-			}
-		}
-	}
-
-	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.scratch = scratch
-
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.scratch = scratch
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec16, rec17, rec18)
 	*rec16 = ocannlReverserBackwardPart15{}
 	ocannlReverserBackwardPart15Records.Put(rec16)
 	*rec17 = ocannlReverserBackwardPart16{}
 	ocannlReverserBackwardPart16Records.Put(rec17)
 	*rec18 = ocannlReverserBackwardPart17{}
 	ocannlReverserBackwardPart17Records.Put(rec18)
-
-	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
-			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-			for i1 := range 8 {
-				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
-			}
-		}
-	}
-
-	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec19.scratch = scratch
-	region.Run(rec19, 8)
 	*rec19 = ocannlReverserBackwardPart18{}
 	ocannlReverserBackwardPart18Records.Put(rec19)
-
-	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-			net_x1_2Row := &net_x1_2[i0]
-			for i1 := range 8 {
-				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
-			}
-		}
-	}
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
+	*rec21 = ocannlReverserBackwardPart20{}
+	ocannlReverserBackwardPart20Records.Put(rec21)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap50AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 256 {
-			net_x1_2Row2 := &net_x1_2[i0]
+			net_x1_2Row2 := &scratch.net_x1_2[i0]
 			net_x1_3Row := &scratch.net_x1_3[i0]
 			for i1 := range 8 {
 				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
@@ -6941,53 +7137,94 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3 fused
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.pNetLayerNorm1Beta = pNetLayerNorm1Beta
-	rec20.scratch = scratch
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec23.scratch = scratch
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.pNetDense1W = pNetDense1W
-	rec21.scratch = scratch
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.pNetDense1W = pNetDense1W
+	rec24.scratch = scratch
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.pNetDense1B = pNetDense1B
-	rec22.scratch = scratch
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.scratch = scratch
-
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.pNetLinear1W = pNetLinear1W
-	rec24.scratch = scratch
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
-	// 8 parts of i0 on the pool.
 	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.pNetLinear1B = pNetLinear1B
+	rec25.pNetDense1B = pNetDense1B
 	rec25.scratch = scratch
 
-	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
 	rec26 := ocannlReverserBackwardPart25Records.Get()
 	rec26.scratch = scratch
 
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	// 8 parts of i0 on the pool.
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.pNetLinear1W = pNetLinear1W
+	rec27.scratch = scratch
+
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
+	// 8 parts of i0 on the pool.
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.pNetLinear1B = pNetLinear1B
+	rec28.scratch = scratch
+
+	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
+	// 8 parts of i0 on the pool.
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
+
+	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
+	// 8 parts of i0 on the pool.
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.scratch = scratch
+
+	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
+	// 8 parts of i0 on the pool.
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.scratch = scratch
+
+	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
+	// 8 parts of i0 on the pool.
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.scratch = scratch
+
+	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
+	// 8 parts of i0 on the pool.
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.scratch = scratch
+
+	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
+	// 8 parts of i0 on the pool.
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
+
+	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
+	// 8 parts of i0 on the pool.
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec35.scratch = scratch
+
+	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
+	// 8 parts of i0 on the pool.
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
+
+	// _net/x2.3 = pointwise sqrt of _net/x2.2
+	// 8 parts of i0 on the pool.
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
+
+	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
+	// 8 parts of i0 on the pool.
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec38.scratch = scratch
+
+	// The 16 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec20, rec21, rec22, rec23, rec24, rec25, rec26)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
-	*rec21 = ocannlReverserBackwardPart20{}
-	ocannlReverserBackwardPart20Records.Put(rec21)
-	*rec22 = ocannlReverserBackwardPart21{}
-	ocannlReverserBackwardPart21Records.Put(rec22)
+	region.RunSeq(8, rec23, rec24, rec25, rec26, rec27, rec28, rec29, rec30, rec31, rec32, rec33, rec34, rec35, rec36, rec37, rec38)
 	*rec23 = ocannlReverserBackwardPart22{}
 	ocannlReverserBackwardPart22Records.Put(rec23)
 	*rec24 = ocannlReverserBackwardPart23{}
@@ -6996,240 +7233,113 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart24Records.Put(rec25)
 	*rec26 = ocannlReverserBackwardPart25{}
 	ocannlReverserBackwardPart25Records.Put(rec26)
-
-	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0]
-			for i1 := range 8 {
-				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
-			}
-		}
-	}
-
-	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.scratch = scratch
-
-	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.scratch = scratch
-
-	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec27, rec28, rec29)
 	*rec27 = ocannlReverserBackwardPart26{}
 	ocannlReverserBackwardPart26Records.Put(rec27)
 	*rec28 = ocannlReverserBackwardPart27{}
 	ocannlReverserBackwardPart27Records.Put(rec28)
 	*rec29 = ocannlReverserBackwardPart28{}
 	ocannlReverserBackwardPart28Records.Put(rec29)
-
-	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
-			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-			for i1 := range 8 {
-				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
-			}
-		}
-	}
-
-	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec30.scratch = scratch
-	region.Run(rec30, 8)
 	*rec30 = ocannlReverserBackwardPart29{}
 	ocannlReverserBackwardPart29Records.Put(rec30)
-
-	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-			net_x2_2Row := &net_x2_2[i0]
-			for i1 := range 8 {
-				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
-			}
-		}
-	}
-
-	// _net/x2.3 = pointwise sqrt of _net/x2.2
-	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_x2_2Row2 := &net_x2_2[i0]
-			net_x2_3Row := &scratch.net_x2_3[i0]
-			for i1 := range 8 {
-				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
-			}
-		}
-	}
-
-	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
-	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec31.scratch = scratch
-
-	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.pNetLinear2W = pNetLinear2W
-	rec32.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec31, rec32)
 	*rec31 = ocannlReverserBackwardPart30{}
 	ocannlReverserBackwardPart30Records.Put(rec31)
 	*rec32 = ocannlReverserBackwardPart31{}
 	ocannlReverserBackwardPart31Records.Put(rec32)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
+	*rec38 = ocannlReverserBackwardPart37{}
+	ocannlReverserBackwardPart37Records.Put(rec38)
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
+	// 8 parts of i0 on the pool.
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.pNetLinear2W = pNetLinear2W
+	rec39.scratch = scratch
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
-	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1]
-				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.pNetLinear2B = pNetLinear2B
+	rec40.scratch = scratch
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.scratch = scratch
-	region.Run(rec33, 8)
-	*rec33 = ocannlReverserBackwardPart32{}
-	ocannlReverserBackwardPart32Records.Put(rec33)
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
-				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1][0]
-				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
-	region.Run(rec34, 8)
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.scratch = scratch
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap48AVX2(&train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
-			train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
 
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
-	// float32 pointwise kernel over 2048 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				targetsRow := &targets[i0][i1]
-				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-				train_1Row := &scratch.train_1[i0][i1]
-				for i2 := range 10 {
-					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.targets = targets
+	rec46.scratch = scratch
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.scratch = scratch
-	region.Run(rec35, 8)
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.scratch = scratch
+
+	// The 9 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec39, rec40, rec41, rec42, rec43, rec44, rec45, rec46, rec47)
+	*rec39 = ocannlReverserBackwardPart38{}
+	ocannlReverserBackwardPart38Records.Put(rec39)
+	*rec40 = ocannlReverserBackwardPart39{}
+	ocannlReverserBackwardPart39Records.Put(rec40)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
 	// The 8 partial sums, added in part order.
-	for j36 := range 1 {
+	for j48 := range 1 {
 		acc20 := float32(0)
-		acc20 += rec35.train_2Partial[0][j36]
-		acc20 += rec35.train_2Partial[1][j36]
-		acc20 += rec35.train_2Partial[2][j36]
-		acc20 += rec35.train_2Partial[3][j36]
-		acc20 += rec35.train_2Partial[4][j36]
-		acc20 += rec35.train_2Partial[5][j36]
-		acc20 += rec35.train_2Partial[6][j36]
-		acc20 += rec35.train_2Partial[7][j36]
-		scratch.train_2[j36] = acc20
+		acc20 += rec47.train_2Partial[0][j48]
+		acc20 += rec47.train_2Partial[1][j48]
+		acc20 += rec47.train_2Partial[2][j48]
+		acc20 += rec47.train_2Partial[3][j48]
+		acc20 += rec47.train_2Partial[4][j48]
+		acc20 += rec47.train_2Partial[5][j48]
+		acc20 += rec47.train_2Partial[6][j48]
+		acc20 += rec47.train_2Partial[7][j48]
+		scratch.train_2[j48] = acc20
 	}
-	rec35.scratch = nil
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec47.scratch = nil
+	ocannlReverserBackwardPart46Records.Put(rec47)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = scratch.train_2[0] / 2048
@@ -7262,6 +7372,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*gNetLinear2B = [10]float32{}
 	scratch.train_cross_entropy_1_m_grad = [256][8][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [256][8][1]float32{}
+	scratch.train_2_grad = [1]float32{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -7270,15 +7381,15 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	train_3_grad[0] += -train_grad[0]
 
 	// backprop of op 54 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
-	train_2_grad[0] += train_3_grad[0] / 2048
+	scratch.train_2_grad[0] += train_3_grad[0] / 2048
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap54AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][8][10]float32{}
-		train_2_gradV := train_2_grad[0]
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_1_gradRow := &scratch.train_1_grad[i0][i1]
@@ -7326,265 +7437,195 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
-	region.Run(rec36, 8)
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap57AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0]
-			train_cross_entropy_1_logp_2Row2 := &scratch.train_cross_entropy_1_logp_2[i0]
-			train_cross_entropy_1_logp_2_gradRow := &train_cross_entropy_1_logp_2_grad[i0]
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
-			}
-		}
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.train_cross_entropy_1_logp_2_grad = [256][8][1]float32{}
 	}
+	// 8 parts of i0 on the pool.
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][8][10]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
-				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
 
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
-				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.scratch = scratch
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.train_cross_entropy_1_logits_grad = [256][8][10]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.scratch = scratch
-	region.Run(rec37, 8)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.scratch = scratch
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap60AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
-				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
-				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
-				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				for i2 := range 10 {
-					var r39 float32
-					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r39 = 1
-					}
-					r40 := float32(0)
-					if r39 != 0 {
-						r40 = train_cross_entropy_1_m_gradV
-					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r40
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.scratch = scratch
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
-		for i0 := range 256 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.scratch = scratch
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.scratch = scratch
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec38, rec39)
-	// The 8 partial sums, added in part order.
-	for j40 := range 10 {
-		acc24 := gNetLinear2B[j40]
-		acc24 += rec38.gNetLinear2BPartial[0][j40]
-		acc24 += rec38.gNetLinear2BPartial[1][j40]
-		acc24 += rec38.gNetLinear2BPartial[2][j40]
-		acc24 += rec38.gNetLinear2BPartial[3][j40]
-		acc24 += rec38.gNetLinear2BPartial[4][j40]
-		acc24 += rec38.gNetLinear2BPartial[5][j40]
-		acc24 += rec38.gNetLinear2BPartial[6][j40]
-		acc24 += rec38.gNetLinear2BPartial[7][j40]
-		gNetLinear2B[j40] = acc24
-	}
-	rec38.scratch = nil
-	ocannlReverserBackwardPart37Records.Put(rec38)
-	// The 8 partial sums, added in part order.
-	for j42 := range 10 {
-		for j43 := range 32 {
-			acc25 := gNetLinear2W[32*j42+j43]
-			acc25 += rec39.gNetLinear2WPartial[0][j42][j43]
-			acc25 += rec39.gNetLinear2WPartial[1][j42][j43]
-			acc25 += rec39.gNetLinear2WPartial[2][j42][j43]
-			acc25 += rec39.gNetLinear2WPartial[3][j42][j43]
-			acc25 += rec39.gNetLinear2WPartial[4][j42][j43]
-			acc25 += rec39.gNetLinear2WPartial[5][j42][j43]
-			acc25 += rec39.gNetLinear2WPartial[6][j42][j43]
-			acc25 += rec39.gNetLinear2WPartial[7][j42][j43]
-			gNetLinear2W[32*j42+j43] = acc25
-		}
-	}
-	rec39.scratch = nil
-	ocannlReverserBackwardPart38Records.Put(rec39)
+	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.scratch = scratch
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.pNetLinear2W = pNetLinear2W
-	rec40.scratch = scratch
-	region.Run(rec40, 8)
-	*rec40 = ocannlReverserBackwardPart39{}
-	ocannlReverserBackwardPart39Records.Put(rec40)
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.pNetLinear2W = pNetLinear2W
+	rec58.scratch = scratch
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
-	region.Run(rec41, 8)
-	*rec41 = ocannlReverserBackwardPart40{}
-	ocannlReverserBackwardPart40Records.Put(rec41)
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.scratch = scratch
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.scratch = scratch
-	region.Run(rec42, 8)
-	// The 8 partial sums, added in part order.
-	for j47 := range 32 {
-		acc28 := gNetLayerNorm2Beta[j47]
-		acc28 += rec42.gNetLayerNorm2BetaPartial[0][j47]
-		acc28 += rec42.gNetLayerNorm2BetaPartial[1][j47]
-		acc28 += rec42.gNetLayerNorm2BetaPartial[2][j47]
-		acc28 += rec42.gNetLayerNorm2BetaPartial[3][j47]
-		acc28 += rec42.gNetLayerNorm2BetaPartial[4][j47]
-		acc28 += rec42.gNetLayerNorm2BetaPartial[5][j47]
-		acc28 += rec42.gNetLayerNorm2BetaPartial[6][j47]
-		acc28 += rec42.gNetLayerNorm2BetaPartial[7][j47]
-		gNetLayerNorm2Beta[j47] = acc28
-	}
-	rec42.scratch = nil
-	ocannlReverserBackwardPart41Records.Put(rec42)
+	rec60 := ocannlReverserBackwardPart59Records.Get()
+	rec60.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
-	region.Run(rec43, 8)
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
+	rec61 := ocannlReverserBackwardPart60Records.Get()
+	rec61.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
-	region.Run(rec44, 8)
-	*rec44 = ocannlReverserBackwardPart43{}
-	ocannlReverserBackwardPart43Records.Put(rec44)
+	rec62 := ocannlReverserBackwardPart61Records.Get()
+	rec62.scratch = scratch
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
-			net_x2_3Row2 := &scratch.net_x2_3[i0]
-			net_x2_2_gradRow := &net_x2_2_grad[i0]
-			for i1 := range 8 {
-				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
-			}
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x2_2_grad = [256][8][1]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec63 := ocannlReverserBackwardPart62Records.Get()
+	rec63.scratch = scratch
+
+	// The 16 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec48, rec49, rec50, rec51, rec52, rec53, rec54, rec55, rec56, rec57, rec58, rec59, rec60, rec61, rec62, rec63)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
+	*rec55 = ocannlReverserBackwardPart54{}
+	ocannlReverserBackwardPart54Records.Put(rec55)
+	// The 8 partial sums, added in part order.
+	for j58 := range 10 {
+		acc24 := gNetLinear2B[j58]
+		acc24 += rec56.gNetLinear2BPartial[0][j58]
+		acc24 += rec56.gNetLinear2BPartial[1][j58]
+		acc24 += rec56.gNetLinear2BPartial[2][j58]
+		acc24 += rec56.gNetLinear2BPartial[3][j58]
+		acc24 += rec56.gNetLinear2BPartial[4][j58]
+		acc24 += rec56.gNetLinear2BPartial[5][j58]
+		acc24 += rec56.gNetLinear2BPartial[6][j58]
+		acc24 += rec56.gNetLinear2BPartial[7][j58]
+		gNetLinear2B[j58] = acc24
+	}
+	rec56.scratch = nil
+	ocannlReverserBackwardPart55Records.Put(rec56)
+	// The 8 partial sums, added in part order.
+	for j60 := range 10 {
+		for j61 := range 32 {
+			acc25 := gNetLinear2W[32*j60+j61]
+			acc25 += rec57.gNetLinear2WPartial[0][j60][j61]
+			acc25 += rec57.gNetLinear2WPartial[1][j60][j61]
+			acc25 += rec57.gNetLinear2WPartial[2][j60][j61]
+			acc25 += rec57.gNetLinear2WPartial[3][j60][j61]
+			acc25 += rec57.gNetLinear2WPartial[4][j60][j61]
+			acc25 += rec57.gNetLinear2WPartial[5][j60][j61]
+			acc25 += rec57.gNetLinear2WPartial[6][j60][j61]
+			acc25 += rec57.gNetLinear2WPartial[7][j60][j61]
+			gNetLinear2W[32*j60+j61] = acc25
 		}
 	}
+	rec57.scratch = nil
+	ocannlReverserBackwardPart56Records.Put(rec57)
+	*rec58 = ocannlReverserBackwardPart57{}
+	ocannlReverserBackwardPart57Records.Put(rec58)
+	*rec59 = ocannlReverserBackwardPart58{}
+	ocannlReverserBackwardPart58Records.Put(rec59)
+	// The 8 partial sums, added in part order.
+	for j65 := range 32 {
+		acc28 := gNetLayerNorm2Beta[j65]
+		acc28 += rec60.gNetLayerNorm2BetaPartial[0][j65]
+		acc28 += rec60.gNetLayerNorm2BetaPartial[1][j65]
+		acc28 += rec60.gNetLayerNorm2BetaPartial[2][j65]
+		acc28 += rec60.gNetLayerNorm2BetaPartial[3][j65]
+		acc28 += rec60.gNetLayerNorm2BetaPartial[4][j65]
+		acc28 += rec60.gNetLayerNorm2BetaPartial[5][j65]
+		acc28 += rec60.gNetLayerNorm2BetaPartial[6][j65]
+		acc28 += rec60.gNetLayerNorm2BetaPartial[7][j65]
+		gNetLayerNorm2Beta[j65] = acc28
+	}
+	rec60.scratch = nil
+	ocannlReverserBackwardPart59Records.Put(rec60)
+	*rec61 = ocannlReverserBackwardPart60{}
+	ocannlReverserBackwardPart60Records.Put(rec61)
+	*rec62 = ocannlReverserBackwardPart61{}
+	ocannlReverserBackwardPart61Records.Put(rec62)
+	*rec63 = ocannlReverserBackwardPart62{}
+	ocannlReverserBackwardPart62Records.Put(rec63)
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap64AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_var_grad = [256][8][1]float32{}
 		for i0 := range 256 {
-			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
-			net_layer_norm_2_var_gradRow := &net_layer_norm_2_var_grad[i0]
+			net_x2_2_gradRow2 := &scratch.net_x2_2_grad[i0]
+			net_layer_norm_2_var_gradRow := &scratch.net_layer_norm_2_var_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
 			}
@@ -7593,708 +7634,649 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
-	region.Run(rec45, 8)
-	// The 8 partial sums, added in part order.
-	for j51 := range 32 {
-		acc31 := gNetLayerNorm2Gamma[j51]
-		acc31 += rec45.gNetLayerNorm2GammaPartial[0][j51]
-		acc31 += rec45.gNetLayerNorm2GammaPartial[1][j51]
-		acc31 += rec45.gNetLayerNorm2GammaPartial[2][j51]
-		acc31 += rec45.gNetLayerNorm2GammaPartial[3][j51]
-		acc31 += rec45.gNetLayerNorm2GammaPartial[4][j51]
-		acc31 += rec45.gNetLayerNorm2GammaPartial[5][j51]
-		acc31 += rec45.gNetLayerNorm2GammaPartial[6][j51]
-		acc31 += rec45.gNetLayerNorm2GammaPartial[7][j51]
-		gNetLayerNorm2Gamma[j51] = acc31
-	}
-	rec45.scratch = nil
-	ocannlReverserBackwardPart44Records.Put(rec45)
+	rec64 := ocannlReverserBackwardPart63Records.Get()
+	rec64.scratch = scratch
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec46.scratch = scratch
-	region.Run(rec46, 8)
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
+	rec65 := ocannlReverserBackwardPart64Records.Get()
+	rec65.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec65.scratch = scratch
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_var_2_grad = [256][8][1]float32{}
-		for i0 := range 256 {
-			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
-			net_layer_norm_2_var_2_gradRow := &scratch.net_layer_norm_2_var_2_grad[i0]
-			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec66 := ocannlReverserBackwardPart65Records.Get()
+	rec66.scratch = scratch
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.scratch = scratch
-	region.Run(rec47, 8)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
+	rec67 := ocannlReverserBackwardPart66Records.Get()
+	rec67.scratch = scratch
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.scratch = scratch
+	rec68 := ocannlReverserBackwardPart67Records.Get()
+	rec68.scratch = scratch
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec48, rec49)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
+	rec69 := ocannlReverserBackwardPart68Records.Get()
+	rec69.scratch = scratch
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.scratch = scratch
-	region.Run(rec50, 8)
-	*rec50 = ocannlReverserBackwardPart49{}
-	ocannlReverserBackwardPart49Records.Put(rec50)
+	rec70 := ocannlReverserBackwardPart69Records.Get()
+	rec70.scratch = scratch
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.scratch = scratch
-	region.Run(rec51, 8)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
+	rec71 := ocannlReverserBackwardPart70Records.Get()
+	rec71.scratch = scratch
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_mean_1_grad = [256][8][1]float32{}
-		for i0 := range 256 {
-			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
-			net_layer_norm_2_mean_1_gradRow := &scratch.net_layer_norm_2_mean_1_grad[i0]
-			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec72 := ocannlReverserBackwardPart71Records.Get()
+	rec72.scratch = scratch
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.scratch = scratch
-	region.Run(rec52, 8)
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
+	rec73 := ocannlReverserBackwardPart72Records.Get()
+	rec73.scratch = scratch
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.scratch = scratch
-	region.Run(rec53, 8)
-	*rec53 = ocannlReverserBackwardPart52{}
-	ocannlReverserBackwardPart52Records.Put(rec53)
+	rec74 := ocannlReverserBackwardPart73Records.Get()
+	rec74.scratch = scratch
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.scratch = scratch
-	region.Run(rec54, 8)
-	*rec54 = ocannlReverserBackwardPart53{}
-	ocannlReverserBackwardPart53Records.Put(rec54)
+	rec75 := ocannlReverserBackwardPart74Records.Get()
+	rec75.scratch = scratch
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
-	region.Run(rec55, 8)
-	*rec55 = ocannlReverserBackwardPart54{}
-	ocannlReverserBackwardPart54Records.Put(rec55)
+	rec76 := ocannlReverserBackwardPart75Records.Get()
+	rec76.scratch = scratch
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.scratch = scratch
-	region.Run(rec56, 8)
+	rec77 := ocannlReverserBackwardPart76Records.Get()
+	rec77.scratch = scratch
+
+	// The 14 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec64, rec65, rec66, rec67, rec68, rec69, rec70, rec71, rec72, rec73, rec74, rec75, rec76, rec77)
 	// The 8 partial sums, added in part order.
-	for j63 := range 32 {
-		acc34 := gNetLinear1B[j63]
-		acc34 += rec56.gNetLinear1BPartial[0][j63]
-		acc34 += rec56.gNetLinear1BPartial[1][j63]
-		acc34 += rec56.gNetLinear1BPartial[2][j63]
-		acc34 += rec56.gNetLinear1BPartial[3][j63]
-		acc34 += rec56.gNetLinear1BPartial[4][j63]
-		acc34 += rec56.gNetLinear1BPartial[5][j63]
-		acc34 += rec56.gNetLinear1BPartial[6][j63]
-		acc34 += rec56.gNetLinear1BPartial[7][j63]
-		gNetLinear1B[j63] = acc34
+	for j70 := range 32 {
+		acc31 := gNetLayerNorm2Gamma[j70]
+		acc31 += rec64.gNetLayerNorm2GammaPartial[0][j70]
+		acc31 += rec64.gNetLayerNorm2GammaPartial[1][j70]
+		acc31 += rec64.gNetLayerNorm2GammaPartial[2][j70]
+		acc31 += rec64.gNetLayerNorm2GammaPartial[3][j70]
+		acc31 += rec64.gNetLayerNorm2GammaPartial[4][j70]
+		acc31 += rec64.gNetLayerNorm2GammaPartial[5][j70]
+		acc31 += rec64.gNetLayerNorm2GammaPartial[6][j70]
+		acc31 += rec64.gNetLayerNorm2GammaPartial[7][j70]
+		gNetLayerNorm2Gamma[j70] = acc31
 	}
-	rec56.scratch = nil
-	ocannlReverserBackwardPart55Records.Put(rec56)
+	rec64.scratch = nil
+	ocannlReverserBackwardPart63Records.Put(rec64)
+	*rec65 = ocannlReverserBackwardPart64{}
+	ocannlReverserBackwardPart64Records.Put(rec65)
+	*rec66 = ocannlReverserBackwardPart65{}
+	ocannlReverserBackwardPart65Records.Put(rec66)
+	*rec67 = ocannlReverserBackwardPart66{}
+	ocannlReverserBackwardPart66Records.Put(rec67)
+	*rec68 = ocannlReverserBackwardPart67{}
+	ocannlReverserBackwardPart67Records.Put(rec68)
+	*rec69 = ocannlReverserBackwardPart68{}
+	ocannlReverserBackwardPart68Records.Put(rec69)
+	*rec70 = ocannlReverserBackwardPart69{}
+	ocannlReverserBackwardPart69Records.Put(rec70)
+	*rec71 = ocannlReverserBackwardPart70{}
+	ocannlReverserBackwardPart70Records.Put(rec71)
+	*rec72 = ocannlReverserBackwardPart71{}
+	ocannlReverserBackwardPart71Records.Put(rec72)
+	*rec73 = ocannlReverserBackwardPart72{}
+	ocannlReverserBackwardPart72Records.Put(rec73)
+	*rec74 = ocannlReverserBackwardPart73{}
+	ocannlReverserBackwardPart73Records.Put(rec74)
+	*rec75 = ocannlReverserBackwardPart74{}
+	ocannlReverserBackwardPart74Records.Put(rec75)
+	*rec76 = ocannlReverserBackwardPart75{}
+	ocannlReverserBackwardPart75Records.Put(rec76)
+	// The 8 partial sums, added in part order.
+	for j84 := range 32 {
+		acc34 := gNetLinear1B[j84]
+		acc34 += rec77.gNetLinear1BPartial[0][j84]
+		acc34 += rec77.gNetLinear1BPartial[1][j84]
+		acc34 += rec77.gNetLinear1BPartial[2][j84]
+		acc34 += rec77.gNetLinear1BPartial[3][j84]
+		acc34 += rec77.gNetLinear1BPartial[4][j84]
+		acc34 += rec77.gNetLinear1BPartial[5][j84]
+		acc34 += rec77.gNetLinear1BPartial[6][j84]
+		acc34 += rec77.gNetLinear1BPartial[7][j84]
+		gNetLinear1B[j84] = acc34
+	}
+	rec77.scratch = nil
+	ocannlReverserBackwardPart76Records.Put(rec77)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec57 := ocannlReverserBackwardPart56Records.Get()
-	rec57.gNetLinear1W = gNetLinear1W
-	rec57.scratch = scratch
-	region.Run(rec57, 8)
-	*rec57 = ocannlReverserBackwardPart56{}
-	ocannlReverserBackwardPart56Records.Put(rec57)
+	rec78 := ocannlReverserBackwardPart77Records.Get()
+	rec78.gNetLinear1W = gNetLinear1W
+	rec78.scratch = scratch
+	region.Run(rec78, 8)
+	*rec78 = ocannlReverserBackwardPart77{}
+	ocannlReverserBackwardPart77Records.Put(rec78)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.pNetLinear1W = pNetLinear1W
-	rec58.scratch = scratch
-	region.Run(rec58, 8)
-	*rec58 = ocannlReverserBackwardPart57{}
-	ocannlReverserBackwardPart57Records.Put(rec58)
+	rec79 := ocannlReverserBackwardPart78Records.Get()
+	rec79.pNetLinear1W = pNetLinear1W
+	rec79.scratch = scratch
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.scratch = scratch
-	region.Run(rec59, 8)
-	*rec59 = ocannlReverserBackwardPart58{}
-	ocannlReverserBackwardPart58Records.Put(rec59)
+	rec80 := ocannlReverserBackwardPart79Records.Get()
+	rec80.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.scratch = scratch
-	region.Run(rec60, 8)
-	*rec60 = ocannlReverserBackwardPart59{}
-	ocannlReverserBackwardPart59Records.Put(rec60)
+	rec81 := ocannlReverserBackwardPart80Records.Get()
+	rec81.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.scratch = scratch
-	region.Run(rec61, 8)
+	rec82 := ocannlReverserBackwardPart81Records.Get()
+	rec82.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec79, rec80, rec81, rec82)
+	*rec79 = ocannlReverserBackwardPart78{}
+	ocannlReverserBackwardPart78Records.Put(rec79)
+	*rec80 = ocannlReverserBackwardPart79{}
+	ocannlReverserBackwardPart79Records.Put(rec80)
+	*rec81 = ocannlReverserBackwardPart80{}
+	ocannlReverserBackwardPart80Records.Put(rec81)
 	// The 8 partial sums, added in part order.
-	for j69 := range 64 {
-		acc37 := gNetDense1B[j69]
-		acc37 += rec61.gNetDense1BPartial[0][j69]
-		acc37 += rec61.gNetDense1BPartial[1][j69]
-		acc37 += rec61.gNetDense1BPartial[2][j69]
-		acc37 += rec61.gNetDense1BPartial[3][j69]
-		acc37 += rec61.gNetDense1BPartial[4][j69]
-		acc37 += rec61.gNetDense1BPartial[5][j69]
-		acc37 += rec61.gNetDense1BPartial[6][j69]
-		acc37 += rec61.gNetDense1BPartial[7][j69]
-		gNetDense1B[j69] = acc37
+	for j90 := range 64 {
+		acc37 := gNetDense1B[j90]
+		acc37 += rec82.gNetDense1BPartial[0][j90]
+		acc37 += rec82.gNetDense1BPartial[1][j90]
+		acc37 += rec82.gNetDense1BPartial[2][j90]
+		acc37 += rec82.gNetDense1BPartial[3][j90]
+		acc37 += rec82.gNetDense1BPartial[4][j90]
+		acc37 += rec82.gNetDense1BPartial[5][j90]
+		acc37 += rec82.gNetDense1BPartial[6][j90]
+		acc37 += rec82.gNetDense1BPartial[7][j90]
+		gNetDense1B[j90] = acc37
 	}
-	rec61.scratch = nil
-	ocannlReverserBackwardPart60Records.Put(rec61)
+	rec82.scratch = nil
+	ocannlReverserBackwardPart81Records.Put(rec82)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.gNetDense1W = gNetDense1W
-	rec62.scratch = scratch
-	region.Run(rec62, 8)
-	*rec62 = ocannlReverserBackwardPart61{}
-	ocannlReverserBackwardPart61Records.Put(rec62)
+	rec83 := ocannlReverserBackwardPart82Records.Get()
+	rec83.gNetDense1W = gNetDense1W
+	rec83.scratch = scratch
+	region.Run(rec83, 8)
+	*rec83 = ocannlReverserBackwardPart82{}
+	ocannlReverserBackwardPart82Records.Put(rec83)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.pNetDense1W = pNetDense1W
-	rec63.scratch = scratch
-	region.Run(rec63, 8)
-	*rec63 = ocannlReverserBackwardPart62{}
-	ocannlReverserBackwardPart62Records.Put(rec63)
+	rec84 := ocannlReverserBackwardPart83Records.Get()
+	rec84.pNetDense1W = pNetDense1W
+	rec84.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec64 := ocannlReverserBackwardPart63Records.Get()
-	rec64.scratch = scratch
-	region.Run(rec64, 8)
-	*rec64 = ocannlReverserBackwardPart63{}
-	ocannlReverserBackwardPart63Records.Put(rec64)
+	rec85 := ocannlReverserBackwardPart84Records.Get()
+	rec85.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec65 := ocannlReverserBackwardPart64Records.Get()
-	rec65.scratch = scratch
-	region.Run(rec65, 8)
-	// The 8 partial sums, added in part order.
-	for j74 := range 32 {
-		acc40 := gNetLayerNorm1Beta[j74]
-		acc40 += rec65.gNetLayerNorm1BetaPartial[0][j74]
-		acc40 += rec65.gNetLayerNorm1BetaPartial[1][j74]
-		acc40 += rec65.gNetLayerNorm1BetaPartial[2][j74]
-		acc40 += rec65.gNetLayerNorm1BetaPartial[3][j74]
-		acc40 += rec65.gNetLayerNorm1BetaPartial[4][j74]
-		acc40 += rec65.gNetLayerNorm1BetaPartial[5][j74]
-		acc40 += rec65.gNetLayerNorm1BetaPartial[6][j74]
-		acc40 += rec65.gNetLayerNorm1BetaPartial[7][j74]
-		gNetLayerNorm1Beta[j74] = acc40
-	}
-	rec65.scratch = nil
-	ocannlReverserBackwardPart64Records.Put(rec65)
+	rec86 := ocannlReverserBackwardPart85Records.Get()
+	rec86.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlReverserBackwardPart65Records.Get()
-	rec66.scratch = scratch
-	region.Run(rec66, 8)
-	*rec66 = ocannlReverserBackwardPart65{}
-	ocannlReverserBackwardPart65Records.Put(rec66)
+	rec87 := ocannlReverserBackwardPart86Records.Get()
+	rec87.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec67 := ocannlReverserBackwardPart66Records.Get()
-	rec67.scratch = scratch
-	region.Run(rec67, 8)
-	*rec67 = ocannlReverserBackwardPart66{}
-	ocannlReverserBackwardPart66Records.Put(rec67)
+	rec88 := ocannlReverserBackwardPart87Records.Get()
+	rec88.scratch = scratch
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
-			net_x1_3Row2 := &scratch.net_x1_3[i0]
-			net_x1_2_gradRow := &net_x1_2_grad[i0]
-			for i1 := range 8 {
-				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
-			}
-		}
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x1_2_grad = [256][8][1]float32{}
 	}
+	// 8 parts of i0 on the pool.
+	rec89 := ocannlReverserBackwardPart88Records.Get()
+	rec89.scratch = scratch
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap64AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
-			net_layer_norm_1_var_gradRow := &net_layer_norm_1_var_grad[i0]
-			for i1 := range 8 {
-				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
-			}
-		}
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_var_grad = [256][8][1]float32{}
 	}
+	// 8 parts of i0 on the pool.
+	rec90 := ocannlReverserBackwardPart89Records.Get()
+	rec90.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec68 := ocannlReverserBackwardPart67Records.Get()
-	rec68.scratch = scratch
-	region.Run(rec68, 8)
-	// The 8 partial sums, added in part order.
-	for j78 := range 32 {
-		acc43 := gNetLayerNorm1Gamma[j78]
-		acc43 += rec68.gNetLayerNorm1GammaPartial[0][j78]
-		acc43 += rec68.gNetLayerNorm1GammaPartial[1][j78]
-		acc43 += rec68.gNetLayerNorm1GammaPartial[2][j78]
-		acc43 += rec68.gNetLayerNorm1GammaPartial[3][j78]
-		acc43 += rec68.gNetLayerNorm1GammaPartial[4][j78]
-		acc43 += rec68.gNetLayerNorm1GammaPartial[5][j78]
-		acc43 += rec68.gNetLayerNorm1GammaPartial[6][j78]
-		acc43 += rec68.gNetLayerNorm1GammaPartial[7][j78]
-		gNetLayerNorm1Gamma[j78] = acc43
-	}
-	rec68.scratch = nil
-	ocannlReverserBackwardPart67Records.Put(rec68)
+	rec91 := ocannlReverserBackwardPart90Records.Get()
+	rec91.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec69 := ocannlReverserBackwardPart68Records.Get()
-	rec69.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec69.scratch = scratch
-	region.Run(rec69, 8)
-	*rec69 = ocannlReverserBackwardPart68{}
-	ocannlReverserBackwardPart68Records.Put(rec69)
+	rec92 := ocannlReverserBackwardPart91Records.Get()
+	rec92.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec92.scratch = scratch
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_2_grad = [256][8][1]float32{}
-		for i0 := range 256 {
-			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
-			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0]
-			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec93 := ocannlReverserBackwardPart92Records.Get()
+	rec93.scratch = scratch
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec70 := ocannlReverserBackwardPart69Records.Get()
-	rec70.scratch = scratch
-	region.Run(rec70, 8)
-	*rec70 = ocannlReverserBackwardPart69{}
-	ocannlReverserBackwardPart69Records.Put(rec70)
+	rec94 := ocannlReverserBackwardPart93Records.Get()
+	rec94.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec71 := ocannlReverserBackwardPart70Records.Get()
-	rec71.scratch = scratch
+	rec95 := ocannlReverserBackwardPart94Records.Get()
+	rec95.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec72 := ocannlReverserBackwardPart71Records.Get()
-	rec72.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec71, rec72)
-	*rec71 = ocannlReverserBackwardPart70{}
-	ocannlReverserBackwardPart70Records.Put(rec71)
-	*rec72 = ocannlReverserBackwardPart71{}
-	ocannlReverserBackwardPart71Records.Put(rec72)
+	rec96 := ocannlReverserBackwardPart95Records.Get()
+	rec96.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec73 := ocannlReverserBackwardPart72Records.Get()
-	rec73.scratch = scratch
-	region.Run(rec73, 8)
-	*rec73 = ocannlReverserBackwardPart72{}
-	ocannlReverserBackwardPart72Records.Put(rec73)
+	rec97 := ocannlReverserBackwardPart96Records.Get()
+	rec97.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec74 := ocannlReverserBackwardPart73Records.Get()
-	rec74.scratch = scratch
-	region.Run(rec74, 8)
-	*rec74 = ocannlReverserBackwardPart73{}
-	ocannlReverserBackwardPart73Records.Put(rec74)
+	rec98 := ocannlReverserBackwardPart97Records.Get()
+	rec98.scratch = scratch
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_mean_1_grad = [256][8][1]float32{}
-		for i0 := range 256 {
-			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
-			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0]
-			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec99 := ocannlReverserBackwardPart98Records.Get()
+	rec99.scratch = scratch
+
+	// The 16 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec84, rec85, rec86, rec87, rec88, rec89, rec90, rec91, rec92, rec93, rec94, rec95, rec96, rec97, rec98, rec99)
+	*rec84 = ocannlReverserBackwardPart83{}
+	ocannlReverserBackwardPart83Records.Put(rec84)
+	*rec85 = ocannlReverserBackwardPart84{}
+	ocannlReverserBackwardPart84Records.Put(rec85)
+	// The 8 partial sums, added in part order.
+	for j95 := range 32 {
+		acc40 := gNetLayerNorm1Beta[j95]
+		acc40 += rec86.gNetLayerNorm1BetaPartial[0][j95]
+		acc40 += rec86.gNetLayerNorm1BetaPartial[1][j95]
+		acc40 += rec86.gNetLayerNorm1BetaPartial[2][j95]
+		acc40 += rec86.gNetLayerNorm1BetaPartial[3][j95]
+		acc40 += rec86.gNetLayerNorm1BetaPartial[4][j95]
+		acc40 += rec86.gNetLayerNorm1BetaPartial[5][j95]
+		acc40 += rec86.gNetLayerNorm1BetaPartial[6][j95]
+		acc40 += rec86.gNetLayerNorm1BetaPartial[7][j95]
+		gNetLayerNorm1Beta[j95] = acc40
+	}
+	rec86.scratch = nil
+	ocannlReverserBackwardPart85Records.Put(rec86)
+	*rec87 = ocannlReverserBackwardPart86{}
+	ocannlReverserBackwardPart86Records.Put(rec87)
+	*rec88 = ocannlReverserBackwardPart87{}
+	ocannlReverserBackwardPart87Records.Put(rec88)
+	*rec89 = ocannlReverserBackwardPart88{}
+	ocannlReverserBackwardPart88Records.Put(rec89)
+	*rec90 = ocannlReverserBackwardPart89{}
+	ocannlReverserBackwardPart89Records.Put(rec90)
+	// The 8 partial sums, added in part order.
+	for j101 := range 32 {
+		acc43 := gNetLayerNorm1Gamma[j101]
+		acc43 += rec91.gNetLayerNorm1GammaPartial[0][j101]
+		acc43 += rec91.gNetLayerNorm1GammaPartial[1][j101]
+		acc43 += rec91.gNetLayerNorm1GammaPartial[2][j101]
+		acc43 += rec91.gNetLayerNorm1GammaPartial[3][j101]
+		acc43 += rec91.gNetLayerNorm1GammaPartial[4][j101]
+		acc43 += rec91.gNetLayerNorm1GammaPartial[5][j101]
+		acc43 += rec91.gNetLayerNorm1GammaPartial[6][j101]
+		acc43 += rec91.gNetLayerNorm1GammaPartial[7][j101]
+		gNetLayerNorm1Gamma[j101] = acc43
+	}
+	rec91.scratch = nil
+	ocannlReverserBackwardPart90Records.Put(rec91)
+	*rec92 = ocannlReverserBackwardPart91{}
+	ocannlReverserBackwardPart91Records.Put(rec92)
+	*rec93 = ocannlReverserBackwardPart92{}
+	ocannlReverserBackwardPart92Records.Put(rec93)
+	*rec94 = ocannlReverserBackwardPart93{}
+	ocannlReverserBackwardPart93Records.Put(rec94)
+	*rec95 = ocannlReverserBackwardPart94{}
+	ocannlReverserBackwardPart94Records.Put(rec95)
+	*rec96 = ocannlReverserBackwardPart95{}
+	ocannlReverserBackwardPart95Records.Put(rec96)
+	*rec97 = ocannlReverserBackwardPart96{}
+	ocannlReverserBackwardPart96Records.Put(rec97)
+	*rec98 = ocannlReverserBackwardPart97{}
+	ocannlReverserBackwardPart97Records.Put(rec98)
+	*rec99 = ocannlReverserBackwardPart98{}
+	ocannlReverserBackwardPart98Records.Put(rec99)
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec75 := ocannlReverserBackwardPart74Records.Get()
-	rec75.scratch = scratch
-	region.Run(rec75, 8)
-	*rec75 = ocannlReverserBackwardPart74{}
-	ocannlReverserBackwardPart74Records.Put(rec75)
+	rec100 := ocannlReverserBackwardPart99Records.Get()
+	rec100.scratch = scratch
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec76 := ocannlReverserBackwardPart75Records.Get()
-	rec76.scratch = scratch
-	region.Run(rec76, 8)
-	*rec76 = ocannlReverserBackwardPart75{}
-	ocannlReverserBackwardPart75Records.Put(rec76)
+	rec101 := ocannlReverserBackwardPart100Records.Get()
+	rec101.scratch = scratch
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec77 := ocannlReverserBackwardPart76Records.Get()
-	rec77.scratch = scratch
-	region.Run(rec77, 8)
-	*rec77 = ocannlReverserBackwardPart76{}
-	ocannlReverserBackwardPart76Records.Put(rec77)
+	rec102 := ocannlReverserBackwardPart101Records.Get()
+	rec102.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec100, rec101, rec102)
+	*rec100 = ocannlReverserBackwardPart99{}
+	ocannlReverserBackwardPart99Records.Put(rec100)
+	*rec101 = ocannlReverserBackwardPart100{}
+	ocannlReverserBackwardPart100Records.Put(rec101)
+	*rec102 = ocannlReverserBackwardPart101{}
+	ocannlReverserBackwardPart101Records.Put(rec102)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec78 := ocannlReverserBackwardPart77Records.Get()
-	rec78.gNetAttention1WO = gNetAttention1WO
-	rec78.scratch = scratch
-	region.Run(rec78, 8)
-	*rec78 = ocannlReverserBackwardPart77{}
-	ocannlReverserBackwardPart77Records.Put(rec78)
+	rec103 := ocannlReverserBackwardPart102Records.Get()
+	rec103.gNetAttention1WO = gNetAttention1WO
+	rec103.scratch = scratch
+	region.Run(rec103, 8)
+	*rec103 = ocannlReverserBackwardPart102{}
+	ocannlReverserBackwardPart102Records.Put(rec103)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec79 := ocannlReverserBackwardPart78Records.Get()
-	rec79.pNetAttention1WO = pNetAttention1WO
-	rec79.scratch = scratch
-	region.Run(rec79, 8)
-	*rec79 = ocannlReverserBackwardPart78{}
-	ocannlReverserBackwardPart78Records.Put(rec79)
+	rec104 := ocannlReverserBackwardPart103Records.Get()
+	rec104.pNetAttention1WO = pNetAttention1WO
+	rec104.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec80 := ocannlReverserBackwardPart79Records.Get()
-	rec80.scratch = scratch
-	region.Run(rec80, 8)
-	*rec80 = ocannlReverserBackwardPart79{}
-	ocannlReverserBackwardPart79Records.Put(rec80)
+	rec105 := ocannlReverserBackwardPart104Records.Get()
+	rec105.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec81 := ocannlReverserBackwardPart80Records.Get()
-	rec81.scratch = scratch
-	region.Run(rec81, 8)
-	*rec81 = ocannlReverserBackwardPart80{}
-	ocannlReverserBackwardPart80Records.Put(rec81)
+	rec106 := ocannlReverserBackwardPart105Records.Get()
+	rec106.scratch = scratch
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec82 := ocannlReverserBackwardPart81Records.Get()
-	rec82.scratch = scratch
-	region.Run(rec82, 8)
-	*rec82 = ocannlReverserBackwardPart81{}
-	ocannlReverserBackwardPart81Records.Put(rec82)
+	rec107 := ocannlReverserBackwardPart106Records.Get()
+	rec107.scratch = scratch
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec83 := ocannlReverserBackwardPart82Records.Get()
-	rec83.scratch = scratch
+	rec108 := ocannlReverserBackwardPart107Records.Get()
+	rec108.scratch = scratch
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
-	rec84 := ocannlReverserBackwardPart83Records.Get()
-	rec84.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec83, rec84)
-	*rec83 = ocannlReverserBackwardPart82{}
-	ocannlReverserBackwardPart82Records.Put(rec83)
-	*rec84 = ocannlReverserBackwardPart83{}
-	ocannlReverserBackwardPart83Records.Put(rec84)
+	rec109 := ocannlReverserBackwardPart108Records.Get()
+	rec109.scratch = scratch
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec85 := ocannlReverserBackwardPart84Records.Get()
-	rec85.scratch = scratch
-	region.Run(rec85, 8)
-	*rec85 = ocannlReverserBackwardPart84{}
-	ocannlReverserBackwardPart84Records.Put(rec85)
+	rec110 := ocannlReverserBackwardPart109Records.Get()
+	rec110.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec86 := ocannlReverserBackwardPart85Records.Get()
-	rec86.scratch = scratch
-	region.Run(rec86, 8)
-	*rec86 = ocannlReverserBackwardPart85{}
-	ocannlReverserBackwardPart85Records.Put(rec86)
+	rec111 := ocannlReverserBackwardPart110Records.Get()
+	rec111.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec87 := ocannlReverserBackwardPart86Records.Get()
-	rec87.scratch = scratch
+	rec112 := ocannlReverserBackwardPart111Records.Get()
+	rec112.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
-	rec88 := ocannlReverserBackwardPart87Records.Get()
-	rec88.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec87, rec88)
-	*rec87 = ocannlReverserBackwardPart86{}
-	ocannlReverserBackwardPart86Records.Put(rec87)
-	*rec88 = ocannlReverserBackwardPart87{}
-	ocannlReverserBackwardPart87Records.Put(rec88)
+	rec113 := ocannlReverserBackwardPart112Records.Get()
+	rec113.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec89 := ocannlReverserBackwardPart88Records.Get()
-	rec89.scratch = scratch
-	region.Run(rec89, 8)
-	*rec89 = ocannlReverserBackwardPart88{}
-	ocannlReverserBackwardPart88Records.Put(rec89)
+	rec114 := ocannlReverserBackwardPart113Records.Get()
+	rec114.scratch = scratch
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec90 := ocannlReverserBackwardPart89Records.Get()
-	rec90.scratch = scratch
-	region.Run(rec90, 8)
-	*rec90 = ocannlReverserBackwardPart89{}
-	ocannlReverserBackwardPart89Records.Put(rec90)
+	rec115 := ocannlReverserBackwardPart114Records.Get()
+	rec115.scratch = scratch
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec91 := ocannlReverserBackwardPart90Records.Get()
-	rec91.scratch = scratch
-	region.Run(rec91, 8)
-	*rec91 = ocannlReverserBackwardPart90{}
-	ocannlReverserBackwardPart90Records.Put(rec91)
+	rec116 := ocannlReverserBackwardPart115Records.Get()
+	rec116.scratch = scratch
+
+	// The 13 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec104, rec105, rec106, rec107, rec108, rec109, rec110, rec111, rec112, rec113, rec114, rec115, rec116)
+	*rec104 = ocannlReverserBackwardPart103{}
+	ocannlReverserBackwardPart103Records.Put(rec104)
+	*rec105 = ocannlReverserBackwardPart104{}
+	ocannlReverserBackwardPart104Records.Put(rec105)
+	*rec106 = ocannlReverserBackwardPart105{}
+	ocannlReverserBackwardPart105Records.Put(rec106)
+	*rec107 = ocannlReverserBackwardPart106{}
+	ocannlReverserBackwardPart106Records.Put(rec107)
+	*rec108 = ocannlReverserBackwardPart107{}
+	ocannlReverserBackwardPart107Records.Put(rec108)
+	*rec109 = ocannlReverserBackwardPart108{}
+	ocannlReverserBackwardPart108Records.Put(rec109)
+	*rec110 = ocannlReverserBackwardPart109{}
+	ocannlReverserBackwardPart109Records.Put(rec110)
+	*rec111 = ocannlReverserBackwardPart110{}
+	ocannlReverserBackwardPart110Records.Put(rec111)
+	*rec112 = ocannlReverserBackwardPart111{}
+	ocannlReverserBackwardPart111Records.Put(rec112)
+	*rec113 = ocannlReverserBackwardPart112{}
+	ocannlReverserBackwardPart112Records.Put(rec113)
+	*rec114 = ocannlReverserBackwardPart113{}
+	ocannlReverserBackwardPart113Records.Put(rec114)
+	*rec115 = ocannlReverserBackwardPart114{}
+	ocannlReverserBackwardPart114Records.Put(rec115)
+	*rec116 = ocannlReverserBackwardPart115{}
+	ocannlReverserBackwardPart115Records.Put(rec116)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 	// 8 parts of i3 on the pool.
-	rec92 := ocannlReverserBackwardPart91Records.Get()
-	rec92.gNetAttention1WV = gNetAttention1WV
-	rec92.scratch = scratch
-	region.Run(rec92, 8)
-	*rec92 = ocannlReverserBackwardPart91{}
-	ocannlReverserBackwardPart91Records.Put(rec92)
+	rec117 := ocannlReverserBackwardPart116Records.Get()
+	rec117.gNetAttention1WV = gNetAttention1WV
+	rec117.scratch = scratch
+	region.Run(rec117, 8)
+	*rec117 = ocannlReverserBackwardPart116{}
+	ocannlReverserBackwardPart116Records.Put(rec117)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec93 := ocannlReverserBackwardPart92Records.Get()
-	rec93.pNetAttention1WV = pNetAttention1WV
-	rec93.scratch = scratch
-	region.Run(rec93, 8)
-	*rec93 = ocannlReverserBackwardPart92{}
-	ocannlReverserBackwardPart92Records.Put(rec93)
+	rec118 := ocannlReverserBackwardPart117Records.Get()
+	rec118.pNetAttention1WV = pNetAttention1WV
+	rec118.scratch = scratch
+	region.Run(rec118, 8)
+	*rec118 = ocannlReverserBackwardPart117{}
+	ocannlReverserBackwardPart117Records.Put(rec118)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	// 8 parts of i3 on the pool.
-	rec94 := ocannlReverserBackwardPart93Records.Get()
-	rec94.gNetAttention1WK = gNetAttention1WK
-	rec94.scratch = scratch
-	region.Run(rec94, 8)
-	*rec94 = ocannlReverserBackwardPart93{}
-	ocannlReverserBackwardPart93Records.Put(rec94)
+	rec119 := ocannlReverserBackwardPart118Records.Get()
+	rec119.gNetAttention1WK = gNetAttention1WK
+	rec119.scratch = scratch
+	region.Run(rec119, 8)
+	*rec119 = ocannlReverserBackwardPart118{}
+	ocannlReverserBackwardPart118Records.Put(rec119)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec95 := ocannlReverserBackwardPart94Records.Get()
-	rec95.pNetAttention1WK = pNetAttention1WK
-	rec95.scratch = scratch
-	region.Run(rec95, 8)
-	*rec95 = ocannlReverserBackwardPart94{}
-	ocannlReverserBackwardPart94Records.Put(rec95)
+	rec120 := ocannlReverserBackwardPart119Records.Get()
+	rec120.pNetAttention1WK = pNetAttention1WK
+	rec120.scratch = scratch
+	region.Run(rec120, 8)
+	*rec120 = ocannlReverserBackwardPart119{}
+	ocannlReverserBackwardPart119Records.Put(rec120)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	// 8 parts of i3 on the pool.
-	rec96 := ocannlReverserBackwardPart95Records.Get()
-	rec96.gNetAttention1WQ = gNetAttention1WQ
-	rec96.scratch = scratch
-	region.Run(rec96, 8)
-	*rec96 = ocannlReverserBackwardPart95{}
-	ocannlReverserBackwardPart95Records.Put(rec96)
+	rec121 := ocannlReverserBackwardPart120Records.Get()
+	rec121.gNetAttention1WQ = gNetAttention1WQ
+	rec121.scratch = scratch
+	region.Run(rec121, 8)
+	*rec121 = ocannlReverserBackwardPart120{}
+	ocannlReverserBackwardPart120Records.Put(rec121)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec97 := ocannlReverserBackwardPart96Records.Get()
-	rec97.pNetAttention1WQ = pNetAttention1WQ
-	rec97.scratch = scratch
-	region.Run(rec97, 8)
-	*rec97 = ocannlReverserBackwardPart96{}
-	ocannlReverserBackwardPart96Records.Put(rec97)
+	rec122 := ocannlReverserBackwardPart121Records.Get()
+	rec122.pNetAttention1WQ = pNetAttention1WQ
+	rec122.scratch = scratch
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec98 := ocannlReverserBackwardPart97Records.Get()
-	rec98.scratch = scratch
-	region.Run(rec98, 8)
-	*rec98 = ocannlReverserBackwardPart97{}
-	ocannlReverserBackwardPart97Records.Put(rec98)
+	rec123 := ocannlReverserBackwardPart122Records.Get()
+	rec123.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec122, rec123)
+	*rec122 = ocannlReverserBackwardPart121{}
+	ocannlReverserBackwardPart121Records.Put(rec122)
+	*rec123 = ocannlReverserBackwardPart122{}
+	ocannlReverserBackwardPart122Records.Put(rec123)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec99 := ocannlReverserBackwardPart98Records.Get()
-	rec99.gNetPos = gNetPos
-	rec99.scratch = scratch
-	region.Run(rec99, 8)
-	*rec99 = ocannlReverserBackwardPart98{}
-	ocannlReverserBackwardPart98Records.Put(rec99)
+	rec124 := ocannlReverserBackwardPart123Records.Get()
+	rec124.gNetPos = gNetPos
+	rec124.scratch = scratch
+	region.Run(rec124, 8)
+	*rec124 = ocannlReverserBackwardPart123{}
+	ocannlReverserBackwardPart123Records.Put(rec124)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// 8 parts of i2 on the pool.
-	rec100 := ocannlReverserBackwardPart99Records.Get()
-	rec100.gNetEmb = gNetEmb
-	rec100.tokens = tokens
-	rec100.scratch = scratch
-	region.Run(rec100, 8)
-	*rec100 = ocannlReverserBackwardPart99{}
-	ocannlReverserBackwardPart99Records.Put(rec100)
+	rec125 := ocannlReverserBackwardPart124Records.Get()
+	rec125.gNetEmb = gNetEmb
+	rec125.tokens = tokens
+	rec125.scratch = scratch
+	region.Run(rec125, 8)
+	*rec125 = ocannlReverserBackwardPart124{}
+	ocannlReverserBackwardPart124Records.Put(rec125)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -8320,7 +8302,9 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_1_centered           [256][8][32]float32
 	net_layer_norm_1_var_1              [256][8][32]float32
 	net_layer_norm_1_var_2              [256][8][1]float32
+	net_layer_norm_1_var                [256][8][1]float32
 	net_x1_1                            [256][8][32]float32
+	net_x1_2                            [256][8][1]float32
 	net_x1_3                            [256][8][1]float32
 	net_x1                              [256][8][32]float32
 	net_linear_1_x_1                    [256][8][64]float32
@@ -8333,7 +8317,9 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_2_centered           [256][8][32]float32
 	net_layer_norm_2_var_1              [256][8][32]float32
 	net_layer_norm_2_var_2              [256][8][1]float32
+	net_layer_norm_2_var                [256][8][1]float32
 	net_x2_1                            [256][8][32]float32
+	net_x2_2                            [256][8][1]float32
 	net_x2_3                            [256][8][1]float32
 	net_x2                              [256][8][32]float32
 	train_cross_entropy_1_logits_1      [256][8][10]float32
@@ -8342,6 +8328,7 @@ type ocannlReverserBackwardScratch struct {
 	train_cross_entropy_1_z             [256][8][10]float32
 	train_cross_entropy_1_logp_1        [256][8][10]float32
 	train_cross_entropy_1_logp_2        [256][8][1]float32
+	train_cross_entropy_1_logp_3        [256][8][1]float32
 	train_1                             [256][8][10]float32
 	train_2                             [1]float32
 	net_h_1_grad                        [256][8][32]float32
@@ -8364,7 +8351,9 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_1_centered_grad      [256][8][32]float32
 	net_layer_norm_1_var_1_grad         [256][8][32]float32
 	net_layer_norm_1_var_2_grad         [256][8][1]float32
+	net_layer_norm_1_var_grad           [256][8][1]float32
 	net_x1_1_grad                       [256][8][32]float32
+	net_x1_2_grad                       [256][8][1]float32
 	net_x1_3_grad                       [256][8][1]float32
 	net_x1_4_grad                       [256][8][32]float32
 	net_x1_grad                         [256][8][32]float32
@@ -8379,7 +8368,9 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_2_centered_grad      [256][8][32]float32
 	net_layer_norm_2_var_1_grad         [256][8][32]float32
 	net_layer_norm_2_var_2_grad         [256][8][1]float32
+	net_layer_norm_2_var_grad           [256][8][1]float32
 	net_x2_1_grad                       [256][8][32]float32
+	net_x2_2_grad                       [256][8][1]float32
 	net_x2_3_grad                       [256][8][1]float32
 	net_x2_4_grad                       [256][8][32]float32
 	net_x2_grad                         [256][8][32]float32
@@ -8388,9 +8379,11 @@ type ocannlReverserBackwardScratch struct {
 	train_cross_entropy_1_m_grad        [256][8][1]float32
 	train_cross_entropy_1_z_grad        [256][8][10]float32
 	train_cross_entropy_1_logp_1_grad   [256][8][10]float32
+	train_cross_entropy_1_logp_2_grad   [256][8][1]float32
 	train_cross_entropy_1_logp_3_grad   [256][8][1]float32
 	train_cross_entropy_1_logp_grad     [256][8][10]float32
 	train_1_grad                        [256][8][10]float32
+	train_2_grad                        [1]float32
 }
 
 // ocannlReverserBackwardPart0 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
@@ -8949,20 +8942,15 @@ type ocannlReverserBackwardPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r16 *ocannlReverserBackwardPart15) Part(j16 int) {
 	scratch := r16.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0], &scratch.net_layer_norm_1_mean[32*j16][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[32*j16][0][0], &scratch.net_layer_norm_1_x[32*j16][0][0], &scratch.net_layer_norm_1_mean[32*j16][0][0])
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_mean[32*j16][0][0], &scratch.net_layer_norm_1_mean_1[32*j16][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0+32*j16]
+			net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0+32*j16]
 			for i1 := range 8 {
-				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
-				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j16][i1][0]
-				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j16][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
-				}
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
 			}
 		}
 	}
@@ -8980,18 +8968,19 @@ type ocannlReverserBackwardPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r17 *ocannlReverserBackwardPart16) Part(j17 int) {
 	scratch := r17.scratch
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[32*j17][0][0], &scratch.net_layer_norm_1_centered[32*j17][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[32*j17][0][0], &scratch.net_layer_norm_1_centered[32*j17][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j17][i1]
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j17][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j17][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 				}
 			}
 		}
@@ -9010,19 +8999,19 @@ type ocannlReverserBackwardPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r18 *ocannlReverserBackwardPart17) Part(j18 int) {
 	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j18][0][0], &scratch.net_layer_norm_1_var_1[32*j18][0][0])
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
-				acc11 := float32(0)
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j18][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
-				scratch.net_layer_norm_1_var_2[i0+32*j18][i1][0] = acc11
 			}
 		}
 	}
@@ -9034,26 +9023,25 @@ var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
 // ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart18 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r19 *ocannlReverserBackwardPart18) Part(j19 int) {
-	pNetLayerNorm1Gamma, scratch := r19.pNetLayerNorm1Gamma, r19.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_x1_1[32*j19][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j19][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_x1_1[32*j19][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j19][0][0])
+	scratch := r19.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j19][0][0], &scratch.net_layer_norm_1_var_1[32*j19][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j19][i1]
-				net_x1_1Row := &scratch.net_x1_1[i0+32*j19][i1]
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j19][i1]
+				acc11 := float32(0)
 				for i2 := range 32 {
-					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+32*j19][i1][0] = acc11
 			}
 		}
 	}
@@ -9065,27 +9053,21 @@ var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
 // ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart19 struct {
-	pNetLayerNorm1Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r20 *ocannlReverserBackwardPart19) Part(j20 int) {
-	pNetLayerNorm1Beta, scratch := r20.pNetLayerNorm1Beta, r20.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_x1[32*j20][0][0], &scratch.net_x1_1[32*j20][0][0], &scratch.net_x1_3[32*j20][0][0], &pNetLayerNorm1Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_x1[32*j20][0][0], &scratch.net_x1_1[32*j20][0][0], &scratch.net_x1_3[32*j20][0][0], &pNetLayerNorm1Beta[0])
+	scratch := r20.scratch
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_var[32*j20][0][0], &scratch.net_layer_norm_1_var_2[32*j20][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0+32*j20]
+			net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0+32*j20]
 			for i1 := range 8 {
-				net_x1_1Row2 := &scratch.net_x1_1[i0+32*j20][i1]
-				net_x1_3V := scratch.net_x1_3[i0+32*j20][i1][0]
-				net_x1Row := &scratch.net_x1[i0+32*j20][i1]
-				for i2 := range 32 {
-					net_x1Row[i2] = (net_x1_1Row2[i2] / net_x1_3V) + pNetLayerNorm1Beta[i2]
-				}
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
 			}
 		}
 	}
@@ -9097,30 +9079,25 @@ var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 // ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart20 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r21 *ocannlReverserBackwardPart20) Part(j21 int) {
-	pNetDense1W, scratch := r21.pNetDense1W, r21.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetLayerNorm1Gamma, scratch := r21.pNetLayerNorm1Gamma, r21.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j21][0][0], &pNetDense1W[0], &scratch.net_x1[32*j21][0][0])
+		ocannlMap49AVX512(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j21][0][0], &pNetDense1W[0], &scratch.net_x1[32*j21][0][0])
+		ocannlMap49AVX2(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j21][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0+32*j21][i1][i2] = acc12
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j21][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+32*j21][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
 				}
 			}
 		}
@@ -9133,26 +9110,21 @@ var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
 // ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart21 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r22 *ocannlReverserBackwardPart21) Part(j22 int) {
-	pNetDense1B, scratch := r22.pNetDense1B, r22.scratch
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_linear_1_x_2[32*j22][0][0], &scratch.net_linear_1_x_1[32*j22][0][0], &pNetDense1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_linear_1_x_2[32*j22][0][0], &scratch.net_linear_1_x_1[32*j22][0][0], &pNetDense1B[0])
+	scratch := r22.scratch
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap40AVX2(&scratch.net_x1_2[32*j22][0][0], &scratch.net_layer_norm_1_var[32*j22][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0+32*j22]
+			net_x1_2Row := &scratch.net_x1_2[i0+32*j22]
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j22][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j22][i1]
-				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-				}
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
 			}
 		}
 	}
@@ -9164,28 +9136,26 @@ var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 // ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart22 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
-func (r24 *ocannlReverserBackwardPart22) Part(j23 int) {
-	scratch := r24.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+func (r23 *ocannlReverserBackwardPart22) Part(j23 int) {
+	pNetLayerNorm1Beta, scratch := r23.pNetLayerNorm1Beta, r23.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_linear_1_x[32*j23][0][0], &scratch.net_linear_1_x_2[32*j23][0][0])
+		ocannlMap51AVX512(&scratch.net_x1[32*j23][0][0], &scratch.net_x1_1[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_linear_1_x[32*j23][0][0], &scratch.net_linear_1_x_2[32*j23][0][0])
+		ocannlMap51AVX2(&scratch.net_x1[32*j23][0][0], &scratch.net_x1_1[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j23][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j23][i1]
-				for i2 := range 64 {
-					r23 := net_linear_1_x_2Row2[i2]
-					if !(r23 > 0) {
-						r23 = 0
-					}
-					net_linear_1_xRow[i2] = r23
+				net_x1_1Row2 := &scratch.net_x1_1[i0+32*j23][i1]
+				net_x1_3V := scratch.net_x1_3[i0+32*j23][i1][0]
+				net_x1Row := &scratch.net_x1[i0+32*j23][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = (net_x1_1Row2[i2] / net_x1_3V) + pNetLayerNorm1Beta[i2]
 				}
 			}
 		}
@@ -9198,30 +9168,30 @@ var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
 // ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart23 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
-func (r25 *ocannlReverserBackwardPart23) Part(j24 int) {
-	pNetLinear1W, scratch := r25.pNetLinear1W, r25.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r24 *ocannlReverserBackwardPart23) Part(j24 int) {
+	pNetDense1W, scratch := r24.pNetDense1W, r24.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j24][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j24][0][0])
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1W[0], &scratch.net_x1[32*j24][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j24][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j24][0][0])
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1W[0], &scratch.net_x1[32*j24][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j24][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_x1Row2 := &scratch.net_x1[i0+32*j24][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					scratch.net_layer_norm_2_x_1[i0+32*j24][i1][i2] = acc13
+					scratch.net_linear_1_x_1[i0+32*j24][i1][i2] = acc12
 				}
 			}
 		}
@@ -9234,26 +9204,25 @@ var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 // ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart24 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
-func (r26 *ocannlReverserBackwardPart24) Part(j25 int) {
-	pNetLinear1B, scratch := r26.pNetLinear1B, r26.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+func (r25 *ocannlReverserBackwardPart24) Part(j25 int) {
+	pNetDense1B, scratch := r25.pNetDense1B, r25.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j25][0][0], &scratch.net_x1[32*j25][0][0], &scratch.net_layer_norm_2_x_1[32*j25][0][0], &pNetLinear1B[0])
+		ocannlMap52AVX512(&scratch.net_linear_1_x_2[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j25][0][0], &scratch.net_x1[32*j25][0][0], &scratch.net_layer_norm_2_x_1[32*j25][0][0], &pNetLinear1B[0])
+		ocannlMap52AVX2(&scratch.net_linear_1_x_2[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+32*j25][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j25][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j25][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j25][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j25][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 				}
 			}
 		}
@@ -9272,19 +9241,23 @@ type ocannlReverserBackwardPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlReverserBackwardPart25) Part(j26 int) {
 	scratch := r27.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j26][0][0], &scratch.net_layer_norm_2_x[32*j26][0][0])
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_linear_1_x[32*j26][0][0], &scratch.net_linear_1_x_2[32*j26][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_linear_1_x[32*j26][0][0], &scratch.net_linear_1_x_2[32*j26][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j26][i1]
-				acc14 := float32(0)
-				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j26][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j26][i1]
+				for i2 := range 64 {
+					r26 := net_linear_1_x_2Row2[i2]
+					if !(r26 > 0) {
+						r26 = 0
+					}
+					net_linear_1_xRow[i2] = r26
 				}
-				scratch.net_layer_norm_2_mean_1[i0+32*j26][i1][0] = acc14
 			}
 		}
 	}
@@ -9296,25 +9269,30 @@ var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
 // ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart26 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlReverserBackwardPart26) Part(j27 int) {
-	scratch := r28.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	pNetLinear1W, scratch := r28.pNetLinear1W, r28.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j27][0][0], &scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_layer_norm_2_mean[32*j27][0][0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j27][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j27][0][0], &scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_layer_norm_2_mean[32*j27][0][0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j27][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j27][i1]
-				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j27][i1][0]
-				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j27][i1]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j27][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j27][i1][i2] = acc13
 				}
 			}
 		}
@@ -9327,24 +9305,26 @@ var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
 // ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart27 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r29 *ocannlReverserBackwardPart27) Part(j28 int) {
-	scratch := r29.scratch
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	pNetLinear1B, scratch := r29.pNetLinear1B, r29.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j28][0][0], &scratch.net_layer_norm_2_centered[32*j28][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_1[32*j28][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j28][0][0], &scratch.net_layer_norm_2_centered[32*j28][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_1[32*j28][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j28][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j28][i1]
+				net_x1Row3 := &scratch.net_x1[i0+32*j28][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j28][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j28][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
 			}
 		}
@@ -9365,17 +9345,17 @@ func (r30 *ocannlReverserBackwardPart28) Part(j29 int) {
 	scratch := r30.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j29][0][0], &scratch.net_layer_norm_2_var_1[32*j29][0][0])
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j29][0][0], &scratch.net_layer_norm_2_x[32*j29][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j29][i1]
-				acc15 := float32(0)
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j29][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+32*j29][i1][0] = acc15
+				scratch.net_layer_norm_2_mean_1[i0+32*j29][i1][0] = acc14
 			}
 		}
 	}
@@ -9387,26 +9367,21 @@ var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 // ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart29 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r31 *ocannlReverserBackwardPart29) Part(j30 int) {
-	pNetLayerNorm2Gamma, scratch := r31.pNetLayerNorm2Gamma, r31.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_x2_1[32*j30][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j30][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_x2_1[32*j30][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j30][0][0])
+	scratch := r31.scratch
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[32*j30][0][0], &scratch.net_layer_norm_2_mean_1[32*j30][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0+32*j30]
+			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0+32*j30]
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j30][i1]
-				net_x2_1Row := &scratch.net_x2_1[i0+32*j30][i1]
-				for i2 := range 32 {
-					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-				}
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 			}
 		}
 	}
@@ -9418,26 +9393,25 @@ var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 // ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart30 struct {
-	pNetLayerNorm2Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r32 *ocannlReverserBackwardPart30) Part(j31 int) {
-	pNetLayerNorm2Beta, scratch := r32.pNetLayerNorm2Beta, r32.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
+	scratch := r32.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_x2[32*j31][0][0], &scratch.net_x2_1[32*j31][0][0], &scratch.net_x2_3[32*j31][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j31][0][0], &scratch.net_layer_norm_2_x[32*j31][0][0], &scratch.net_layer_norm_2_mean[32*j31][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_x2[32*j31][0][0], &scratch.net_x2_1[32*j31][0][0], &scratch.net_x2_3[32*j31][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j31][0][0], &scratch.net_layer_norm_2_x[32*j31][0][0], &scratch.net_layer_norm_2_mean[32*j31][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_1Row2 := &scratch.net_x2_1[i0+32*j31][i1]
-				net_x2_3V := scratch.net_x2_3[i0+32*j31][i1][0]
-				net_x2Row := &scratch.net_x2[i0+32*j31][i1]
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j31][i1]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j31][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j31][i1]
 				for i2 := range 32 {
-					net_x2Row[i2] = (net_x2_1Row2[i2] / net_x2_3V) + pNetLayerNorm2Beta[i2]
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 				}
 			}
 		}
@@ -9450,30 +9424,24 @@ var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 // ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart31 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r33 *ocannlReverserBackwardPart31) Part(j32 int) {
-	pNetLinear2W, scratch := r33.pNetLinear2W, r33.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r33.scratch
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j32][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j32][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j32][0][0], &scratch.net_layer_norm_2_centered[32*j32][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j32][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j32][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j32][0][0], &scratch.net_layer_norm_2_centered[32*j32][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j32][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j32][i1][i2] = acc16
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j32][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j32][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
 			}
 		}
@@ -9492,19 +9460,19 @@ type ocannlReverserBackwardPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r34 *ocannlReverserBackwardPart32) Part(j33 int) {
 	scratch := r34.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j33][0][0], &scratch.train_cross_entropy_1_logits[32*j33][0][0])
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j33][0][0], &scratch.net_layer_norm_2_var_1[32*j33][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j33][i1]
-				acc17 := float32(math.Inf(-1))
-				for i2 := range 10 {
-					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j33][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
-				scratch.train_cross_entropy_1_m[i0+32*j33][i1][0] = acc17
+				scratch.net_layer_norm_2_var_2[i0+32*j33][i1][0] = acc15
 			}
 		}
 	}
@@ -9522,19 +9490,15 @@ type ocannlReverserBackwardPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r35 *ocannlReverserBackwardPart33) Part(j34 int) {
 	scratch := r35.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j34][0][0], &scratch.train_cross_entropy_1_logp_1[32*j34][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_var[32*j34][0][0], &scratch.net_layer_norm_2_var_2[32*j34][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0+32*j34]
+			net_layer_norm_2_varRow := &scratch.net_layer_norm_2_var[i0+32*j34]
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j34][i1]
-				acc18 := float32(0)
-				for i2 := range 10 {
-					acc18 += train_cross_entropy_1_logp_1Row2[i2]
-				}
-				scratch.train_cross_entropy_1_logp_2[i0+32*j34][i1][0] = acc18
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
 			}
 		}
 	}
@@ -9546,29 +9510,28 @@ var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 // ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart34 struct {
-	scratch        *ocannlReverserBackwardScratch
-	train_2Partial [8][1]float32
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r36 *ocannlReverserBackwardPart34) Part(j35 int) {
-	scratch, train_2Partial := r36.scratch, &r36.train_2Partial
-	train_2Partial[j35] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce12AVX2(&train_2Partial[j35][0], &scratch.train_1[32*j35][0][0])
+	pNetLayerNorm2Gamma, scratch := r36.pNetLayerNorm2Gamma, r36.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap49AVX512(&scratch.net_x2_1[32*j35][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j35][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap49AVX2(&scratch.net_x2_1[32*j35][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j35][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		acc19 := train_2Partial[j35][0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_1Row2 := &scratch.train_1[i0+32*j35][i1]
-				for i2 := range 10 {
-					acc19 += train_1Row2[i2]
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j35][i1]
+				net_x2_1Row := &scratch.net_x2_1[i0+32*j35][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
 				}
 			}
 		}
-		train_2Partial[j35][0] = acc19
 	}
 }
 
@@ -9581,22 +9544,18 @@ type ocannlReverserBackwardPart35 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r37 *ocannlReverserBackwardPart35) Part(j37 int) {
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r37 *ocannlReverserBackwardPart35) Part(j36 int) {
 	scratch := r37.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_logp_3_grad[32*j37][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j37][0][0])
+		ocannlMap40AVX2(&scratch.net_x2_2[32*j36][0][0], &scratch.net_layer_norm_2_var[32*j36][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
+			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0+32*j36]
+			net_x2_2Row := &scratch.net_x2_2[i0+32*j36]
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0+32*j37][i1]
-				acc21 := scratch.train_cross_entropy_1_logp_3_grad[i0+32*j37][i1][0]
-				for i2 := range 10 {
-					acc21 -= train_cross_entropy_1_logp_gradRow3[i2]
-				}
-				scratch.train_cross_entropy_1_logp_3_grad[i0+32*j37][i1][0] = acc21
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
 			}
 		}
 	}
@@ -9611,22 +9570,18 @@ type ocannlReverserBackwardPart36 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r38 *ocannlReverserBackwardPart36) Part(j38 int) {
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r38 *ocannlReverserBackwardPart36) Part(j37 int) {
 	scratch := r38.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_m_grad[32*j38][0][0], &scratch.train_cross_entropy_1_z_grad[32*j38][0][0])
+		ocannlMap41AVX2(&scratch.net_x2_3[32*j37][0][0], &scratch.net_x2_2[32*j37][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
+			net_x2_2Row2 := &scratch.net_x2_2[i0+32*j37]
+			net_x2_3Row := &scratch.net_x2_3[i0+32*j37]
 			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0+32*j38][i1]
-				acc22 := scratch.train_cross_entropy_1_m_grad[i0+32*j38][i1][0]
-				for i2 := range 10 {
-					acc22 -= train_cross_entropy_1_z_gradRow4[i2]
-				}
-				scratch.train_cross_entropy_1_m_grad[i0+32*j38][i1][0] = acc22
+				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
 			}
 		}
 	}
@@ -9638,33 +9593,26 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear2BPartial [8][10]float32
+	pNetLayerNorm2Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r41 *ocannlReverserBackwardPart37) Part(j39 int) {
-	scratch, gNetLinear2BPartial := r41.scratch, &r41.gNetLinear2BPartial
-	gNetLinear2BPartial[j39] = [10]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetLinear2BPartial[j39][0], &scratch.train_cross_entropy_1_logits_grad[32*j39][0][0])
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r39 *ocannlReverserBackwardPart37) Part(j38 int) {
+	pNetLayerNorm2Beta, scratch := r39.pNetLayerNorm2Beta, r39.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap51AVX512(&scratch.net_x2[32*j38][0][0], &scratch.net_x2_1[32*j38][0][0], &scratch.net_x2_3[32*j38][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap51AVX2(&scratch.net_x2[32*j38][0][0], &scratch.net_x2_1[32*j38][0][0], &scratch.net_x2_3[32*j38][0][0], &pNetLayerNorm2Beta[0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear2BPartialRow := &gNetLinear2BPartial[j39]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j39][i1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j39][i1+1]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j39][i1+2]
-				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j39][i1+3]
-				for i2 := range 10 {
-					acc23 := gNetLinear2BPartialRow[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
-					gNetLinear2BPartialRow[i2] = acc23
+			for i1 := range 8 {
+				net_x2_1Row2 := &scratch.net_x2_1[i0+32*j38][i1]
+				net_x2_3V := scratch.net_x2_3[i0+32*j38][i1][0]
+				net_x2Row := &scratch.net_x2[i0+32*j38][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = (net_x2_1Row2[i2] / net_x2_3V) + pNetLayerNorm2Beta[i2]
 				}
 			}
 		}
@@ -9677,29 +9625,30 @@ var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 // ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart38 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear2WPartial [8][10][32]float32
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r42 *ocannlReverserBackwardPart38) Part(j41 int) {
-	scratch, gNetLinear2WPartial := r42.scratch, &r42.gNetLinear2WPartial
-	gNetLinear2WPartial[j41] = [10][32]float32{}
-	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r40 *ocannlReverserBackwardPart38) Part(j39 int) {
+	pNetLinear2W, scratch := r40.pNetLinear2W, r40.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2WPartial[j41][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j41][0][0], &scratch.net_x2[32*j41][0][0])
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j39][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j39][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2WPartial[j41][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j41][0][0], &scratch.net_x2[32*j41][0][0])
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j39][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j39][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0+32*j41][i1]
+				net_x2Row2 := &scratch.net_x2[i0+32*j39][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j41][i1][i2]
-					gNetLinear2WPartialRow := &gNetLinear2WPartial[j41][i2]
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
 					for i3 := range 32 {
-						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
 					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j39][i1][i2] = acc16
 				}
 			}
 		}
@@ -9712,47 +9661,25 @@ var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
-	pNetLinear2W *[320]float32
+	pNetLinear2B *[10]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r43 *ocannlReverserBackwardPart39) Part(j44 int) {
-	pNetLinear2W, scratch := r43.pNetLinear2W, r43.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r41 *ocannlReverserBackwardPart39) Part(j40 int) {
+	pNetLinear2B, scratch := r41.pNetLinear2B, r41.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j44][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j44][0][0], &pNetLinear2W[0])
+		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits[32*j40][0][0], &scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j44][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j44][0][0], &pNetLinear2W[0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits[32*j40][0][0], &scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &pNetLinear2B[0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j44][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2+3]
-					for i3 := range 32 {
-						acc26 := net_x2_gradRow[i3]
-						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc26
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j44][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
-					}
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j40][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j40][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
 				}
 			}
 		}
@@ -9768,20 +9695,22 @@ type ocannlReverserBackwardPart40 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r44 *ocannlReverserBackwardPart40) Part(j45 int) {
-	scratch := r44.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r42 *ocannlReverserBackwardPart40) Part(j41 int) {
+	scratch := r42.scratch
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_x2_4_grad[32*j45][0][0], &scratch.net_x2_grad[32*j45][0][0])
+		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j41][0][0], &scratch.train_cross_entropy_1_logits[32*j41][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j45][i1]
-				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j45][i1]
-				for i2 := range 32 {
-					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j41][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
 				}
+				scratch.train_cross_entropy_1_m[i0+32*j41][i1][0] = acc17
 			}
 		}
 	}
@@ -9793,33 +9722,25 @@ var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
 // ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart41 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r45 *ocannlReverserBackwardPart41) Part(j46 int) {
-	scratch, gNetLayerNorm2BetaPartial := r45.scratch, &r45.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j46] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j46][0], &scratch.net_x2_grad[32*j46][0][0])
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r43 *ocannlReverserBackwardPart41) Part(j42 int) {
+	scratch := r43.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z[32*j42][0][0], &scratch.train_cross_entropy_1_logits[32*j42][0][0], &scratch.train_cross_entropy_1_m[32*j42][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z[32*j42][0][0], &scratch.train_cross_entropy_1_logits[32*j42][0][0], &scratch.train_cross_entropy_1_m[32*j42][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j46]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j46][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j46][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j46][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j46][i1+3]
-				for i2 := range 32 {
-					acc27 := gNetLayerNorm2BetaPartialRow[i2]
-					acc27 += net_x2_gradRow3[i2]
-					acc27 += net_x2_gradRow4[i2]
-					acc27 += net_x2_gradRow5[i2]
-					acc27 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc27
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j42][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j42][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j42][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
 				}
 			}
 		}
@@ -9835,20 +9756,19 @@ type ocannlReverserBackwardPart42 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r46 *ocannlReverserBackwardPart42) Part(j48 int) {
-	scratch := r46.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r44 *ocannlReverserBackwardPart42) Part(j43 int) {
+	scratch := r44.scratch
+	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_x2_1_grad[32*j48][0][0], &scratch.net_x2_4_grad[32*j48][0][0], &scratch.net_x2_3[32*j48][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[32*j43][0][0], &scratch.train_cross_entropy_1_z[32*j43][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j48][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+32*j48][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j48][i1]
-				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j43][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j43][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
 				}
 			}
 		}
@@ -9864,24 +9784,22 @@ type ocannlReverserBackwardPart43 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r47 *ocannlReverserBackwardPart43) Part(j49 int) {
-	scratch := r47.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r45 *ocannlReverserBackwardPart43) Part(j44 int) {
+	scratch := r45.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j49][0][0], &scratch.net_x2_4_grad[32*j49][0][0], &scratch.net_x2_1[32*j49][0][0], &scratch.net_x2_3[32*j49][0][0])
+		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j44][0][0], &scratch.train_cross_entropy_1_logp_1[32*j44][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j49][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j49][i1]
-				v := scratch.net_x2_3[i0+32*j49][i1][0] * scratch.net_x2_3[i0+32*j49][i1][0]
-				acc29 := scratch.net_x2_3_grad[i0+32*j49][i1][0]
-				for i2 := range 32 {
-					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j44][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
 				}
-				scratch.net_x2_3_grad[i0+32*j49][i1][0] = acc29
+				scratch.train_cross_entropy_1_logp_2[i0+32*j44][i1][0] = acc18
 			}
 		}
 	}
@@ -9893,38 +9811,21 @@ var ocannlReverserBackwardPart43Records rt.Records[ocannlReverserBackwardPart43]
 // ocannlReverserBackwardPart44 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart44 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm2GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r48 *ocannlReverserBackwardPart44) Part(j50 int) {
-	scratch, gNetLayerNorm2GammaPartial := r48.scratch, &r48.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j50] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r46 *ocannlReverserBackwardPart44) Part(j45 int) {
+	scratch := r46.scratch
+	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j50][0], &scratch.net_x2_1_grad[32*j50][0][0], &scratch.net_layer_norm_2_centered[32*j50][0][0])
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_3[32*j45][0][0], &scratch.train_cross_entropy_1_logp_2[32*j45][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j50]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j50][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j50][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j50][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j50][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j50][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j50][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j50][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j50][i1+3]
-				for i2 := range 32 {
-					acc30 := gNetLayerNorm2GammaPartialRow[i2]
-					acc30 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-					acc30 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-					acc30 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-					acc30 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-					gNetLayerNorm2GammaPartialRow[i2] = acc30
-				}
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+32*j45]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+32*j45]
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
 			}
 		}
 	}
@@ -9936,23 +9837,27 @@ var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	targets *[256][8][10]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r49 *ocannlReverserBackwardPart45) Part(j52 int) {
-	pNetLayerNorm2Gamma, scratch := r49.pNetLayerNorm2Gamma, r49.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j52][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j52][0][0])
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r47 *ocannlReverserBackwardPart45) Part(j46 int) {
+	targets, scratch := r47.targets, r47.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.train_1[32*j46][0][0], &targets[32*j46][0][0], &scratch.train_cross_entropy_1_z[32*j46][0][0], &scratch.train_cross_entropy_1_logp_3[32*j46][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.train_1[32*j46][0][0], &targets[32*j46][0][0], &scratch.train_cross_entropy_1_z[32*j46][0][0], &scratch.train_cross_entropy_1_logp_3[32*j46][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j52][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j52][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+				targetsRow := &targets[i0+32*j46][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+32*j46][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+32*j46][i1][0]
+				train_1Row := &scratch.train_1[i0+32*j46][i1]
+				for i2 := range 10 {
+					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 				}
 			}
 		}
@@ -9965,25 +9870,29 @@ var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 // ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart46 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch        *ocannlReverserBackwardScratch
+	train_2Partial [8][1]float32
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r50 *ocannlReverserBackwardPart46) Part(j53 int) {
-	scratch := r50.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r48 *ocannlReverserBackwardPart46) Part(j47 int) {
+	scratch, train_2Partial := r48.scratch, &r48.train_2Partial
+	train_2Partial[j47] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j53][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j53][0][0])
+		ocannlReduce12AVX2(&train_2Partial[j47][0], &scratch.train_1[32*j47][0][0])
 	} else {
+		// reduction accumulated in a local variable.
+		acc19 := train_2Partial[j47][0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j53][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j53][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+				train_1Row2 := &scratch.train_1[i0+32*j47][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
 				}
 			}
 		}
+		train_2Partial[j47][0] = acc19
 	}
 }
 
@@ -9996,23 +9905,22 @@ type ocannlReverserBackwardPart47 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r51 *ocannlReverserBackwardPart47) Part(j54 int) {
-	scratch := r51.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_layer_norm_2_centered_grad[32*j54][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j54][0][0], &scratch.net_layer_norm_2_centered[32*j54][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_2_centered_grad[32*j54][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j54][0][0], &scratch.net_layer_norm_2_centered[32*j54][0][0])
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r49 *ocannlReverserBackwardPart47) Part(j49 int) {
+	scratch := r49.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_logp_3_grad[32*j49][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j49][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j54][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j54][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j54][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0+32*j49][i1]
+				acc21 := scratch.train_cross_entropy_1_logp_3_grad[i0+32*j49][i1][0]
+				for i2 := range 10 {
+					acc21 -= train_cross_entropy_1_logp_gradRow3[i2]
 				}
+				scratch.train_cross_entropy_1_logp_3_grad[i0+32*j49][i1][0] = acc21
 			}
 		}
 	}
@@ -10027,23 +9935,19 @@ type ocannlReverserBackwardPart48 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r52 *ocannlReverserBackwardPart48) Part(j55 int) {
-	scratch := r52.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_layer_norm_2_centered_grad[32*j55][0][0], &scratch.net_layer_norm_2_centered[32*j55][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j55][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_2_centered_grad[32*j55][0][0], &scratch.net_layer_norm_2_centered[32*j55][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j55][0][0])
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r50 *ocannlReverserBackwardPart48) Part(j50 int) {
+	scratch := r50.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_2_grad[32*j50][0][0], &scratch.train_cross_entropy_1_logp_3_grad[32*j50][0][0], &scratch.train_cross_entropy_1_logp_2[32*j50][0][0])
 	} else {
 		for i0 := range 32 {
+			train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0+32*j50]
+			train_cross_entropy_1_logp_2Row2 := &scratch.train_cross_entropy_1_logp_2[i0+32*j50]
+			train_cross_entropy_1_logp_2_gradRow := &scratch.train_cross_entropy_1_logp_2_grad[i0+32*j50]
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j55][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j55][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j55][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
-				}
+				train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
 			}
 		}
 	}
@@ -10058,19 +9962,19 @@ type ocannlReverserBackwardPart49 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r53 *ocannlReverserBackwardPart49) Part(j56 int) {
-	scratch := r53.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r51 *ocannlReverserBackwardPart49) Part(j51 int) {
+	scratch := r51.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_grad[32*j56][0][0], &scratch.net_layer_norm_2_centered_grad[32*j56][0][0])
+		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logp_1_grad[32*j51][0][0], &scratch.train_cross_entropy_1_logp_2_grad[32*j51][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j56][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j56][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0+32*j51][i1][0]
+				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0+32*j51][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
 				}
 			}
 		}
@@ -10086,22 +9990,23 @@ type ocannlReverserBackwardPart50 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r54 *ocannlReverserBackwardPart50) Part(j57 int) {
-	scratch := r54.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j57][0][0], &scratch.net_layer_norm_2_centered_grad[32*j57][0][0])
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r52 *ocannlReverserBackwardPart50) Part(j52 int) {
+	scratch := r52.scratch
+	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.train_cross_entropy_1_z_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_1[32*j52][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_1[32*j52][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j57][i1]
-				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j57][i1][0]
-				for i2 := range 32 {
-					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
+				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0+32*j52][i1]
+				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0+32*j52][i1]
+				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0+32*j52][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+32*j57][i1][0] = acc32
 			}
 		}
 	}
@@ -10116,21 +10021,19 @@ type ocannlReverserBackwardPart51 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r55 *ocannlReverserBackwardPart51) Part(j58 int) {
-	scratch := r55.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_layer_norm_2_x_grad[32*j58][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j58][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_layer_norm_2_x_grad[32*j58][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j58][0][0])
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r53 *ocannlReverserBackwardPart51) Part(j53 int) {
+	scratch := r53.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j53][0][0], &scratch.train_cross_entropy_1_z_grad[32*j53][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j58][i1][0]
-				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j58][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0+32*j53][i1]
+				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0+32*j53][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
 				}
 			}
 		}
@@ -10146,20 +10049,22 @@ type ocannlReverserBackwardPart52 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r56 *ocannlReverserBackwardPart52) Part(j59 int) {
-	scratch := r56.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r54 *ocannlReverserBackwardPart52) Part(j54 int) {
+	scratch := r54.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_x1_grad[32*j59][0][0], &scratch.net_layer_norm_2_x_grad[32*j59][0][0])
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_m_grad[32*j54][0][0], &scratch.train_cross_entropy_1_z_grad[32*j54][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j59][i1]
-				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j59][i1]
-				for i2 := range 32 {
-					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0+32*j54][i1]
+				acc22 := scratch.train_cross_entropy_1_m_grad[i0+32*j54][i1][0]
+				for i2 := range 10 {
+					acc22 -= train_cross_entropy_1_z_gradRow4[i2]
 				}
+				scratch.train_cross_entropy_1_m_grad[i0+32*j54][i1][0] = acc22
 			}
 		}
 	}
@@ -10174,19 +10079,31 @@ type ocannlReverserBackwardPart53 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r57 *ocannlReverserBackwardPart53) Part(j60 int) {
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r57 *ocannlReverserBackwardPart53) Part(j55 int) {
 	scratch := r57.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j60][0][0], &scratch.net_layer_norm_2_x_grad[32*j60][0][0])
+	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap60AVX512(&scratch.train_cross_entropy_1_logits_grad[32*j55][0][0], &scratch.train_cross_entropy_1_m[32*j55][0][0], &scratch.train_cross_entropy_1_logits[32*j55][0][0], &scratch.train_cross_entropy_1_m_grad[32*j55][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j55][0][0], &scratch.train_cross_entropy_1_m[32*j55][0][0], &scratch.train_cross_entropy_1_logits[32*j55][0][0], &scratch.train_cross_entropy_1_m_grad[32*j55][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j60][i1]
-				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j60][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0+32*j55][i1][0]
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0+32*j55][i1]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0+32*j55][i1][0]
+				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j55][i1]
+				for i2 := range 10 {
+					var r55 float32
+					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
+						r55 = 1
+					}
+					r56 := float32(0)
+					if r55 != 0 {
+						r56 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logits_gradRow2[i2] += r56
 				}
 			}
 		}
@@ -10202,19 +10119,19 @@ type ocannlReverserBackwardPart54 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r58 *ocannlReverserBackwardPart54) Part(j61 int) {
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r58 *ocannlReverserBackwardPart54) Part(j56 int) {
 	scratch := r58.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j61][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j61][0][0])
+		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logits_1_grad[32*j56][0][0], &scratch.train_cross_entropy_1_logits_grad[32*j56][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j61][i1]
-				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j61][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j56][i1]
+				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0+32*j56][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
 				}
 			}
 		}
@@ -10228,32 +10145,32 @@ var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart55 struct {
 	scratch             *ocannlReverserBackwardScratch
-	gNetLinear1BPartial [8][32]float32
+	gNetLinear2BPartial [8][10]float32
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r59 *ocannlReverserBackwardPart55) Part(j62 int) {
-	scratch, gNetLinear1BPartial := r59.scratch, &r59.gNetLinear1BPartial
-	gNetLinear1BPartial[j62] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r59 *ocannlReverserBackwardPart55) Part(j57 int) {
+	scratch, gNetLinear2BPartial := r59.scratch, &r59.gNetLinear2BPartial
+	gNetLinear2BPartial[j57] = [10]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLinear1BPartial[j62][0], &scratch.net_layer_norm_2_x_2_grad[32*j62][0][0])
+		ocannlReduce14AVX2(&gNetLinear2BPartial[j57][0], &scratch.train_cross_entropy_1_logits_grad[32*j57][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j62]
+		gNetLinear2BPartialRow := &gNetLinear2BPartial[j57]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j62][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j62][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j62][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j62][i1+3]
-				for i2 := range 32 {
-					acc33 := gNetLinear1BPartialRow[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow3[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow4[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow5[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow6[i2]
-					gNetLinear1BPartialRow[i2] = acc33
+				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1]
+				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1+3]
+				for i2 := range 10 {
+					acc23 := gNetLinear2BPartialRow[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
+					gNetLinear2BPartialRow[i2] = acc23
 				}
 			}
 		}
@@ -10264,29 +10181,30 @@ func (r59 *ocannlReverserBackwardPart55) Part(j62 int) {
 var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 
 // ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart56 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear2WPartial [8][10][32]float32
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r60 *ocannlReverserBackwardPart56) Part(j64 int) {
-	gNetLinear1W, scratch := r60.gNetLinear1W, r60.scratch
-	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r60 *ocannlReverserBackwardPart56) Part(j59 int) {
+	scratch, gNetLinear2WPartial := r60.scratch, &r60.gNetLinear2WPartial
+	gNetLinear2WPartial[j59] = [10][32]float32{}
+	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j64], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j64], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetLinear2WPartial[j59][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j59][0][0], &scratch.net_x2[32*j59][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j64], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j64], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetLinear2WPartial[j59][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j59][0][0], &scratch.net_x2[32*j59][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j64]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j64 : 64*i2+256*j64+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+				net_x2Row3 := &scratch.net_x2[i0+32*j59][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j59][i1][i2]
+					gNetLinear2WPartialRow := &gNetLinear2WPartial[j59][i2]
+					for i3 := range 32 {
+						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
 					}
 				}
 			}
@@ -10300,39 +10218,46 @@ var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
 // ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart57 struct {
-	pNetLinear1W *[2048]float32
+	pNetLinear2W *[320]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r61 *ocannlReverserBackwardPart57) Part(j65 int) {
-	pNetLinear1W, scratch := r61.pNetLinear1W, r61.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r61 *ocannlReverserBackwardPart57) Part(j62 int) {
+	pNetLinear2W, scratch := r61.pNetLinear2W, r61.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j65][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j65][0][0], &pNetLinear1W[0])
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j62][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j62][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j65][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j65][0][0], &pNetLinear1W[0])
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j62][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j62][0][0], &pNetLinear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j65][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j65][i1][i2+3]
-					for i3 := range 64 {
-						acc35 := net_linear_1_x_gradRow[i3]
-						acc35 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc35 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc35 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc35 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc35
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j62][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2+3]
+					for i3 := range 32 {
+						acc26 := net_x2_gradRow[i3]
+						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc26
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
 					}
 				}
 			}
@@ -10349,28 +10274,19 @@ type ocannlReverserBackwardPart58 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r64 *ocannlReverserBackwardPart58) Part(j66 int) {
-	scratch := r64.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r62 *ocannlReverserBackwardPart58) Part(j63 int) {
+	scratch := r62.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_linear_1_x_2_grad[32*j66][0][0], &scratch.net_linear_1_x_2[32*j66][0][0], &scratch.net_linear_1_x_grad[32*j66][0][0])
+		ocannlMap61AVX2(&scratch.net_x2_4_grad[32*j63][0][0], &scratch.net_x2_grad[32*j63][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j66][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j66][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j66][i1]
-				for i2 := range 64 {
-					var r62 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r62 = 1
-					}
-					r63 := float32(0)
-					if r62 != 0 {
-						r63 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r63
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j63][i1]
+				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j63][i1]
+				for i2 := range 32 {
+					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
 				}
 			}
 		}
@@ -10383,22 +10299,33 @@ var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 // ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart59 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r65 *ocannlReverserBackwardPart59) Part(j67 int) {
-	scratch := r65.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r63 *ocannlReverserBackwardPart59) Part(j64 int) {
+	scratch, gNetLayerNorm2BetaPartial := r63.scratch, &r63.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j64] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_linear_1_x_1_grad[32*j67][0][0], &scratch.net_linear_1_x_2_grad[32*j67][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j64][0], &scratch.net_x2_grad[32*j64][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j64]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j67][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j67][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j64][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j64][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j64][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j64][i1+3]
+				for i2 := range 32 {
+					acc27 := gNetLayerNorm2BetaPartialRow[i2]
+					acc27 += net_x2_gradRow3[i2]
+					acc27 += net_x2_gradRow4[i2]
+					acc27 += net_x2_gradRow5[i2]
+					acc27 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc27
 				}
 			}
 		}
@@ -10411,33 +10338,23 @@ var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
 // ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart60 struct {
-	scratch            *ocannlReverserBackwardScratch
-	gNetDense1BPartial [8][64]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r66 *ocannlReverserBackwardPart60) Part(j68 int) {
-	scratch, gNetDense1BPartial := r66.scratch, &r66.gNetDense1BPartial
-	gNetDense1BPartial[j68] = [64]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r64 *ocannlReverserBackwardPart60) Part(j66 int) {
+	scratch := r64.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetDense1BPartial[j68][0], &scratch.net_linear_1_x_2_grad[32*j68][0][0])
+		ocannlMap62AVX2(&scratch.net_x2_1_grad[32*j66][0][0], &scratch.net_x2_4_grad[32*j66][0][0], &scratch.net_x2_3[32*j66][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j68]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j68][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j68][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j68][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j68][i1+3]
-				for i2 := range 64 {
-					acc36 := gNetDense1BPartialRow[i2]
-					acc36 += net_linear_1_x_2_gradRow3[i2]
-					acc36 += net_linear_1_x_2_gradRow4[i2]
-					acc36 += net_linear_1_x_2_gradRow5[i2]
-					acc36 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc36
+			for i1 := range 8 {
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j66][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+32*j66][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j66][i1]
+				for i2 := range 32 {
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
 			}
 		}
@@ -10448,31 +10365,29 @@ func (r66 *ocannlReverserBackwardPart60) Part(j68 int) {
 var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
 
 // ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart61 struct {
-	gNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r67 *ocannlReverserBackwardPart61) Part(j70 int) {
-	gNetDense1W, scratch := r67.gNetDense1W, r67.scratch
-	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j70], &scratch.net_linear_1_x_1_grad[0][0][8*j70], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j70], &scratch.net_linear_1_x_1_grad[0][0][8*j70], &scratch.net_x1[0][0][0])
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r65 *ocannlReverserBackwardPart61) Part(j67 int) {
+	scratch := r65.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j67][0][0], &scratch.net_x2_4_grad[32*j67][0][0], &scratch.net_x2_1[32*j67][0][0], &scratch.net_x2_3[32*j67][0][0])
 	} else {
-		for i0 := range 256 {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j70]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j70 : 32*i2+256*j70+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
-					}
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j67][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j67][i1]
+				v := scratch.net_x2_3[i0+32*j67][i1][0] * scratch.net_x2_3[i0+32*j67][i1][0]
+				acc29 := scratch.net_x2_3_grad[i0+32*j67][i1][0]
+				for i2 := range 32 {
+					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
 				}
+				scratch.net_x2_3_grad[i0+32*j67][i1][0] = acc29
 			}
 		}
 	}
@@ -10484,41 +10399,22 @@ var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 // ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart62 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r68 *ocannlReverserBackwardPart62) Part(j71 int) {
-	pNetDense1W, scratch := r68.pNetDense1W, r68.scratch
-	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j71][0][0], &scratch.net_linear_1_x_1_grad[32*j71][0][0], &pNetDense1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j71][0][0], &scratch.net_linear_1_x_1_grad[32*j71][0][0], &pNetDense1W[0])
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r66 *ocannlReverserBackwardPart62) Part(j68 int) {
+	scratch := r66.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap63AVX2(&scratch.net_x2_2_grad[32*j68][0][0], &scratch.net_x2_3_grad[32*j68][0][0], &scratch.net_x2_3[32*j68][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
+			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0+32*j68]
+			net_x2_3Row2 := &scratch.net_x2_3[i0+32*j68]
+			net_x2_2_gradRow := &scratch.net_x2_2_grad[i0+32*j68]
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j71][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j71][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j71][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j71][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j71][i1][i2+3]
-					for i3 := range 32 {
-						acc38 := net_x1_gradRow2[i3]
-						acc38 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc38 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc38 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc38 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc38
-					}
-				}
+				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
 			}
 		}
 	}
@@ -10530,22 +10426,37 @@ var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
 // ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart63 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r69 *ocannlReverserBackwardPart63) Part(j72 int) {
-	scratch := r69.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r67 *ocannlReverserBackwardPart63) Part(j69 int) {
+	scratch, gNetLayerNorm2GammaPartial := r67.scratch, &r67.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j69] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_x1_4_grad[32*j72][0][0], &scratch.net_x1_grad[32*j72][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j69][0], &scratch.net_x2_1_grad[32*j69][0][0], &scratch.net_layer_norm_2_centered[32*j69][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j69]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j72][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j72][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j69][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j69][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j69][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j69][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j69][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j69][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j69][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j69][i1+3]
 				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+					acc30 := gNetLayerNorm2GammaPartialRow[i2]
+					acc30 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc30 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc30 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc30 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc30
 				}
 			}
 		}
@@ -10558,33 +10469,23 @@ var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
 // ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart64 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm1BetaPartial [8][32]float32
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r70 *ocannlReverserBackwardPart64) Part(j73 int) {
-	scratch, gNetLayerNorm1BetaPartial := r70.scratch, &r70.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j73] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r68 *ocannlReverserBackwardPart64) Part(j71 int) {
+	pNetLayerNorm2Gamma, scratch := r68.pNetLayerNorm2Gamma, r68.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j73][0], &scratch.net_x1_grad[32*j73][0][0])
+		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j71][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j71][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j73]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j73][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j73][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j73][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j73][i1+3]
+			for i1 := range 8 {
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j71][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j71][i1]
 				for i2 := range 32 {
-					acc39 := gNetLayerNorm1BetaPartialRow[i2]
-					acc39 += net_x1_gradRow4[i2]
-					acc39 += net_x1_gradRow5[i2]
-					acc39 += net_x1_gradRow6[i2]
-					acc39 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc39
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 				}
 			}
 		}
@@ -10600,21 +10501,18 @@ type ocannlReverserBackwardPart65 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r71 *ocannlReverserBackwardPart65) Part(j75 int) {
-	scratch := r71.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r69 *ocannlReverserBackwardPart65) Part(j72 int) {
+	scratch := r69.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_x1_1_grad[32*j75][0][0], &scratch.net_x1_4_grad[32*j75][0][0], &scratch.net_x1_3[32*j75][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_var_2_grad[32*j72][0][0], &scratch.net_layer_norm_2_var_grad[32*j72][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_2_var_gradRow2 := &scratch.net_layer_norm_2_var_grad[i0+32*j72]
+			net_layer_norm_2_var_2_gradRow := &scratch.net_layer_norm_2_var_2_grad[i0+32*j72]
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j75][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+32*j75][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j75][i1]
-				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
-				}
+				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
 			}
 		}
 	}
@@ -10629,24 +10527,20 @@ type ocannlReverserBackwardPart66 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r72 *ocannlReverserBackwardPart66) Part(j76 int) {
-	scratch := r72.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r70 *ocannlReverserBackwardPart66) Part(j73 int) {
+	scratch := r70.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j76][0][0], &scratch.net_x1_4_grad[32*j76][0][0], &scratch.net_x1_1[32*j76][0][0], &scratch.net_x1_3[32*j76][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j73][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j73][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j76][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j76][i1]
-				v2 := scratch.net_x1_3[i0+32*j76][i1][0] * scratch.net_x1_3[i0+32*j76][i1][0]
-				acc41 := scratch.net_x1_3_grad[i0+32*j76][i1][0]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j73][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j73][i1]
 				for i2 := range 32 {
-					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
-				scratch.net_x1_3_grad[i0+32*j76][i1][0] = acc41
 			}
 		}
 	}
@@ -10658,37 +10552,25 @@ var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
 // ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart67 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm1GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r73 *ocannlReverserBackwardPart67) Part(j77 int) {
-	scratch, gNetLayerNorm1GammaPartial := r73.scratch, &r73.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j77] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j77][0], &scratch.net_x1_1_grad[32*j77][0][0], &scratch.net_layer_norm_1_centered[32*j77][0][0])
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r71 *ocannlReverserBackwardPart67) Part(j74 int) {
+	scratch := r71.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap68AVX512(&scratch.net_layer_norm_2_centered_grad[32*j74][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j74][0][0], &scratch.net_layer_norm_2_centered[32*j74][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_layer_norm_2_centered_grad[32*j74][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j74][0][0], &scratch.net_layer_norm_2_centered[32*j74][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j77]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j77][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j77][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j77][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j77][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j77][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j77][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j77][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j77][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j74][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j74][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j74][i1]
 				for i2 := range 32 {
-					acc42 := gNetLayerNorm1GammaPartialRow[i2]
-					acc42 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc42 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc42 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc42 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc42
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -10701,23 +10583,25 @@ var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
 // ocannlReverserBackwardPart68 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart68 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r74 *ocannlReverserBackwardPart68) Part(j79 int) {
-	pNetLayerNorm1Gamma, scratch := r74.pNetLayerNorm1Gamma, r74.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j79][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j79][0][0])
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r72 *ocannlReverserBackwardPart68) Part(j75 int) {
+	scratch := r72.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap68AVX512(&scratch.net_layer_norm_2_centered_grad[32*j75][0][0], &scratch.net_layer_norm_2_centered[32*j75][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j75][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_layer_norm_2_centered_grad[32*j75][0][0], &scratch.net_layer_norm_2_centered[32*j75][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j75][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j79][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j79][i1]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j75][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j75][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j75][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -10733,19 +10617,19 @@ type ocannlReverserBackwardPart69 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r75 *ocannlReverserBackwardPart69) Part(j80 int) {
-	scratch := r75.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r73 *ocannlReverserBackwardPart69) Part(j76 int) {
+	scratch := r73.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j80][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j80][0][0])
+		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_grad[32*j76][0][0], &scratch.net_layer_norm_2_centered_grad[32*j76][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j80][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j80][i1]
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j76][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j76][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -10761,23 +10645,22 @@ type ocannlReverserBackwardPart70 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r76 *ocannlReverserBackwardPart70) Part(j81 int) {
-	scratch := r76.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_layer_norm_1_centered_grad[32*j81][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j81][0][0], &scratch.net_layer_norm_1_centered[32*j81][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_1_centered_grad[32*j81][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j81][0][0], &scratch.net_layer_norm_1_centered[32*j81][0][0])
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r74 *ocannlReverserBackwardPart70) Part(j77 int) {
+	scratch := r74.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j77][0][0], &scratch.net_layer_norm_2_centered_grad[32*j77][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j81][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j81][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j81][i1]
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j77][i1]
+				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j77][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_2_mean_grad[i0+32*j77][i1][0] = acc32
 			}
 		}
 	}
@@ -10792,23 +10675,18 @@ type ocannlReverserBackwardPart71 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r77 *ocannlReverserBackwardPart71) Part(j82 int) {
-	scratch := r77.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_layer_norm_1_centered_grad[32*j82][0][0], &scratch.net_layer_norm_1_centered[32*j82][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j82][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_1_centered_grad[32*j82][0][0], &scratch.net_layer_norm_1_centered[32*j82][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j82][0][0])
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r75 *ocannlReverserBackwardPart71) Part(j78 int) {
+	scratch := r75.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_mean_1_grad[32*j78][0][0], &scratch.net_layer_norm_2_mean_grad[32*j78][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0+32*j78]
+			net_layer_norm_2_mean_1_gradRow := &scratch.net_layer_norm_2_mean_1_grad[i0+32*j78]
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j82][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j82][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j82][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
-				}
+				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
 			}
 		}
 	}
@@ -10823,19 +10701,21 @@ type ocannlReverserBackwardPart72 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 8).
-func (r78 *ocannlReverserBackwardPart72) Part(j83 int) {
-	scratch := r78.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_1_x_grad[32*j83][0][0], &scratch.net_layer_norm_1_centered_grad[32*j83][0][0])
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r76 *ocannlReverserBackwardPart72) Part(j79 int) {
+	scratch := r76.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap69AVX512(&scratch.net_layer_norm_2_x_grad[32*j79][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j79][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap69AVX2(&scratch.net_layer_norm_2_x_grad[32*j79][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j79][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j83][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j83][i1]
+				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j79][i1][0]
+				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j79][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -10851,22 +10731,20 @@ type ocannlReverserBackwardPart73 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
-func (r79 *ocannlReverserBackwardPart73) Part(j84 int) {
-	scratch := r79.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r77 *ocannlReverserBackwardPart73) Part(j80 int) {
+	scratch := r77.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j84][0][0], &scratch.net_layer_norm_1_centered_grad[32*j84][0][0])
+		ocannlMap61AVX2(&scratch.net_x1_grad[32*j80][0][0], &scratch.net_layer_norm_2_x_grad[32*j80][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j84][i1]
-				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j84][i1][0]
+				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j80][i1]
+				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j80][i1]
 				for i2 := range 32 {
-					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
+					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+32*j84][i1][0] = acc44
 			}
 		}
 	}
@@ -10881,21 +10759,19 @@ type ocannlReverserBackwardPart74 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j85 of the nest (0 <= j85 < 8).
-func (r80 *ocannlReverserBackwardPart74) Part(j85 int) {
-	scratch := r80.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_layer_norm_1_x_grad[32*j85][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j85][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_layer_norm_1_x_grad[32*j85][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j85][0][0])
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r78 *ocannlReverserBackwardPart74) Part(j81 int) {
+	scratch := r78.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j81][0][0], &scratch.net_layer_norm_2_x_grad[32*j81][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j85][i1][0]
-				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j85][i1]
+				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j81][i1]
+				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j81][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
 				}
 			}
 		}
@@ -10911,19 +10787,19 @@ type ocannlReverserBackwardPart75 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j86 of the nest (0 <= j86 < 8).
-func (r81 *ocannlReverserBackwardPart75) Part(j86 int) {
-	scratch := r81.scratch
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r79 *ocannlReverserBackwardPart75) Part(j82 int) {
+	scratch := r79.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_h_grad[32*j86][0][0], &scratch.net_layer_norm_1_x_grad[32*j86][0][0])
+		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j82][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j82][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j86][i1]
-				net_h_gradRow := &scratch.net_h_grad[i0+32*j86][i1]
+				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j82][i1]
+				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j82][i1]
 				for i2 := range 32 {
-					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
 				}
 			}
 		}
@@ -10936,22 +10812,33 @@ var ocannlReverserBackwardPart75Records rt.Records[ocannlReverserBackwardPart75]
 // ocannlReverserBackwardPart76 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart76 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 8).
-func (r82 *ocannlReverserBackwardPart76) Part(j87 int) {
-	scratch := r82.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j83 of the nest (0 <= j83 < 8).
+func (r80 *ocannlReverserBackwardPart76) Part(j83 int) {
+	scratch, gNetLinear1BPartial := r80.scratch, &r80.gNetLinear1BPartial
+	gNetLinear1BPartial[j83] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j87][0][0], &scratch.net_layer_norm_1_x_grad[32*j87][0][0])
+		ocannlReduce15AVX2(&gNetLinear1BPartial[j83][0], &scratch.net_layer_norm_2_x_2_grad[32*j83][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j83]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j87][i1]
-				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j87][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1+3]
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+					acc33 := gNetLinear1BPartialRow[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc33 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc33
 				}
 			}
 		}
@@ -10964,29 +10851,27 @@ var ocannlReverserBackwardPart76Records rt.Records[ocannlReverserBackwardPart76]
 // ocannlReverserBackwardPart77 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart77 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	gNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j88 of the nest (0 <= j88 < 8).
-func (r83 *ocannlReverserBackwardPart77) Part(j88 int) {
-	gNetAttention1WO, scratch := r83.gNetAttention1WO, r83.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+// Part runs part j85 of the nest (0 <= j85 < 8).
+func (r81 *ocannlReverserBackwardPart77) Part(j85 int) {
+	gNetLinear1W, scratch := r81.gNetLinear1W, r81.scratch
+	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j88], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j88], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm17AVX512(&gNetLinear1W[256*j85], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j85], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j88], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j88], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm17AVX2(&gNetLinear1W[256*j85], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j85], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j88]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j88+8*i3 : 32*i2+128*j88+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j85]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j85 : 64*i2+256*j85+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -11000,29 +10885,39 @@ var ocannlReverserBackwardPart77Records rt.Records[ocannlReverserBackwardPart77]
 // ocannlReverserBackwardPart78 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart78 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j89 of the nest (0 <= j89 < 8).
-func (r84 *ocannlReverserBackwardPart78) Part(j89 int) {
-	pNetAttention1WO, scratch := r84.pNetAttention1WO, r84.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j86 of the nest (0 <= j86 < 8).
+func (r82 *ocannlReverserBackwardPart78) Part(j86 int) {
+	pNetLinear1W, scratch := r82.pNetLinear1W, r82.scratch
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j89][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j89][0][0], &pNetAttention1WO[0])
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j86][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j86][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j89][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j89][0][0], &pNetAttention1WO[0])
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j86][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j86][0][0], &pNetLinear1W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j89][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j89][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j86][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j86][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j86][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j86][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j86][i1][i2+3]
+					for i3 := range 64 {
+						acc35 := net_linear_1_x_gradRow[i3]
+						acc35 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc35 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc35 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc35 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc35
 					}
 				}
 			}
@@ -11039,43 +10934,28 @@ type ocannlReverserBackwardPart79 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j90 of the nest (0 <= j90 < 8).
-func (r85 *ocannlReverserBackwardPart79) Part(j90 int) {
+// Part runs part j87 of the nest (0 <= j87 < 8).
+func (r85 *ocannlReverserBackwardPart79) Part(j87 int) {
 	scratch := r85.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j90][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j90][0][i2][0], &scratch.net_attention_1_v[i0+32*j90][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j90][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j90][0][i2][0], &scratch.net_attention_1_v[i0+32*j90][0][i2][0])
-			}
-		}
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap70AVX2(&scratch.net_linear_1_x_2_grad[32*j87][0][0], &scratch.net_linear_1_x_2[32*j87][0][0], &scratch.net_linear_1_x_grad[32*j87][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j90]
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j90][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j90][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j90][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j90][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j90][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc45 := net_attention_1_attn_gradRow[i4]
-							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc45
-						}
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j87][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j87][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j87][i1]
+				for i2 := range 64 {
+					var r83 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r83 = 1
 					}
+					r84 := float32(0)
+					if r83 != 0 {
+						r84 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r84
 				}
 			}
 		}
@@ -11091,34 +10971,19 @@ type ocannlReverserBackwardPart80 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r86 *ocannlReverserBackwardPart80) Part(j91 int) {
+// Part runs part j88 of the nest (0 <= j88 < 8).
+func (r86 *ocannlReverserBackwardPart80) Part(j88 int) {
 	scratch := r86.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j91][0][i2][0], &scratch.net_attention_1_attn[i0+32*j91][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j91][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j91][0][i2][0], &scratch.net_attention_1_attn[i0+32*j91][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j91][0][i2][0])
-			}
-		}
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap71AVX2(&scratch.net_linear_1_x_1_grad[32*j88][0][0], &scratch.net_linear_1_x_2_grad[32*j88][0][0])
 	} else {
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j91]
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j91][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j91][i1][i2][i3]
-						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
-						}
-					}
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j88][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j88][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
 			}
 		}
@@ -11131,25 +10996,33 @@ var ocannlReverserBackwardPart80Records rt.Records[ocannlReverserBackwardPart80]
 // ocannlReverserBackwardPart81 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart81 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j92 of the nest (0 <= j92 < 8).
-func (r87 *ocannlReverserBackwardPart81) Part(j92 int) {
-	scratch := r87.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j89 of the nest (0 <= j89 < 8).
+func (r87 *ocannlReverserBackwardPart81) Part(j89 int) {
+	scratch, gNetDense1BPartial := r87.scratch, &r87.gNetDense1BPartial
+	gNetDense1BPartial[j89] = [64]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.net_attention_1_ex_grad[32*j92][0][0][0], &scratch.net_attention_1_attn_grad[32*j92][0][0][0], &scratch.net_attention_1_attn_1[32*j92][0][0][0])
+		ocannlReduce19AVX2(&gNetDense1BPartial[j89][0], &scratch.net_linear_1_x_2_grad[32*j89][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j89]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j92][i1][i2]
-					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j92][i1][i2][0]
-					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j92][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
-					}
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1+3]
+				for i2 := range 64 {
+					acc36 := gNetDense1BPartialRow[i2]
+					acc36 += net_linear_1_x_2_gradRow3[i2]
+					acc36 += net_linear_1_x_2_gradRow4[i2]
+					acc36 += net_linear_1_x_2_gradRow5[i2]
+					acc36 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc36
 				}
 			}
 		}
@@ -11160,30 +11033,30 @@ func (r87 *ocannlReverserBackwardPart81) Part(j92 int) {
 var ocannlReverserBackwardPart81Records rt.Records[ocannlReverserBackwardPart81]
 
 // ocannlReverserBackwardPart82 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart82 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j93 of the nest (0 <= j93 < 8).
-func (r88 *ocannlReverserBackwardPart82) Part(j93 int) {
-	scratch := r88.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j93][0][0][0], &scratch.net_attention_1_attn_grad[32*j93][0][0][0], &scratch.net_attention_1_ex[32*j93][0][0][0], &scratch.net_attention_1_attn_1[32*j93][0][0][0])
+// Part runs part j91 of the nest (0 <= j91 < 8).
+func (r88 *ocannlReverserBackwardPart82) Part(j91 int) {
+	gNetDense1W, scratch := r88.gNetDense1W, r88.scratch
+	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm19AVX512(&gNetDense1W[256*j91], &scratch.net_linear_1_x_1_grad[0][0][8*j91], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm19AVX2(&gNetDense1W[256*j91], &scratch.net_linear_1_x_1_grad[0][0][8*j91], &scratch.net_x1[0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j93][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j93][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+32*j93][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j93][i1][i2][0]
-					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j93][i1][i2][0]
-					for i3 := range 8 {
-						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j91]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j91 : 32*i2+256*j91+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
-					scratch.net_attention_1_attn_1_grad[i0+32*j93][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -11196,25 +11069,39 @@ var ocannlReverserBackwardPart82Records rt.Records[ocannlReverserBackwardPart82]
 // ocannlReverserBackwardPart83 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart83 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j94 of the nest (0 <= j94 < 8).
-func (r89 *ocannlReverserBackwardPart83) Part(j94 int) {
-	scratch := r89.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
+// Part runs part j92 of the nest (0 <= j92 < 8).
+func (r89 *ocannlReverserBackwardPart83) Part(j92 int) {
+	pNetDense1W, scratch := r89.pNetDense1W, r89.scratch
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap73AVX512(&scratch.net_attention_1_ex_grad[32*j94][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j94][0][0][0])
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j92][0][0], &scratch.net_linear_1_x_1_grad[32*j92][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_attention_1_ex_grad[32*j94][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j94][0][0][0])
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j92][0][0], &scratch.net_linear_1_x_1_grad[32*j92][0][0], &pNetDense1W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j94][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j94][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j92][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j92][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j92][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j92][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j92][i1][i2+3]
+					for i3 := range 32 {
+						acc38 := net_x1_gradRow2[i3]
+						acc38 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc38 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc38 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc38 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc38
 					}
 				}
 			}
@@ -11231,22 +11118,19 @@ type ocannlReverserBackwardPart84 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j95 of the nest (0 <= j95 < 8).
-func (r90 *ocannlReverserBackwardPart84) Part(j95 int) {
+// Part runs part j93 of the nest (0 <= j93 < 8).
+func (r90 *ocannlReverserBackwardPart84) Part(j93 int) {
 	scratch := r90.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.net_attention_1_ex_1_grad[32*j95][0][0][0], &scratch.net_attention_1_ex_grad[32*j95][0][0][0], &scratch.net_attention_1_ex[32*j95][0][0][0])
+		ocannlMap61AVX2(&scratch.net_x1_4_grad[32*j93][0][0], &scratch.net_x1_grad[32*j93][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j95][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j95][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j95][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
-					}
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j93][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j93][i1]
+				for i2 := range 32 {
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
 			}
 		}
@@ -11259,24 +11143,33 @@ var ocannlReverserBackwardPart84Records rt.Records[ocannlReverserBackwardPart84]
 // ocannlReverserBackwardPart85 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart85 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j96 of the nest (0 <= j96 < 8).
-func (r91 *ocannlReverserBackwardPart85) Part(j96 int) {
-	scratch := r91.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j94 of the nest (0 <= j94 < 8).
+func (r91 *ocannlReverserBackwardPart85) Part(j94 int) {
+	scratch, gNetLayerNorm1BetaPartial := r91.scratch, &r91.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j94] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_attention_1_scores_grad[32*j96][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j96][0][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j94][0], &scratch.net_x1_grad[32*j94][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j94]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j96][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j96][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
-					}
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j94][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j94][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j94][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j94][i1+3]
+				for i2 := range 32 {
+					acc39 := gNetLayerNorm1BetaPartialRow[i2]
+					acc39 += net_x1_gradRow4[i2]
+					acc39 += net_x1_gradRow5[i2]
+					acc39 += net_x1_gradRow6[i2]
+					acc39 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc39
 				}
 			}
 		}
@@ -11292,23 +11185,20 @@ type ocannlReverserBackwardPart86 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j97 of the nest (0 <= j97 < 8).
-func (r92 *ocannlReverserBackwardPart86) Part(j97 int) {
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r92 *ocannlReverserBackwardPart86) Part(j96 int) {
 	scratch := r92.scratch
-	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j97][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j97][0][0][0])
+		ocannlMap62AVX2(&scratch.net_x1_1_grad[32*j96][0][0], &scratch.net_x1_4_grad[32*j96][0][0], &scratch.net_x1_3[32*j96][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j97][i1][i2]
-					acc47 := scratch.net_attention_1_m_grad[i0+32*j97][i1][i2][0]
-					for i3 := range 8 {
-						acc47 -= net_attention_1_ex_1_gradRow3[i3]
-					}
-					scratch.net_attention_1_m_grad[i0+32*j97][i1][i2][0] = acc47
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j96][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+32*j96][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j96][i1]
+				for i2 := range 32 {
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
 			}
 		}
@@ -11324,34 +11214,24 @@ type ocannlReverserBackwardPart87 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j98 of the nest (0 <= j98 < 8).
-func (r95 *ocannlReverserBackwardPart87) Part(j98 int) {
-	scratch := r95.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap75AVX512(&scratch.net_attention_1_scores_grad[32*j98][0][0][0], &scratch.net_attention_1_m[32*j98][0][0][0], &scratch.net_attention_1_scores[32*j98][0][0][0], &scratch.net_attention_1_m_grad[32*j98][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap75AVX2(&scratch.net_attention_1_scores_grad[32*j98][0][0][0], &scratch.net_attention_1_m[32*j98][0][0][0], &scratch.net_attention_1_scores[32*j98][0][0][0], &scratch.net_attention_1_m_grad[32*j98][0][0][0])
+// Part runs part j97 of the nest (0 <= j97 < 8).
+func (r93 *ocannlReverserBackwardPart87) Part(j97 int) {
+	scratch := r93.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j97][0][0], &scratch.net_x1_4_grad[32*j97][0][0], &scratch.net_x1_1[32*j97][0][0], &scratch.net_x1_3[32*j97][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j98][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j98][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j98][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j98][i1][i2]
-					for i3 := range 8 {
-						var r93 float32
-						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r93 = 1
-						}
-						r94 := float32(0)
-						if r93 != 0 {
-							r94 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r94
-					}
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j97][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j97][i1]
+				v2 := scratch.net_x1_3[i0+32*j97][i1][0] * scratch.net_x1_3[i0+32*j97][i1][0]
+				acc41 := scratch.net_x1_3_grad[i0+32*j97][i1][0]
+				for i2 := range 32 {
+					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
+				scratch.net_x1_3_grad[i0+32*j97][i1][0] = acc41
 			}
 		}
 	}
@@ -11366,23 +11246,19 @@ type ocannlReverserBackwardPart88 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 8).
-func (r96 *ocannlReverserBackwardPart88) Part(j99 int) {
-	scratch := r96.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j98 of the nest (0 <= j98 < 8).
+func (r94 *ocannlReverserBackwardPart88) Part(j98 int) {
+	scratch := r94.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap76AVX2(&scratch.net_attention_1_scores_1_grad[32*j99][0][0][0], &scratch.net_attention_1_scores_grad[32*j99][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap63AVX2(&scratch.net_x1_2_grad[32*j98][0][0], &scratch.net_x1_3_grad[32*j98][0][0], &scratch.net_x1_3[32*j98][0][0])
 	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
+			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0+32*j98]
+			net_x1_3Row2 := &scratch.net_x1_3[i0+32*j98]
+			net_x1_2_gradRow := &scratch.net_x1_2_grad[i0+32*j98]
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j99][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j99][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
-					}
-				}
+				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
 			}
 		}
 	}
@@ -11397,47 +11273,18 @@ type ocannlReverserBackwardPart89 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j100 of the nest (0 <= j100 < 8).
-func (r97 *ocannlReverserBackwardPart89) Part(j100 int) {
-	scratch := r97.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j100][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j100][0][i2][0], &scratch.net_attention_1_k[i0+32*j100][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j100][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j100][0][i2][0], &scratch.net_attention_1_k[i0+32*j100][0][i2][0])
-			}
-		}
+// Part runs part j99 of the nest (0 <= j99 < 8).
+func (r95 *ocannlReverserBackwardPart89) Part(j99 int) {
+	scratch := r95.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap72AVX2(&scratch.net_layer_norm_1_var_grad[32*j99][0][0], &scratch.net_x1_2_grad[32*j99][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
+			net_x1_2_gradRow2 := &scratch.net_x1_2_grad[i0+32*j99]
+			net_layer_norm_1_var_gradRow := &scratch.net_layer_norm_1_var_grad[i0+32*j99]
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j100][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j100][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j100][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j100][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j100][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j100][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j100][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j100][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j100][i3+3][i2]
-						for i4 := range 8 {
-							acc48 := net_attention_1_q_gradRow[i4]
-							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc48
-						}
-					}
-				}
+				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
 			}
 		}
 	}
@@ -11449,37 +11296,37 @@ var ocannlReverserBackwardPart89Records rt.Records[ocannlReverserBackwardPart89]
 // ocannlReverserBackwardPart90 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart90 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j101 of the nest (0 <= j101 < 8).
-func (r98 *ocannlReverserBackwardPart90) Part(j101 int) {
-	scratch := r98.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j101][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j101][0][i2][0], &scratch.net_attention_1_q[i0+32*j101][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j101][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j101][0][i2][0], &scratch.net_attention_1_q[i0+32*j101][0][i2][0])
-			}
-		}
+// Part runs part j100 of the nest (0 <= j100 < 8).
+func (r96 *ocannlReverserBackwardPart90) Part(j100 int) {
+	scratch, gNetLayerNorm1GammaPartial := r96.scratch, &r96.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j100] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j100][0], &scratch.net_x1_1_grad[32*j100][0][0], &scratch.net_layer_norm_1_centered[32*j100][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j100]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j101][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j101][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j101][i3][i2]
-						for i4 := range 8 {
-							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
-						}
-					}
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j100][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j100][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j100][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j100][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j100][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j100][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j100][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j100][i1+3]
+				for i2 := range 32 {
+					acc42 := gNetLayerNorm1GammaPartialRow[i2]
+					acc42 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc42 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc42 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc42 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc42
 				}
 			}
 		}
@@ -11490,36 +11337,25 @@ func (r98 *ocannlReverserBackwardPart90) Part(j101 int) {
 var ocannlReverserBackwardPart90Records rt.Records[ocannlReverserBackwardPart90]
 
 // ocannlReverserBackwardPart91 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart91 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j102 of the nest (0 <= j102 < 8).
-func (r99 *ocannlReverserBackwardPart91) Part(j102 int) {
-	gNetAttention1WV, scratch := r99.gNetAttention1WV, r99.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j102], &scratch.net_attention_1_v_grad[0][0][0][i3+j102], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j102], &scratch.net_attention_1_v_grad[0][0][0][i3+j102], &scratch.net_h[0][0][0])
-		}
+func (r97 *ocannlReverserBackwardPart91) Part(j102 int) {
+	pNetLayerNorm1Gamma, scratch := r97.pNetLayerNorm1Gamma, r97.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j102][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j102][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j102]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j102 : 256*i2+32*i3+32*j102+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
-					}
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j102][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j102][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
 			}
 		}
@@ -11532,43 +11368,21 @@ var ocannlReverserBackwardPart91Records rt.Records[ocannlReverserBackwardPart91]
 // ocannlReverserBackwardPart92 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart92 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j103 of the nest (0 <= j103 < 8).
-func (r100 *ocannlReverserBackwardPart92) Part(j103 int) {
-	pNetAttention1WV, scratch := r100.pNetAttention1WV, r100.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j103][0][0], &scratch.net_attention_1_v_grad[32*j103][0][0][0], &pNetAttention1WV[0])
-	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j103][0][0], &scratch.net_attention_1_v_grad[32*j103][0][0][0], &pNetAttention1WV[0])
+func (r98 *ocannlReverserBackwardPart92) Part(j103 int) {
+	scratch := r98.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_var_2_grad[32*j103][0][0], &scratch.net_layer_norm_1_var_grad[32*j103][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
+			net_layer_norm_1_var_gradRow2 := &scratch.net_layer_norm_1_var_grad[i0+32*j103]
+			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0+32*j103]
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j103][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j103][i1][i2][i3]
-						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j103][i1][i2][i3+1]
-						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j103][i1][i2][i3+2]
-						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j103][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc49 := net_h_gradRow2[i4]
-							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc49 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc49 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc49 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc49
-						}
-					}
-				}
+				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
 			}
 		}
 	}
@@ -11578,36 +11392,24 @@ func (r100 *ocannlReverserBackwardPart92) Part(j103 int) {
 var ocannlReverserBackwardPart92Records rt.Records[ocannlReverserBackwardPart92]
 
 // ocannlReverserBackwardPart93 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart93 struct {
-	gNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j104 of the nest (0 <= j104 < 8).
-func (r101 *ocannlReverserBackwardPart93) Part(j104 int) {
-	gNetAttention1WK, scratch := r101.gNetAttention1WK, r101.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j104], &scratch.net_attention_1_k_grad[0][0][0][i3+j104], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j104], &scratch.net_attention_1_k_grad[0][0][0][i3+j104], &scratch.net_h[0][0][0])
-		}
+func (r99 *ocannlReverserBackwardPart93) Part(j104 int) {
+	scratch := r99.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap67AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j104][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j104][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow7 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j104]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j104 : 256*i2+32*i3+32*j104+32])
-						for i4 := range 32 {
-							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
-						}
-					}
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j104][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j104][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
 			}
 		}
@@ -11620,42 +11422,25 @@ var ocannlReverserBackwardPart93Records rt.Records[ocannlReverserBackwardPart93]
 // ocannlReverserBackwardPart94 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart94 struct {
-	pNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j105 of the nest (0 <= j105 < 8).
-func (r102 *ocannlReverserBackwardPart94) Part(j105 int) {
-	pNetAttention1WK, scratch := r102.pNetAttention1WK, r102.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r100 *ocannlReverserBackwardPart94) Part(j105 int) {
+	scratch := r100.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j105][0][0], &scratch.net_attention_1_k_grad[32*j105][0][0][0], &pNetAttention1WK[0])
+		ocannlMap68AVX512(&scratch.net_layer_norm_1_centered_grad[32*j105][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j105][0][0], &scratch.net_layer_norm_1_centered[32*j105][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j105][0][0], &scratch.net_attention_1_k_grad[32*j105][0][0][0], &pNetAttention1WK[0])
+		ocannlMap68AVX2(&scratch.net_layer_norm_1_centered_grad[32*j105][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j105][0][0], &scratch.net_layer_norm_1_centered[32*j105][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j105][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j105][i1][i2][i3]
-						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j105][i1][i2][i3+1]
-						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j105][i1][i2][i3+2]
-						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j105][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc50 := net_h_gradRow3[i4]
-							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc50 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc50 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc50 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc50
-						}
-					}
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j105][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j105][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -11666,36 +11451,27 @@ func (r102 *ocannlReverserBackwardPart94) Part(j105 int) {
 var ocannlReverserBackwardPart94Records rt.Records[ocannlReverserBackwardPart94]
 
 // ocannlReverserBackwardPart95 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart95 struct {
-	gNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j106 of the nest (0 <= j106 < 8).
-func (r103 *ocannlReverserBackwardPart95) Part(j106 int) {
-	gNetAttention1WQ, scratch := r103.gNetAttention1WQ, r103.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+func (r101 *ocannlReverserBackwardPart95) Part(j106 int) {
+	scratch := r101.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j106], &scratch.net_attention_1_q_grad[0][0][0][i3+j106], &scratch.net_h[0][0][0])
-		}
+		ocannlMap68AVX512(&scratch.net_layer_norm_1_centered_grad[32*j106][0][0], &scratch.net_layer_norm_1_centered[32*j106][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j106][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j106], &scratch.net_attention_1_q_grad[0][0][0][i3+j106], &scratch.net_h[0][0][0])
-		}
+		ocannlMap68AVX2(&scratch.net_layer_norm_1_centered_grad[32*j106][0][0], &scratch.net_layer_norm_1_centered[32*j106][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j106][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow8 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j106]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j106 : 256*i2+32*i3+32*j106+32])
-						for i4 := range 32 {
-							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
-						}
-					}
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j106][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j106][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j106][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -11708,42 +11484,22 @@ var ocannlReverserBackwardPart95Records rt.Records[ocannlReverserBackwardPart95]
 // ocannlReverserBackwardPart96 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart96 struct {
-	pNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j107 of the nest (0 <= j107 < 8).
-func (r104 *ocannlReverserBackwardPart96) Part(j107 int) {
-	pNetAttention1WQ, scratch := r104.pNetAttention1WQ, r104.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j107][0][0], &scratch.net_attention_1_q_grad[32*j107][0][0][0], &pNetAttention1WQ[0])
-	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j107][0][0], &scratch.net_attention_1_q_grad[32*j107][0][0][0], &pNetAttention1WQ[0])
+func (r102 *ocannlReverserBackwardPart96) Part(j107 int) {
+	scratch := r102.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&scratch.net_layer_norm_1_x_grad[32*j107][0][0], &scratch.net_layer_norm_1_centered_grad[32*j107][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j107][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j107][i1][i2][i3]
-						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j107][i1][i2][i3+1]
-						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j107][i1][i2][i3+2]
-						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j107][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc51 := net_h_gradRow4[i4]
-							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc51 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc51 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc51 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc51
-						}
-					}
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j107][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j107][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -11760,19 +11516,21 @@ type ocannlReverserBackwardPart97 struct {
 }
 
 // Part runs part j108 of the nest (0 <= j108 < 8).
-func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
-	scratch := r105.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+func (r103 *ocannlReverserBackwardPart97) Part(j108 int) {
+	scratch := r103.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_h_1_grad[32*j108][0][0], &scratch.net_h_grad[32*j108][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j108][0][0], &scratch.net_layer_norm_1_centered_grad[32*j108][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j108][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j108][i1]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j108][i1]
+				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j108][i1][0]
 				for i2 := range 32 {
-					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0+32*j108][i1][0] = acc44
 			}
 		}
 	}
@@ -11782,26 +11540,23 @@ func (r105 *ocannlReverserBackwardPart97) Part(j108 int) {
 var ocannlReverserBackwardPart97Records rt.Records[ocannlReverserBackwardPart97]
 
 // ocannlReverserBackwardPart98 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart98 struct {
-	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j109 of the nest (0 <= j109 < 8).
-func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
-	gNetPos, scratch := r106.gNetPos, r106.scratch
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+func (r104 *ocannlReverserBackwardPart98) Part(j109 int) {
+	scratch := r104.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetPos[32*j109], &scratch.net_h_grad[0][j109][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_mean_1_grad[32*j109][0][0], &scratch.net_layer_norm_1_mean_grad[32*j109][0][0])
 	} else {
-		for i0 := range 256 {
-			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j109]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j109 : 32*i1+32*j109+32])
-				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
-				}
+		for i0 := range 32 {
+			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0+32*j109]
+			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0+32*j109]
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
 			}
 		}
 	}
@@ -11811,28 +11566,963 @@ func (r106 *ocannlReverserBackwardPart98) Part(j109 int) {
 var ocannlReverserBackwardPart98Records rt.Records[ocannlReverserBackwardPart98]
 
 // ocannlReverserBackwardPart99 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart99 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r105 *ocannlReverserBackwardPart99) Part(j110 int) {
+	scratch := r105.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap69AVX512(&scratch.net_layer_norm_1_x_grad[32*j110][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j110][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap69AVX2(&scratch.net_layer_norm_1_x_grad[32*j110][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j110][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j110][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j110][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart99Records holds the free ocannlReverserBackwardPart99 records.
+var ocannlReverserBackwardPart99Records rt.Records[ocannlReverserBackwardPart99]
+
+// ocannlReverserBackwardPart100 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart100 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j111 of the nest (0 <= j111 < 8).
+func (r106 *ocannlReverserBackwardPart100) Part(j111 int) {
+	scratch := r106.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&scratch.net_h_grad[32*j111][0][0], &scratch.net_layer_norm_1_x_grad[32*j111][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j111][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0+32*j111][i1]
+				for i2 := range 32 {
+					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart100Records holds the free ocannlReverserBackwardPart100 records.
+var ocannlReverserBackwardPart100Records rt.Records[ocannlReverserBackwardPart100]
+
+// ocannlReverserBackwardPart101 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart101 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j112 of the nest (0 <= j112 < 8).
+func (r107 *ocannlReverserBackwardPart101) Part(j112 int) {
+	scratch := r107.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j112][0][0], &scratch.net_layer_norm_1_x_grad[32*j112][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j112][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j112][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart101Records holds the free ocannlReverserBackwardPart101 records.
+var ocannlReverserBackwardPart101Records rt.Records[ocannlReverserBackwardPart101]
+
+// ocannlReverserBackwardPart102 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart102 struct {
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j113 of the nest (0 <= j113 < 8).
+func (r108 *ocannlReverserBackwardPart102) Part(j113 int) {
+	gNetAttention1WO, scratch := r108.gNetAttention1WO, r108.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j113], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j113], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j113], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j113], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j113]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j113+8*i3 : 32*i2+128*j113+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart102Records holds the free ocannlReverserBackwardPart102 records.
+var ocannlReverserBackwardPart102Records rt.Records[ocannlReverserBackwardPart102]
+
+// ocannlReverserBackwardPart103 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart103 struct {
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j114 of the nest (0 <= j114 < 8).
+func (r109 *ocannlReverserBackwardPart103) Part(j114 int) {
+	pNetAttention1WO, scratch := r109.pNetAttention1WO, r109.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j114][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j114][0][0], &pNetAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j114][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j114][0][0], &pNetAttention1WO[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j114][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j114][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart103Records holds the free ocannlReverserBackwardPart103 records.
+var ocannlReverserBackwardPart103Records rt.Records[ocannlReverserBackwardPart103]
+
+// ocannlReverserBackwardPart104 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart104 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j115 of the nest (0 <= j115 < 8).
+func (r110 *ocannlReverserBackwardPart104) Part(j115 int) {
+	scratch := r110.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j115][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j115][0][i2][0], &scratch.net_attention_1_v[i0+32*j115][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j115][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j115][0][i2][0], &scratch.net_attention_1_v[i0+32*j115][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j115]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j115][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j115][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j115][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j115][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j115][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc45 := net_attention_1_attn_gradRow[i4]
+							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc45
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart104Records holds the free ocannlReverserBackwardPart104 records.
+var ocannlReverserBackwardPart104Records rt.Records[ocannlReverserBackwardPart104]
+
+// ocannlReverserBackwardPart105 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart105 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j116 of the nest (0 <= j116 < 8).
+func (r111 *ocannlReverserBackwardPart105) Part(j116 int) {
+	scratch := r111.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j116][0][i2][0], &scratch.net_attention_1_attn[i0+32*j116][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j116][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j116][0][i2][0], &scratch.net_attention_1_attn[i0+32*j116][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j116][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j116]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j116][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j116][i1][i2][i3]
+						for i4 := range 8 {
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart105Records holds the free ocannlReverserBackwardPart105 records.
+var ocannlReverserBackwardPart105Records rt.Records[ocannlReverserBackwardPart105]
+
+// ocannlReverserBackwardPart106 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart106 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j117 of the nest (0 <= j117 < 8).
+func (r112 *ocannlReverserBackwardPart106) Part(j117 int) {
+	scratch := r112.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap73AVX2(&scratch.net_attention_1_ex_grad[32*j117][0][0][0], &scratch.net_attention_1_attn_grad[32*j117][0][0][0], &scratch.net_attention_1_attn_1[32*j117][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j117][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j117][i1][i2][0]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j117][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart106Records holds the free ocannlReverserBackwardPart106 records.
+var ocannlReverserBackwardPart106Records rt.Records[ocannlReverserBackwardPart106]
+
+// ocannlReverserBackwardPart107 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart107 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j118 of the nest (0 <= j118 < 8).
+func (r113 *ocannlReverserBackwardPart107) Part(j118 int) {
+	scratch := r113.scratch
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j118][0][0][0], &scratch.net_attention_1_attn_grad[32*j118][0][0][0], &scratch.net_attention_1_ex[32*j118][0][0][0], &scratch.net_attention_1_attn_1[32*j118][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j118][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j118][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j118][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j118][i1][i2][0]
+					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j118][i1][i2][0]
+					for i3 := range 8 {
+						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+					}
+					scratch.net_attention_1_attn_1_grad[i0+32*j118][i1][i2][0] = acc46
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart107Records holds the free ocannlReverserBackwardPart107 records.
+var ocannlReverserBackwardPart107Records rt.Records[ocannlReverserBackwardPart107]
+
+// ocannlReverserBackwardPart108 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart108 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j119 of the nest (0 <= j119 < 8).
+func (r114 *ocannlReverserBackwardPart108) Part(j119 int) {
+	scratch := r114.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap74AVX512(&scratch.net_attention_1_ex_grad[32*j119][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j119][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap74AVX2(&scratch.net_attention_1_ex_grad[32*j119][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j119][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j119][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j119][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart108Records holds the free ocannlReverserBackwardPart108 records.
+var ocannlReverserBackwardPart108Records rt.Records[ocannlReverserBackwardPart108]
+
+// ocannlReverserBackwardPart109 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart109 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j120 of the nest (0 <= j120 < 8).
+func (r115 *ocannlReverserBackwardPart109) Part(j120 int) {
+	scratch := r115.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap75AVX2(&scratch.net_attention_1_ex_1_grad[32*j120][0][0][0], &scratch.net_attention_1_ex_grad[32*j120][0][0][0], &scratch.net_attention_1_ex[32*j120][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j120][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j120][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j120][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart109Records holds the free ocannlReverserBackwardPart109 records.
+var ocannlReverserBackwardPart109Records rt.Records[ocannlReverserBackwardPart109]
+
+// ocannlReverserBackwardPart110 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart110 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j121 of the nest (0 <= j121 < 8).
+func (r116 *ocannlReverserBackwardPart110) Part(j121 int) {
+	scratch := r116.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&scratch.net_attention_1_scores_grad[32*j121][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j121][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j121][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j121][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart110Records holds the free ocannlReverserBackwardPart110 records.
+var ocannlReverserBackwardPart110Records rt.Records[ocannlReverserBackwardPart110]
+
+// ocannlReverserBackwardPart111 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart111 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j122 of the nest (0 <= j122 < 8).
+func (r117 *ocannlReverserBackwardPart111) Part(j122 int) {
+	scratch := r117.scratch
+	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j122][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j122][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j122][i1][i2]
+					acc47 := scratch.net_attention_1_m_grad[i0+32*j122][i1][i2][0]
+					for i3 := range 8 {
+						acc47 -= net_attention_1_ex_1_gradRow3[i3]
+					}
+					scratch.net_attention_1_m_grad[i0+32*j122][i1][i2][0] = acc47
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart111Records holds the free ocannlReverserBackwardPart111 records.
+var ocannlReverserBackwardPart111Records rt.Records[ocannlReverserBackwardPart111]
+
+// ocannlReverserBackwardPart112 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart112 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r120 *ocannlReverserBackwardPart112) Part(j123 int) {
+	scratch := r120.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap76AVX512(&scratch.net_attention_1_scores_grad[32*j123][0][0][0], &scratch.net_attention_1_m[32*j123][0][0][0], &scratch.net_attention_1_scores[32*j123][0][0][0], &scratch.net_attention_1_m_grad[32*j123][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap76AVX2(&scratch.net_attention_1_scores_grad[32*j123][0][0][0], &scratch.net_attention_1_m[32*j123][0][0][0], &scratch.net_attention_1_scores[32*j123][0][0][0], &scratch.net_attention_1_m_grad[32*j123][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j123][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j123][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j123][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j123][i1][i2]
+					for i3 := range 8 {
+						var r118 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r118 = 1
+						}
+						r119 := float32(0)
+						if r118 != 0 {
+							r119 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r119
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart112Records holds the free ocannlReverserBackwardPart112 records.
+var ocannlReverserBackwardPart112Records rt.Records[ocannlReverserBackwardPart112]
+
+// ocannlReverserBackwardPart113 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart113 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j124 of the nest (0 <= j124 < 8).
+func (r121 *ocannlReverserBackwardPart113) Part(j124 int) {
+	scratch := r121.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap77AVX2(&scratch.net_attention_1_scores_1_grad[32*j124][0][0][0], &scratch.net_attention_1_scores_grad[32*j124][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j124][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j124][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart113Records holds the free ocannlReverserBackwardPart113 records.
+var ocannlReverserBackwardPart113Records rt.Records[ocannlReverserBackwardPart113]
+
+// ocannlReverserBackwardPart114 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart114 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j125 of the nest (0 <= j125 < 8).
+func (r122 *ocannlReverserBackwardPart114) Part(j125 int) {
+	scratch := r122.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j125][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j125][0][i2][0], &scratch.net_attention_1_k[i0+32*j125][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j125][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j125][0][i2][0], &scratch.net_attention_1_k[i0+32*j125][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j125][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j125][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j125][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j125][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j125][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j125][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j125][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j125][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j125][i3+3][i2]
+						for i4 := range 8 {
+							acc48 := net_attention_1_q_gradRow[i4]
+							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc48
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart114Records holds the free ocannlReverserBackwardPart114 records.
+var ocannlReverserBackwardPart114Records rt.Records[ocannlReverserBackwardPart114]
+
+// ocannlReverserBackwardPart115 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart115 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j126 of the nest (0 <= j126 < 8).
+func (r123 *ocannlReverserBackwardPart115) Part(j126 int) {
+	scratch := r123.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j126][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j126][0][i2][0], &scratch.net_attention_1_q[i0+32*j126][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j126][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j126][0][i2][0], &scratch.net_attention_1_q[i0+32*j126][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j126][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j126][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j126][i3][i2]
+						for i4 := range 8 {
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart115Records holds the free ocannlReverserBackwardPart115 records.
+var ocannlReverserBackwardPart115Records rt.Records[ocannlReverserBackwardPart115]
+
+// ocannlReverserBackwardPart116 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart116 struct {
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j127 of the nest (0 <= j127 < 8).
+func (r124 *ocannlReverserBackwardPart116) Part(j127 int) {
+	gNetAttention1WV, scratch := r124.gNetAttention1WV, r124.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j127], &scratch.net_attention_1_v_grad[0][0][0][i3+j127], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j127], &scratch.net_attention_1_v_grad[0][0][0][i3+j127], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j127]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j127 : 256*i2+32*i3+32*j127+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart116Records holds the free ocannlReverserBackwardPart116 records.
+var ocannlReverserBackwardPart116Records rt.Records[ocannlReverserBackwardPart116]
+
+// ocannlReverserBackwardPart117 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart117 struct {
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j128 of the nest (0 <= j128 < 8).
+func (r125 *ocannlReverserBackwardPart117) Part(j128 int) {
+	pNetAttention1WV, scratch := r125.pNetAttention1WV, r125.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j128][0][0], &scratch.net_attention_1_v_grad[32*j128][0][0][0], &pNetAttention1WV[0])
+	} else if ocannlAVX2 {
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j128][0][0], &scratch.net_attention_1_v_grad[32*j128][0][0][0], &pNetAttention1WV[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j128][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j128][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j128][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j128][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j128][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc49 := net_h_gradRow2[i4]
+							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc49 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc49 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc49 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc49
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart117Records holds the free ocannlReverserBackwardPart117 records.
+var ocannlReverserBackwardPart117Records rt.Records[ocannlReverserBackwardPart117]
+
+// ocannlReverserBackwardPart118 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart118 struct {
+	gNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j129 of the nest (0 <= j129 < 8).
+func (r126 *ocannlReverserBackwardPart118) Part(j129 int) {
+	gNetAttention1WK, scratch := r126.gNetAttention1WK, r126.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j129], &scratch.net_attention_1_k_grad[0][0][0][i3+j129], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j129], &scratch.net_attention_1_k_grad[0][0][0][i3+j129], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow7 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j129]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j129 : 256*i2+32*i3+32*j129+32])
+						for i4 := range 32 {
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart118Records holds the free ocannlReverserBackwardPart118 records.
+var ocannlReverserBackwardPart118Records rt.Records[ocannlReverserBackwardPart118]
+
+// ocannlReverserBackwardPart119 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart119 struct {
+	pNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j130 of the nest (0 <= j130 < 8).
+func (r127 *ocannlReverserBackwardPart119) Part(j130 int) {
+	pNetAttention1WK, scratch := r127.pNetAttention1WK, r127.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j130][0][0], &scratch.net_attention_1_k_grad[32*j130][0][0][0], &pNetAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j130][0][0], &scratch.net_attention_1_k_grad[32*j130][0][0][0], &pNetAttention1WK[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j130][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j130][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j130][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j130][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j130][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc50 := net_h_gradRow3[i4]
+							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc50 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc50 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc50 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc50
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart119Records holds the free ocannlReverserBackwardPart119 records.
+var ocannlReverserBackwardPart119Records rt.Records[ocannlReverserBackwardPart119]
+
+// ocannlReverserBackwardPart120 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart120 struct {
+	gNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j131 of the nest (0 <= j131 < 8).
+func (r128 *ocannlReverserBackwardPart120) Part(j131 int) {
+	gNetAttention1WQ, scratch := r128.gNetAttention1WQ, r128.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j131], &scratch.net_attention_1_q_grad[0][0][0][i3+j131], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j131], &scratch.net_attention_1_q_grad[0][0][0][i3+j131], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow8 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j131]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j131 : 256*i2+32*i3+32*j131+32])
+						for i4 := range 32 {
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart120Records holds the free ocannlReverserBackwardPart120 records.
+var ocannlReverserBackwardPart120Records rt.Records[ocannlReverserBackwardPart120]
+
+// ocannlReverserBackwardPart121 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart121 struct {
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r129 *ocannlReverserBackwardPart121) Part(j132 int) {
+	pNetAttention1WQ, scratch := r129.pNetAttention1WQ, r129.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j132][0][0], &scratch.net_attention_1_q_grad[32*j132][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j132][0][0], &scratch.net_attention_1_q_grad[32*j132][0][0][0], &pNetAttention1WQ[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j132][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j132][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j132][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j132][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j132][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc51 := net_h_gradRow4[i4]
+							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc51 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc51 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc51 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc51
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart121Records holds the free ocannlReverserBackwardPart121 records.
+var ocannlReverserBackwardPart121Records rt.Records[ocannlReverserBackwardPart121]
+
+// ocannlReverserBackwardPart122 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart122 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j133 of the nest (0 <= j133 < 8).
+func (r130 *ocannlReverserBackwardPart122) Part(j133 int) {
+	scratch := r130.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&scratch.net_h_1_grad[32*j133][0][0], &scratch.net_h_grad[32*j133][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j133][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j133][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart122Records holds the free ocannlReverserBackwardPart122 records.
+var ocannlReverserBackwardPart122Records rt.Records[ocannlReverserBackwardPart122]
+
+// ocannlReverserBackwardPart123 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlReverserBackwardPart123 struct {
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j134 of the nest (0 <= j134 < 8).
+func (r131 *ocannlReverserBackwardPart123) Part(j134 int) {
+	gNetPos, scratch := r131.gNetPos, r131.scratch
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce22AVX2(&gNetPos[32*j134], &scratch.net_h_grad[0][j134][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j134]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j134 : 32*i1+32*j134+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart123Records holds the free ocannlReverserBackwardPart123 records.
+var ocannlReverserBackwardPart123Records rt.Records[ocannlReverserBackwardPart123]
+
+// ocannlReverserBackwardPart124 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart124 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j110 of the nest (0 <= j110 < 8).
-func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
-	gNetEmb, tokens, scratch := r107.gNetEmb, r107.tokens, r107.scratch
+// Part runs part j135 of the nest (0 <= j135 < 8).
+func (r132 *ocannlReverserBackwardPart124) Part(j135 int) {
+	gNetEmb, tokens, scratch := r132.gNetEmb, r132.tokens, r132.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&gNetEmb[40*j110], &scratch.net_h_1_grad[0][0][4*j110], &tokens[0][0][0])
+		ocannlGemm26AVX512(&gNetEmb[40*j135], &scratch.net_h_1_grad[0][0][4*j135], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&gNetEmb[40*j110], &scratch.net_h_1_grad[0][0][4*j110], &tokens[0][0][0])
+		ocannlGemm26AVX2(&gNetEmb[40*j135], &scratch.net_h_1_grad[0][0][4*j135], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j110]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j110 : 10*i2+40*j110+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j135]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j135 : 10*i2+40*j135+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -11842,5 +12532,5 @@ func (r107 *ocannlReverserBackwardPart99) Part(j110 int) {
 	}
 }
 
-// ocannlReverserBackwardPart99Records holds the free ocannlReverserBackwardPart99 records.
-var ocannlReverserBackwardPart99Records rt.Records[ocannlReverserBackwardPart99]
+// ocannlReverserBackwardPart124Records holds the free ocannlReverserBackwardPart124 records.
+var ocannlReverserBackwardPart124Records rt.Records[ocannlReverserBackwardPart124]

@@ -256,15 +256,15 @@ func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap49AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap50AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
-func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap51AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
@@ -281,10 +281,10 @@ func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap53AVX512(c *float32, x0 *float32)
 
-// ocannlMap59AVX512 runs a float32 pointwise kernel over 20480 elements: c += mul(x0,x1).
+// ocannlMap58AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap60AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
@@ -301,15 +301,15 @@ func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap69AVX512(c *float32, x0 *float32)
 
-// ocannlMap73AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap74AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
-func ocannlMap73AVX512(c *float32, x0 *float32)
+func ocannlMap74AVX512(c *float32, x0 *float32)
 
-// ocannlMap75AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap76AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
 //
@@ -631,7 +631,7 @@ func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,32).
+// ocannlMap37AVX2 runs a float32 pointwise kernel over 256 elements: c = div(x0,32).
 //
 //go:noescape
 func ocannlMap37AVX2(c *float32, x0 *float32)
@@ -646,12 +646,12 @@ func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap39AVX2(c *float32, x0 *float32)
 
-// ocannlMap40AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,1e-05).
+// ocannlMap40AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
 //
 //go:noescape
 func ocannlMap40AVX2(c *float32, x0 *float32)
 
-// ocannlMap41AVX2 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
+// ocannlMap41AVX2 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap41AVX2(c *float32, x0 *float32)
@@ -681,25 +681,25 @@ func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 20480 elements: c = exp(x0).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap47AVX2(c *float32, x0 *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 2048 elements: c = log(x0).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap48AVX2(c *float32, x0 *float32)
+func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
-func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap50AVX2(c *float32, x0 *float32)
 
 // ocannlMap51AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
@@ -731,20 +731,20 @@ func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap56AVX2(c *float32, x0 *float32)
 
-// ocannlMap57AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,x1),0).
+// ocannlMap57AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap57AVX2(c *float32, x0 *float32)
 
-// ocannlMap58AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap58AVX2 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap58AVX2(c *float32, x0 *float32)
+func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap59AVX2 runs a float32 pointwise kernel over 20480 elements: c += mul(x0,x1).
+// ocannlMap59AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap59AVX2(c *float32, x0 *float32)
 
 // ocannlMap60AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
@@ -761,7 +761,7 @@ func ocannlMap61AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap63AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap63AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
 func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
@@ -776,7 +776,7 @@ func ocannlMap64AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap66AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,32),0).
+// ocannlMap66AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
 //
 //go:noescape
 func ocannlMap66AVX2(c *float32, x0 *float32)
@@ -806,30 +806,35 @@ func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap71AVX2(c *float32, x0 *float32)
 
-// ocannlMap72AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+// ocannlMap72AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap72AVX2(c *float32, x0 *float32)
 
-// ocannlMap73AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap73AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap73AVX2(c *float32, x0 *float32)
+func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap74AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+// ocannlMap74AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
-func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap74AVX2(c *float32, x0 *float32)
 
-// ocannlMap75AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap75AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap76AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+// ocannlMap76AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap77AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //

@@ -6695,7 +6695,7 @@ TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VMOVUPS.Z (CX), K1, Z0
@@ -6719,7 +6719,7 @@ TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -6734,9 +6734,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6745,7 +6745,7 @@ TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, SI
 	KMOVW        SI, K1
-	MOVQ         $0x00000800, SI
+	MOVQ         $0x00000100, SI
 
 row1:
 	VBROADCASTSS (BX), Z0
@@ -6763,9 +6763,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6874,15 +6874,15 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000500, BX
+	MOVQ         $0x000000a0, BX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -6910,7 +6910,7 @@ TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVL         $0x000003ff, SI
 	KMOVW        SI, K1
-	MOVQ         $0x00000800, SI
+	MOVQ         $0x00000100, SI
 
 row1:
 	VBROADCASTSS (CX), Z2
@@ -6983,9 +6983,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX512(c *float32, x0 *float32)
+// func ocannlMap74AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7006,9 +7006,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15644,7 +15644,7 @@ TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000020, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -15714,7 +15714,7 @@ TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+16(SB), Y0
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000020, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -15734,7 +15734,7 @@ TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000020, DX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -15857,7 +15857,7 @@ TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VMOVUPS    (CX), Y1
@@ -15888,7 +15888,7 @@ TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Y1
@@ -15915,7 +15915,7 @@ TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000a00, DX
+	MOVQ         $0x00000140, DX
 
 e1:
 	VMOVUPS      (CX), Y0
@@ -16068,194 +16068,9 @@ DATA ocannlMap47AVX2Consts<>+440(SB)/4, $0x0000007f
 DATA ocannlMap47AVX2Consts<>+444(SB)/4, $0x0000007f
 GLOBL ocannlMap47AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap48AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap48AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap48AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap48AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap48AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap48AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap48AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap48AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap48AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap48AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap48AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap48AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap48AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap48AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap48AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap48AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap48AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap48AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap48AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap48AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap48AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap48AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap48AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap48AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap48AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap48AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap48AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap48AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap48AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap48AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap48AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap48AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap48AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap48AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap48AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap48AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap48AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap48AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap48AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap48AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap48AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap48AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap48AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap48AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap48AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap48AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap48AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap48AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap48AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap48AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap48AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap48AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap48AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap48AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap48AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap48AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap48AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap48AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap48AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap48AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap48AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap48AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap48AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap48AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap48AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap48AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap48AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap48AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap48AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap48AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap48AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap48AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap48AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap48AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap48AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap48AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap48AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap48AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap48AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap48AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap48AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap48AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap48AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap48AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap48AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap48AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap48AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap48AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap48AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap48AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap48AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap48AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap48AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap48AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap48AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap48AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap48AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap48AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap48AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap48AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap48AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap48AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap48AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap48AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap48AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap48AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap48AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap48AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap48AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap48AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap48AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap48AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap48AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap48AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap48AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap48AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap48AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap48AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap48AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap48AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap48AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap48AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap48AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap48AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap48AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap48AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap48AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap48AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap48AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap48AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16263,7 +16078,7 @@ TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000800, SI
+	MOVQ         $0x00000100, SI
 
 row1:
 	VBROADCASTSS (BX), Y1
@@ -16289,9 +16104,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16315,6 +16130,26 @@ e2:
 	ADDQ    $-128, CX
 	DECQ    BX
 	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap50AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -16463,39 +16298,15 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VDIVPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap58AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VBROADCASTSS (CX), Y2
@@ -16511,15 +16322,15 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000a00, BX
+	MOVQ         $0x00000140, BX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -16536,6 +16347,26 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap59AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000140, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
 TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-32
@@ -16546,7 +16377,7 @@ TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VMOVUPS      ocannlMask32<>+24(SB), Y2
-	MOVQ         $0x00000800, SI
+	MOVQ         $0x00000100, SI
 
 row1:
 	VBROADCASTSS (CX), Y3
@@ -16636,7 +16467,7 @@ TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+20(SB), Y1
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000020, BX
 
 e1:
 	VMOVUPS (CX), Y2
@@ -16711,7 +16542,7 @@ TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+12(SB), Y1
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000020, DX
 
 e1:
 	VMOVUPS (CX), Y2
@@ -16848,9 +16679,29 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16872,9 +16723,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX2(c *float32, x0 *float32)
+// func ocannlMap74AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16893,9 +16744,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16917,9 +16768,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16948,9 +16799,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -246,14 +246,14 @@ func ocannlMap46AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
 }
 
-// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
+// ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap48AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
 }
 
-// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
 }
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
@@ -269,9 +269,9 @@ func ocannlMap52AVX512(c, x0, x1 *float32) {
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
 
-// ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
+// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap58AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
 }
 
 // ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
@@ -287,12 +287,12 @@ func ocannlMap68AVX512(c, x0, x1 *float32) {
 // ocannlMap69AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap69AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX512 called without assembly") }
 
-// ocannlMap73AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap73AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX512 called without assembly") }
+// ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap74AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX512 called without assembly") }
 
-// ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap75AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap75AVX512 called without assembly")
+// ocannlMap76AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap76AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap76AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -531,15 +531,15 @@ func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 cal
 func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
-
-// ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap49AVX2 called without assembly")
+func ocannlMap48AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap48AVX2 called without assembly")
 }
 
+// ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap51AVX2(c, x0, x1, x2 *float32) {
@@ -562,13 +562,13 @@ func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 cal
 func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
+func ocannlMap57AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
 
 // ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
+func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
+func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap60AVX2(c, x0, x1, x2 *float32) {
@@ -609,21 +609,24 @@ func ocannlMap70AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap70AVX2 cal
 func ocannlMap71AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
 
 // ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
+func ocannlMap72AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
 
 // ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap73AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
+func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
 
 // ocannlMap74AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap74AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
+func ocannlMap74AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
 
 // ocannlMap75AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap75AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap75AVX2 called without assembly")
-}
+func ocannlMap75AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap75AVX2 called without assembly") }
 
 // ocannlMap76AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap76AVX2 called without assembly") }
+func ocannlMap76AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap76AVX2 called without assembly")
+}
+
+// ocannlMap77AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap77AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

@@ -157,6 +157,9 @@ type kgen struct {
 	// the current operation emitted (see seq.go).
 	nextUnit *parUnit
 	opUnits  []*parUnit
+	// open is the chain of parallel nests being built, which a nest
+	// below the size rule may join (joinSplit).
+	open *seqChain
 	// parLocal marks the tensors a nest large enough to run in parallel
 	// touches: with a scratch, they go there whatever their size (a
 	// stack array cannot be shared with the pool's goroutines).
@@ -775,8 +778,9 @@ func (k *kgen) function() (jen.Code, error) {
 	k.planAbsorbs()
 	var sq seqChain
 	for _, o := range k.p.Ops {
-		k.opUnits = nil
+		k.opUnits, k.open = nil, &sq
 		code, err := k.operation(o)
+		k.open = nil
 		if err != nil {
 			return nil, err
 		}

@@ -205,7 +205,10 @@ func goCost(e loopir.Expr) int {
 
 // parSplit chooses the loop of a nest to split and its parts (nil: the
 // nest stays serial).
-func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int) {
+//
+// pre says the nest may need code before its parts (a fill of its
+// output): only for joinSplit.
+func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store, pre bool) (*loopir.For, int) {
 	if !k.par || len(loops) < 2 || k.inLoop > 0 {
 		return nil, 0
 	}
@@ -216,8 +219,11 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int
 	}
 	pl := k.plan(loops, st)
 	n0, worth := k.parWorth(loops, st)
-	if pl.reads || !worth {
+	if pl.reads {
 		return nil, 0
+	}
+	if !worth {
+		return k.joinSplit(loops, st, pl, n0, pre)
 	}
 	outer := map[int]bool{}
 	if n0 != nil {
@@ -283,6 +289,64 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int
 		return nil, 0
 	}
 	return best, parts(best)
+}
+
+// joinSplit splits a nest below the size rule when it can join the
+// chain of parallel nests being built (k.open, seq.go): on a loop of the
+// chain's extent into the chain's parts, when the chain admits the
+// nest's accesses. In the chain its parts cost no barrier of their own
+// (the batch-256 attention step's layer-norm statistics, 2048-cell maps
+// over the batch rows, broke its chains and ran serially). pre: the nest
+// may need a fill of its output before its parts, so no earlier nest of
+// the chain may touch that output.
+func (k *kgen) joinSplit(loops []*loopir.For, st *loopir.Store, pl *plan, n0 *asm.Nest, pre bool) (*loopir.For, int) {
+	c := k.open
+	if c == nil || len(c.units) == 0 {
+		return nil, 0
+	}
+	parts, extent := c.units[0].parts, c.units[0].extent
+	outer := map[int]bool{}
+	if n0 != nil {
+		if n0.Spec.Kind == asm.Broadcast {
+			return nil, 0 // its split is on n, in slivers of whole vectors
+		}
+		for _, l := range n0.Outer {
+			outer[l.Var] = true
+		}
+	}
+	for _, l := range loops[:len(loops)-1] {
+		if l.Extent != extent || parParts(l.Extent) != parts || pl.red[l.Var] || !splittable(st, l.Var) ||
+			l.Var == pl.loops[len(pl.loops)-1].Var || n0 != nil && n0.Spec.Kind == asm.MVec && !outer[l.Var] {
+			continue
+		}
+		u := k.rowAccess(st, l, parts)
+		if pre {
+			u.preWrites = []int{st.Tensor}
+		}
+		if c.admits(u) {
+			return l, parts
+		}
+	}
+	return nil, 0
+}
+
+// chainable reports whether a perfect nest below the size rule might
+// join a chain (joinSplit): its first stored axis is a loop that could
+// be split. parLocals moves its tensors to the scratch.
+func chainable(loops []*loopir.For, st *loopir.Store) bool {
+	if len(loops) < 2 || len(st.Index) == 0 || exprLoads(st.Value, st.Tensor) {
+		return false
+	}
+	x := st.Index[0]
+	if x.Offset != 0 || len(x.Terms) != 1 || x.Terms[0].Coeff != 1 {
+		return false
+	}
+	for _, l := range loops[:len(loops)-1] {
+		if l.Var == x.Terms[0].Var {
+			return parParts(l.Extent) > 0
+		}
+	}
+	return false
 }
 
 // minKernelPart is the least extent of a contraction kernel's axis in
@@ -364,7 +428,7 @@ func splitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
 // zero only the assembly kernel absorbs (the Go loops need it first): a
 // contraction kernel's, or a map kernel's that planAbsorbs chose.
 func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fill *loopir.Fill) ([]jen.Code, bool, error) {
-	split, parts := k.parSplit(loops, st)
+	split, parts := k.parSplit(loops, st, fill != nil || init != nil)
 	if split != nil && (parts < minOutputParts || balance(parts) == 0) && fill == nil {
 		// Few output parts (a convolution's kernel gradient split on kh:
 		// 3 parts keep one of 2 threads idle a third of the nest), or an
@@ -440,9 +504,16 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if len(k.parPre) > 0 {
 		before = append(before, jen.If(k.tierFlags()).Block(k.parPre...))
 	}
-	if len(before) == 0 {
-		k.nextUnit = k.rowAccess(st, split, parts)
+	// The nest may chain (seq.go); what runs before its parts writes only
+	// the stored tensor, and moves before the chain's job with it.
+	u := k.rowAccess(st, split, parts)
+	if len(before) > 0 {
+		u.pre, u.preWrites = before, []int{st.Tensor}
+		if fill != nil && fill.Tensor != st.Tensor {
+			u.preWrites = append(u.preWrites, fill.Tensor)
+		}
 	}
+	k.nextUnit = u
 	return append(before, k.parRun(parTensors(st), split, parts, part, body, nil)...), true, nil
 }
 
@@ -584,12 +655,15 @@ func (k *kgen) enterRegion() []jen.Code {
 
 // parLocals marks the tensors of the perfect nests that may run in
 // parallel (at least ParMinGoIters iterations) when the kernel has a
-// scratch to hold them.
+// scratch to hold them; in a model's kernel (one region per call) with
+// such a nest, also those of the smaller nests that might join a chain
+// of parallel nests (chainable, joinSplit).
 func (k *kgen) parLocals() {
 	k.parLocal = map[int]bool{}
 	if !k.par || k.k.Scratch == "" {
 		return
 	}
+	var small [][]int // the tensors of the chainable nests
 	var walk func(s loopir.Stmt)
 	walk = func(s loopir.Stmt) {
 		f, ok := s.(*loopir.For)
@@ -609,11 +683,21 @@ func (k *kgen) parLocals() {
 			for _, t := range parTensors(st) {
 				k.parLocal[t] = true
 			}
+		} else if k.k.PoolParam && chainable(loops, st) {
+			small = append(small, parTensors(st))
 		}
 	}
 	for _, o := range k.p.Ops {
 		for _, s := range o.Body {
 			walk(s)
+		}
+	}
+	if len(k.parLocal) == 0 {
+		return
+	}
+	for _, ts := range small {
+		for _, t := range ts {
+			k.parLocal[t] = true
 		}
 	}
 }

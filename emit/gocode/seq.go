@@ -21,8 +21,11 @@ import (
 // disjoint rows, the same ones in every nest. Arrays only read may be
 // read anyhow. A nest with partial sums combines them after the job:
 // its output is written with no split index, so no other nest of the
-// chain may touch it. Code between the nests (a serial fill, a nest left
-// serial) ends a chain. The parts compute what they computed as
+// chain may touch it. What a nest needs before its parts (a fill of its
+// output for the Go loops, an assembly kernel's pre-fill) runs before
+// the chain's job, so the nest joins only when no earlier nest of the
+// chain touches that output. Other code between the nests (a serial
+// fill, a nest left serial) ends a chain. The parts compute what they computed as
 // separate jobs, so the bits do not change, on any number of threads.
 
 // parUnit is one parallel nest as parRunDoc emits it, with the accesses
@@ -41,6 +44,12 @@ type parUnit struct {
 	rec  string
 	code []jen.Code
 	run  int
+	// pre is what runs before the parts (a fill the Go loops need, an
+	// assembly kernel's pre-fill): it writes only preWrites, as a whole,
+	// so the nest joins a chain only when no earlier nest of the chain
+	// touches them, and pre then runs before the chain's job.
+	pre       []jen.Code
+	preWrites []int
 }
 
 // rowAccess summarizes the accesses of the nest storing st, split into
@@ -68,7 +77,8 @@ func pureUnit(code []jen.Code, units []*parUnit) *parUnit {
 		return nil
 	}
 	u := units[0]
-	if len(code) != 1+len(u.code) || len(u.code) == 0 || code[1] != u.code[0] {
+	n := 1 + len(u.pre)
+	if len(code) != n+len(u.code) || len(u.code) == 0 || code[n] != u.code[0] {
 		return nil
 	}
 	return u
@@ -91,6 +101,11 @@ func (c *seqChain) admits(u *parUnit) bool {
 		return false
 	}
 	for _, v := range c.units {
+		for _, t := range u.preWrites {
+			if _, touched := v.rows[t]; touched {
+				return false
+			}
+		}
 		for t, uRows := range u.rows {
 			vRows, shared := v.rows[t]
 			if shared && (u.writes[t] || v.writes[t]) && !(uRows && vRows) {
@@ -126,6 +141,7 @@ func (k *kgen) flushSeq(c *seqChain, body []jen.Code) []jen.Code {
 			out = append(out, jen.Line())
 		}
 		out = append(out, c.descs[i])
+		out = append(out, u.pre...)
 		out = append(out, u.code[:u.run]...)
 		args = append(args, jen.Id(u.rec))
 	}

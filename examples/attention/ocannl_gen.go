@@ -458,7 +458,7 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	tokens: 32,8 | 10 (input, parameter tokens)
 //	targets: 32,8 | 10 (input, parameter targets)
 //	net.emb: 10 -> 32 (param, parameter pNetEmb)
-//	_net/h.1: 32,8 | 32 (let, local)
+//	_net/h.1: 32,8 | 32 (let, local, in scratch field net_h_1)
 //	net.pos: 8 | 32 (param, parameter pNetPos)
 //	net/h: 32,8 | 32 (let, local, in scratch field net_h)
 //	net.attention#1.w_q: 32 -> 4,8 (param, parameter pNetAttention1WQ)
@@ -467,32 +467,32 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	net.attention#1/k: 32,8 | 4,8 (let, local, in scratch field net_attention_1_k)
 //	net.attention#1.w_v: 32 -> 4,8 (param, parameter pNetAttention1WV)
 //	net.attention#1/v: 32,8 | 4,8 (let, local, in scratch field net_attention_1_v)
-//	_net.attention#1/scores.1: 32,8 | 8 -> 4 (let, local)
+//	_net.attention#1/scores.1: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores_1)
 //	_dim_d.1: 1 (dim, constant)
-//	_net.attention#1/scores.2: 1 (let, local)
+//	_net.attention#1/scores.2: 1 (let, local, in scratch field net_attention_1_scores_2)
 //	net.attention#1/scores: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
 //	net.attention#1/m: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 32,8 | 8 -> 4 (let, local)
 //	net.attention#1/ex: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
 //	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_attn_1)
-//	net.attention#1/attn: 32,8 | 8 -> 4 (let, local)
+//	net.attention#1/attn: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_attn)
 //	net.attention#1/ctx: 32,8 | 4,8 (let, local, in scratch field net_attention_1_ctx)
 //	net.attention#1.w_o: 4,8 -> 32 (param, parameter pNetAttention1WO)
 //	_net.layer_norm#1/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x_1)
 //	net.layer_norm#1/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
 //	_net.layer_norm#1/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
-//	net.layer_norm#1/mean: 32,8 | 1 (let, local)
-//	net.layer_norm#1/centered: 32,8 | 32 (let, local)
+//	net.layer_norm#1/mean: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
 //	_net.layer_norm#1/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
 //	_net.layer_norm#1/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
-//	net.layer_norm#1/var: 32,8 | 1 (let, local)
+//	net.layer_norm#1/var: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var)
 //	net.layer_norm#1.gamma: 32 (param, parameter pNetLayerNorm1Gamma)
 //	_net/x1.1: 32,8 | 32 (let, local)
 //	_num.1: 1 (number, constant)
-//	_net/x1.2: 32,8 | 1 (let, local)
-//	_net/x1.3: 32,8 | 1 (let, local)
+//	_net/x1.2: 32,8 | 1 (let, local, in scratch field net_x1_2)
+//	_net/x1.3: 32,8 | 1 (let, local, in scratch field net_x1_3)
 //	_net/x1.4: 32,8 | 32 (let, local)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
 //	net/x1: 32,8 | 32 (let, local, in scratch field net_x1)
@@ -508,31 +508,31 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	net.layer_norm#2/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
 //	_net.layer_norm#2/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
-//	net.layer_norm#2/mean: 32,8 | 1 (let, local)
-//	net.layer_norm#2/centered: 32,8 | 32 (let, local)
+//	net.layer_norm#2/mean: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
+//	net.layer_norm#2/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
 //	_net.layer_norm#2/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
 //	_net.layer_norm#2/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
-//	net.layer_norm#2/var: 32,8 | 1 (let, local)
+//	net.layer_norm#2/var: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var)
 //	net.layer_norm#2.gamma: 32 (param, parameter pNetLayerNorm2Gamma)
 //	_net/x2.1: 32,8 | 32 (let, local)
 //	_num.2: 1 (number, constant)
-//	_net/x2.2: 32,8 | 1 (let, local)
-//	_net/x2.3: 32,8 | 1 (let, local)
+//	_net/x2.2: 32,8 | 1 (let, local, in scratch field net_x2_2)
+//	_net/x2.3: 32,8 | 1 (let, local, in scratch field net_x2_3)
 //	_net/x2.4: 32,8 | 32 (let, local)
 //	net.layer_norm#2.beta: 32 (param, parameter pNetLayerNorm2Beta)
-//	net/x2: 32,8 | 32 (let, local)
+//	net/x2: 32,8 | 32 (let, local, in scratch field net_x2)
 //	net.linear#2.w: 32 -> 10 (param, parameter pNetLinear2W)
-//	_train.cross_entropy#1/logits.1: 32,8 | 10 (let, local)
+//	_train.cross_entropy#1/logits.1: 32,8 | 10 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.linear#2.b: 10 (param, parameter pNetLinear2B)
-//	train.cross_entropy#1/logits: 32,8 | 10 (let, local)
-//	train.cross_entropy#1/m: 32,8 | 1 (let, local)
-//	train.cross_entropy#1/z: 32,8 | 10 (let, local)
-//	_train.cross_entropy#1/logp.1: 32,8 | 10 (let, local)
-//	_train.cross_entropy#1/logp.2: 32,8 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 32,8 | 1 (let, local)
+//	train.cross_entropy#1/logits: 32,8 | 10 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 32,8 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 32,8 | 10 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 32,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 32,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 32,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 32,8 | 10 (let, local)
-//	_train.1: 32,8 | 10 (let, local)
+//	_train.1: 32,8 | 10 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
@@ -890,29 +890,6 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlReverserTrainLossScratch) {
-	var net_h_1 [32][8][32]float32
-	var net_attention_1_scores_1 [32][8][4][8]float32
-	var net_attention_1_scores_2 [1]float32
-	var net_attention_1_attn [32][8][4][8]float32
-	var net_layer_norm_1_mean [32][8][1]float32
-	var net_layer_norm_1_centered [32][8][32]float32
-	var net_layer_norm_1_var [32][8][1]float32
-	var net_x1_2 [32][8][1]float32
-	var net_x1_3 [32][8][1]float32
-	var net_layer_norm_2_mean [32][8][1]float32
-	var net_layer_norm_2_centered [32][8][32]float32
-	var net_layer_norm_2_var [32][8][1]float32
-	var net_x2_2 [32][8][1]float32
-	var net_x2_3 [32][8][1]float32
-	var net_x2 [32][8][32]float32
-	var train_cross_entropy_1_logits_1 [32][8][10]float32
-	var train_cross_entropy_1_logits [32][8][10]float32
-	var train_cross_entropy_1_m [32][8][1]float32
-	var train_cross_entropy_1_z [32][8][10]float32
-	var train_cross_entropy_1_logp_1 [32][8][10]float32
-	var train_cross_entropy_1_logp_2 [32][8][1]float32
-	var train_cross_entropy_1_logp_3 [32][8][1]float32
-	var train_1 [32][8][10]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -922,9 +899,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm0AVX512(&scratch.net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm0AVX2(&scratch.net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -936,7 +913,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 					for i3 := range 10 {
 						acc += pNetEmbRow[i3] * tokensRow[i3]
 					}
-					net_h_1[i0][i1][i2] = acc
+					scratch.net_h_1[i0][i1][i2] = acc
 				}
 			}
 		}
@@ -946,16 +923,16 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 32 {
-			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
-			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_1Row := &net_h_1[i0][i1]
+				net_h_1Row := &scratch.net_h_1[i0][i1]
 				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
 				net_hRow := &scratch.net_h[i0][i1]
 				for i2 := range 32 {
@@ -983,64 +960,38 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	rec3.pNetAttention1WV = pNetAttention1WV
 	rec3.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlReverserTrainLossPart3Records.Get()
+	rec4.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3)
+	region.RunSeq(8, rec, rec2, rec3, rec4)
 	*rec = ocannlReverserTrainLossPart0{}
 	ocannlReverserTrainLossPart0Records.Put(rec)
 	*rec2 = ocannlReverserTrainLossPart1{}
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 	*rec3 = ocannlReverserTrainLossPart2{}
 	ocannlReverserTrainLossPart2Records.Put(rec3)
-
-	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_qRow := &scratch.net_attention_1_q[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_kRow := &scratch.net_attention_1_k[i0][i3][i2]
-						acc5 := float32(0)
-						for i4 := range 8 {
-							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
-						}
-						net_attention_1_scores_1[i0][i1][i2][i3] = acc5
-					}
-				}
-			}
-		}
-	}
+	*rec4 = ocannlReverserTrainLossPart3{}
+	ocannlReverserTrainLossPart3Records.Put(rec4)
 
 	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	net_attention_1_scores_2[0] = 2.828427
+	scratch.net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap1AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap1AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
 					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
@@ -1052,72 +1003,48 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlReverserTrainLossPart3Records.Get()
-	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlReverserTrainLossPart3{}
-	ocannlReverserTrainLossPart3Records.Put(rec4)
+	rec5 := ocannlReverserTrainLossPart4Records.Get()
+	rec5.scratch = scratch
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
-					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlReverserTrainLossPart5Records.Get()
+	rec6.scratch = scratch
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlReverserTrainLossPart4Records.Get()
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlReverserTrainLossPart4{}
-	ocannlReverserTrainLossPart4Records.Put(rec5)
+	rec7 := ocannlReverserTrainLossPart6Records.Get()
+	rec7.scratch = scratch
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
-					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec5, rec6, rec7, rec8)
+	*rec5 = ocannlReverserTrainLossPart4{}
+	ocannlReverserTrainLossPart4Records.Put(rec5)
+	*rec6 = ocannlReverserTrainLossPart5{}
+	ocannlReverserTrainLossPart5Records.Put(rec6)
+	*rec7 = ocannlReverserTrainLossPart6{}
+	ocannlReverserTrainLossPart6Records.Put(rec7)
+	*rec8 = ocannlReverserTrainLossPart7{}
+	ocannlReverserTrainLossPart7Records.Put(rec8)
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0][0][i2][0], &scratch.net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0][0][i2][0], &scratch.net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -1128,13 +1055,13 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 				for i2 := range 4 {
 					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0][i1][i2][i4]
 						net_attention_1_vRow := &scratch.net_attention_1_v[i0][i4][i2]
-						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0][i1][i2][i4+1]
 						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0][i4+1][i2]
-						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0][i1][i2][i4+2]
 						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0][i4+2][i2]
-						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0][i1][i2][i4+3]
 						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
@@ -1152,48 +1079,38 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserTrainLossPart5Records.Get()
-	rec6.pNetAttention1WO = pNetAttention1WO
-	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlReverserTrainLossPart5{}
-	ocannlReverserTrainLossPart5Records.Put(rec6)
+	rec9 := ocannlReverserTrainLossPart8Records.Get()
+	rec9.pNetAttention1WO = pNetAttention1WO
+	rec9.scratch = scratch
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlReverserTrainLossPart9Records.Get()
+	rec10.scratch = scratch
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserTrainLossPart6Records.Get()
-	rec7.scratch = scratch
-	region.Run(rec7, 8)
-	*rec7 = ocannlReverserTrainLossPart6{}
-	ocannlReverserTrainLossPart6Records.Put(rec7)
+	rec11 := ocannlReverserTrainLossPart10Records.Get()
+	rec11.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec9, rec10, rec11)
+	*rec9 = ocannlReverserTrainLossPart8{}
+	ocannlReverserTrainLossPart8Records.Put(rec9)
+	*rec10 = ocannlReverserTrainLossPart9{}
+	ocannlReverserTrainLossPart9Records.Put(rec10)
+	*rec11 = ocannlReverserTrainLossPart10{}
+	ocannlReverserTrainLossPart10Records.Put(rec11)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
 			}
@@ -1203,15 +1120,15 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
-				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 				}
@@ -1222,13 +1139,13 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
 				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
@@ -1239,20 +1156,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserTrainLossPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlReverserTrainLossPart7{}
-	ocannlReverserTrainLossPart7Records.Put(rec8)
+	rec12 := ocannlReverserTrainLossPart11Records.Get()
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
+	*rec12 = ocannlReverserTrainLossPart11{}
+	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
-			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
 			}
@@ -1262,11 +1179,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap8AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-			net_x1_2Row := &net_x1_2[i0]
+			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
+			net_x1_2Row := &scratch.net_x1_2[i0]
 			for i1 := range 8 {
 				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
 			}
@@ -1276,11 +1193,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap9AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x1_2Row2 := &net_x1_2[i0]
-			net_x1_3Row := &net_x1_3[i0]
+			net_x1_2Row2 := &scratch.net_x1_2[i0]
+			net_x1_3Row := &scratch.net_x1_3[i0]
 			for i1 := range 8 {
 				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
 			}
@@ -1290,14 +1207,14 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0], &net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap10AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0], &net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap10AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-				net_x1_3V := net_x1_3[i0][i1][0]
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_x1_3V := scratch.net_x1_3[i0][i1][0]
 				net_x1Row := &scratch.net_x1[i0][i1]
 				for i2 := range 32 {
 					net_x1Row[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_x1_3V) + pNetLayerNorm1Beta[i2]
@@ -1308,12 +1225,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec9 := ocannlReverserTrainLossPart8Records.Get()
-	rec9.pNetDense1W = pNetDense1W
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlReverserTrainLossPart8{}
-	ocannlReverserTrainLossPart8Records.Put(rec9)
+	rec13 := ocannlReverserTrainLossPart12Records.Get()
+	rec13.pNetDense1W = pNetDense1W
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlReverserTrainLossPart12{}
+	ocannlReverserTrainLossPart12Records.Put(rec13)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	// float32 pointwise kernel over 256 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
@@ -1327,11 +1244,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r10 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-					if !(r10 > 0) {
-						r10 = 0
+					r14 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					if !(r14 > 0) {
+						r14 = 0
 					}
-					net_linear_1_xRow[i2] = r10
+					net_linear_1_xRow[i2] = r14
 				}
 			}
 		}
@@ -1339,48 +1256,39 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserTrainLossPart9Records.Get()
-	rec10.pNetLinear1W = pNetLinear1W
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlReverserTrainLossPart9{}
-	ocannlReverserTrainLossPart9Records.Put(rec10)
+	rec14 := ocannlReverserTrainLossPart13Records.Get()
+	rec14.pNetLinear1W = pNetLinear1W
+	rec14.scratch = scratch
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec15 := ocannlReverserTrainLossPart14Records.Get()
+	rec15.pNetLinear1B = pNetLinear1B
+	rec15.scratch = scratch
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserTrainLossPart10Records.Get()
-	rec11.scratch = scratch
-	region.Run(rec11, 8)
-	*rec11 = ocannlReverserTrainLossPart10{}
-	ocannlReverserTrainLossPart10Records.Put(rec11)
+	rec16 := ocannlReverserTrainLossPart15Records.Get()
+	rec16.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec14, rec15, rec16)
+	*rec14 = ocannlReverserTrainLossPart13{}
+	ocannlReverserTrainLossPart13Records.Put(rec14)
+	*rec15 = ocannlReverserTrainLossPart14{}
+	ocannlReverserTrainLossPart14Records.Put(rec15)
+	*rec16 = ocannlReverserTrainLossPart15{}
+	ocannlReverserTrainLossPart15Records.Put(rec16)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 			}
@@ -1390,15 +1298,15 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
-				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 				}
@@ -1409,13 +1317,13 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
 				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
@@ -1426,20 +1334,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserTrainLossPart11Records.Get()
-	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlReverserTrainLossPart11{}
-	ocannlReverserTrainLossPart11Records.Put(rec12)
+	rec17 := ocannlReverserTrainLossPart16Records.Get()
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
+	*rec17 = ocannlReverserTrainLossPart16{}
+	ocannlReverserTrainLossPart16Records.Put(rec17)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
-			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			net_layer_norm_2_varRow := &scratch.net_layer_norm_2_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
 			}
@@ -1449,11 +1357,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap8AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-			net_x2_2Row := &net_x2_2[i0]
+			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
+			net_x2_2Row := &scratch.net_x2_2[i0]
 			for i1 := range 8 {
 				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
 			}
@@ -1463,11 +1371,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap9AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x2_2Row2 := &net_x2_2[i0]
-			net_x2_3Row := &net_x2_3[i0]
+			net_x2_2Row2 := &scratch.net_x2_2[i0]
+			net_x2_3Row := &scratch.net_x2_3[i0]
 			for i1 := range 8 {
 				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
 			}
@@ -1477,15 +1385,15 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0], &net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap10AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0], &net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap10AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-				net_x2_3V := net_x2_3[i0][i1][0]
-				net_x2Row := &net_x2[i0][i1]
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_x2_3V := scratch.net_x2_3[i0][i1][0]
+				net_x2Row := &scratch.net_x2[i0][i1]
 				for i2 := range 32 {
 					net_x2Row[i2] = ((pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]) / net_x2_3V) + pNetLayerNorm2Beta[i2]
 				}
@@ -1496,21 +1404,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm6AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &scratch.net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm6AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &scratch.net_x2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row2 := &net_x2[i0][i1]
+				net_x2Row2 := &scratch.net_x2[i0][i1]
 				for i2 := range 10 {
 					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
 					acc16 := float32(0)
 					for i3 := range 32 {
 						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
 					}
-					train_cross_entropy_1_logits_1[i0][i1][i2] = acc16
+					scratch.train_cross_entropy_1_logits_1[i0][i1][i2] = acc16
 				}
 			}
 		}
@@ -1519,14 +1427,14 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap13AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap13AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
-				train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
 				}
@@ -1537,17 +1445,17 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
 				acc17 := float32(math.Inf(-1))
 				for i2 := range 10 {
 					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
 				}
-				train_cross_entropy_1_m[i0][i1][0] = acc17
+				scratch.train_cross_entropy_1_m[i0][i1][0] = acc17
 			}
 		}
 	}
@@ -1555,15 +1463,15 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap14AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap14AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
-				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
-				train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
 				}
@@ -1574,12 +1482,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
 				}
@@ -1590,17 +1498,17 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				acc18 := float32(0)
 				for i2 := range 10 {
 					acc18 += train_cross_entropy_1_logp_1Row2[i2]
 				}
-				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
+				scratch.train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 			}
 		}
 	}
@@ -1608,11 +1516,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap16AVX2(&scratch.train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
-			train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0]
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
 			}
@@ -1622,16 +1530,16 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				targetsRow := &targets[i0][i1]
-				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-				train_1Row := &train_1[i0][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][i1][0]
+				train_1Row := &scratch.train_1[i0][i1]
 				for i2 := range 10 {
 					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 				}
@@ -1642,13 +1550,13 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&train_2[0], &train_1[0][0][0])
+		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc19 := float32(0)
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_1Row2 := &train_1[i0][i1]
+				train_1Row2 := &scratch.train_1[i0][i1]
 				for i2 := range 10 {
 					acc19 += train_1Row2[i2]
 				}
@@ -1667,28 +1575,51 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 // ocannlReverserTrainLossScratch holds the local arrays of ocannlReverserTrainLoss too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserTrainLossScratch struct {
-	net_h                   [32][8][32]float32
-	net_attention_1_q       [32][8][4][8]float32
-	net_attention_1_k       [32][8][4][8]float32
-	net_attention_1_v       [32][8][4][8]float32
-	net_attention_1_scores  [32][8][4][8]float32
-	net_attention_1_m       [32][8][4][1]float32
-	net_attention_1_ex      [32][8][4][8]float32
-	net_attention_1_attn_1  [32][8][4][1]float32
-	net_attention_1_ctx     [32][8][4][8]float32
-	net_layer_norm_1_x_1    [32][8][32]float32
-	net_layer_norm_1_x      [32][8][32]float32
-	net_layer_norm_1_mean_1 [32][8][1]float32
-	net_layer_norm_1_var_1  [32][8][32]float32
-	net_layer_norm_1_var_2  [32][8][1]float32
-	net_x1                  [32][8][32]float32
-	net_linear_1_x_1        [32][8][64]float32
-	net_linear_1_x          [32][8][64]float32
-	net_layer_norm_2_x_1    [32][8][32]float32
-	net_layer_norm_2_x      [32][8][32]float32
-	net_layer_norm_2_mean_1 [32][8][1]float32
-	net_layer_norm_2_var_1  [32][8][32]float32
-	net_layer_norm_2_var_2  [32][8][1]float32
+	net_h_1                        [32][8][32]float32
+	net_h                          [32][8][32]float32
+	net_attention_1_q              [32][8][4][8]float32
+	net_attention_1_k              [32][8][4][8]float32
+	net_attention_1_v              [32][8][4][8]float32
+	net_attention_1_scores_1       [32][8][4][8]float32
+	net_attention_1_scores_2       [1]float32
+	net_attention_1_scores         [32][8][4][8]float32
+	net_attention_1_m              [32][8][4][1]float32
+	net_attention_1_ex             [32][8][4][8]float32
+	net_attention_1_attn_1         [32][8][4][1]float32
+	net_attention_1_attn           [32][8][4][8]float32
+	net_attention_1_ctx            [32][8][4][8]float32
+	net_layer_norm_1_x_1           [32][8][32]float32
+	net_layer_norm_1_x             [32][8][32]float32
+	net_layer_norm_1_mean_1        [32][8][1]float32
+	net_layer_norm_1_mean          [32][8][1]float32
+	net_layer_norm_1_centered      [32][8][32]float32
+	net_layer_norm_1_var_1         [32][8][32]float32
+	net_layer_norm_1_var_2         [32][8][1]float32
+	net_layer_norm_1_var           [32][8][1]float32
+	net_x1_2                       [32][8][1]float32
+	net_x1_3                       [32][8][1]float32
+	net_x1                         [32][8][32]float32
+	net_linear_1_x_1               [32][8][64]float32
+	net_linear_1_x                 [32][8][64]float32
+	net_layer_norm_2_x_1           [32][8][32]float32
+	net_layer_norm_2_x             [32][8][32]float32
+	net_layer_norm_2_mean_1        [32][8][1]float32
+	net_layer_norm_2_mean          [32][8][1]float32
+	net_layer_norm_2_centered      [32][8][32]float32
+	net_layer_norm_2_var_1         [32][8][32]float32
+	net_layer_norm_2_var_2         [32][8][1]float32
+	net_layer_norm_2_var           [32][8][1]float32
+	net_x2_2                       [32][8][1]float32
+	net_x2_3                       [32][8][1]float32
+	net_x2                         [32][8][32]float32
+	train_cross_entropy_1_logits_1 [32][8][10]float32
+	train_cross_entropy_1_logits   [32][8][10]float32
+	train_cross_entropy_1_m        [32][8][1]float32
+	train_cross_entropy_1_z        [32][8][10]float32
+	train_cross_entropy_1_logp_1   [32][8][10]float32
+	train_cross_entropy_1_logp_2   [32][8][1]float32
+	train_cross_entropy_1_logp_3   [32][8][1]float32
+	train_1                        [32][8][10]float32
 }
 
 // ocannlReverserTrainLossPart0 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
@@ -1814,20 +1745,33 @@ type ocannlReverserTrainLossPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserTrainLossPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j4][0][0][0], &scratch.net_attention_1_scores[4*j4][0][0][0])
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_scores_1[i0+4*j4][0][i2][0], &scratch.net_attention_1_q[i0+4*j4][0][i2][0], &scratch.net_attention_1_k[i0+4*j4][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_scores_1[i0+4*j4][0][i2][0], &scratch.net_attention_1_q[i0+4*j4][0][i2][0], &scratch.net_attention_1_k[i0+4*j4][0][i2][0])
+			}
+		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j4][i1][i2]
-					acc6 := float32(math.Inf(-1))
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0+4*j4][i1][i2]
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0+4*j4][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						scratch.net_attention_1_scores_1[i0+4*j4][i1][i2][i3] = acc5
 					}
-					scratch.net_attention_1_m[i0+4*j4][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -1846,20 +1790,20 @@ type ocannlReverserTrainLossPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserTrainLossPart4) Part(j5 int) {
 	scratch := r5.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j5][0][0][0], &scratch.net_attention_1_ex[4*j5][0][0][0])
+		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j5][0][0][0], &scratch.net_attention_1_scores[4*j5][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j5][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j5][i1][i2]
+					acc6 := float32(math.Inf(-1))
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
-					scratch.net_attention_1_attn_1[i0+4*j5][i1][i2][0] = acc7
+					scratch.net_attention_1_m[i0+4*j5][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -1872,32 +1816,25 @@ var ocannlReverserTrainLossPart4Records rt.Records[ocannlReverserTrainLossPart4]
 // ocannlReverserTrainLossPart5 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart5 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
-	pNetAttention1WO, scratch := r6.pNetAttention1WO, r6.scratch
-	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j6][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j6][0][0][0])
+	scratch := r6.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_attention_1_ex[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0], &scratch.net_attention_1_m[4*j6][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j6][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+4*j6][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0+4*j6][i1][i2][0]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+4*j6][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
-					scratch.net_layer_norm_1_x_1[i0+4*j6][i1][i2] = acc9
 				}
 			}
 		}
@@ -1916,19 +1853,21 @@ type ocannlReverserTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j7][0][0], &scratch.net_layer_norm_1_x[4*j7][0][0])
+		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j7][0][0][0], &scratch.net_attention_1_ex[4*j7][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j7][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j7][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					scratch.net_attention_1_attn_1[i0+4*j7][i1][i2][0] = acc7
 				}
-				scratch.net_layer_norm_1_mean_1[i0+4*j7][i1][0] = acc10
 			}
 		}
 	}
@@ -1946,19 +1885,22 @@ type ocannlReverserTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j8][0][0], &scratch.net_layer_norm_1_var_1[4*j8][0][0])
+	// float32 pointwise kernel over 128 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_attention_1_attn[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0], &scratch.net_attention_1_attn_1[4*j8][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_attention_1_attn[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0], &scratch.net_attention_1_attn_1[4*j8][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j8][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+4*j8][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+4*j8][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+4*j8][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
 				}
-				scratch.net_layer_norm_1_var_2[i0+4*j8][i1][0] = acc11
 			}
 		}
 	}
@@ -1968,32 +1910,34 @@ func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
 var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 
 // ocannlReverserTrainLossPart8 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart8 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
-	pNetDense1W, scratch := r9.pNetDense1W, r9.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j9], &pNetDense1W[256*j9], &scratch.net_x1[0][0][0])
+		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j9], &pNetDense1W[256*j9], &scratch.net_x1[0][0][0])
+		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j9][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j9 : 32*i2+256*j9+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j9][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j9] = acc12
+					scratch.net_layer_norm_1_x_1[i0+4*j9][i1][i2] = acc9
 				}
 			}
 		}
@@ -2006,30 +1950,25 @@ var ocannlReverserTrainLossPart8Records rt.Records[ocannlReverserTrainLossPart8]
 // ocannlReverserTrainLossPart9 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart9 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j10 of the nest (0 <= j10 < 8).
-func (r11 *ocannlReverserTrainLossPart9) Part(j10 int) {
-	pNetLinear1W, scratch := r11.pNetLinear1W, r11.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 1024 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j10][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j10][0][0])
+		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[4*j10][0][0], &scratch.net_h[4*j10][0][0], &scratch.net_layer_norm_1_x_1[4*j10][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j10][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j10][0][0])
+		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[4*j10][0][0], &scratch.net_h[4*j10][0][0], &scratch.net_layer_norm_1_x_1[4*j10][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j10][i1]
+				net_hRow5 := &scratch.net_h[i0+4*j10][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+4*j10][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+4*j10][i1]
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+4*j10][i1][i2] = acc13
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
 			}
 		}
@@ -2046,21 +1985,21 @@ type ocannlReverserTrainLossPart10 struct {
 }
 
 // Part runs part j11 of the nest (0 <= j11 < 8).
-func (r12 *ocannlReverserTrainLossPart10) Part(j11 int) {
-	scratch := r12.scratch
+func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
+	scratch := r11.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j11][0][0], &scratch.net_layer_norm_2_x[4*j11][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j11][0][0], &scratch.net_layer_norm_1_x[4*j11][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j11][i1]
-				acc14 := float32(0)
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j11][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+4*j11][i1][0] = acc14
+				scratch.net_layer_norm_1_mean_1[i0+4*j11][i1][0] = acc10
 			}
 		}
 	}
@@ -2075,22 +2014,22 @@ type ocannlReverserTrainLossPart11 struct {
 	scratch *ocannlReverserTrainLossScratch
 }
 
-// Part runs part j12 of the nest (0 <= j12 < 8).
-func (r13 *ocannlReverserTrainLossPart11) Part(j12 int) {
-	scratch := r13.scratch
+// Part runs part j13 of the nest (0 <= j13 < 8).
+func (r12 *ocannlReverserTrainLossPart11) Part(j13 int) {
+	scratch := r12.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j12][0][0], &scratch.net_layer_norm_2_var_1[4*j12][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j13][0][0], &scratch.net_layer_norm_1_var_1[4*j13][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j12][i1]
-				acc15 := float32(0)
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j13][i1]
+				acc11 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+4*j12][i1][0] = acc15
+				scratch.net_layer_norm_1_var_2[i0+4*j13][i1][0] = acc11
 			}
 		}
 	}
@@ -2098,6 +2037,170 @@ func (r13 *ocannlReverserTrainLossPart11) Part(j12 int) {
 
 // ocannlReverserTrainLossPart11Records holds the free ocannlReverserTrainLossPart11 records.
 var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart11]
+
+// ocannlReverserTrainLossPart12 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlReverserTrainLossPart12 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r13 *ocannlReverserTrainLossPart12) Part(j15 int) {
+	pNetDense1W, scratch := r13.pNetDense1W, r13.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j15], &pNetDense1W[256*j15], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j15], &pNetDense1W[256*j15], &scratch.net_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j15 : 32*i2+256*j15+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j15] = acc12
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart12Records holds the free ocannlReverserTrainLossPart12 records.
+var ocannlReverserTrainLossPart12Records rt.Records[ocannlReverserTrainLossPart12]
+
+// ocannlReverserTrainLossPart13 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart13 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j16 of the nest (0 <= j16 < 8).
+func (r15 *ocannlReverserTrainLossPart13) Part(j16 int) {
+	pNetLinear1W, scratch := r15.pNetLinear1W, r15.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j16][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j16][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j16][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j16][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart13Records holds the free ocannlReverserTrainLossPart13 records.
+var ocannlReverserTrainLossPart13Records rt.Records[ocannlReverserTrainLossPart13]
+
+// ocannlReverserTrainLossPart14 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart14 struct {
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j17 of the nest (0 <= j17 < 8).
+func (r16 *ocannlReverserTrainLossPart14) Part(j17 int) {
+	pNetLinear1B, scratch := r16.pNetLinear1B, r16.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j17][0][0], &scratch.net_x1[4*j17][0][0], &scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j17][0][0], &scratch.net_x1[4*j17][0][0], &scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1Row3 := &scratch.net_x1[i0+4*j17][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j17][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j17][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart14Records holds the free ocannlReverserTrainLossPart14 records.
+var ocannlReverserTrainLossPart14Records rt.Records[ocannlReverserTrainLossPart14]
+
+// ocannlReverserTrainLossPart15 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart15 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 8).
+func (r17 *ocannlReverserTrainLossPart15) Part(j18 int) {
+	scratch := r17.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j18][0][0], &scratch.net_layer_norm_2_x[4*j18][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j18][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+4*j18][i1][0] = acc14
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart15Records holds the free ocannlReverserTrainLossPart15 records.
+var ocannlReverserTrainLossPart15Records rt.Records[ocannlReverserTrainLossPart15]
+
+// ocannlReverserTrainLossPart16 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart16 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r18 *ocannlReverserTrainLossPart16) Part(j20 int) {
+	scratch := r18.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j20][0][0], &scratch.net_layer_norm_2_var_1[4*j20][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j20][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+4*j20][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart16Records holds the free ocannlReverserTrainLossPart16 records.
+var ocannlReverserTrainLossPart16Records rt.Records[ocannlReverserTrainLossPart16]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -2108,7 +2211,7 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	tokens: 32,8 | 10 (input, parameter tokens)
 //	targets: 32,8 | 10 (input, parameter targets)
 //	net.emb: 10 -> 32 (param, parameter pNetEmb)
-//	_net/h.1: 32,8 | 32 (let, local)
+//	_net/h.1: 32,8 | 32 (let, local, in scratch field net_h_1)
 //	net.pos: 8 | 32 (param, parameter pNetPos)
 //	net/h: 32,8 | 32 (let, local, in scratch field net_h)
 //	net.attention#1.w_q: 32 -> 4,8 (param, parameter pNetAttention1WQ)
@@ -2117,31 +2220,31 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	net.attention#1/k: 32,8 | 4,8 (let, local, in scratch field net_attention_1_k)
 //	net.attention#1.w_v: 32 -> 4,8 (param, parameter pNetAttention1WV)
 //	net.attention#1/v: 32,8 | 4,8 (let, local, in scratch field net_attention_1_v)
-//	_net.attention#1/scores.1: 32,8 | 8 -> 4 (let, local)
+//	_net.attention#1/scores.1: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores_1)
 //	_dim_d.1: 1 (dim, constant)
-//	_net.attention#1/scores.2: 1 (let, local)
+//	_net.attention#1/scores.2: 1 (let, local, in scratch field net_attention_1_scores_2)
 //	net.attention#1/scores: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
 //	net.attention#1/m: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 32,8 | 8 -> 4 (let, local)
 //	net.attention#1/ex: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
 //	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local, in scratch field net_attention_1_attn_1)
-//	net.attention#1/attn: 32,8 | 8 -> 4 (let, local)
+//	net.attention#1/attn: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_attn)
 //	net.attention#1/ctx: 32,8 | 4,8 (let, local, in scratch field net_attention_1_ctx)
 //	net.attention#1.w_o: 4,8 -> 32 (param, parameter pNetAttention1WO)
 //	_net.layer_norm#1/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x_1)
 //	net.layer_norm#1/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
 //	_net.layer_norm#1/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
-//	net.layer_norm#1/mean: 32,8 | 1 (let, local)
+//	net.layer_norm#1/mean: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
 //	_net.layer_norm#1/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
 //	_net.layer_norm#1/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
-//	net.layer_norm#1/var: 32,8 | 1 (let, local)
+//	net.layer_norm#1/var: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var)
 //	net.layer_norm#1.gamma: 32 (param, parameter pNetLayerNorm1Gamma)
 //	_net/x1.1: 32,8 | 32 (let, local, in scratch field net_x1_1)
 //	_num.1: 1 (number, constant)
-//	_net/x1.2: 32,8 | 1 (let, local)
+//	_net/x1.2: 32,8 | 1 (let, local, in scratch field net_x1_2)
 //	_net/x1.3: 32,8 | 1 (let, local, in scratch field net_x1_3)
 //	_net/x1.4: 32,8 | 32 (let, local)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
@@ -2149,7 +2252,7 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	net.dense#1.w: 32 -> 64 (param, parameter pNetDense1W)
 //	_net.linear#1/x.1: 32,8 | 64 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 64 (param, parameter pNetDense1B)
-//	_net.linear#1/x.2: 32,8 | 64 (let, local)
+//	_net.linear#1/x.2: 32,8 | 64 (let, local, in scratch field net_linear_1_x_2)
 //	net.linear#1/x: 32,8 | 64 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 64 -> 32 (param, parameter pNetLinear1W)
 //	_net.layer_norm#2/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x_1)
@@ -2158,37 +2261,37 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	net.layer_norm#2/x: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
 //	_net.layer_norm#2/mean.1: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
-//	net.layer_norm#2/mean: 32,8 | 1 (let, local)
+//	net.layer_norm#2/mean: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
 //	net.layer_norm#2/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
 //	_net.layer_norm#2/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
 //	_net.layer_norm#2/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
-//	net.layer_norm#2/var: 32,8 | 1 (let, local)
+//	net.layer_norm#2/var: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var)
 //	net.layer_norm#2.gamma: 32 (param, parameter pNetLayerNorm2Gamma)
 //	_net/x2.1: 32,8 | 32 (let, local, in scratch field net_x2_1)
 //	_num.2: 1 (number, constant)
-//	_net/x2.2: 32,8 | 1 (let, local)
+//	_net/x2.2: 32,8 | 1 (let, local, in scratch field net_x2_2)
 //	_net/x2.3: 32,8 | 1 (let, local, in scratch field net_x2_3)
 //	_net/x2.4: 32,8 | 32 (let, local)
 //	net.layer_norm#2.beta: 32 (param, parameter pNetLayerNorm2Beta)
-//	net/x2: 32,8 | 32 (let, local)
+//	net/x2: 32,8 | 32 (let, local, in scratch field net_x2)
 //	net.linear#2.w: 32 -> 10 (param, parameter pNetLinear2W)
-//	_train.cross_entropy#1/logits.1: 32,8 | 10 (let, local)
+//	_train.cross_entropy#1/logits.1: 32,8 | 10 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.linear#2.b: 10 (param, parameter pNetLinear2B)
-//	train.cross_entropy#1/logits: 32,8 | 10 (let, local)
-//	train.cross_entropy#1/m: 32,8 | 1 (let, local)
-//	train.cross_entropy#1/z: 32,8 | 10 (let, local)
-//	_train.cross_entropy#1/logp.1: 32,8 | 10 (let, local)
-//	_train.cross_entropy#1/logp.2: 32,8 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 32,8 | 1 (let, local)
+//	train.cross_entropy#1/logits: 32,8 | 10 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 32,8 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 32,8 | 10 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 32,8 | 10 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 32,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 32,8 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 32,8 | 10 (let, local)
-//	_train.1: 32,8 | 10 (let, local)
+//	_train.1: 32,8 | 10 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.emb.grad: [32 10] (let, output parameter gNetEmb)
-//	_net/h.1.grad: [32 8 32] (let, local)
+//	_net/h.1.grad: [32 8 32] (let, local, in scratch field net_h_1_grad)
 //	net.pos.grad: [8 32] (let, output parameter gNetPos)
 //	net/h.grad: [32 8 32] (let, local, in scratch field net_h_grad)
 //	net.attention#1.w_q.grad: [4 8 32] (let, output parameter gNetAttention1WQ)
@@ -2197,26 +2300,26 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	net.attention#1/k.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_k_grad)
 //	net.attention#1.w_v.grad: [4 8 32] (let, output parameter gNetAttention1WV)
 //	net.attention#1/v.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_v_grad)
-//	_net.attention#1/scores.1.grad: [32 8 4 8] (let, local)
-//	net.attention#1/scores.grad: [32 8 4 8] (let, local)
+//	_net.attention#1/scores.1.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_scores_1_grad)
+//	net.attention#1/scores.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_scores_grad)
 //	net.attention#1/m.grad: [32 8 4 1] (let, local, in scratch field net_attention_1_m_grad)
 //	_net.attention#1/ex.1.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_ex_1_grad)
-//	net.attention#1/ex.grad: [32 8 4 8] (let, local)
+//	net.attention#1/ex.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_ex_grad)
 //	_net.attention#1/attn.1.grad: [32 8 4 1] (let, local, in scratch field net_attention_1_attn_1_grad)
 //	net.attention#1/attn.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_attn_grad)
 //	net.attention#1/ctx.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_ctx_grad)
 //	net.attention#1.w_o.grad: [32 4 8] (let, output parameter gNetAttention1WO)
 //	_net.layer_norm#1/x.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_x_1_grad)
-//	net.layer_norm#1/x.grad: [32 8 32] (let, local)
-//	_net.layer_norm#1/mean.1.grad: [32 8 1] (let, local)
+//	net.layer_norm#1/x.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_x_grad)
+//	_net.layer_norm#1/mean.1.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
 //	net.layer_norm#1/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_centered_grad)
-//	_net.layer_norm#1/var.1.grad: [32 8 32] (let, local)
-//	_net.layer_norm#1/var.2.grad: [32 8 1] (let, local)
-//	net.layer_norm#1/var.grad: [32 8 1] (let, local)
+//	_net.layer_norm#1/var.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_var_1_grad)
+//	_net.layer_norm#1/var.2.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_var_2_grad)
+//	net.layer_norm#1/var.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_var_grad)
 //	net.layer_norm#1.gamma.grad: [32] (let, output parameter gNetLayerNorm1Gamma)
 //	_net/x1.1.grad: [32 8 32] (let, local, in scratch field net_x1_1_grad)
-//	_net/x1.2.grad: [32 8 1] (let, local)
+//	_net/x1.2.grad: [32 8 1] (let, local, in scratch field net_x1_2_grad)
 //	_net/x1.3.grad: [32 8 1] (let, local, in scratch field net_x1_3_grad)
 //	_net/x1.4.grad: [32 8 32] (let, local, in scratch field net_x1_4_grad)
 //	net.layer_norm#1.beta.grad: [32] (let, output parameter gNetLayerNorm1Beta)
@@ -2230,32 +2333,32 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	_net.layer_norm#2/x.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_x_1_grad)
 //	net.linear#1.b.grad: [32] (let, output parameter gNetLinear1B)
 //	_net.layer_norm#2/x.2.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_x_2_grad)
-//	net.layer_norm#2/x.grad: [32 8 32] (let, local)
-//	_net.layer_norm#2/mean.1.grad: [32 8 1] (let, local)
+//	net.layer_norm#2/x.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_x_grad)
+//	_net.layer_norm#2/mean.1.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_mean_1_grad)
 //	net.layer_norm#2/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_mean_grad)
 //	net.layer_norm#2/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_centered_grad)
-//	_net.layer_norm#2/var.1.grad: [32 8 32] (let, local)
-//	_net.layer_norm#2/var.2.grad: [32 8 1] (let, local)
-//	net.layer_norm#2/var.grad: [32 8 1] (let, local)
+//	_net.layer_norm#2/var.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_var_1_grad)
+//	_net.layer_norm#2/var.2.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_var_2_grad)
+//	net.layer_norm#2/var.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_var_grad)
 //	net.layer_norm#2.gamma.grad: [32] (let, output parameter gNetLayerNorm2Gamma)
 //	_net/x2.1.grad: [32 8 32] (let, local, in scratch field net_x2_1_grad)
-//	_net/x2.2.grad: [32 8 1] (let, local)
+//	_net/x2.2.grad: [32 8 1] (let, local, in scratch field net_x2_2_grad)
 //	_net/x2.3.grad: [32 8 1] (let, local, in scratch field net_x2_3_grad)
 //	_net/x2.4.grad: [32 8 32] (let, local, in scratch field net_x2_4_grad)
 //	net.layer_norm#2.beta.grad: [32] (let, output parameter gNetLayerNorm2Beta)
 //	net/x2.grad: [32 8 32] (let, local, in scratch field net_x2_grad)
 //	net.linear#2.w.grad: [10 32] (let, output parameter gNetLinear2W)
-//	_train.cross_entropy#1/logits.1.grad: [32 8 10] (let, local)
+//	_train.cross_entropy#1/logits.1.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
 //	net.linear#2.b.grad: [10] (let, output parameter gNetLinear2B)
-//	train.cross_entropy#1/logits.grad: [32 8 10] (let, local)
-//	train.cross_entropy#1/m.grad: [32 8 1] (let, local)
-//	train.cross_entropy#1/z.grad: [32 8 10] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [32 8 10] (let, local)
-//	_train.cross_entropy#1/logp.2.grad: [32 8 1] (let, local)
-//	_train.cross_entropy#1/logp.3.grad: [32 8 1] (let, local)
-//	train.cross_entropy#1/logp.grad: [32 8 10] (let, local)
-//	_train.1.grad: [32 8 10] (let, local)
-//	_train.2.grad: [1] (let, local)
+//	train.cross_entropy#1/logits.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/m.grad: [32 8 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	_train.cross_entropy#1/logp.1.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.2.grad: [32 8 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [32 8 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	_train.1.grad: [32 8 10] (let, local, in scratch field train_1_grad)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //
@@ -3227,54 +3330,8 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 //	      for i3 in 0..9:
 //	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * tokens[i0, i1, i3]
 func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, gNetEmb *[320]float32, gNetPos *[256]float32, gNetAttention1WQ *[1024]float32, gNetAttention1WK *[1024]float32, gNetAttention1WV *[1024]float32, gNetAttention1WO *[1024]float32, gNetLayerNorm1Gamma *[32]float32, gNetLayerNorm1Beta *[32]float32, gNetDense1W *[2048]float32, gNetDense1B *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, gNetLayerNorm2Gamma *[32]float32, gNetLayerNorm2Beta *[32]float32, gNetLinear2W *[320]float32, gNetLinear2B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlReverserBackwardScratch) {
-	var net_h_1 [32][8][32]float32
-	var net_attention_1_scores_1 [32][8][4][8]float32
-	var net_attention_1_scores_2 [1]float32
-	var net_attention_1_attn [32][8][4][8]float32
-	var net_layer_norm_1_mean [32][8][1]float32
-	var net_layer_norm_1_var [32][8][1]float32
-	var net_x1_2 [32][8][1]float32
-	var net_linear_1_x_2 [32][8][64]float32
-	var net_layer_norm_2_mean [32][8][1]float32
-	var net_layer_norm_2_var [32][8][1]float32
-	var net_x2_2 [32][8][1]float32
-	var net_x2 [32][8][32]float32
-	var train_cross_entropy_1_logits_1 [32][8][10]float32
-	var train_cross_entropy_1_logits [32][8][10]float32
-	var train_cross_entropy_1_m [32][8][1]float32
-	var train_cross_entropy_1_z [32][8][10]float32
-	var train_cross_entropy_1_logp_1 [32][8][10]float32
-	var train_cross_entropy_1_logp_2 [32][8][1]float32
-	var train_cross_entropy_1_logp_3 [32][8][1]float32
-	var train_1 [32][8][10]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_h_1_grad [32][8][32]float32
-	var net_attention_1_scores_1_grad [32][8][4][8]float32
-	var net_attention_1_scores_grad [32][8][4][8]float32
-	var net_attention_1_ex_grad [32][8][4][8]float32
-	var net_layer_norm_1_x_grad [32][8][32]float32
-	var net_layer_norm_1_mean_1_grad [32][8][1]float32
-	var net_layer_norm_1_var_1_grad [32][8][32]float32
-	var net_layer_norm_1_var_2_grad [32][8][1]float32
-	var net_layer_norm_1_var_grad [32][8][1]float32
-	var net_x1_2_grad [32][8][1]float32
-	var net_layer_norm_2_x_grad [32][8][32]float32
-	var net_layer_norm_2_mean_1_grad [32][8][1]float32
-	var net_layer_norm_2_var_1_grad [32][8][32]float32
-	var net_layer_norm_2_var_2_grad [32][8][1]float32
-	var net_layer_norm_2_var_grad [32][8][1]float32
-	var net_x2_2_grad [32][8][1]float32
-	var train_cross_entropy_1_logits_1_grad [32][8][10]float32
-	var train_cross_entropy_1_logits_grad [32][8][10]float32
-	var train_cross_entropy_1_m_grad [32][8][1]float32
-	var train_cross_entropy_1_z_grad [32][8][10]float32
-	var train_cross_entropy_1_logp_1_grad [32][8][10]float32
-	var train_cross_entropy_1_logp_2_grad [32][8][1]float32
-	var train_cross_entropy_1_logp_3_grad [32][8][1]float32
-	var train_cross_entropy_1_logp_grad [32][8][10]float32
-	var train_1_grad [32][8][10]float32
-	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -3284,9 +3341,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm0AVX512(&scratch.net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm0AVX2(&scratch.net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -3298,7 +3355,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 					for i3 := range 10 {
 						acc += pNetEmbRow[i3] * tokensRow[i3]
 					}
-					net_h_1[i0][i1][i2] = acc
+					scratch.net_h_1[i0][i1][i2] = acc
 				}
 			}
 		}
@@ -3308,16 +3365,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 32 {
-			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
-			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_1Row := &net_h_1[i0][i1]
+				net_h_1Row := &scratch.net_h_1[i0][i1]
 				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
 				net_hRow := &scratch.net_h[i0][i1]
 				for i2 := range 32 {
@@ -3345,64 +3402,38 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec3.pNetAttention1WV = pNetAttention1WV
 	rec3.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlReverserBackwardPart3Records.Get()
+	rec4.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3)
+	region.RunSeq(8, rec, rec2, rec3, rec4)
 	*rec = ocannlReverserBackwardPart0{}
 	ocannlReverserBackwardPart0Records.Put(rec)
 	*rec2 = ocannlReverserBackwardPart1{}
 	ocannlReverserBackwardPart1Records.Put(rec2)
 	*rec3 = ocannlReverserBackwardPart2{}
 	ocannlReverserBackwardPart2Records.Put(rec3)
-
-	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_qRow := &scratch.net_attention_1_q[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_kRow := &scratch.net_attention_1_k[i0][i3][i2]
-						acc5 := float32(0)
-						for i4 := range 8 {
-							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
-						}
-						net_attention_1_scores_1[i0][i1][i2][i3] = acc5
-					}
-				}
-			}
-		}
-	}
+	*rec4 = ocannlReverserBackwardPart3{}
+	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	net_attention_1_scores_2[0] = 2.828427
+	scratch.net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap1AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap1AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
 					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
@@ -3414,72 +3445,48 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlReverserBackwardPart3Records.Get()
-	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlReverserBackwardPart3{}
-	ocannlReverserBackwardPart3Records.Put(rec4)
+	rec5 := ocannlReverserBackwardPart4Records.Get()
+	rec5.scratch = scratch
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
-					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlReverserBackwardPart5Records.Get()
+	rec6.scratch = scratch
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlReverserBackwardPart4Records.Get()
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlReverserBackwardPart4{}
-	ocannlReverserBackwardPart4Records.Put(rec5)
+	rec7 := ocannlReverserBackwardPart6Records.Get()
+	rec7.scratch = scratch
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
-					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserBackwardPart7Records.Get()
+	rec8.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec5, rec6, rec7, rec8)
+	*rec5 = ocannlReverserBackwardPart4{}
+	ocannlReverserBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlReverserBackwardPart5{}
+	ocannlReverserBackwardPart5Records.Put(rec6)
+	*rec7 = ocannlReverserBackwardPart6{}
+	ocannlReverserBackwardPart6Records.Put(rec7)
+	*rec8 = ocannlReverserBackwardPart7{}
+	ocannlReverserBackwardPart7Records.Put(rec8)
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0][0][i2][0], &scratch.net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0][0][i2][0], &scratch.net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -3490,13 +3497,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				for i2 := range 4 {
 					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0][i1][i2][i4]
 						net_attention_1_vRow := &scratch.net_attention_1_v[i0][i4][i2]
-						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0][i1][i2][i4+1]
 						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0][i4+1][i2]
-						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0][i1][i2][i4+2]
 						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0][i4+2][i2]
-						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0][i1][i2][i4+3]
 						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
@@ -3514,48 +3521,38 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserBackwardPart5Records.Get()
-	rec6.pNetAttention1WO = pNetAttention1WO
-	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlReverserBackwardPart5{}
-	ocannlReverserBackwardPart5Records.Put(rec6)
+	rec9 := ocannlReverserBackwardPart8Records.Get()
+	rec9.pNetAttention1WO = pNetAttention1WO
+	rec9.scratch = scratch
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlReverserBackwardPart9Records.Get()
+	rec10.scratch = scratch
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserBackwardPart6Records.Get()
-	rec7.scratch = scratch
-	region.Run(rec7, 8)
-	*rec7 = ocannlReverserBackwardPart6{}
-	ocannlReverserBackwardPart6Records.Put(rec7)
+	rec11 := ocannlReverserBackwardPart10Records.Get()
+	rec11.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec9, rec10, rec11)
+	*rec9 = ocannlReverserBackwardPart8{}
+	ocannlReverserBackwardPart8Records.Put(rec9)
+	*rec10 = ocannlReverserBackwardPart9{}
+	ocannlReverserBackwardPart9Records.Put(rec10)
+	*rec11 = ocannlReverserBackwardPart10{}
+	ocannlReverserBackwardPart10Records.Put(rec11)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
 			}
@@ -3565,14 +3562,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
-				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1][0]
 				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
@@ -3601,20 +3598,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserBackwardPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlReverserBackwardPart7{}
-	ocannlReverserBackwardPart7Records.Put(rec8)
+	rec12 := ocannlReverserBackwardPart11Records.Get()
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
+	*rec12 = ocannlReverserBackwardPart11{}
+	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
-			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
 			}
@@ -3642,11 +3639,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap8AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-			net_x1_2Row := &net_x1_2[i0]
+			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
+			net_x1_2Row := &scratch.net_x1_2[i0]
 			for i1 := range 8 {
 				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
 			}
@@ -3656,10 +3653,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap9AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x1_2Row2 := &net_x1_2[i0]
+			net_x1_2Row2 := &scratch.net_x1_2[i0]
 			net_x1_3Row := &scratch.net_x1_3[i0]
 			for i1 := range 8 {
 				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
@@ -3688,24 +3685,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec9 := ocannlReverserBackwardPart8Records.Get()
-	rec9.pNetDense1W = pNetDense1W
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlReverserBackwardPart8{}
-	ocannlReverserBackwardPart8Records.Put(rec9)
+	rec13 := ocannlReverserBackwardPart12Records.Get()
+	rec13.pNetDense1W = pNetDense1W
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlReverserBackwardPart12{}
+	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap20AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap20AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
-				net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0][i1]
 				for i2 := range 64 {
 					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 				}
@@ -3716,20 +3713,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap21AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap21AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r10 := net_linear_1_x_2Row2[i2]
-					if !(r10 > 0) {
-						r10 = 0
+					r14 := net_linear_1_x_2Row2[i2]
+					if !(r14 > 0) {
+						r14 = 0
 					}
-					net_linear_1_xRow[i2] = r10
+					net_linear_1_xRow[i2] = r14
 				}
 			}
 		}
@@ -3737,48 +3734,39 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserBackwardPart9Records.Get()
-	rec10.pNetLinear1W = pNetLinear1W
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlReverserBackwardPart9{}
-	ocannlReverserBackwardPart9Records.Put(rec10)
+	rec14 := ocannlReverserBackwardPart13Records.Get()
+	rec14.pNetLinear1W = pNetLinear1W
+	rec14.scratch = scratch
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec15 := ocannlReverserBackwardPart14Records.Get()
+	rec15.pNetLinear1B = pNetLinear1B
+	rec15.scratch = scratch
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserBackwardPart10Records.Get()
-	rec11.scratch = scratch
-	region.Run(rec11, 8)
-	*rec11 = ocannlReverserBackwardPart10{}
-	ocannlReverserBackwardPart10Records.Put(rec11)
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec14, rec15, rec16)
+	*rec14 = ocannlReverserBackwardPart13{}
+	ocannlReverserBackwardPart13Records.Put(rec14)
+	*rec15 = ocannlReverserBackwardPart14{}
+	ocannlReverserBackwardPart14Records.Put(rec15)
+	*rec16 = ocannlReverserBackwardPart15{}
+	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 			}
@@ -3788,14 +3776,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
-				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0][i1][0]
 				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
@@ -3824,20 +3812,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserBackwardPart11Records.Get()
-	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlReverserBackwardPart11{}
-	ocannlReverserBackwardPart11Records.Put(rec12)
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.scratch = scratch
+	region.Run(rec17, 8)
+	*rec17 = ocannlReverserBackwardPart16{}
+	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap5AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
-			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			net_layer_norm_2_varRow := &scratch.net_layer_norm_2_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
 			}
@@ -3865,11 +3853,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap8AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-			net_x2_2Row := &net_x2_2[i0]
+			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
+			net_x2_2Row := &scratch.net_x2_2[i0]
 			for i1 := range 8 {
 				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
 			}
@@ -3879,10 +3867,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap9AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x2_2Row2 := &net_x2_2[i0]
+			net_x2_2Row2 := &scratch.net_x2_2[i0]
 			net_x2_3Row := &scratch.net_x2_3[i0]
 			for i1 := range 8 {
 				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
@@ -3893,15 +3881,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap19AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap19AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x2_1Row2 := &scratch.net_x2_1[i0][i1]
 				net_x2_3V := scratch.net_x2_3[i0][i1][0]
-				net_x2Row := &net_x2[i0][i1]
+				net_x2Row := &scratch.net_x2[i0][i1]
 				for i2 := range 32 {
 					net_x2Row[i2] = (net_x2_1Row2[i2] / net_x2_3V) + pNetLayerNorm2Beta[i2]
 				}
@@ -3912,21 +3900,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm6AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &scratch.net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm6AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &scratch.net_x2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row2 := &net_x2[i0][i1]
+				net_x2Row2 := &scratch.net_x2[i0][i1]
 				for i2 := range 10 {
 					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
 					acc16 := float32(0)
 					for i3 := range 32 {
 						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
 					}
-					train_cross_entropy_1_logits_1[i0][i1][i2] = acc16
+					scratch.train_cross_entropy_1_logits_1[i0][i1][i2] = acc16
 				}
 			}
 		}
@@ -3935,14 +3923,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap13AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap13AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
-				train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
 				}
@@ -3953,17 +3941,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
 				acc17 := float32(math.Inf(-1))
 				for i2 := range 10 {
 					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
 				}
-				train_cross_entropy_1_m[i0][i1][0] = acc17
+				scratch.train_cross_entropy_1_m[i0][i1][0] = acc17
 			}
 		}
 	}
@@ -3971,15 +3959,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap14AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap14AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
-				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
-				train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
 				}
@@ -3990,12 +3978,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
 				}
@@ -4006,17 +3994,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				acc18 := float32(0)
 				for i2 := range 10 {
 					acc18 += train_cross_entropy_1_logp_1Row2[i2]
 				}
-				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
+				scratch.train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 			}
 		}
 	}
@@ -4024,11 +4012,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap16AVX2(&scratch.train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
-			train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0]
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
 			}
@@ -4038,16 +4026,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				targetsRow := &targets[i0][i1]
-				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-				train_1Row := &train_1[i0][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][i1][0]
+				train_1Row := &scratch.train_1[i0][i1]
 				for i2 := range 10 {
 					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 				}
@@ -4058,13 +4046,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&train_2[0], &train_1[0][0][0])
+		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc19 := float32(0)
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_1Row2 := &train_1[i0][i1]
+				train_1Row2 := &scratch.train_1[i0][i1]
 				for i2 := range 10 {
 					acc19 += train_1Row2[i2]
 				}
@@ -4102,6 +4090,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*gNetLayerNorm2Beta = [32]float32{}
 	*gNetLinear2W = [320]float32{}
 	*gNetLinear2B = [10]float32{}
+	scratch.train_cross_entropy_1_m_grad = [32][8][1]float32{}
+	scratch.train_cross_entropy_1_logp_3_grad = [32][8][1]float32{}
+	scratch.train_2_grad = [1]float32{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -4110,17 +4101,18 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	train_3_grad[0] += -train_grad[0]
 
 	// backprop of op 54 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
-	train_2_grad[0] += train_3_grad[0] / 256
+	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap22AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
-		train_2_gradV := train_2_grad[0]
+		scratch.train_1_grad = [32][8][10]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_1_gradRow := &train_1_grad[i0][i1]
+				train_1_gradRow := &scratch.train_1_grad[i0][i1]
 				for i2 := range 10 {
 					train_1_gradRow[i2] += train_2_gradV
 				}
@@ -4131,13 +4123,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_grad = [32][8][10]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				targetsRow2 := &targets[i0][i1]
-				train_1_gradRow2 := &train_1_grad[i0][i1]
-				train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0][i1]
+				train_1_gradRow2 := &scratch.train_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
 				}
@@ -4148,12 +4141,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap24AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_z_grad = [32][8][10]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
-				train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
 				}
@@ -4164,17 +4158,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
-				acc20 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				acc20 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 10 {
 					acc20 -= train_cross_entropy_1_logp_gradRow3[i2]
 				}
-				train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
+				scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
 			}
 		}
 	}
@@ -4182,12 +4176,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
-			train_cross_entropy_1_logp_2Row2 := &train_cross_entropy_1_logp_2[i0]
-			train_cross_entropy_1_logp_2_gradRow := &train_cross_entropy_1_logp_2_grad[i0]
+			train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0]
+			train_cross_entropy_1_logp_2Row2 := &scratch.train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_2_gradRow := &scratch.train_cross_entropy_1_logp_2_grad[i0]
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
 			}
@@ -4197,12 +4192,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_1_grad = [32][8][10]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
-				train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0][i1]
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
+				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
 				}
@@ -4213,15 +4209,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
-				train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
-				train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
+				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 				}
@@ -4232,12 +4228,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logits_grad = [32][8][10]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
 				}
@@ -4248,17 +4245,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0][i1]
-				acc21 := train_cross_entropy_1_m_grad[i0][i1][0]
+				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				acc21 := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 10 {
 					acc21 -= train_cross_entropy_1_z_gradRow4[i2]
 				}
-				train_cross_entropy_1_m_grad[i0][i1][0] = acc21
+				scratch.train_cross_entropy_1_m_grad[i0][i1][0] = acc21
 			}
 		}
 	}
@@ -4266,26 +4263,26 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
-				train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
-				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
-				train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
+				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r14 float32
+					var r19 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r14 = 1
+						r19 = 1
 					}
-					r15 := float32(0)
-					if r14 != 0 {
-						r15 = train_cross_entropy_1_m_gradV
+					r20 := float32(0)
+					if r19 != 0 {
+						r20 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r15
+					train_cross_entropy_1_logits_gradRow2[i2] += r20
 				}
 			}
 		}
@@ -4294,12 +4291,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logits_1_grad = [32][8][10]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0][i1]
-				train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
 				for i2 := range 10 {
 					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
 				}
@@ -4310,15 +4308,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetLinear2B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce7AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0][i1+1]
-				train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0][i1+2]
-				train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0][i1+3]
+				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
 				for i2 := range 10 {
 					acc22 := gNetLinear2B[i2]
 					acc22 += train_cross_entropy_1_logits_gradRow4[i2]
@@ -4334,15 +4332,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
+		ocannlGemm7AVX512(&gNetLinear2W[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
+		ocannlGemm7AVX2(&gNetLinear2W[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.net_x2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row3 := &net_x2[i0][i1]
+				net_x2Row3 := &scratch.net_x2[i0][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2]
 					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2 : 32*i2+32])
 					for i3 := range 32 {
 						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
@@ -4355,9 +4353,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&scratch.net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+		ocannlGemm8AVX512(&scratch.net_x2_grad[0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&scratch.net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+		ocannlGemm8AVX2(&scratch.net_x2_grad[0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
 	} else {
 		scratch.net_x2_grad = [32][8][32]float32{}
 		// i2 unrolled by 4 and jammed into i3.
@@ -4366,13 +4364,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				net_x2_gradRow := &scratch.net_x2_grad[i0][i1]
 				for i2 := 0; i2 < 8; i2 += 4 {
 					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2]
 					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
 					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
 					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
 					for i3 := range 32 {
 						acc23 := net_x2_gradRow[i3]
 						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
@@ -4384,7 +4382,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				}
 				for i2 := 8; i2 < 10; i2++ {
 					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2]
 					for i3 := range 32 {
 						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
 					}
@@ -4412,60 +4410,55 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlReverserBackwardPart12Records.Get()
-	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	// The 8 partial sums, added in part order.
-	for j14 := range 32 {
-		acc25 := gNetLayerNorm2Beta[j14]
-		acc25 += rec13.gNetLayerNorm2BetaPartial[0][j14]
-		acc25 += rec13.gNetLayerNorm2BetaPartial[1][j14]
-		acc25 += rec13.gNetLayerNorm2BetaPartial[2][j14]
-		acc25 += rec13.gNetLayerNorm2BetaPartial[3][j14]
-		acc25 += rec13.gNetLayerNorm2BetaPartial[4][j14]
-		acc25 += rec13.gNetLayerNorm2BetaPartial[5][j14]
-		acc25 += rec13.gNetLayerNorm2BetaPartial[6][j14]
-		acc25 += rec13.gNetLayerNorm2BetaPartial[7][j14]
-		gNetLayerNorm2Beta[j14] = acc25
-	}
-	rec13.scratch = nil
-	ocannlReverserBackwardPart12Records.Put(rec13)
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_1_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserBackwardPart13Records.Get()
-	rec14.scratch = scratch
-	region.Run(rec14, 8)
-	*rec14 = ocannlReverserBackwardPart13{}
-	ocannlReverserBackwardPart13Records.Put(rec14)
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec18, rec19, rec20)
+	// The 8 partial sums, added in part order.
+	for j23 := range 32 {
+		acc25 := gNetLayerNorm2Beta[j23]
+		acc25 += rec18.gNetLayerNorm2BetaPartial[0][j23]
+		acc25 += rec18.gNetLayerNorm2BetaPartial[1][j23]
+		acc25 += rec18.gNetLayerNorm2BetaPartial[2][j23]
+		acc25 += rec18.gNetLayerNorm2BetaPartial[3][j23]
+		acc25 += rec18.gNetLayerNorm2BetaPartial[4][j23]
+		acc25 += rec18.gNetLayerNorm2BetaPartial[5][j23]
+		acc25 += rec18.gNetLayerNorm2BetaPartial[6][j23]
+		acc25 += rec18.gNetLayerNorm2BetaPartial[7][j23]
+		gNetLayerNorm2Beta[j23] = acc25
+	}
+	rec18.scratch = nil
+	ocannlReverserBackwardPart17Records.Put(rec18)
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap31AVX2(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
+		scratch.net_x2_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
 			net_x2_3Row2 := &scratch.net_x2_3[i0]
-			net_x2_2_gradRow := &net_x2_2_grad[i0]
+			net_x2_2_gradRow := &scratch.net_x2_2_grad[i0]
 			for i1 := range 8 {
 				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
 			}
@@ -4475,11 +4468,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_var_grad = [32][8][1]float32{}
 		for i0 := range 32 {
-			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
-			net_layer_norm_2_var_gradRow := &net_layer_norm_2_var_grad[i0]
+			net_x2_2_gradRow2 := &scratch.net_x2_2_grad[i0]
+			net_layer_norm_2_var_gradRow := &scratch.net_layer_norm_2_var_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
 			}
@@ -4488,50 +4482,48 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserBackwardPart14Records.Get()
-	rec15.scratch = scratch
-	region.Run(rec15, 8)
-	// The 8 partial sums, added in part order.
-	for j17 := range 32 {
-		acc28 := gNetLayerNorm2Gamma[j17]
-		acc28 += rec15.gNetLayerNorm2GammaPartial[0][j17]
-		acc28 += rec15.gNetLayerNorm2GammaPartial[1][j17]
-		acc28 += rec15.gNetLayerNorm2GammaPartial[2][j17]
-		acc28 += rec15.gNetLayerNorm2GammaPartial[3][j17]
-		acc28 += rec15.gNetLayerNorm2GammaPartial[4][j17]
-		acc28 += rec15.gNetLayerNorm2GammaPartial[5][j17]
-		acc28 += rec15.gNetLayerNorm2GammaPartial[6][j17]
-		acc28 += rec15.gNetLayerNorm2GammaPartial[7][j17]
-		gNetLayerNorm2Gamma[j17] = acc28
-	}
-	rec15.scratch = nil
-	ocannlReverserBackwardPart14Records.Put(rec15)
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.scratch = scratch
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_centered_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec22.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec21, rec22)
+	// The 8 partial sums, added in part order.
+	for j28 := range 32 {
+		acc28 := gNetLayerNorm2Gamma[j28]
+		acc28 += rec21.gNetLayerNorm2GammaPartial[0][j28]
+		acc28 += rec21.gNetLayerNorm2GammaPartial[1][j28]
+		acc28 += rec21.gNetLayerNorm2GammaPartial[2][j28]
+		acc28 += rec21.gNetLayerNorm2GammaPartial[3][j28]
+		acc28 += rec21.gNetLayerNorm2GammaPartial[4][j28]
+		acc28 += rec21.gNetLayerNorm2GammaPartial[5][j28]
+		acc28 += rec21.gNetLayerNorm2GammaPartial[6][j28]
+		acc28 += rec21.gNetLayerNorm2GammaPartial[7][j28]
+		gNetLayerNorm2Gamma[j28] = acc28
+	}
+	rec21.scratch = nil
+	ocannlReverserBackwardPart20Records.Put(rec21)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_var_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
-			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
-			net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
+			net_layer_norm_2_var_gradRow2 := &scratch.net_layer_norm_2_var_grad[i0]
+			net_layer_norm_2_var_2_gradRow := &scratch.net_layer_norm_2_var_2_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
 			}
@@ -4541,12 +4533,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_var_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := net_layer_norm_2_var_2_grad[i0][i1][0]
-				net_layer_norm_2_var_1_gradRow := &net_layer_norm_2_var_1_grad[i0][i1]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
@@ -4557,13 +4550,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &net_layer_norm_2_var_1_grad[i0][i1]
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
 				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0][i1]
 				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
 				for i2 := range 32 {
@@ -4576,14 +4569,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1_gradRow3 := &net_layer_norm_2_var_1_grad[i0][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
 				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
@@ -4595,12 +4588,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
-				net_layer_norm_2_x_gradRow := &net_layer_norm_2_x_grad[i0][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
 				}
@@ -4610,20 +4604,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
-	*rec16 = ocannlReverserBackwardPart15{}
-	ocannlReverserBackwardPart15Records.Put(rec16)
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.scratch = scratch
+	region.Run(rec23, 8)
+	*rec23 = ocannlReverserBackwardPart22{}
+	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_mean_1_grad = [32][8][1]float32{}
 		for i0 := range 32 {
 			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
-			net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
+			net_layer_norm_2_mean_1_gradRow := &scratch.net_layer_norm_2_mean_1_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
 			}
@@ -4633,14 +4628,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap37AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradV := net_layer_norm_2_mean_1_grad[i0][i1][0]
-				net_layer_norm_2_x_gradRow2 := &net_layer_norm_2_x_grad[i0][i1]
+				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0][i1][0]
+				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
 				}
@@ -4651,12 +4646,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_x1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow3 := &net_layer_norm_2_x_grad[i0][i1]
+				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0][i1]
 				net_x1_gradRow := &scratch.net_x1_grad[i0][i1]
 				for i2 := range 32 {
 					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
@@ -4668,12 +4663,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_2_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow4 := &net_layer_norm_2_x_grad[i0][i1]
+				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0][i1]
 				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
@@ -4701,203 +4696,165 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.scratch = scratch
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.gNetLinear1W = gNetLinear1W
-	rec18.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec17, rec18)
-	// The 8 partial sums, added in part order.
-	for j20 := range 32 {
-		acc31 := gNetLinear1B[j20]
-		acc31 += rec17.gNetLinear1BPartial[0][j20]
-		acc31 += rec17.gNetLinear1BPartial[1][j20]
-		acc31 += rec17.gNetLinear1BPartial[2][j20]
-		acc31 += rec17.gNetLinear1BPartial[3][j20]
-		acc31 += rec17.gNetLinear1BPartial[4][j20]
-		acc31 += rec17.gNetLinear1BPartial[5][j20]
-		acc31 += rec17.gNetLinear1BPartial[6][j20]
-		acc31 += rec17.gNetLinear1BPartial[7][j20]
-		gNetLinear1B[j20] = acc31
-	}
-	rec17.scratch = nil
-	ocannlReverserBackwardPart16Records.Put(rec17)
-	*rec18 = ocannlReverserBackwardPart17{}
-	ocannlReverserBackwardPart17Records.Put(rec18)
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.gNetLinear1W = gNetLinear1W
+	rec25.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.pNetLinear1W = pNetLinear1W
-	rec19.scratch = scratch
-	region.Run(rec19, 8)
-	*rec19 = ocannlReverserBackwardPart18{}
-	ocannlReverserBackwardPart18Records.Put(rec19)
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.pNetLinear1W = pNetLinear1W
+	rec26.scratch = scratch
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_2_grad = [32][8][64]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &net_linear_1_x_2[i0][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0][i1]
-				for i2 := range 64 {
-					var r23 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r23 = 1
-					}
-					r24 := float32(0)
-					if r23 != 0 {
-						r24 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r24
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.scratch = scratch
-	region.Run(rec20, 8)
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
+
+	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec24, rec25, rec26, rec27, rec28, rec29)
 	// The 8 partial sums, added in part order.
-	for j24 := range 64 {
-		acc34 := gNetDense1B[j24]
-		acc34 += rec20.gNetDense1BPartial[0][j24]
-		acc34 += rec20.gNetDense1BPartial[1][j24]
-		acc34 += rec20.gNetDense1BPartial[2][j24]
-		acc34 += rec20.gNetDense1BPartial[3][j24]
-		acc34 += rec20.gNetDense1BPartial[4][j24]
-		acc34 += rec20.gNetDense1BPartial[5][j24]
-		acc34 += rec20.gNetDense1BPartial[6][j24]
-		acc34 += rec20.gNetDense1BPartial[7][j24]
-		gNetDense1B[j24] = acc34
+	for j34 := range 32 {
+		acc31 := gNetLinear1B[j34]
+		acc31 += rec24.gNetLinear1BPartial[0][j34]
+		acc31 += rec24.gNetLinear1BPartial[1][j34]
+		acc31 += rec24.gNetLinear1BPartial[2][j34]
+		acc31 += rec24.gNetLinear1BPartial[3][j34]
+		acc31 += rec24.gNetLinear1BPartial[4][j34]
+		acc31 += rec24.gNetLinear1BPartial[5][j34]
+		acc31 += rec24.gNetLinear1BPartial[6][j34]
+		acc31 += rec24.gNetLinear1BPartial[7][j34]
+		gNetLinear1B[j34] = acc31
 	}
-	rec20.scratch = nil
-	ocannlReverserBackwardPart19Records.Put(rec20)
+	rec24.scratch = nil
+	ocannlReverserBackwardPart23Records.Put(rec24)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
+	*rec26 = ocannlReverserBackwardPart25{}
+	ocannlReverserBackwardPart25Records.Put(rec26)
+	*rec27 = ocannlReverserBackwardPart26{}
+	ocannlReverserBackwardPart26Records.Put(rec27)
+	*rec28 = ocannlReverserBackwardPart27{}
+	ocannlReverserBackwardPart27Records.Put(rec28)
+	// The 8 partial sums, added in part order.
+	for j40 := range 64 {
+		acc34 := gNetDense1B[j40]
+		acc34 += rec29.gNetDense1BPartial[0][j40]
+		acc34 += rec29.gNetDense1BPartial[1][j40]
+		acc34 += rec29.gNetDense1BPartial[2][j40]
+		acc34 += rec29.gNetDense1BPartial[3][j40]
+		acc34 += rec29.gNetDense1BPartial[4][j40]
+		acc34 += rec29.gNetDense1BPartial[5][j40]
+		acc34 += rec29.gNetDense1BPartial[6][j40]
+		acc34 += rec29.gNetDense1BPartial[7][j40]
+		gNetDense1B[j40] = acc34
+	}
+	rec29.scratch = nil
+	ocannlReverserBackwardPart28Records.Put(rec29)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.gNetDense1W = gNetDense1W
-	rec21.scratch = scratch
-	region.Run(rec21, 8)
-	*rec21 = ocannlReverserBackwardPart20{}
-	ocannlReverserBackwardPart20Records.Put(rec21)
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.gNetDense1W = gNetDense1W
+	rec30.scratch = scratch
+	region.Run(rec30, 8)
+	*rec30 = ocannlReverserBackwardPart29{}
+	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.pNetDense1W = pNetDense1W
-	rec22.scratch = scratch
-	region.Run(rec22, 8)
-	*rec22 = ocannlReverserBackwardPart21{}
-	ocannlReverserBackwardPart21Records.Put(rec22)
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.pNetDense1W = pNetDense1W
+	rec31.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_4_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0][i1]
-				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.scratch = scratch
-	region.Run(rec23, 8)
-	// The 8 partial sums, added in part order.
-	for j28 := range 32 {
-		acc37 := gNetLayerNorm1Beta[j28]
-		acc37 += rec23.gNetLayerNorm1BetaPartial[0][j28]
-		acc37 += rec23.gNetLayerNorm1BetaPartial[1][j28]
-		acc37 += rec23.gNetLayerNorm1BetaPartial[2][j28]
-		acc37 += rec23.gNetLayerNorm1BetaPartial[3][j28]
-		acc37 += rec23.gNetLayerNorm1BetaPartial[4][j28]
-		acc37 += rec23.gNetLayerNorm1BetaPartial[5][j28]
-		acc37 += rec23.gNetLayerNorm1BetaPartial[6][j28]
-		acc37 += rec23.gNetLayerNorm1BetaPartial[7][j28]
-		gNetLayerNorm1Beta[j28] = acc37
-	}
-	rec23.scratch = nil
-	ocannlReverserBackwardPart22Records.Put(rec23)
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.scratch = scratch
-	region.Run(rec24, 8)
-	*rec24 = ocannlReverserBackwardPart23{}
-	ocannlReverserBackwardPart23Records.Put(rec24)
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
+
+	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec31, rec32, rec33, rec34, rec35)
+	*rec31 = ocannlReverserBackwardPart30{}
+	ocannlReverserBackwardPart30Records.Put(rec31)
+	*rec32 = ocannlReverserBackwardPart31{}
+	ocannlReverserBackwardPart31Records.Put(rec32)
+	// The 8 partial sums, added in part order.
+	for j45 := range 32 {
+		acc37 := gNetLayerNorm1Beta[j45]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[0][j45]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[1][j45]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[2][j45]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[3][j45]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[4][j45]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[5][j45]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[6][j45]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[7][j45]
+		gNetLayerNorm1Beta[j45] = acc37
+	}
+	rec33.scratch = nil
+	ocannlReverserBackwardPart32Records.Put(rec33)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap31AVX2(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
+		scratch.net_x1_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
 			net_x1_3Row2 := &scratch.net_x1_3[i0]
-			net_x1_2_gradRow := &net_x1_2_grad[i0]
+			net_x1_2_gradRow := &scratch.net_x1_2_grad[i0]
 			for i1 := range 8 {
 				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
 			}
@@ -4907,11 +4864,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_var_grad = [32][8][1]float32{}
 		for i0 := range 32 {
-			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
-			net_layer_norm_1_var_gradRow := &net_layer_norm_1_var_grad[i0]
+			net_x1_2_gradRow2 := &scratch.net_x1_2_grad[i0]
+			net_layer_norm_1_var_gradRow := &scratch.net_layer_norm_1_var_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
 			}
@@ -4920,50 +4878,48 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.scratch = scratch
-	region.Run(rec25, 8)
-	// The 8 partial sums, added in part order.
-	for j31 := range 32 {
-		acc40 := gNetLayerNorm1Gamma[j31]
-		acc40 += rec25.gNetLayerNorm1GammaPartial[0][j31]
-		acc40 += rec25.gNetLayerNorm1GammaPartial[1][j31]
-		acc40 += rec25.gNetLayerNorm1GammaPartial[2][j31]
-		acc40 += rec25.gNetLayerNorm1GammaPartial[3][j31]
-		acc40 += rec25.gNetLayerNorm1GammaPartial[4][j31]
-		acc40 += rec25.gNetLayerNorm1GammaPartial[5][j31]
-		acc40 += rec25.gNetLayerNorm1GammaPartial[6][j31]
-		acc40 += rec25.gNetLayerNorm1GammaPartial[7][j31]
-		gNetLayerNorm1Gamma[j31] = acc40
-	}
-	rec25.scratch = nil
-	ocannlReverserBackwardPart24Records.Put(rec25)
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec37.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec36, rec37)
+	// The 8 partial sums, added in part order.
+	for j50 := range 32 {
+		acc40 := gNetLayerNorm1Gamma[j50]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[0][j50]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[1][j50]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[2][j50]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[3][j50]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[4][j50]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[5][j50]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[6][j50]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[7][j50]
+		gNetLayerNorm1Gamma[j50] = acc40
+	}
+	rec36.scratch = nil
+	ocannlReverserBackwardPart35Records.Put(rec36)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_var_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
-			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
-			net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
+			net_layer_norm_1_var_gradRow2 := &scratch.net_layer_norm_1_var_grad[i0]
+			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
 			}
@@ -4973,12 +4929,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_var_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
-				net_layer_norm_1_var_1_gradRow := &net_layer_norm_1_var_1_grad[i0][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
@@ -4989,13 +4946,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &net_layer_norm_1_var_1_grad[i0][i1]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
 				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0][i1]
 				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 32 {
@@ -5008,14 +4965,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1_gradRow3 := &net_layer_norm_1_var_1_grad[i0][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
 				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
@@ -5027,12 +4984,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_x_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
-				net_layer_norm_1_x_gradRow := &net_layer_norm_1_x_grad[i0][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
@@ -5042,20 +5000,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.scratch = scratch
-	region.Run(rec26, 8)
-	*rec26 = ocannlReverserBackwardPart25{}
-	ocannlReverserBackwardPart25Records.Put(rec26)
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
+	region.Run(rec38, 8)
+	*rec38 = ocannlReverserBackwardPart37{}
+	ocannlReverserBackwardPart37Records.Put(rec38)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_mean_1_grad = [32][8][1]float32{}
 		for i0 := range 32 {
 			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
-			net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
+			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
 			}
@@ -5065,14 +5024,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap37AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
-				net_layer_norm_1_x_gradRow2 := &net_layer_norm_1_x_grad[i0][i1]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
 				}
@@ -5083,12 +5042,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_h_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &net_layer_norm_1_x_grad[i0][i1]
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0][i1]
 				net_h_gradRow := &scratch.net_h_grad[i0][i1]
 				for i2 := range 32 {
 					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
@@ -5100,12 +5059,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_x_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &net_layer_norm_1_x_grad[i0][i1]
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0][i1]
 				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
@@ -5116,78 +5075,49 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.gNetAttention1WO = gNetAttention1WO
-	rec27.scratch = scratch
-	region.Run(rec27, 8)
-	*rec27 = ocannlReverserBackwardPart26{}
-	ocannlReverserBackwardPart26Records.Put(rec27)
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.gNetAttention1WO = gNetAttention1WO
+	rec39.scratch = scratch
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.pNetAttention1WO = pNetAttention1WO
-	rec28.scratch = scratch
-	region.Run(rec28, 8)
-	*rec28 = ocannlReverserBackwardPart27{}
-	ocannlReverserBackwardPart27Records.Put(rec28)
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.pNetAttention1WO = pNetAttention1WO
+	rec40.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
-			}
-		}
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0]
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc42 := net_attention_1_attn_gradRow[i4]
-							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc42
-						}
-					}
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec39, rec40, rec41)
+	*rec39 = ocannlReverserBackwardPart38{}
+	ocannlReverserBackwardPart38Records.Put(rec39)
+	*rec40 = ocannlReverserBackwardPart39{}
+	ocannlReverserBackwardPart39Records.Put(rec40)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_attention_1_v_grad[i0][0][i2][0], &scratch.net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_attention_1_v_grad[i0][0][i2][0], &scratch.net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_ctx_grad[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -5196,7 +5126,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attnRow2 := &net_attention_1_attn[i0][i1][i2]
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0][i1][i2][i3]
 						for i4 := range 8 {
@@ -5211,14 +5141,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap41AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
+		scratch.net_attention_1_ex_grad = [32][8][4][8]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0][i1][i2]
 					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0][i1][i2][0]
-					net_attention_1_ex_gradRow := &net_attention_1_ex_grad[i0][i1][i2]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
 					}
@@ -5229,139 +5160,78 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
-	region.Run(rec29, 8)
-	*rec29 = ocannlReverserBackwardPart28{}
-	ocannlReverserBackwardPart28Records.Put(rec29)
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &net_attention_1_ex_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_1_grad = [32][8][4][8]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &net_attention_1_ex_grad[i0][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
-					}
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap29AVX2(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0][i1][i2]
-					net_attention_1_scores_gradRow := &net_attention_1_scores_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
-					}
-				}
-			}
-		}
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_scores_grad = [32][8][4][8]float32{}
 	}
+	// 8 parts of i0 on the pool.
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.scratch = scratch
-	region.Run(rec30, 8)
-	*rec30 = ocannlReverserBackwardPart29{}
-	ocannlReverserBackwardPart29Records.Put(rec30)
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &net_attention_1_scores_grad[i0][i1][i2]
-					for i3 := range 8 {
-						var r36 float32
-						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r36 = 1
-						}
-						r37 := float32(0)
-						if r36 != 0 {
-							r37 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r37
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap44AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &net_attention_1_scores_grad[i0][i1][i2]
-					net_attention_1_scores_1_gradRow := &net_attention_1_scores_1_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
-					}
-				}
-			}
-		}
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_scores_1_grad = [32][8][4][8]float32{}
 	}
+	// 8 parts of i0 on the pool.
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
+
+	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec42, rec43, rec44, rec45, rec46, rec47, rec48)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_attention_1_q_grad[i0][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_attention_1_q_grad[i0][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -5372,13 +5242,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				for i2 := range 4 {
 					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := net_attention_1_scores_1_grad[i0][i1][i2][i3]
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0][i1][i2][i3]
 						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0][i3][i2]
-						net_attention_1_scores_1_gradV2 := net_attention_1_scores_1_grad[i0][i1][i2][i3+1]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0][i1][i2][i3+1]
 						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := net_attention_1_scores_1_grad[i0][i1][i2][i3+2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0][i1][i2][i3+2]
 						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
 						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0][i3+3][i2]
 						for i4 := range 8 {
 							acc45 := net_attention_1_q_gradRow[i4]
@@ -5399,13 +5269,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_attention_1_k_grad[i0][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_attention_1_k_grad[i0][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -5415,7 +5285,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				for i2 := range 4 {
 					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := net_attention_1_scores_1_grad[i0][i1][i2][i3]
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0][i1][i2][i3]
 						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0][i3][i2]
 						for i4 := range 8 {
 							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
@@ -5428,95 +5298,92 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 	// 8 parts of i3 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.gNetAttention1WV = gNetAttention1WV
-	rec31.scratch = scratch
-	region.Run(rec31, 8)
-	*rec31 = ocannlReverserBackwardPart30{}
-	ocannlReverserBackwardPart30Records.Put(rec31)
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.gNetAttention1WV = gNetAttention1WV
+	rec49.scratch = scratch
+	region.Run(rec49, 8)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.pNetAttention1WV = pNetAttention1WV
-	rec32.scratch = scratch
-	region.Run(rec32, 8)
-	*rec32 = ocannlReverserBackwardPart31{}
-	ocannlReverserBackwardPart31Records.Put(rec32)
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.pNetAttention1WV = pNetAttention1WV
+	rec50.scratch = scratch
+	region.Run(rec50, 8)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	// 8 parts of i3 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.gNetAttention1WK = gNetAttention1WK
-	rec33.scratch = scratch
-	region.Run(rec33, 8)
-	*rec33 = ocannlReverserBackwardPart32{}
-	ocannlReverserBackwardPart32Records.Put(rec33)
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.gNetAttention1WK = gNetAttention1WK
+	rec51.scratch = scratch
+	region.Run(rec51, 8)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.pNetAttention1WK = pNetAttention1WK
-	rec34.scratch = scratch
-	region.Run(rec34, 8)
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.pNetAttention1WK = pNetAttention1WK
+	rec52.scratch = scratch
+	region.Run(rec52, 8)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	// 8 parts of i3 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.gNetAttention1WQ = gNetAttention1WQ
-	rec35.scratch = scratch
-	region.Run(rec35, 8)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.gNetAttention1WQ = gNetAttention1WQ
+	rec53.scratch = scratch
+	region.Run(rec53, 8)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.pNetAttention1WQ = pNetAttention1WQ
-	rec36.scratch = scratch
-	region.Run(rec36, 8)
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.pNetAttention1WQ = pNetAttention1WQ
+	rec54.scratch = scratch
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap29AVX2(&net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0][i1]
-				net_h_1_gradRow := &net_h_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
-				}
-			}
-		}
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_h_1_grad = [32][8][32]float32{}
 	}
+	// 8 parts of i0 on the pool.
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec54, rec55)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
+	*rec55 = ocannlReverserBackwardPart54{}
+	ocannlReverserBackwardPart54Records.Put(rec55)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.gNetPos = gNetPos
-	rec37.scratch = scratch
-	region.Run(rec37, 8)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.gNetPos = gNetPos
+	rec56.scratch = scratch
+	region.Run(rec56, 8)
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm18AVX512(&gNetEmb[0], &scratch.net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm18AVX2(&gNetEmb[0], &scratch.net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 32 {
-					net_h_1_gradV := net_h_1_grad[i0][i1][i2]
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2]
 					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2 : 10*i2+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
@@ -5530,61 +5397,107 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserBackwardScratch struct {
-	net_h                          [32][8][32]float32
-	net_attention_1_q              [32][8][4][8]float32
-	net_attention_1_k              [32][8][4][8]float32
-	net_attention_1_v              [32][8][4][8]float32
-	net_attention_1_scores         [32][8][4][8]float32
-	net_attention_1_m              [32][8][4][1]float32
-	net_attention_1_ex             [32][8][4][8]float32
-	net_attention_1_attn_1         [32][8][4][1]float32
-	net_attention_1_ctx            [32][8][4][8]float32
-	net_layer_norm_1_x_1           [32][8][32]float32
-	net_layer_norm_1_x             [32][8][32]float32
-	net_layer_norm_1_mean_1        [32][8][1]float32
-	net_layer_norm_1_centered      [32][8][32]float32
-	net_layer_norm_1_var_1         [32][8][32]float32
-	net_layer_norm_1_var_2         [32][8][1]float32
-	net_x1_1                       [32][8][32]float32
-	net_x1_3                       [32][8][1]float32
-	net_x1                         [32][8][32]float32
-	net_linear_1_x_1               [32][8][64]float32
-	net_linear_1_x                 [32][8][64]float32
-	net_layer_norm_2_x_1           [32][8][32]float32
-	net_layer_norm_2_x             [32][8][32]float32
-	net_layer_norm_2_mean_1        [32][8][1]float32
-	net_layer_norm_2_centered      [32][8][32]float32
-	net_layer_norm_2_var_1         [32][8][32]float32
-	net_layer_norm_2_var_2         [32][8][1]float32
-	net_x2_1                       [32][8][32]float32
-	net_x2_3                       [32][8][1]float32
-	net_h_grad                     [32][8][32]float32
-	net_attention_1_q_grad         [32][8][4][8]float32
-	net_attention_1_k_grad         [32][8][4][8]float32
-	net_attention_1_v_grad         [32][8][4][8]float32
-	net_attention_1_m_grad         [32][8][4][1]float32
-	net_attention_1_ex_1_grad      [32][8][4][8]float32
-	net_attention_1_attn_1_grad    [32][8][4][1]float32
-	net_attention_1_attn_grad      [32][8][4][8]float32
-	net_attention_1_ctx_grad       [32][8][4][8]float32
-	net_layer_norm_1_x_1_grad      [32][8][32]float32
-	net_layer_norm_1_mean_grad     [32][8][1]float32
-	net_layer_norm_1_centered_grad [32][8][32]float32
-	net_x1_1_grad                  [32][8][32]float32
-	net_x1_3_grad                  [32][8][1]float32
-	net_x1_4_grad                  [32][8][32]float32
-	net_x1_grad                    [32][8][32]float32
-	net_linear_1_x_1_grad          [32][8][64]float32
-	net_linear_1_x_2_grad          [32][8][64]float32
-	net_linear_1_x_grad            [32][8][64]float32
-	net_layer_norm_2_x_1_grad      [32][8][32]float32
-	net_layer_norm_2_x_2_grad      [32][8][32]float32
-	net_layer_norm_2_mean_grad     [32][8][1]float32
-	net_layer_norm_2_centered_grad [32][8][32]float32
-	net_x2_1_grad                  [32][8][32]float32
-	net_x2_3_grad                  [32][8][1]float32
-	net_x2_4_grad                  [32][8][32]float32
-	net_x2_grad                    [32][8][32]float32
+	net_h_1                             [32][8][32]float32
+	net_h                               [32][8][32]float32
+	net_attention_1_q                   [32][8][4][8]float32
+	net_attention_1_k                   [32][8][4][8]float32
+	net_attention_1_v                   [32][8][4][8]float32
+	net_attention_1_scores_1            [32][8][4][8]float32
+	net_attention_1_scores_2            [1]float32
+	net_attention_1_scores              [32][8][4][8]float32
+	net_attention_1_m                   [32][8][4][1]float32
+	net_attention_1_ex                  [32][8][4][8]float32
+	net_attention_1_attn_1              [32][8][4][1]float32
+	net_attention_1_attn                [32][8][4][8]float32
+	net_attention_1_ctx                 [32][8][4][8]float32
+	net_layer_norm_1_x_1                [32][8][32]float32
+	net_layer_norm_1_x                  [32][8][32]float32
+	net_layer_norm_1_mean_1             [32][8][1]float32
+	net_layer_norm_1_mean               [32][8][1]float32
+	net_layer_norm_1_centered           [32][8][32]float32
+	net_layer_norm_1_var_1              [32][8][32]float32
+	net_layer_norm_1_var_2              [32][8][1]float32
+	net_layer_norm_1_var                [32][8][1]float32
+	net_x1_1                            [32][8][32]float32
+	net_x1_2                            [32][8][1]float32
+	net_x1_3                            [32][8][1]float32
+	net_x1                              [32][8][32]float32
+	net_linear_1_x_1                    [32][8][64]float32
+	net_linear_1_x_2                    [32][8][64]float32
+	net_linear_1_x                      [32][8][64]float32
+	net_layer_norm_2_x_1                [32][8][32]float32
+	net_layer_norm_2_x                  [32][8][32]float32
+	net_layer_norm_2_mean_1             [32][8][1]float32
+	net_layer_norm_2_mean               [32][8][1]float32
+	net_layer_norm_2_centered           [32][8][32]float32
+	net_layer_norm_2_var_1              [32][8][32]float32
+	net_layer_norm_2_var_2              [32][8][1]float32
+	net_layer_norm_2_var                [32][8][1]float32
+	net_x2_1                            [32][8][32]float32
+	net_x2_2                            [32][8][1]float32
+	net_x2_3                            [32][8][1]float32
+	net_x2                              [32][8][32]float32
+	train_cross_entropy_1_logits_1      [32][8][10]float32
+	train_cross_entropy_1_logits        [32][8][10]float32
+	train_cross_entropy_1_m             [32][8][1]float32
+	train_cross_entropy_1_z             [32][8][10]float32
+	train_cross_entropy_1_logp_1        [32][8][10]float32
+	train_cross_entropy_1_logp_2        [32][8][1]float32
+	train_cross_entropy_1_logp_3        [32][8][1]float32
+	train_1                             [32][8][10]float32
+	net_h_1_grad                        [32][8][32]float32
+	net_h_grad                          [32][8][32]float32
+	net_attention_1_q_grad              [32][8][4][8]float32
+	net_attention_1_k_grad              [32][8][4][8]float32
+	net_attention_1_v_grad              [32][8][4][8]float32
+	net_attention_1_scores_1_grad       [32][8][4][8]float32
+	net_attention_1_scores_grad         [32][8][4][8]float32
+	net_attention_1_m_grad              [32][8][4][1]float32
+	net_attention_1_ex_1_grad           [32][8][4][8]float32
+	net_attention_1_ex_grad             [32][8][4][8]float32
+	net_attention_1_attn_1_grad         [32][8][4][1]float32
+	net_attention_1_attn_grad           [32][8][4][8]float32
+	net_attention_1_ctx_grad            [32][8][4][8]float32
+	net_layer_norm_1_x_1_grad           [32][8][32]float32
+	net_layer_norm_1_x_grad             [32][8][32]float32
+	net_layer_norm_1_mean_1_grad        [32][8][1]float32
+	net_layer_norm_1_mean_grad          [32][8][1]float32
+	net_layer_norm_1_centered_grad      [32][8][32]float32
+	net_layer_norm_1_var_1_grad         [32][8][32]float32
+	net_layer_norm_1_var_2_grad         [32][8][1]float32
+	net_layer_norm_1_var_grad           [32][8][1]float32
+	net_x1_1_grad                       [32][8][32]float32
+	net_x1_2_grad                       [32][8][1]float32
+	net_x1_3_grad                       [32][8][1]float32
+	net_x1_4_grad                       [32][8][32]float32
+	net_x1_grad                         [32][8][32]float32
+	net_linear_1_x_1_grad               [32][8][64]float32
+	net_linear_1_x_2_grad               [32][8][64]float32
+	net_linear_1_x_grad                 [32][8][64]float32
+	net_layer_norm_2_x_1_grad           [32][8][32]float32
+	net_layer_norm_2_x_2_grad           [32][8][32]float32
+	net_layer_norm_2_x_grad             [32][8][32]float32
+	net_layer_norm_2_mean_1_grad        [32][8][1]float32
+	net_layer_norm_2_mean_grad          [32][8][1]float32
+	net_layer_norm_2_centered_grad      [32][8][32]float32
+	net_layer_norm_2_var_1_grad         [32][8][32]float32
+	net_layer_norm_2_var_2_grad         [32][8][1]float32
+	net_layer_norm_2_var_grad           [32][8][1]float32
+	net_x2_1_grad                       [32][8][32]float32
+	net_x2_2_grad                       [32][8][1]float32
+	net_x2_3_grad                       [32][8][1]float32
+	net_x2_4_grad                       [32][8][32]float32
+	net_x2_grad                         [32][8][32]float32
+	train_cross_entropy_1_logits_1_grad [32][8][10]float32
+	train_cross_entropy_1_logits_grad   [32][8][10]float32
+	train_cross_entropy_1_m_grad        [32][8][1]float32
+	train_cross_entropy_1_z_grad        [32][8][10]float32
+	train_cross_entropy_1_logp_1_grad   [32][8][10]float32
+	train_cross_entropy_1_logp_2_grad   [32][8][1]float32
+	train_cross_entropy_1_logp_3_grad   [32][8][1]float32
+	train_cross_entropy_1_logp_grad     [32][8][10]float32
+	train_1_grad                        [32][8][10]float32
+	train_2_grad                        [1]float32
 }
 
 // ocannlReverserBackwardPart0 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
@@ -5710,20 +5623,33 @@ type ocannlReverserBackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserBackwardPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j4][0][0][0], &scratch.net_attention_1_scores[4*j4][0][0][0])
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_scores_1[i0+4*j4][0][i2][0], &scratch.net_attention_1_q[i0+4*j4][0][i2][0], &scratch.net_attention_1_k[i0+4*j4][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_scores_1[i0+4*j4][0][i2][0], &scratch.net_attention_1_q[i0+4*j4][0][i2][0], &scratch.net_attention_1_k[i0+4*j4][0][i2][0])
+			}
+		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j4][i1][i2]
-					acc6 := float32(math.Inf(-1))
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0+4*j4][i1][i2]
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0+4*j4][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						scratch.net_attention_1_scores_1[i0+4*j4][i1][i2][i3] = acc5
 					}
-					scratch.net_attention_1_m[i0+4*j4][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -5742,20 +5668,20 @@ type ocannlReverserBackwardPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserBackwardPart4) Part(j5 int) {
 	scratch := r5.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j5][0][0][0], &scratch.net_attention_1_ex[4*j5][0][0][0])
+		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j5][0][0][0], &scratch.net_attention_1_scores[4*j5][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j5][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j5][i1][i2]
+					acc6 := float32(math.Inf(-1))
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
-					scratch.net_attention_1_attn_1[i0+4*j5][i1][i2][0] = acc7
+					scratch.net_attention_1_m[i0+4*j5][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -5768,32 +5694,25 @@ var ocannlReverserBackwardPart4Records rt.Records[ocannlReverserBackwardPart4]
 // ocannlReverserBackwardPart5 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart5 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
-	pNetAttention1WO, scratch := r6.pNetAttention1WO, r6.scratch
-	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j6][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j6][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j6][0][0][0])
+	scratch := r6.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_attention_1_ex[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0], &scratch.net_attention_1_m[4*j6][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j6][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+4*j6][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0+4*j6][i1][i2][0]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+4*j6][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
-					scratch.net_layer_norm_1_x_1[i0+4*j6][i1][i2] = acc9
 				}
 			}
 		}
@@ -5812,19 +5731,21 @@ type ocannlReverserBackwardPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j7][0][0], &scratch.net_layer_norm_1_x[4*j7][0][0])
+		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j7][0][0][0], &scratch.net_attention_1_ex[4*j7][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j7][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j7][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					scratch.net_attention_1_attn_1[i0+4*j7][i1][i2][0] = acc7
 				}
-				scratch.net_layer_norm_1_mean_1[i0+4*j7][i1][0] = acc10
 			}
 		}
 	}
@@ -5842,19 +5763,22 @@ type ocannlReverserBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j8][0][0], &scratch.net_layer_norm_1_var_1[4*j8][0][0])
+	// float32 pointwise kernel over 128 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_attention_1_attn[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0], &scratch.net_attention_1_attn_1[4*j8][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_attention_1_attn[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0], &scratch.net_attention_1_attn_1[4*j8][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j8][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+4*j8][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+4*j8][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+4*j8][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
 				}
-				scratch.net_layer_norm_1_var_2[i0+4*j8][i1][0] = acc11
 			}
 		}
 	}
@@ -5864,32 +5788,34 @@ func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
 var ocannlReverserBackwardPart7Records rt.Records[ocannlReverserBackwardPart7]
 
 // ocannlReverserBackwardPart8 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart8 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
-	pNetDense1W, scratch := r9.pNetDense1W, r9.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j9], &pNetDense1W[256*j9], &scratch.net_x1[0][0][0])
+		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j9], &pNetDense1W[256*j9], &scratch.net_x1[0][0][0])
+		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j9][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j9 : 32*i2+256*j9+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j9][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j9] = acc12
+					scratch.net_layer_norm_1_x_1[i0+4*j9][i1][i2] = acc9
 				}
 			}
 		}
@@ -5902,30 +5828,25 @@ var ocannlReverserBackwardPart8Records rt.Records[ocannlReverserBackwardPart8]
 // ocannlReverserBackwardPart9 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart9 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j10 of the nest (0 <= j10 < 8).
-func (r11 *ocannlReverserBackwardPart9) Part(j10 int) {
-	pNetLinear1W, scratch := r11.pNetLinear1W, r11.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 1024 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j10][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j10][0][0])
+		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[4*j10][0][0], &scratch.net_h[4*j10][0][0], &scratch.net_layer_norm_1_x_1[4*j10][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j10][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j10][0][0])
+		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[4*j10][0][0], &scratch.net_h[4*j10][0][0], &scratch.net_layer_norm_1_x_1[4*j10][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j10][i1]
+				net_hRow5 := &scratch.net_h[i0+4*j10][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+4*j10][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+4*j10][i1]
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+4*j10][i1][i2] = acc13
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
 			}
 		}
@@ -5942,21 +5863,21 @@ type ocannlReverserBackwardPart10 struct {
 }
 
 // Part runs part j11 of the nest (0 <= j11 < 8).
-func (r12 *ocannlReverserBackwardPart10) Part(j11 int) {
-	scratch := r12.scratch
+func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
+	scratch := r11.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j11][0][0], &scratch.net_layer_norm_2_x[4*j11][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j11][0][0], &scratch.net_layer_norm_1_x[4*j11][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j11][i1]
-				acc14 := float32(0)
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j11][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+4*j11][i1][0] = acc14
+				scratch.net_layer_norm_1_mean_1[i0+4*j11][i1][0] = acc10
 			}
 		}
 	}
@@ -5971,22 +5892,22 @@ type ocannlReverserBackwardPart11 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j12 of the nest (0 <= j12 < 8).
-func (r13 *ocannlReverserBackwardPart11) Part(j12 int) {
-	scratch := r13.scratch
+// Part runs part j13 of the nest (0 <= j13 < 8).
+func (r12 *ocannlReverserBackwardPart11) Part(j13 int) {
+	scratch := r12.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j12][0][0], &scratch.net_layer_norm_2_var_1[4*j12][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j13][0][0], &scratch.net_layer_norm_1_var_1[4*j13][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j12][i1]
-				acc15 := float32(0)
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j13][i1]
+				acc11 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+4*j12][i1][0] = acc15
+				scratch.net_layer_norm_1_var_2[i0+4*j13][i1][0] = acc11
 			}
 		}
 	}
@@ -5996,35 +5917,32 @@ func (r13 *ocannlReverserBackwardPart11) Part(j12 int) {
 var ocannlReverserBackwardPart11Records rt.Records[ocannlReverserBackwardPart11]
 
 // ocannlReverserBackwardPart12 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart12 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j13 of the nest (0 <= j13 < 8).
-func (r16 *ocannlReverserBackwardPart12) Part(j13 int) {
-	scratch, gNetLayerNorm2BetaPartial := r16.scratch, &r16.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j13] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j13][0], &scratch.net_x2_grad[4*j13][0][0])
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r13 *ocannlReverserBackwardPart12) Part(j15 int) {
+	pNetDense1W, scratch := r13.pNetDense1W, r13.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j15], &pNetDense1W[256*j15], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j15], &pNetDense1W[256*j15], &scratch.net_x1[0][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j13]
-		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j13][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j13][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j13][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j13][i1+3]
-				for i2 := range 32 {
-					acc24 := gNetLayerNorm2BetaPartialRow[i2]
-					acc24 += net_x2_gradRow3[i2]
-					acc24 += net_x2_gradRow4[i2]
-					acc24 += net_x2_gradRow5[i2]
-					acc24 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc24
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j15 : 32*i2+256*j15+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j15] = acc12
 				}
 			}
 		}
@@ -6037,27 +5955,31 @@ var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
 // ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart13 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j15 of the nest (0 <= j15 < 8).
-func (r17 *ocannlReverserBackwardPart13) Part(j15 int) {
-	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j15][0][0], &scratch.net_x2_4_grad[4*j15][0][0], &scratch.net_x2_1[4*j15][0][0], &scratch.net_x2_3[4*j15][0][0])
+// Part runs part j16 of the nest (0 <= j16 < 8).
+func (r15 *ocannlReverserBackwardPart13) Part(j16 int) {
+	pNetLinear1W, scratch := r15.pNetLinear1W, r15.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j16][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j16][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j15][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j15][i1]
-				v := scratch.net_x2_3[i0+4*j15][i1][0] * scratch.net_x2_3[i0+4*j15][i1][0]
-				acc26 := scratch.net_x2_3_grad[i0+4*j15][i1][0]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j16][i1]
 				for i2 := range 32 {
-					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j16][i1][i2] = acc13
 				}
-				scratch.net_x2_3_grad[i0+4*j15][i1][0] = acc26
 			}
 		}
 	}
@@ -6069,37 +5991,26 @@ var ocannlReverserBackwardPart13Records rt.Records[ocannlReverserBackwardPart13]
 // ocannlReverserBackwardPart14 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart14 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm2GammaPartial [8][32]float32
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j16 of the nest (0 <= j16 < 8).
-func (r18 *ocannlReverserBackwardPart14) Part(j16 int) {
-	scratch, gNetLayerNorm2GammaPartial := r18.scratch, &r18.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j16] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j16][0], &scratch.net_x2_1_grad[4*j16][0][0], &scratch.net_layer_norm_2_centered[4*j16][0][0])
+// Part runs part j17 of the nest (0 <= j17 < 8).
+func (r16 *ocannlReverserBackwardPart14) Part(j17 int) {
+	pNetLinear1B, scratch := r16.pNetLinear1B, r16.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j17][0][0], &scratch.net_x1[4*j17][0][0], &scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j17][0][0], &scratch.net_x1[4*j17][0][0], &scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1B[0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j16]
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j16][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j16][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j16][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j16][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j16][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j16][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j16][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j16][i1+3]
+			for i1 := range 8 {
+				net_x1Row3 := &scratch.net_x1[i0+4*j17][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j17][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j17][i1]
 				for i2 := range 32 {
-					acc27 := gNetLayerNorm2GammaPartialRow[i2]
-					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-					acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-					acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-					acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-					gNetLayerNorm2GammaPartialRow[i2] = acc27
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
 			}
 		}
@@ -6116,21 +6027,21 @@ type ocannlReverserBackwardPart15 struct {
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
-func (r19 *ocannlReverserBackwardPart15) Part(j18 int) {
-	scratch := r19.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+func (r17 *ocannlReverserBackwardPart15) Part(j18 int) {
+	scratch := r17.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j18][0][0], &scratch.net_layer_norm_2_centered_grad[4*j18][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j18][0][0], &scratch.net_layer_norm_2_x[4*j18][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j18][i1]
-				acc29 := scratch.net_layer_norm_2_mean_grad[i0+4*j18][i1][0]
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j18][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+4*j18][i1][0] = acc29
+				scratch.net_layer_norm_2_mean_1[i0+4*j18][i1][0] = acc14
 			}
 		}
 	}
@@ -6142,26 +6053,258 @@ var ocannlReverserBackwardPart15Records rt.Records[ocannlReverserBackwardPart15]
 // ocannlReverserBackwardPart16 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart16 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r18 *ocannlReverserBackwardPart16) Part(j20 int) {
+	scratch := r18.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j20][0][0], &scratch.net_layer_norm_2_var_1[4*j20][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j20][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+4*j20][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart16Records holds the free ocannlReverserBackwardPart16 records.
+var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
+
+// ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart17 struct {
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r21 *ocannlReverserBackwardPart17) Part(j22 int) {
+	scratch, gNetLayerNorm2BetaPartial := r21.scratch, &r21.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j22] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j22][0], &scratch.net_x2_grad[4*j22][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j22]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j22][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j22][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j22][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j22][i1+3]
+				for i2 := range 32 {
+					acc24 := gNetLayerNorm2BetaPartialRow[i2]
+					acc24 += net_x2_gradRow3[i2]
+					acc24 += net_x2_gradRow4[i2]
+					acc24 += net_x2_gradRow5[i2]
+					acc24 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc24
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart17Records holds the free ocannlReverserBackwardPart17 records.
+var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
+
+// ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart18 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r22 *ocannlReverserBackwardPart18) Part(j24 int) {
+	scratch := r22.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.net_x2_1_grad[4*j24][0][0], &scratch.net_x2_4_grad[4*j24][0][0], &scratch.net_x2_3[4*j24][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+4*j24][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+4*j24][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j24][i1]
+				for i2 := range 32 {
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart18Records holds the free ocannlReverserBackwardPart18 records.
+var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
+
+// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart19 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r23 *ocannlReverserBackwardPart19) Part(j25 int) {
+	scratch := r23.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j25][0][0], &scratch.net_x2_4_grad[4*j25][0][0], &scratch.net_x2_1[4*j25][0][0], &scratch.net_x2_3[4*j25][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j25][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j25][i1]
+				v := scratch.net_x2_3[i0+4*j25][i1][0] * scratch.net_x2_3[i0+4*j25][i1][0]
+				acc26 := scratch.net_x2_3_grad[i0+4*j25][i1][0]
+				for i2 := range 32 {
+					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				scratch.net_x2_3_grad[i0+4*j25][i1][0] = acc26
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart19Records holds the free ocannlReverserBackwardPart19 records.
+var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
+
+// ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart20 struct {
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
+}
+
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r24 *ocannlReverserBackwardPart20) Part(j27 int) {
+	scratch, gNetLayerNorm2GammaPartial := r24.scratch, &r24.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j27] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j27][0], &scratch.net_x2_1_grad[4*j27][0][0], &scratch.net_layer_norm_2_centered[4*j27][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j27]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j27][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j27][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j27][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j27][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j27][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j27][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j27][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j27][i1+3]
+				for i2 := range 32 {
+					acc27 := gNetLayerNorm2GammaPartialRow[i2]
+					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc27
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart20Records holds the free ocannlReverserBackwardPart20 records.
+var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
+
+// ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart21 struct {
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
+}
+
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r25 *ocannlReverserBackwardPart21) Part(j29 int) {
+	pNetLayerNorm2Gamma, scratch := r25.pNetLayerNorm2Gamma, r25.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered_grad[4*j29][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j29][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+4*j29][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+4*j29][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
+var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
+
+// ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart22 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r26 *ocannlReverserBackwardPart22) Part(j31 int) {
+	scratch := r26.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j31][0][0], &scratch.net_layer_norm_2_centered_grad[4*j31][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j31][i1]
+				acc29 := scratch.net_layer_norm_2_mean_grad[i0+4*j31][i1][0]
+				for i2 := range 32 {
+					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_2_mean_grad[i0+4*j31][i1][0] = acc29
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
+var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
+
+// ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart23 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r20 *ocannlReverserBackwardPart16) Part(j19 int) {
-	scratch, gNetLinear1BPartial := r20.scratch, &r20.gNetLinear1BPartial
-	gNetLinear1BPartial[j19] = [32]float32{}
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r27 *ocannlReverserBackwardPart23) Part(j33 int) {
+	scratch, gNetLinear1BPartial := r27.scratch, &r27.gNetLinear1BPartial
+	gNetLinear1BPartial[j33] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1BPartial[j19][0], &scratch.net_layer_norm_2_x_2_grad[4*j19][0][0])
+		ocannlReduce8AVX2(&gNetLinear1BPartial[j33][0], &scratch.net_layer_norm_2_x_2_grad[4*j33][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j19]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j33]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j19][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j19][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j19][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j19][i1+3]
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j33][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j33][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j33][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j33][i1+3]
 				for i2 := range 32 {
 					acc30 := gNetLinear1BPartialRow[i2]
 					acc30 += net_layer_norm_2_x_2_gradRow3[i2]
@@ -6175,31 +6318,31 @@ func (r20 *ocannlReverserBackwardPart16) Part(j19 int) {
 	}
 }
 
-// ocannlReverserBackwardPart16Records holds the free ocannlReverserBackwardPart16 records.
-var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
+// ocannlReverserBackwardPart23Records holds the free ocannlReverserBackwardPart23 records.
+var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 
-// ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart17 struct {
+type ocannlReverserBackwardPart24 struct {
 	gNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r21 *ocannlReverserBackwardPart17) Part(j21 int) {
-	gNetLinear1W, scratch := r21.gNetLinear1W, r21.scratch
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r28 *ocannlReverserBackwardPart24) Part(j35 int) {
+	gNetLinear1W, scratch := r28.gNetLinear1W, r28.scratch
 	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1W[256*j21], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j21], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm9AVX512(&gNetLinear1W[256*j35], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j35], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1W[256*j21], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j21], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm9AVX2(&gNetLinear1W[256*j35], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j35], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j21]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j21 : 64*i2+256*j21+64])
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j35]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j35 : 64*i2+256*j35+64])
 					for i3 := range 64 {
 						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
@@ -6209,38 +6352,38 @@ func (r21 *ocannlReverserBackwardPart17) Part(j21 int) {
 	}
 }
 
-// ocannlReverserBackwardPart17Records holds the free ocannlReverserBackwardPart17 records.
-var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
+// ocannlReverserBackwardPart24Records holds the free ocannlReverserBackwardPart24 records.
+var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 
-// ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart18 struct {
+type ocannlReverserBackwardPart25 struct {
 	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r22 *ocannlReverserBackwardPart18) Part(j22 int) {
-	pNetLinear1W, scratch := r22.pNetLinear1W, r22.scratch
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r29 *ocannlReverserBackwardPart25) Part(j36 int) {
+	pNetLinear1W, scratch := r29.pNetLinear1W, r29.scratch
 	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j22][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j22][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j36][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j36][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j22][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j22][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j36][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j36][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j22][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j36][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j22][i1][i2]
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j36][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j22][i1][i2+1]
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j36][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j22][i1][i2+2]
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j36][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j22][i1][i2+3]
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j36][i1][i2+3]
 					for i3 := range 64 {
 						acc32 := net_linear_1_x_gradRow[i3]
 						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
@@ -6255,32 +6398,97 @@ func (r22 *ocannlReverserBackwardPart18) Part(j22 int) {
 	}
 }
 
-// ocannlReverserBackwardPart18Records holds the free ocannlReverserBackwardPart18 records.
-var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
+// ocannlReverserBackwardPart25Records holds the free ocannlReverserBackwardPart25 records.
+var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
 
-// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart19 struct {
+type ocannlReverserBackwardPart26 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r32 *ocannlReverserBackwardPart26) Part(j37 int) {
+	scratch := r32.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_linear_1_x_2_grad[4*j37][0][0], &scratch.net_linear_1_x_2[4*j37][0][0], &scratch.net_linear_1_x_grad[4*j37][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j37][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j37][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j37][i1]
+				for i2 := range 64 {
+					var r30 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r30 = 1
+					}
+					r31 := float32(0)
+					if r30 != 0 {
+						r31 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r31
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart26Records holds the free ocannlReverserBackwardPart26 records.
+var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
+
+// ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart27 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r33 *ocannlReverserBackwardPart27) Part(j38 int) {
+	scratch := r33.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_linear_1_x_1_grad[4*j38][0][0], &scratch.net_linear_1_x_2_grad[4*j38][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j38][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+4*j38][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart27Records holds the free ocannlReverserBackwardPart27 records.
+var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
+
+// ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart28 struct {
 	scratch            *ocannlReverserBackwardScratch
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r25 *ocannlReverserBackwardPart19) Part(j23 int) {
-	scratch, gNetDense1BPartial := r25.scratch, &r25.gNetDense1BPartial
-	gNetDense1BPartial[j23] = [64]float32{}
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r34 *ocannlReverserBackwardPart28) Part(j39 int) {
+	scratch, gNetDense1BPartial := r34.scratch, &r34.gNetDense1BPartial
+	gNetDense1BPartial[j39] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetDense1BPartial[j23][0], &scratch.net_linear_1_x_2_grad[4*j23][0][0])
+		ocannlReduce12AVX2(&gNetDense1BPartial[j39][0], &scratch.net_linear_1_x_2_grad[4*j39][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j23]
+		gNetDense1BPartialRow := &gNetDense1BPartial[j39]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j23][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j23][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j23][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j23][i1+3]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j39][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j39][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j39][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j39][i1+3]
 				for i2 := range 64 {
 					acc33 := gNetDense1BPartialRow[i2]
 					acc33 += net_linear_1_x_2_gradRow3[i2]
@@ -6294,31 +6502,31 @@ func (r25 *ocannlReverserBackwardPart19) Part(j23 int) {
 	}
 }
 
-// ocannlReverserBackwardPart19Records holds the free ocannlReverserBackwardPart19 records.
-var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
+// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
+var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 
-// ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart20 struct {
+type ocannlReverserBackwardPart29 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r26 *ocannlReverserBackwardPart20) Part(j25 int) {
-	gNetDense1W, scratch := r26.gNetDense1W, r26.scratch
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r35 *ocannlReverserBackwardPart29) Part(j41 int) {
+	gNetDense1W, scratch := r35.gNetDense1W, r35.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j25], &scratch.net_linear_1_x_1_grad[0][0][8*j25], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX512(&gNetDense1W[256*j41], &scratch.net_linear_1_x_1_grad[0][0][8*j41], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j25], &scratch.net_linear_1_x_1_grad[0][0][8*j25], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX2(&gNetDense1W[256*j41], &scratch.net_linear_1_x_1_grad[0][0][8*j41], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j25]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j25 : 32*i2+256*j25+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j41]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j41 : 32*i2+256*j41+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -6328,38 +6536,38 @@ func (r26 *ocannlReverserBackwardPart20) Part(j25 int) {
 	}
 }
 
-// ocannlReverserBackwardPart20Records holds the free ocannlReverserBackwardPart20 records.
-var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
+// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
+var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 
-// ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart21 struct {
+type ocannlReverserBackwardPart30 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r27 *ocannlReverserBackwardPart21) Part(j26 int) {
-	pNetDense1W, scratch := r27.pNetDense1W, r27.scratch
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r36 *ocannlReverserBackwardPart30) Part(j42 int) {
+	pNetDense1W, scratch := r36.pNetDense1W, r36.scratch
 	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j26][0][0], &scratch.net_linear_1_x_1_grad[4*j26][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j42][0][0], &scratch.net_linear_1_x_1_grad[4*j42][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j26][0][0], &scratch.net_linear_1_x_1_grad[4*j26][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j42][0][0], &scratch.net_linear_1_x_1_grad[4*j42][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j26][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j42][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j26][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j42][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j26][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j42][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j26][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j42][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j26][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j42][i1][i2+3]
 					for i3 := range 32 {
 						acc35 := net_x1_gradRow2[i3]
 						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
@@ -6374,32 +6582,60 @@ func (r27 *ocannlReverserBackwardPart21) Part(j26 int) {
 	}
 }
 
-// ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
-var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
+// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
+var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 
-// ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart22 struct {
+type ocannlReverserBackwardPart31 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r37 *ocannlReverserBackwardPart31) Part(j43 int) {
+	scratch := r37.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap40AVX2(&scratch.net_x1_4_grad[4*j43][0][0], &scratch.net_x1_grad[4*j43][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+4*j43][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+4*j43][i1]
+				for i2 := range 32 {
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
+var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
+
+// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart32 struct {
 	scratch                   *ocannlReverserBackwardScratch
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r28 *ocannlReverserBackwardPart22) Part(j27 int) {
-	scratch, gNetLayerNorm1BetaPartial := r28.scratch, &r28.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j27] = [32]float32{}
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r38 *ocannlReverserBackwardPart32) Part(j44 int) {
+	scratch, gNetLayerNorm1BetaPartial := r38.scratch, &r38.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j44] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j27][0], &scratch.net_x1_grad[4*j27][0][0])
+		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j44][0], &scratch.net_x1_grad[4*j44][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j27]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j44]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j27][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j27][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j27][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j27][i1+3]
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j44][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j44][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j44][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j44][i1+3]
 				for i2 := range 32 {
 					acc36 := gNetLayerNorm1BetaPartialRow[i2]
 					acc36 += net_x1_gradRow4[i2]
@@ -6413,68 +6649,97 @@ func (r28 *ocannlReverserBackwardPart22) Part(j27 int) {
 	}
 }
 
-// ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
-var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
+// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
+var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
 
-// ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart23 struct {
+type ocannlReverserBackwardPart33 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r29 *ocannlReverserBackwardPart23) Part(j29 int) {
-	scratch := r29.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r39 *ocannlReverserBackwardPart33) Part(j46 int) {
+	scratch := r39.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j29][0][0], &scratch.net_x1_4_grad[4*j29][0][0], &scratch.net_x1_1[4*j29][0][0], &scratch.net_x1_3[4*j29][0][0])
+		ocannlMap30AVX2(&scratch.net_x1_1_grad[4*j46][0][0], &scratch.net_x1_4_grad[4*j46][0][0], &scratch.net_x1_3[4*j46][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j29][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j29][i1]
-				v2 := scratch.net_x1_3[i0+4*j29][i1][0] * scratch.net_x1_3[i0+4*j29][i1][0]
-				acc38 := scratch.net_x1_3_grad[i0+4*j29][i1][0]
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+4*j46][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+4*j46][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j46][i1]
 				for i2 := range 32 {
-					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
-				scratch.net_x1_3_grad[i0+4*j29][i1][0] = acc38
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart23Records holds the free ocannlReverserBackwardPart23 records.
-var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
+// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
+var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 
-// ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart24 struct {
+type ocannlReverserBackwardPart34 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r40 *ocannlReverserBackwardPart34) Part(j47 int) {
+	scratch := r40.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j47][0][0], &scratch.net_x1_4_grad[4*j47][0][0], &scratch.net_x1_1[4*j47][0][0], &scratch.net_x1_3[4*j47][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j47][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j47][i1]
+				v2 := scratch.net_x1_3[i0+4*j47][i1][0] * scratch.net_x1_3[i0+4*j47][i1][0]
+				acc38 := scratch.net_x1_3_grad[i0+4*j47][i1][0]
+				for i2 := range 32 {
+					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+				}
+				scratch.net_x1_3_grad[i0+4*j47][i1][0] = acc38
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
+var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
+
+// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart35 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r30 *ocannlReverserBackwardPart24) Part(j30 int) {
-	scratch, gNetLayerNorm1GammaPartial := r30.scratch, &r30.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j30] = [32]float32{}
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r41 *ocannlReverserBackwardPart35) Part(j49 int) {
+	scratch, gNetLayerNorm1GammaPartial := r41.scratch, &r41.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j49] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j30][0], &scratch.net_x1_1_grad[4*j30][0][0], &scratch.net_layer_norm_1_centered[4*j30][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j49][0], &scratch.net_x1_1_grad[4*j49][0][0], &scratch.net_layer_norm_1_centered[4*j49][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j30]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j49]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j30][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j30][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j30][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j30][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j30][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j30][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j30][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j30][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j49][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j49][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j49][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j49][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j49][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j49][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j49][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j49][i1+3]
 				for i2 := range 32 {
 					acc39 := gNetLayerNorm1GammaPartialRow[i2]
 					acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
@@ -6488,62 +6753,91 @@ func (r30 *ocannlReverserBackwardPart24) Part(j30 int) {
 	}
 }
 
-// ocannlReverserBackwardPart24Records holds the free ocannlReverserBackwardPart24 records.
-var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
+// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
+var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
 
-// ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart25 struct {
-	scratch *ocannlReverserBackwardScratch
+type ocannlReverserBackwardPart36 struct {
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r31 *ocannlReverserBackwardPart25) Part(j32 int) {
-	scratch := r31.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r42 *ocannlReverserBackwardPart36) Part(j51 int) {
+	pNetLayerNorm1Gamma, scratch := r42.pNetLayerNorm1Gamma, r42.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j32][0][0], &scratch.net_layer_norm_1_centered_grad[4*j32][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered_grad[4*j51][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j51][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j32][i1]
-				acc41 := scratch.net_layer_norm_1_mean_grad[i0+4*j32][i1][0]
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j51][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j51][i1]
 				for i2 := range 32 {
-					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+4*j32][i1][0] = acc41
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart25Records holds the free ocannlReverserBackwardPart25 records.
-var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
+// ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
+var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 
-// ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart37 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r43 *ocannlReverserBackwardPart37) Part(j53 int) {
+	scratch := r43.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j53][0][0], &scratch.net_layer_norm_1_centered_grad[4*j53][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j53][i1]
+				acc41 := scratch.net_layer_norm_1_mean_grad[i0+4*j53][i1][0]
+				for i2 := range 32 {
+					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_1_mean_grad[i0+4*j53][i1][0] = acc41
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart37Records holds the free ocannlReverserBackwardPart37 records.
+var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
+
+// ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart26 struct {
+type ocannlReverserBackwardPart38 struct {
 	gNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r32 *ocannlReverserBackwardPart26) Part(j33 int) {
-	gNetAttention1WO, scratch := r32.gNetAttention1WO, r32.scratch
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r44 *ocannlReverserBackwardPart38) Part(j55 int) {
+	gNetAttention1WO, scratch := r44.gNetAttention1WO, r44.scratch
 	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WO[128*j33], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j33], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm13AVX512(&gNetAttention1WO[128*j55], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j55], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WO[128*j33], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j33], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm13AVX2(&gNetAttention1WO[128*j55], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j55], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j33]
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j55]
 					for i3 := range 4 {
 						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j33+8*i3 : 32*i2+128*j33+8*i3+8])
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j55+8*i3 : 32*i2+128*j55+8*i3+8])
 						for i4 := range 8 {
 							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
 						}
@@ -6554,32 +6848,32 @@ func (r32 *ocannlReverserBackwardPart26) Part(j33 int) {
 	}
 }
 
-// ocannlReverserBackwardPart26Records holds the free ocannlReverserBackwardPart26 records.
-var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
+// ocannlReverserBackwardPart38Records holds the free ocannlReverserBackwardPart38 records.
+var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 
-// ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart27 struct {
+type ocannlReverserBackwardPart39 struct {
 	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r33 *ocannlReverserBackwardPart27) Part(j34 int) {
-	pNetAttention1WO, scratch := r33.pNetAttention1WO, r33.scratch
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r45 *ocannlReverserBackwardPart39) Part(j56 int) {
+	pNetAttention1WO, scratch := r45.pNetAttention1WO, r45.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j34][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j34][0][0], &pNetAttention1WO[0])
+		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j56][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j56][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j34][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j34][0][0], &pNetAttention1WO[0])
+		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j56][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j56][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j34][i1][i2]
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j56][i1][i2]
 					for i3 := range 4 {
 						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j34][i1][i3]
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j56][i1][i3]
 						for i4 := range 8 {
 							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
@@ -6590,93 +6884,311 @@ func (r33 *ocannlReverserBackwardPart27) Part(j34 int) {
 	}
 }
 
-// ocannlReverserBackwardPart27Records holds the free ocannlReverserBackwardPart27 records.
-var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
+// ocannlReverserBackwardPart39Records holds the free ocannlReverserBackwardPart39 records.
+var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
 
-// ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart28 struct {
+type ocannlReverserBackwardPart40 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r34 *ocannlReverserBackwardPart28) Part(j35 int) {
-	scratch := r34.scratch
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r46 *ocannlReverserBackwardPart40) Part(j57 int) {
+	scratch := r46.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j57][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j57][0][i2][0], &scratch.net_attention_1_v[i0+4*j57][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j57][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j57][0][i2][0], &scratch.net_attention_1_v[i0+4*j57][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j57]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j57][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j57][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j57][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j57][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j57][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc42 := net_attention_1_attn_gradRow[i4]
+							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc42
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart40Records holds the free ocannlReverserBackwardPart40 records.
+var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
+
+// ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart41 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r47 *ocannlReverserBackwardPart41) Part(j58 int) {
+	scratch := r47.scratch
 	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j35][0][0][0], &scratch.net_attention_1_attn_grad[4*j35][0][0][0], &scratch.net_attention_1_ex[4*j35][0][0][0], &scratch.net_attention_1_attn_1[4*j35][0][0][0])
+		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j58][0][0][0], &scratch.net_attention_1_attn_grad[4*j58][0][0][0], &scratch.net_attention_1_ex[4*j58][0][0][0], &scratch.net_attention_1_attn_1[4*j58][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j35][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j35][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+4*j35][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j35][i1][i2][0]
-					acc43 := scratch.net_attention_1_attn_1_grad[i0+4*j35][i1][i2][0]
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j58][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j58][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+4*j58][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j58][i1][i2][0]
+					acc43 := scratch.net_attention_1_attn_1_grad[i0+4*j58][i1][i2][0]
 					for i3 := range 8 {
 						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
-					scratch.net_attention_1_attn_1_grad[i0+4*j35][i1][i2][0] = acc43
+					scratch.net_attention_1_attn_1_grad[i0+4*j58][i1][i2][0] = acc43
 				}
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
-var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
+// ocannlReverserBackwardPart41Records holds the free ocannlReverserBackwardPart41 records.
+var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 
-// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart29 struct {
+type ocannlReverserBackwardPart42 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r35 *ocannlReverserBackwardPart29) Part(j36 int) {
-	scratch := r35.scratch
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r48 *ocannlReverserBackwardPart42) Part(j59 int) {
+	scratch := r48.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_attention_1_ex_grad[4*j59][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j59][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_attention_1_ex_grad[4*j59][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j59][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j59][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j59][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart42Records holds the free ocannlReverserBackwardPart42 records.
+var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
+
+// ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart43 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r49 *ocannlReverserBackwardPart43) Part(j60 int) {
+	scratch := r49.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_attention_1_ex_1_grad[4*j60][0][0][0], &scratch.net_attention_1_ex_grad[4*j60][0][0][0], &scratch.net_attention_1_ex[4*j60][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j60][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j60][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j60][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart43Records holds the free ocannlReverserBackwardPart43 records.
+var ocannlReverserBackwardPart43Records rt.Records[ocannlReverserBackwardPart43]
+
+// ocannlReverserBackwardPart44 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart44 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r50 *ocannlReverserBackwardPart44) Part(j61 int) {
+	scratch := r50.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap40AVX2(&scratch.net_attention_1_scores_grad[4*j61][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j61][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j61][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+4*j61][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart44Records holds the free ocannlReverserBackwardPart44 records.
+var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
+
+// ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart45 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r51 *ocannlReverserBackwardPart45) Part(j62 int) {
+	scratch := r51.scratch
 	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j36][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j36][0][0][0])
+		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j62][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j62][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j36][i1][i2]
-					acc44 := scratch.net_attention_1_m_grad[i0+4*j36][i1][i2][0]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j62][i1][i2]
+					acc44 := scratch.net_attention_1_m_grad[i0+4*j62][i1][i2][0]
 					for i3 := range 8 {
 						acc44 -= net_attention_1_ex_1_gradRow3[i3]
 					}
-					scratch.net_attention_1_m_grad[i0+4*j36][i1][i2][0] = acc44
+					scratch.net_attention_1_m_grad[i0+4*j62][i1][i2][0] = acc44
 				}
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
-var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
+// ocannlReverserBackwardPart45Records holds the free ocannlReverserBackwardPart45 records.
+var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 
-// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart46 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r54 *ocannlReverserBackwardPart46) Part(j63 int) {
+	scratch := r54.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_attention_1_scores_grad[4*j63][0][0][0], &scratch.net_attention_1_m[4*j63][0][0][0], &scratch.net_attention_1_scores[4*j63][0][0][0], &scratch.net_attention_1_m_grad[4*j63][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap44AVX2(&scratch.net_attention_1_scores_grad[4*j63][0][0][0], &scratch.net_attention_1_m[4*j63][0][0][0], &scratch.net_attention_1_scores[4*j63][0][0][0], &scratch.net_attention_1_m_grad[4*j63][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j63][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j63][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j63][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+4*j63][i1][i2]
+					for i3 := range 8 {
+						var r52 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r52 = 1
+						}
+						r53 := float32(0)
+						if r52 != 0 {
+							r53 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r53
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart46Records holds the free ocannlReverserBackwardPart46 records.
+var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
+
+// ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart47 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r55 *ocannlReverserBackwardPart47) Part(j64 int) {
+	scratch := r55.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap45AVX2(&scratch.net_attention_1_scores_1_grad[4*j64][0][0][0], &scratch.net_attention_1_scores_grad[4*j64][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+4*j64][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j64][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart47Records holds the free ocannlReverserBackwardPart47 records.
+var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
+
+// ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart30 struct {
+type ocannlReverserBackwardPart48 struct {
 	gNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r38 *ocannlReverserBackwardPart30) Part(j37 int) {
-	gNetAttention1WV, scratch := r38.gNetAttention1WV, r38.scratch
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r56 *ocannlReverserBackwardPart48) Part(j65 int) {
+	gNetAttention1WV, scratch := r56.gNetAttention1WV, r56.scratch
 	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WV[32*i3+32*j37], &scratch.net_attention_1_v_grad[0][0][0][i3+j37], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX512(&gNetAttention1WV[32*i3+32*j65], &scratch.net_attention_1_v_grad[0][0][0][i3+j65], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WV[32*i3+32*j37], &scratch.net_attention_1_v_grad[0][0][0][i3+j37], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX2(&gNetAttention1WV[32*i3+32*j65], &scratch.net_attention_1_v_grad[0][0][0][i3+j65], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -6684,8 +7196,8 @@ func (r38 *ocannlReverserBackwardPart30) Part(j37 int) {
 				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j37]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j37 : 256*i2+32*i3+32*j37+32])
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j65]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j65 : 256*i2+32*i3+32*j65+32])
 						for i4 := range 32 {
 							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
@@ -6696,39 +7208,39 @@ func (r38 *ocannlReverserBackwardPart30) Part(j37 int) {
 	}
 }
 
-// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
-var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
+// ocannlReverserBackwardPart48Records holds the free ocannlReverserBackwardPart48 records.
+var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
 
-// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart31 struct {
+type ocannlReverserBackwardPart49 struct {
 	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r39 *ocannlReverserBackwardPart31) Part(j38 int) {
-	pNetAttention1WV, scratch := r39.pNetAttention1WV, r39.scratch
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r57 *ocannlReverserBackwardPart49) Part(j66 int) {
+	pNetAttention1WV, scratch := r57.pNetAttention1WV, r57.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j38][0][0], &scratch.net_attention_1_v_grad[4*j38][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j66][0][0], &scratch.net_attention_1_v_grad[4*j66][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j38][0][0], &scratch.net_attention_1_v_grad[4*j38][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j66][0][0], &scratch.net_attention_1_v_grad[4*j66][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j38][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j66][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j38][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j66][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j38][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j66][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j38][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j66][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j38][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j66][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc46 := net_h_gradRow2[i4]
 							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -6744,27 +7256,27 @@ func (r39 *ocannlReverserBackwardPart31) Part(j38 int) {
 	}
 }
 
-// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
-var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
+// ocannlReverserBackwardPart49Records holds the free ocannlReverserBackwardPart49 records.
+var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 
-// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart32 struct {
+type ocannlReverserBackwardPart50 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r40 *ocannlReverserBackwardPart32) Part(j39 int) {
-	gNetAttention1WK, scratch := r40.gNetAttention1WK, r40.scratch
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r58 *ocannlReverserBackwardPart50) Part(j67 int) {
+	gNetAttention1WK, scratch := r58.gNetAttention1WK, r58.scratch
 	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WK[32*i3+32*j39], &scratch.net_attention_1_k_grad[0][0][0][i3+j39], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX512(&gNetAttention1WK[32*i3+32*j67], &scratch.net_attention_1_k_grad[0][0][0][i3+j67], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WK[32*i3+32*j39], &scratch.net_attention_1_k_grad[0][0][0][i3+j39], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX2(&gNetAttention1WK[32*i3+32*j67], &scratch.net_attention_1_k_grad[0][0][0][i3+j67], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -6772,8 +7284,8 @@ func (r40 *ocannlReverserBackwardPart32) Part(j39 int) {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j39]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j39 : 256*i2+32*i3+32*j39+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j67]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j67 : 256*i2+32*i3+32*j67+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -6784,39 +7296,39 @@ func (r40 *ocannlReverserBackwardPart32) Part(j39 int) {
 	}
 }
 
-// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
-var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
+// ocannlReverserBackwardPart50Records holds the free ocannlReverserBackwardPart50 records.
+var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
 
-// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart33 struct {
+type ocannlReverserBackwardPart51 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r41 *ocannlReverserBackwardPart33) Part(j40 int) {
-	pNetAttention1WK, scratch := r41.pNetAttention1WK, r41.scratch
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r59 *ocannlReverserBackwardPart51) Part(j68 int) {
+	pNetAttention1WK, scratch := r59.pNetAttention1WK, r59.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j40][0][0], &scratch.net_attention_1_k_grad[4*j40][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j68][0][0], &scratch.net_attention_1_k_grad[4*j68][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j40][0][0], &scratch.net_attention_1_k_grad[4*j40][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j68][0][0], &scratch.net_attention_1_k_grad[4*j68][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j40][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j68][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j40][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j68][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j40][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j68][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j40][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j68][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j40][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j68][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc47 := net_h_gradRow3[i4]
 							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -6832,27 +7344,27 @@ func (r41 *ocannlReverserBackwardPart33) Part(j40 int) {
 	}
 }
 
-// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
-var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
+// ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
+var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
 
-// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart34 struct {
+type ocannlReverserBackwardPart52 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r42 *ocannlReverserBackwardPart34) Part(j41 int) {
-	gNetAttention1WQ, scratch := r42.gNetAttention1WQ, r42.scratch
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r60 *ocannlReverserBackwardPart52) Part(j69 int) {
+	gNetAttention1WQ, scratch := r60.gNetAttention1WQ, r60.scratch
 	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WQ[32*i3+32*j41], &scratch.net_attention_1_q_grad[0][0][0][i3+j41], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX512(&gNetAttention1WQ[32*i3+32*j69], &scratch.net_attention_1_q_grad[0][0][0][i3+j69], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WQ[32*i3+32*j41], &scratch.net_attention_1_q_grad[0][0][0][i3+j41], &scratch.net_h[0][0][0])
+			ocannlGemm16AVX2(&gNetAttention1WQ[32*i3+32*j69], &scratch.net_attention_1_q_grad[0][0][0][i3+j69], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -6860,8 +7372,8 @@ func (r42 *ocannlReverserBackwardPart34) Part(j41 int) {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j41]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j41 : 256*i2+32*i3+32*j41+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j69]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j69 : 256*i2+32*i3+32*j69+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -6872,39 +7384,39 @@ func (r42 *ocannlReverserBackwardPart34) Part(j41 int) {
 	}
 }
 
-// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
-var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
+// ocannlReverserBackwardPart52Records holds the free ocannlReverserBackwardPart52 records.
+var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]
 
-// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart53 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart35 struct {
+type ocannlReverserBackwardPart53 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r43 *ocannlReverserBackwardPart35) Part(j42 int) {
-	pNetAttention1WQ, scratch := r43.pNetAttention1WQ, r43.scratch
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r61 *ocannlReverserBackwardPart53) Part(j70 int) {
+	pNetAttention1WQ, scratch := r61.pNetAttention1WQ, r61.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j42][0][0], &scratch.net_attention_1_q_grad[4*j42][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j70][0][0], &scratch.net_attention_1_q_grad[4*j70][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j42][0][0], &scratch.net_attention_1_q_grad[4*j42][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j70][0][0], &scratch.net_attention_1_q_grad[4*j70][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j42][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j70][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j42][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j70][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j42][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j70][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j42][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j70][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j42][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j70][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc48 := net_h_gradRow4[i4]
 							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -6920,27 +7432,55 @@ func (r43 *ocannlReverserBackwardPart35) Part(j42 int) {
 	}
 }
 
-// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
-var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
+// ocannlReverserBackwardPart53Records holds the free ocannlReverserBackwardPart53 records.
+var ocannlReverserBackwardPart53Records rt.Records[ocannlReverserBackwardPart53]
 
-// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart54 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart54 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r62 *ocannlReverserBackwardPart54) Part(j71 int) {
+	scratch := r62.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap40AVX2(&scratch.net_h_1_grad[4*j71][0][0], &scratch.net_h_grad[4*j71][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &scratch.net_h_grad[i0+4*j71][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+4*j71][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart54Records holds the free ocannlReverserBackwardPart54 records.
+var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
+
+// ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart36 struct {
+type ocannlReverserBackwardPart55 struct {
 	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r44 *ocannlReverserBackwardPart36) Part(j43 int) {
-	gNetPos, scratch := r44.gNetPos, r44.scratch
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r63 *ocannlReverserBackwardPart55) Part(j72 int) {
+	gNetPos, scratch := r63.gNetPos, r63.scratch
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[32*j43], &scratch.net_h_grad[0][j43][0])
+		ocannlReduce15AVX2(&gNetPos[32*j72], &scratch.net_h_grad[0][j72][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j43]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j43 : 32*i1+32*j43+32])
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j72]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j72 : 32*i1+32*j72+32])
 				for i2 := range 32 {
 					gNetPosRow[i2] += net_h_gradRow6[i2]
 				}
@@ -6949,8 +7489,8 @@ func (r44 *ocannlReverserBackwardPart36) Part(j43 int) {
 	}
 }
 
-// ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
-var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
+// ocannlReverserBackwardPart55Records holds the free ocannlReverserBackwardPart55 records.
+var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
@@ -6971,7 +7511,7 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	net.attention#1/v: 64,8 | 4,8 (let, local, in scratch field net_attention_1_v)
 //	_net.attention#1/scores.1: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores_1)
 //	_dim_d.1: 1 (dim, constant)
-//	_net.attention#1/scores.2: 1 (let, local)
+//	_net.attention#1/scores.2: 1 (let, local, in scratch field net_attention_1_scores_2)
 //	net.attention#1/scores: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
 //	net.attention#1/m: 64,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 64,8 | 8 -> 4 (let, local)
@@ -6984,17 +7524,17 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	net.layer_norm#1/x: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
 //	_net.layer_norm#1/mean.1: 64,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
-//	net.layer_norm#1/mean: 64,8 | 1 (let, local)
-//	net.layer_norm#1/centered: 64,8 | 32 (let, local)
+//	net.layer_norm#1/mean: 64,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/centered: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
 //	_net.layer_norm#1/var.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
 //	_net.layer_norm#1/var.2: 64,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
-//	net.layer_norm#1/var: 64,8 | 1 (let, local)
+//	net.layer_norm#1/var: 64,8 | 1 (let, local, in scratch field net_layer_norm_1_var)
 //	net.layer_norm#1.gamma: 32 (param, parameter pNetLayerNorm1Gamma)
 //	_net/x1.1: 64,8 | 32 (let, local)
 //	_num.1: 1 (number, constant)
-//	_net/x1.2: 64,8 | 1 (let, local)
-//	_net/x1.3: 64,8 | 1 (let, local)
+//	_net/x1.2: 64,8 | 1 (let, local, in scratch field net_x1_2)
+//	_net/x1.3: 64,8 | 1 (let, local, in scratch field net_x1_3)
 //	_net/x1.4: 64,8 | 32 (let, local)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
 //	net/x1: 64,8 | 32 (let, local, in scratch field net_x1)
@@ -7010,17 +7550,17 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	net.layer_norm#2/x: 64,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
 //	_net.layer_norm#2/mean.1: 64,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
-//	net.layer_norm#2/mean: 64,8 | 1 (let, local)
-//	net.layer_norm#2/centered: 64,8 | 32 (let, local)
+//	net.layer_norm#2/mean: 64,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
+//	net.layer_norm#2/centered: 64,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
 //	_net.layer_norm#2/var.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
 //	_net.layer_norm#2/var.2: 64,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
-//	net.layer_norm#2/var: 64,8 | 1 (let, local)
+//	net.layer_norm#2/var: 64,8 | 1 (let, local, in scratch field net_layer_norm_2_var)
 //	net.layer_norm#2.gamma: 32 (param, parameter pNetLayerNorm2Gamma)
 //	_net/x2.1: 64,8 | 32 (let, local)
 //	_num.2: 1 (number, constant)
-//	_net/x2.2: 64,8 | 1 (let, local)
-//	_net/x2.3: 64,8 | 1 (let, local)
+//	_net/x2.2: 64,8 | 1 (let, local, in scratch field net_x2_2)
+//	_net/x2.3: 64,8 | 1 (let, local, in scratch field net_x2_3)
 //	_net/x2.4: 64,8 | 32 (let, local)
 //	net.layer_norm#2.beta: 32 (param, parameter pNetLayerNorm2Beta)
 //	net/x2: 64,8 | 32 (let, local, in scratch field net_x2)
@@ -7326,17 +7866,6 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 //	    for i2 in 0..9:
 //	      predict[i0, i1, i2] = _predict.1[i0, i1, i2] + net.linear#2.b[i2]
 func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[64][8][10]float32, pool *rt.Pool, scratch *ocannlReverserPredictScratch) {
-	var net_attention_1_scores_2 [1]float32
-	var net_layer_norm_1_mean [64][8][1]float32
-	var net_layer_norm_1_centered [64][8][32]float32
-	var net_layer_norm_1_var [64][8][1]float32
-	var net_x1_2 [64][8][1]float32
-	var net_x1_3 [64][8][1]float32
-	var net_layer_norm_2_mean [64][8][1]float32
-	var net_layer_norm_2_centered [64][8][32]float32
-	var net_layer_norm_2_var [64][8][1]float32
-	var net_x2_2 [64][8][1]float32
-	var net_x2_3 [64][8][1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
@@ -7347,59 +7876,41 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec.pNetEmb = pNetEmb
 	rec.tokens = tokens
 	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserPredictPart0{}
-	ocannlReverserPredictPart0Records.Put(rec)
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 64 {
-			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 64 {
-			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_h_1Row := &scratch.net_h_1[i0][i1]
-				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-				net_hRow := &scratch.net_h[i0][i1]
-				for i2 := range 32 {
-					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlReverserPredictPart1Records.Get()
+	rec2.pNetPos = pNetPos
+	rec2.scratch = scratch
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlReverserPredictPart1Records.Get()
-	rec2.pNetAttention1WQ = pNetAttention1WQ
-	rec2.scratch = scratch
+	rec3 := ocannlReverserPredictPart2Records.Get()
+	rec3.pNetAttention1WQ = pNetAttention1WQ
+	rec3.scratch = scratch
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
-	rec3 := ocannlReverserPredictPart2Records.Get()
-	rec3.pNetAttention1WK = pNetAttention1WK
-	rec3.scratch = scratch
+	rec4 := ocannlReverserPredictPart3Records.Get()
+	rec4.pNetAttention1WK = pNetAttention1WK
+	rec4.scratch = scratch
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlReverserPredictPart3Records.Get()
-	rec4.pNetAttention1WV = pNetAttention1WV
-	rec4.scratch = scratch
+	rec5 := ocannlReverserPredictPart4Records.Get()
+	rec5.pNetAttention1WV = pNetAttention1WV
+	rec5.scratch = scratch
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlReverserPredictPart4Records.Get()
-	rec5.scratch = scratch
+	rec6 := ocannlReverserPredictPart5Records.Get()
+	rec6.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec2, rec3, rec4, rec5)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6)
+	*rec = ocannlReverserPredictPart0{}
+	ocannlReverserPredictPart0Records.Put(rec)
 	*rec2 = ocannlReverserPredictPart1{}
 	ocannlReverserPredictPart1Records.Put(rec2)
 	*rec3 = ocannlReverserPredictPart2{}
@@ -7408,18 +7919,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart3Records.Put(rec4)
 	*rec5 = ocannlReverserPredictPart4{}
 	ocannlReverserPredictPart4Records.Put(rec5)
+	*rec6 = ocannlReverserPredictPart5{}
+	ocannlReverserPredictPart5Records.Put(rec6)
 
 	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	net_attention_1_scores_2[0] = 2.828427
+	scratch.net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap46AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap46AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -7435,115 +7948,76 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserPredictPart5Records.Get()
-	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlReverserPredictPart5{}
-	ocannlReverserPredictPart5Records.Put(rec6)
+	rec7 := ocannlReverserPredictPart6Records.Get()
+	rec7.scratch = scratch
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
-	// float32 pointwise kernel over 2048 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
-					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserPredictPart7Records.Get()
+	rec8.scratch = scratch
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserPredictPart6Records.Get()
-	rec7.scratch = scratch
-	region.Run(rec7, 8)
-	*rec7 = ocannlReverserPredictPart6{}
-	ocannlReverserPredictPart6Records.Put(rec7)
+	rec9 := ocannlReverserPredictPart8Records.Get()
+	rec9.scratch = scratch
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	// float32 pointwise kernel over 2048 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
-					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlReverserPredictPart9Records.Get()
+	rec10.scratch = scratch
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx = [64][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserPredictPart7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
-	*rec8 = ocannlReverserPredictPart7{}
-	ocannlReverserPredictPart7Records.Put(rec8)
+	rec11 := ocannlReverserPredictPart10Records.Get()
+	rec11.scratch = scratch
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlReverserPredictPart8Records.Get()
-	rec9.pNetAttention1WO = pNetAttention1WO
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlReverserPredictPart8{}
-	ocannlReverserPredictPart8Records.Put(rec9)
+	rec12 := ocannlReverserPredictPart11Records.Get()
+	rec12.pNetAttention1WO = pNetAttention1WO
+	rec12.scratch = scratch
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec13 := ocannlReverserPredictPart12Records.Get()
+	rec13.scratch = scratch
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserPredictPart9Records.Get()
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
+	rec14 := ocannlReverserPredictPart13Records.Get()
+	rec14.scratch = scratch
+
+	// The 8 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14)
+	*rec7 = ocannlReverserPredictPart6{}
+	ocannlReverserPredictPart6Records.Put(rec7)
+	*rec8 = ocannlReverserPredictPart7{}
+	ocannlReverserPredictPart7Records.Put(rec8)
+	*rec9 = ocannlReverserPredictPart8{}
+	ocannlReverserPredictPart8Records.Put(rec9)
 	*rec10 = ocannlReverserPredictPart9{}
 	ocannlReverserPredictPart9Records.Put(rec10)
+	*rec11 = ocannlReverserPredictPart10{}
+	ocannlReverserPredictPart10Records.Put(rec11)
+	*rec12 = ocannlReverserPredictPart11{}
+	ocannlReverserPredictPart11Records.Put(rec12)
+	*rec13 = ocannlReverserPredictPart12{}
+	ocannlReverserPredictPart12Records.Put(rec13)
+	*rec14 = ocannlReverserPredictPart13{}
+	ocannlReverserPredictPart13Records.Put(rec14)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
 			}
@@ -7553,15 +8027,15 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
-				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 				}
@@ -7572,13 +8046,13 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap52AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap52AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
 				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
@@ -7589,20 +8063,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserPredictPart10Records.Get()
-	rec11.scratch = scratch
-	region.Run(rec11, 8)
-	*rec11 = ocannlReverserPredictPart10{}
-	ocannlReverserPredictPart10Records.Put(rec11)
+	rec15 := ocannlReverserPredictPart14Records.Get()
+	rec15.scratch = scratch
+	region.Run(rec15, 8)
+	*rec15 = ocannlReverserPredictPart14{}
+	ocannlReverserPredictPart14Records.Put(rec15)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
-			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
 			}
@@ -7612,11 +8086,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap53AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 64 {
-			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-			net_x1_2Row := &net_x1_2[i0]
+			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
+			net_x1_2Row := &scratch.net_x1_2[i0]
 			for i1 := range 8 {
 				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
 			}
@@ -7626,11 +8100,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap54AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 64 {
-			net_x1_2Row2 := &net_x1_2[i0]
-			net_x1_3Row := &net_x1_3[i0]
+			net_x1_2Row2 := &scratch.net_x1_2[i0]
+			net_x1_3Row := &scratch.net_x1_3[i0]
 			for i1 := range 8 {
 				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
 			}
@@ -7640,14 +8114,14 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0], &net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap55AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0], &net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap55AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-				net_x1_3V := net_x1_3[i0][i1][0]
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_x1_3V := scratch.net_x1_3[i0][i1][0]
 				net_x1Row := &scratch.net_x1[i0][i1]
 				for i2 := range 32 {
 					net_x1Row[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_x1_3V) + pNetLayerNorm1Beta[i2]
@@ -7658,67 +8132,55 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserPredictPart11Records.Get()
-	rec12.pNetDense1W = pNetDense1W
-	rec12.scratch = scratch
+	rec16 := ocannlReverserPredictPart15Records.Get()
+	rec16.pNetDense1W = pNetDense1W
+	rec16.scratch = scratch
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlReverserPredictPart12Records.Get()
-	rec13.pNetDense1B = pNetDense1B
-	rec13.scratch = scratch
+	rec17 := ocannlReverserPredictPart16Records.Get()
+	rec17.pNetDense1B = pNetDense1B
+	rec17.scratch = scratch
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserPredictPart13Records.Get()
-	rec14.pNetLinear1W = pNetLinear1W
-	rec14.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec12, rec13, rec14)
-	*rec12 = ocannlReverserPredictPart11{}
-	ocannlReverserPredictPart11Records.Put(rec12)
-	*rec13 = ocannlReverserPredictPart12{}
-	ocannlReverserPredictPart12Records.Put(rec13)
-	*rec14 = ocannlReverserPredictPart13{}
-	ocannlReverserPredictPart13Records.Put(rec14)
+	rec18 := ocannlReverserPredictPart17Records.Get()
+	rec18.pNetLinear1W = pNetLinear1W
+	rec18.scratch = scratch
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
-	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec19 := ocannlReverserPredictPart18Records.Get()
+	rec19.pNetLinear1B = pNetLinear1B
+	rec19.scratch = scratch
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserPredictPart14Records.Get()
-	rec15.scratch = scratch
-	region.Run(rec15, 8)
-	*rec15 = ocannlReverserPredictPart14{}
-	ocannlReverserPredictPart14Records.Put(rec15)
+	rec20 := ocannlReverserPredictPart19Records.Get()
+	rec20.scratch = scratch
+
+	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec16, rec17, rec18, rec19, rec20)
+	*rec16 = ocannlReverserPredictPart15{}
+	ocannlReverserPredictPart15Records.Put(rec16)
+	*rec17 = ocannlReverserPredictPart16{}
+	ocannlReverserPredictPart16Records.Put(rec17)
+	*rec18 = ocannlReverserPredictPart17{}
+	ocannlReverserPredictPart17Records.Put(rec18)
+	*rec19 = ocannlReverserPredictPart18{}
+	ocannlReverserPredictPart18Records.Put(rec19)
+	*rec20 = ocannlReverserPredictPart19{}
+	ocannlReverserPredictPart19Records.Put(rec20)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 			}
@@ -7728,15 +8190,15 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
-				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 				}
@@ -7747,13 +8209,13 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap52AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap52AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
 				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
@@ -7764,20 +8226,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserPredictPart15Records.Get()
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
-	*rec16 = ocannlReverserPredictPart15{}
-	ocannlReverserPredictPart15Records.Put(rec16)
+	rec21 := ocannlReverserPredictPart20Records.Get()
+	rec21.scratch = scratch
+	region.Run(rec21, 8)
+	*rec21 = ocannlReverserPredictPart20{}
+	ocannlReverserPredictPart20Records.Put(rec21)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
-			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			net_layer_norm_2_varRow := &scratch.net_layer_norm_2_var[i0]
 			for i1 := range 8 {
 				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
 			}
@@ -7787,11 +8249,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap53AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 64 {
-			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-			net_x2_2Row := &net_x2_2[i0]
+			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
+			net_x2_2Row := &scratch.net_x2_2[i0]
 			for i1 := range 8 {
 				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
 			}
@@ -7801,11 +8263,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap54AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 64 {
-			net_x2_2Row2 := &net_x2_2[i0]
-			net_x2_3Row := &net_x2_3[i0]
+			net_x2_2Row2 := &scratch.net_x2_2[i0]
+			net_x2_3Row := &scratch.net_x2_3[i0]
 			for i1 := range 8 {
 				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
 			}
@@ -7815,14 +8277,14 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0], &net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap55AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0], &net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap55AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-				net_x2_3V := net_x2_3[i0][i1][0]
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_x2_3V := scratch.net_x2_3[i0][i1][0]
 				net_x2Row := &scratch.net_x2[i0][i1]
 				for i2 := range 32 {
 					net_x2Row[i2] = ((pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]) / net_x2_3V) + pNetLayerNorm2Beta[i2]
@@ -7833,62 +8295,67 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _predict.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserPredictPart16Records.Get()
-	rec17.pNetLinear2W = pNetLinear2W
-	rec17.scratch = scratch
-	region.Run(rec17, 8)
-	*rec17 = ocannlReverserPredictPart16{}
-	ocannlReverserPredictPart16Records.Put(rec17)
+	rec22 := ocannlReverserPredictPart21Records.Get()
+	rec22.pNetLinear2W = pNetLinear2W
+	rec22.scratch = scratch
 
 	// predict = pointwise "+" of _predict.1, net.linear#2.b
-	// float32 pointwise kernel over 512 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap57AVX512(&out[0][0][0], &scratch.predict_1[0][0][0], &pNetLinear2B[0])
-	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&out[0][0][0], &scratch.predict_1[0][0][0], &pNetLinear2B[0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				predict_1Row := &scratch.predict_1[i0][i1]
-				outRow := &out[i0][i1]
-				for i2 := range 10 {
-					outRow[i2] = predict_1Row[i2] + pNetLinear2B[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec23 := ocannlReverserPredictPart22Records.Get()
+	rec23.out = out
+	rec23.pNetLinear2B = pNetLinear2B
+	rec23.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec22, rec23)
+	*rec22 = ocannlReverserPredictPart21{}
+	ocannlReverserPredictPart21Records.Put(rec22)
+	*rec23 = ocannlReverserPredictPart22{}
+	ocannlReverserPredictPart22Records.Put(rec23)
 }
 
 // ocannlReverserPredictScratch holds the local arrays of ocannlReverserPredict too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserPredictScratch struct {
-	net_h_1                  [64][8][32]float32
-	net_h                    [64][8][32]float32
-	net_attention_1_q        [64][8][4][8]float32
-	net_attention_1_k        [64][8][4][8]float32
-	net_attention_1_v        [64][8][4][8]float32
-	net_attention_1_scores_1 [64][8][4][8]float32
-	net_attention_1_scores   [64][8][4][8]float32
-	net_attention_1_m        [64][8][4][1]float32
-	net_attention_1_ex       [64][8][4][8]float32
-	net_attention_1_attn_1   [64][8][4][1]float32
-	net_attention_1_attn     [64][8][4][8]float32
-	net_attention_1_ctx      [64][8][4][8]float32
-	net_layer_norm_1_x_1     [64][8][32]float32
-	net_layer_norm_1_x       [64][8][32]float32
-	net_layer_norm_1_mean_1  [64][8][1]float32
-	net_layer_norm_1_var_1   [64][8][32]float32
-	net_layer_norm_1_var_2   [64][8][1]float32
-	net_x1                   [64][8][32]float32
-	net_linear_1_x_1         [64][8][64]float32
-	net_linear_1_x           [64][8][64]float32
-	net_layer_norm_2_x_1     [64][8][32]float32
-	net_layer_norm_2_x       [64][8][32]float32
-	net_layer_norm_2_mean_1  [64][8][1]float32
-	net_layer_norm_2_var_1   [64][8][32]float32
-	net_layer_norm_2_var_2   [64][8][1]float32
-	net_x2                   [64][8][32]float32
-	predict_1                [64][8][10]float32
+	net_h_1                   [64][8][32]float32
+	net_h                     [64][8][32]float32
+	net_attention_1_q         [64][8][4][8]float32
+	net_attention_1_k         [64][8][4][8]float32
+	net_attention_1_v         [64][8][4][8]float32
+	net_attention_1_scores_1  [64][8][4][8]float32
+	net_attention_1_scores_2  [1]float32
+	net_attention_1_scores    [64][8][4][8]float32
+	net_attention_1_m         [64][8][4][1]float32
+	net_attention_1_ex        [64][8][4][8]float32
+	net_attention_1_attn_1    [64][8][4][1]float32
+	net_attention_1_attn      [64][8][4][8]float32
+	net_attention_1_ctx       [64][8][4][8]float32
+	net_layer_norm_1_x_1      [64][8][32]float32
+	net_layer_norm_1_x        [64][8][32]float32
+	net_layer_norm_1_mean_1   [64][8][1]float32
+	net_layer_norm_1_mean     [64][8][1]float32
+	net_layer_norm_1_centered [64][8][32]float32
+	net_layer_norm_1_var_1    [64][8][32]float32
+	net_layer_norm_1_var_2    [64][8][1]float32
+	net_layer_norm_1_var      [64][8][1]float32
+	net_x1_2                  [64][8][1]float32
+	net_x1_3                  [64][8][1]float32
+	net_x1                    [64][8][32]float32
+	net_linear_1_x_1          [64][8][64]float32
+	net_linear_1_x            [64][8][64]float32
+	net_layer_norm_2_x_1      [64][8][32]float32
+	net_layer_norm_2_x        [64][8][32]float32
+	net_layer_norm_2_mean_1   [64][8][1]float32
+	net_layer_norm_2_mean     [64][8][1]float32
+	net_layer_norm_2_centered [64][8][32]float32
+	net_layer_norm_2_var_1    [64][8][32]float32
+	net_layer_norm_2_var_2    [64][8][1]float32
+	net_layer_norm_2_var      [64][8][1]float32
+	net_x2_2                  [64][8][1]float32
+	net_x2_3                  [64][8][1]float32
+	net_x2                    [64][8][32]float32
+	predict_1                 [64][8][10]float32
 }
 
 // ocannlReverserPredictPart0 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
@@ -7931,32 +8398,30 @@ var ocannlReverserPredictPart0Records rt.Records[ocannlReverserPredictPart0]
 // ocannlReverserPredictPart1 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart1 struct {
-	pNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserPredictScratch
+	pNetPos *[256]float32
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlReverserPredictPart1) Part(j2 int) {
-	pNetAttention1WQ, scratch := r2.pNetAttention1WQ, r2.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetPos, scratch := r2.pNetPos, r2.scratch
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_attention_1_q[8*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j2][0][0])
+		for i0 := range 8 {
+			ocannlMap0AVX512(&scratch.net_h[i0+8*j2][0][0], &scratch.net_h_1[i0+8*j2][0][0], &pNetPos[0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_attention_1_q[8*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j2][0][0])
+		for i0 := range 8 {
+			ocannlMap0AVX2(&scratch.net_h[i0+8*j2][0][0], &scratch.net_h_1[i0+8*j2][0][0], &pNetPos[0])
+		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_hRow2 := &scratch.net_h[i0+8*j2][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc2 := float32(0)
-						for i4 := range 32 {
-							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
-						}
-						scratch.net_attention_1_q[i0+8*j2][i1][i2][i3] = acc2
-					}
+				net_h_1Row := &scratch.net_h_1[i0+8*j2][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &scratch.net_h[i0+8*j2][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
 				}
 			}
 		}
@@ -7969,31 +8434,31 @@ var ocannlReverserPredictPart1Records rt.Records[ocannlReverserPredictPart1]
 // ocannlReverserPredictPart2 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart2 struct {
-	pNetAttention1WK *[1024]float32
+	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserPredictPart2) Part(j3 int) {
-	pNetAttention1WK, scratch := r3.pNetAttention1WK, r3.scratch
+	pNetAttention1WQ, scratch := r3.pNetAttention1WQ, r3.scratch
 	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_attention_1_k[8*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j3][0][0])
+		ocannlGemm20AVX512(&scratch.net_attention_1_q[8*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_attention_1_k[8*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j3][0][0])
+		ocannlGemm20AVX2(&scratch.net_attention_1_q[8*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j3][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_hRow3 := &scratch.net_h[i0+8*j3][i1]
+				net_hRow2 := &scratch.net_h[i0+8*j3][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc3 := float32(0)
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
 						for i4 := range 32 {
-							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
 						}
-						scratch.net_attention_1_k[i0+8*j3][i1][i2][i3] = acc3
+						scratch.net_attention_1_q[i0+8*j3][i1][i2][i3] = acc2
 					}
 				}
 			}
@@ -8007,31 +8472,31 @@ var ocannlReverserPredictPart2Records rt.Records[ocannlReverserPredictPart2]
 // ocannlReverserPredictPart3 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart3 struct {
-	pNetAttention1WV *[1024]float32
+	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserPredictPart3) Part(j4 int) {
-	pNetAttention1WV, scratch := r4.pNetAttention1WV, r4.scratch
+	pNetAttention1WK, scratch := r4.pNetAttention1WK, r4.scratch
 	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_attention_1_v[8*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j4][0][0])
+		ocannlGemm20AVX512(&scratch.net_attention_1_k[8*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j4][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_attention_1_v[8*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j4][0][0])
+		ocannlGemm20AVX2(&scratch.net_attention_1_k[8*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j4][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_hRow4 := &scratch.net_h[i0+8*j4][i1]
+				net_hRow3 := &scratch.net_h[i0+8*j4][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc4 := float32(0)
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
 						for i4 := range 32 {
-							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
 						}
-						scratch.net_attention_1_v[i0+8*j4][i1][i2][i3] = acc4
+						scratch.net_attention_1_k[i0+8*j4][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -8045,38 +8510,31 @@ var ocannlReverserPredictPart3Records rt.Records[ocannlReverserPredictPart3]
 // ocannlReverserPredictPart4 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart4 struct {
-	scratch *ocannlReverserPredictScratch
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserPredictPart4) Part(j5 int) {
-	scratch := r5.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	pNetAttention1WV, scratch := r5.pNetAttention1WV, r5.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_attention_1_scores_1[i0+8*j5][0][i2][0], &scratch.net_attention_1_q[i0+8*j5][0][i2][0], &scratch.net_attention_1_k[i0+8*j5][0][i2][0])
-			}
-		}
+		ocannlGemm20AVX512(&scratch.net_attention_1_v[8*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j5][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_attention_1_scores_1[i0+8*j5][0][i2][0], &scratch.net_attention_1_q[i0+8*j5][0][i2][0], &scratch.net_attention_1_k[i0+8*j5][0][i2][0])
-			}
-		}
+		ocannlGemm20AVX2(&scratch.net_attention_1_v[8*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j5][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
+				net_hRow4 := &scratch.net_h[i0+8*j5][i1]
 				for i2 := range 4 {
-					net_attention_1_qRow := &scratch.net_attention_1_q[i0+8*j5][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_kRow := &scratch.net_attention_1_k[i0+8*j5][i3][i2]
-						acc5 := float32(0)
-						for i4 := range 8 {
-							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
 						}
-						scratch.net_attention_1_scores_1[i0+8*j5][i1][i2][i3] = acc5
+						scratch.net_attention_1_v[i0+8*j5][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -8096,20 +8554,33 @@ type ocannlReverserPredictPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserPredictPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_attention_1_m[8*j6][0][0][0], &scratch.net_attention_1_scores[8*j6][0][0][0])
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_scores_1[i0+8*j6][0][i2][0], &scratch.net_attention_1_q[i0+8*j6][0][i2][0], &scratch.net_attention_1_k[i0+8*j6][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 8 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_scores_1[i0+8*j6][0][i2][0], &scratch.net_attention_1_q[i0+8*j6][0][i2][0], &scratch.net_attention_1_k[i0+8*j6][0][i2][0])
+			}
+		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+8*j6][i1][i2]
-					acc6 := float32(math.Inf(-1))
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0+8*j6][i1][i2]
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0+8*j6][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						scratch.net_attention_1_scores_1[i0+8*j6][i1][i2][i3] = acc5
 					}
-					scratch.net_attention_1_m[i0+8*j6][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -8128,20 +8599,20 @@ type ocannlReverserPredictPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserPredictPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.net_attention_1_attn_1[8*j7][0][0][0], &scratch.net_attention_1_ex[8*j7][0][0][0])
+		ocannlReduce16AVX2(&scratch.net_attention_1_m[8*j7][0][0][0], &scratch.net_attention_1_scores[8*j7][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+8*j7][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+8*j7][i1][i2]
+					acc6 := float32(math.Inf(-1))
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
-					scratch.net_attention_1_attn_1[i0+8*j7][i1][i2][0] = acc7
+					scratch.net_attention_1_m[i0+8*j7][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -8160,42 +8631,18 @@ type ocannlReverserPredictPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserPredictPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0+8*j8][0][i2][0], &scratch.net_attention_1_attn[i0+8*j8][0][i2][0], &scratch.net_attention_1_v[i0+8*j8][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0+8*j8][0][i2][0], &scratch.net_attention_1_attn[i0+8*j8][0][i2][0], &scratch.net_attention_1_v[i0+8*j8][0][i2][0])
-			}
-		}
+	// float32 pointwise kernel over 256 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.net_attention_1_ex[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0], &scratch.net_attention_1_m[8*j8][0][0][0])
 	} else {
-		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+8*j8][i1][i2]
-					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+8*j8][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+8*j8][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+8*j8][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+8*j8][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+8*j8][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+8*j8][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+8*j8][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+8*j8][i4+3][i2]
-						for i3 := range 8 {
-							acc8 := net_attention_1_ctxRow[i3]
-							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-							net_attention_1_ctxRow[i3] = acc8
-						}
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+8*j8][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0+8*j8][i1][i2][0]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+8*j8][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
 				}
 			}
@@ -8209,32 +8656,26 @@ var ocannlReverserPredictPart7Records rt.Records[ocannlReverserPredictPart7]
 // ocannlReverserPredictPart8 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart8 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
-	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j9][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j9][0][0][0])
+	scratch := r9.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&scratch.net_attention_1_attn_1[8*j9][0][0][0], &scratch.net_attention_1_ex[8*j9][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j9][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+8*j9][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
 					}
-					scratch.net_layer_norm_1_x_1[i0+8*j9][i1][i2] = acc9
+					scratch.net_attention_1_attn_1[i0+8*j9][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -8253,19 +8694,22 @@ type ocannlReverserPredictPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserPredictPart9) Part(j10 int) {
 	scratch := r10.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_1[8*j10][0][0], &scratch.net_layer_norm_1_x[8*j10][0][0])
+	// float32 pointwise kernel over 256 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.net_attention_1_attn[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0], &scratch.net_attention_1_attn_1[8*j10][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.net_attention_1_attn[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0], &scratch.net_attention_1_attn_1[8*j10][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+8*j10][i1]
-				acc10 := float32(0)
-				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+8*j10][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+8*j10][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+8*j10][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
 				}
-				scratch.net_layer_norm_1_mean_1[i0+8*j10][i1][0] = acc10
 			}
 		}
 	}
@@ -8283,19 +8727,44 @@ type ocannlReverserPredictPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserPredictPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_var_2[8*j11][0][0], &scratch.net_layer_norm_1_var_1[8*j11][0][0])
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i2 := range 4 {
+				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0+8*j11][0][i2][0], &scratch.net_attention_1_attn[i0+8*j11][0][i2][0], &scratch.net_attention_1_v[i0+8*j11][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 8 {
+			for i2 := range 4 {
+				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0+8*j11][0][i2][0], &scratch.net_attention_1_attn[i0+8*j11][0][i2][0], &scratch.net_attention_1_v[i0+8*j11][0][i2][0])
+			}
+		}
 	} else {
-		// reduction accumulated in a local variable.
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+8*j11][i1]
-				acc11 := float32(0)
-				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+8*j11][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+8*j11][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+8*j11][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+8*j11][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+8*j11][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+8*j11][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+8*j11][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+8*j11][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+8*j11][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
+					}
 				}
-				scratch.net_layer_norm_1_var_2[i0+8*j11][i1][0] = acc11
 			}
 		}
 	}
@@ -8307,30 +8776,32 @@ var ocannlReverserPredictPart10Records rt.Records[ocannlReverserPredictPart10]
 // ocannlReverserPredictPart11 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart11 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserPredictScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserPredictPart11) Part(j12 int) {
-	pNetDense1W, scratch := r12.pNetDense1W, r12.scratch
-	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetAttention1WO, scratch := r12.pNetAttention1WO, r12.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j12][0][0], &pNetDense1W[0], &scratch.net_x1[8*j12][0][0])
+		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j12][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j12][0][0], &pNetDense1W[0], &scratch.net_x1[8*j12][0][0])
+		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j12][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+8*j12][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j12][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					scratch.net_linear_1_x_1[i0+8*j12][i1][i2] = acc12
+					scratch.net_layer_norm_1_x_1[i0+8*j12][i1][i2] = acc9
 				}
 			}
 		}
@@ -8343,29 +8814,25 @@ var ocannlReverserPredictPart11Records rt.Records[ocannlReverserPredictPart11]
 // ocannlReverserPredictPart12 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart12 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j13 of the nest (0 <= j13 < 8).
-func (r14 *ocannlReverserPredictPart12) Part(j13 int) {
-	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
-	// float32 pointwise kernel over 64 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+func (r13 *ocannlReverserPredictPart12) Part(j13 int) {
+	scratch := r13.scratch
+	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_linear_1_x[8*j13][0][0], &scratch.net_linear_1_x_1[8*j13][0][0], &pNetDense1B[0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_1_x[8*j13][0][0], &scratch.net_h[8*j13][0][0], &scratch.net_layer_norm_1_x_1[8*j13][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_linear_1_x[8*j13][0][0], &scratch.net_linear_1_x_1[8*j13][0][0], &pNetDense1B[0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_1_x[8*j13][0][0], &scratch.net_h[8*j13][0][0], &scratch.net_layer_norm_1_x_1[8*j13][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j13][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j13][i1]
-				for i2 := range 64 {
-					r13 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-					if !(r13 > 0) {
-						r13 = 0
-					}
-					net_linear_1_xRow[i2] = r13
+				net_hRow5 := &scratch.net_h[i0+8*j13][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+8*j13][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+8*j13][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
 			}
 		}
@@ -8378,31 +8845,25 @@ var ocannlReverserPredictPart12Records rt.Records[ocannlReverserPredictPart12]
 // ocannlReverserPredictPart13 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart13 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
-func (r15 *ocannlReverserPredictPart13) Part(j14 int) {
-	pNetLinear1W, scratch := r15.pNetLinear1W, r15.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j14][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j14][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j14][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j14][0][0])
+func (r14 *ocannlReverserPredictPart13) Part(j14 int) {
+	scratch := r14.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_1[8*j14][0][0], &scratch.net_layer_norm_1_x[8*j14][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j14][i1]
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+8*j14][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+8*j14][i1][i2] = acc13
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
+				scratch.net_layer_norm_1_mean_1[i0+8*j14][i1][0] = acc10
 			}
 		}
 	}
@@ -8417,22 +8878,22 @@ type ocannlReverserPredictPart14 struct {
 	scratch *ocannlReverserPredictScratch
 }
 
-// Part runs part j15 of the nest (0 <= j15 < 8).
-func (r16 *ocannlReverserPredictPart14) Part(j15 int) {
-	scratch := r16.scratch
+// Part runs part j16 of the nest (0 <= j16 < 8).
+func (r15 *ocannlReverserPredictPart14) Part(j16 int) {
+	scratch := r15.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j15][0][0], &scratch.net_layer_norm_2_x[8*j15][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_var_2[8*j16][0][0], &scratch.net_layer_norm_1_var_1[8*j16][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+8*j15][i1]
-				acc14 := float32(0)
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+8*j16][i1]
+				acc11 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+8*j15][i1][0] = acc14
+				scratch.net_layer_norm_1_var_2[i0+8*j16][i1][0] = acc11
 			}
 		}
 	}
@@ -8444,25 +8905,31 @@ var ocannlReverserPredictPart14Records rt.Records[ocannlReverserPredictPart14]
 // ocannlReverserPredictPart15 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart15 struct {
-	scratch *ocannlReverserPredictScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserPredictScratch
 }
 
-// Part runs part j16 of the nest (0 <= j16 < 8).
-func (r17 *ocannlReverserPredictPart15) Part(j16 int) {
-	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j16][0][0], &scratch.net_layer_norm_2_var_1[8*j16][0][0])
+// Part runs part j18 of the nest (0 <= j18 < 8).
+func (r16 *ocannlReverserPredictPart15) Part(j18 int) {
+	pNetDense1W, scratch := r16.pNetDense1W, r16.scratch
+	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j18][0][0], &pNetDense1W[0], &scratch.net_x1[8*j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j18][0][0], &pNetDense1W[0], &scratch.net_x1[8*j18][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j16][i1]
-				acc15 := float32(0)
-				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+				net_x1Row2 := &scratch.net_x1[i0+8*j18][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+8*j18][i1][i2] = acc12
 				}
-				scratch.net_layer_norm_2_var_2[i0+8*j16][i1][0] = acc15
 			}
 		}
 	}
@@ -8474,30 +8941,29 @@ var ocannlReverserPredictPart15Records rt.Records[ocannlReverserPredictPart15]
 // ocannlReverserPredictPart16 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart16 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserPredictScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserPredictScratch
 }
 
-// Part runs part j17 of the nest (0 <= j17 < 8).
-func (r18 *ocannlReverserPredictPart16) Part(j17 int) {
-	pNetLinear2W, scratch := r18.pNetLinear2W, r18.scratch
-	// float32 dot kernel M=10 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+// Part runs part j19 of the nest (0 <= j19 < 8).
+func (r18 *ocannlReverserPredictPart16) Part(j19 int) {
+	pNetDense1B, scratch := r18.pNetDense1B, r18.scratch
+	// float32 pointwise kernel over 64 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.predict_1[8*j17][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j17][0][0])
+		ocannlMap56AVX512(&scratch.net_linear_1_x[8*j19][0][0], &scratch.net_linear_1_x_1[8*j19][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.predict_1[8*j17][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j17][0][0])
+		ocannlMap56AVX2(&scratch.net_linear_1_x[8*j19][0][0], &scratch.net_linear_1_x_1[8*j19][0][0], &pNetDense1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+8*j17][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j19][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j19][i1]
+				for i2 := range 64 {
+					r17 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					if !(r17 > 0) {
+						r17 = 0
 					}
-					scratch.predict_1[i0+8*j17][i1][i2] = acc16
+					net_linear_1_xRow[i2] = r17
 				}
 			}
 		}
@@ -8506,3 +8972,199 @@ func (r18 *ocannlReverserPredictPart16) Part(j17 int) {
 
 // ocannlReverserPredictPart16Records holds the free ocannlReverserPredictPart16 records.
 var ocannlReverserPredictPart16Records rt.Records[ocannlReverserPredictPart16]
+
+// ocannlReverserPredictPart17 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart17 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r19 *ocannlReverserPredictPart17) Part(j20 int) {
+	pNetLinear1W, scratch := r19.pNetLinear1W, r19.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j20][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j20][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j20][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j20][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j20][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+8*j20][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart17Records holds the free ocannlReverserPredictPart17 records.
+var ocannlReverserPredictPart17Records rt.Records[ocannlReverserPredictPart17]
+
+// ocannlReverserPredictPart18 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart18 struct {
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r20 *ocannlReverserPredictPart18) Part(j21 int) {
+	pNetLinear1B, scratch := r20.pNetLinear1B, r20.scratch
+	// float32 pointwise kernel over 64 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_layer_norm_2_x[8*j21][0][0], &scratch.net_x1[8*j21][0][0], &scratch.net_layer_norm_2_x_1[8*j21][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap57AVX2(&scratch.net_layer_norm_2_x[8*j21][0][0], &scratch.net_x1[8*j21][0][0], &scratch.net_layer_norm_2_x_1[8*j21][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_x1Row3 := &scratch.net_x1[i0+8*j21][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+8*j21][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+8*j21][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart18Records holds the free ocannlReverserPredictPart18 records.
+var ocannlReverserPredictPart18Records rt.Records[ocannlReverserPredictPart18]
+
+// ocannlReverserPredictPart19 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart19 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r21 *ocannlReverserPredictPart19) Part(j22 int) {
+	scratch := r21.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j22][0][0], &scratch.net_layer_norm_2_x[8*j22][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+8*j22][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+8*j22][i1][0] = acc14
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart19Records holds the free ocannlReverserPredictPart19 records.
+var ocannlReverserPredictPart19Records rt.Records[ocannlReverserPredictPart19]
+
+// ocannlReverserPredictPart20 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart20 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r22 *ocannlReverserPredictPart20) Part(j24 int) {
+	scratch := r22.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j24][0][0], &scratch.net_layer_norm_2_var_1[8*j24][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j24][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+8*j24][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart20Records holds the free ocannlReverserPredictPart20 records.
+var ocannlReverserPredictPart20Records rt.Records[ocannlReverserPredictPart20]
+
+// ocannlReverserPredictPart21 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart21 struct {
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r23 *ocannlReverserPredictPart21) Part(j26 int) {
+	pNetLinear2W, scratch := r23.pNetLinear2W, r23.scratch
+	// float32 dot kernel M=10 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm23AVX512(&scratch.predict_1[8*j26][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j26][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm23AVX2(&scratch.predict_1[8*j26][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j26][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_x2Row2 := &scratch.net_x2[i0+8*j26][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.predict_1[i0+8*j26][i1][i2] = acc16
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart21Records holds the free ocannlReverserPredictPart21 records.
+var ocannlReverserPredictPart21Records rt.Records[ocannlReverserPredictPart21]
+
+// ocannlReverserPredictPart22 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart22 struct {
+	out          *[64][8][10]float32
+	pNetLinear2B *[10]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r24 *ocannlReverserPredictPart22) Part(j27 int) {
+	out, pNetLinear2B, scratch := r24.out, r24.pNetLinear2B, r24.scratch
+	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&out[8*j27][0][0], &scratch.predict_1[8*j27][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&out[8*j27][0][0], &scratch.predict_1[8*j27][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 8 {
+			for i1 := range 8 {
+				predict_1Row := &scratch.predict_1[i0+8*j27][i1]
+				outRow := &out[i0+8*j27][i1]
+				for i2 := range 10 {
+					outRow[i2] = predict_1Row[i2] + pNetLinear2B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart22Records holds the free ocannlReverserPredictPart22 records.
+var ocannlReverserPredictPart22Records rt.Records[ocannlReverserPredictPart22]

@@ -4216,7 +4216,7 @@ TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000080, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -4239,7 +4239,7 @@ TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -4380,7 +4380,7 @@ TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, SI
+	MOVQ         $0x00000020, SI
 
 row1:
 	MOVQ $0x00000002, DI
@@ -4702,16 +4702,16 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, DX
 	KMOVW        DX, K1
-	MOVQ         $0x00000400, DX
+	MOVQ         $0x00000080, DX
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -4725,9 +4725,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4736,7 +4736,7 @@ TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVL         $0x000000ff, SI
 	KMOVW        SI, K1
-	MOVQ         $0x00000400, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (CX), Z2
@@ -4758,9 +4758,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4780,9 +4780,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4790,7 +4790,7 @@ TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -4805,15 +4805,15 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000080, BX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -4828,9 +4828,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4856,9 +4856,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4877,9 +4877,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4915,9 +4915,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4945,16 +4945,16 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	MOVQ $0x00000002, DI
@@ -4978,9 +4978,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4988,7 +4988,7 @@ TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VMOVUPS.Z (CX), K1, Z0
@@ -8805,7 +8805,7 @@ TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000080, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -8969,7 +8969,7 @@ TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000080, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -8992,7 +8992,7 @@ TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000080, BX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -9195,7 +9195,7 @@ TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, SI
+	MOVQ         $0x00000020, SI
 
 row1:
 	MOVQ $0x00000004, DI
@@ -9977,7 +9977,7 @@ TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000020, BX
 
 row1:
 	VBROADCASTSS (DX), Y1
@@ -10052,7 +10052,7 @@ TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000020, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -10180,7 +10180,7 @@ TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 e1:
 	VMOVUPS   (CX), Y2
@@ -10206,7 +10206,7 @@ TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -10219,9 +10219,29 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10243,14 +10263,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DX
+	MOVQ         $0x00000080, DX
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -10264,15 +10284,15 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000080, BX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -10288,16 +10308,16 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000400, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (CX), Y2
@@ -10319,16 +10339,16 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS (DX), Y1
-	MOVQ         $0x00000400, DX
+	MOVQ         $0x00000080, DX
 
 e1:
 	VMOVUPS (CX), Y2
@@ -10342,9 +10362,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10364,45 +10384,45 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap46AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap47AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap46AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap47AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap46AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap47AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap46AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap46AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap46AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap46AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap47AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap47AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap47AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap47AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap46AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap46AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap46AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap46AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -10414,129 +10434,129 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap46AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap46AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap47AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap47AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -10551,15 +10571,15 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -10574,9 +10594,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10595,9 +10615,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10623,9 +10643,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10644,9 +10664,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10665,9 +10685,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10685,9 +10705,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10723,9 +10743,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10753,16 +10773,16 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	MOVQ $0x00000004, DI
@@ -10786,16 +10806,16 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VMOVUPS    (CX), Y1

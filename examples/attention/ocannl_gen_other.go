@@ -226,22 +226,17 @@ func ocannlMap36AVX512(c, x0, x1 *float32) {
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
 
-// ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
+// ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap42AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX512 called without assembly") }
 
-// ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
+// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap44AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
 }
 
-// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
-}
-
-// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
+// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap46AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
 }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
@@ -249,32 +244,37 @@ func ocannlMap48AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
 }
 
-// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
 }
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
-
-// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX512(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
+func ocannlMap51AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
 }
 
+// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
+
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX512(c, x0, x1 *float32) {
+func ocannlMap55AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
 }
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap56AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
 }
 
 // ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX512(c, x0, x1 *float32) {
+func ocannlMap57AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
+}
+
+// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap58AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -480,21 +480,21 @@ func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 cal
 func ocannlMap39AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
+func ocannlMap40AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
+func ocannlMap42AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap43AVX2 called without assembly")
-}
+func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap44AVX2 called without assembly")
+}
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
@@ -509,13 +509,13 @@ func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 cal
 func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
@@ -524,20 +524,23 @@ func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called 
 func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap54AVX2 called without assembly")
-}
+func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
-
-// ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap56AVX2 called without assembly")
+func ocannlMap55AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap55AVX2 called without assembly")
 }
 
+// ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
+func ocannlMap57AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap57AVX2 called without assembly")
+}
+
+// ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

@@ -304,24 +304,24 @@ func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]floa
 //	net.max_pool#1/x: 32 | 10,10,8 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
-//	_net.max_pool#1/y.1: 2,2 (let, local)
+//	_net.max_pool#1/y.1: 2,2 (let, local, in scratch field net_max_pool_1_y_1)
 //	net.max_pool#1/y: 32 | 5,5,8 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
 //	net.conv2/y: 32 | 5,5,16 (let, local, in scratch field net_conv2_y)
 //	net.conv2.bias: 16 (param, parameter pNetConv2Bias)
 //	_net.head/x.1: 32 | 5,5,16 (let, local)
-//	net.head/x: 32 | 5,5,16 (let, local)
+//	net.head/x: 32 | 5,5,16 (let, local, in scratch field net_head_x)
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
-//	_train.cross_entropy#1/logits.1: 32 | 4 (let, local)
+//	_train.cross_entropy#1/logits.1: 32 | 4 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.head.b: 4 (param, parameter pNetHeadB)
-//	train.cross_entropy#1/logits: 32 | 4 (let, local)
-//	train.cross_entropy#1/m: 32 | 1 (let, local)
-//	train.cross_entropy#1/z: 32 | 4 (let, local)
-//	_train.cross_entropy#1/logp.1: 32 | 4 (let, local)
-//	_train.cross_entropy#1/logp.2: 32 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 32 | 1 (let, local)
+//	train.cross_entropy#1/logits: 32 | 4 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 32 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 32 | 4 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 32 | 4 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 32 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 32 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 32 | 4 (let, local)
-//	_train.1: 32 | 4 (let, local)
+//	_train.1: 32 | 4 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
@@ -454,16 +454,6 @@ func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]floa
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlCNNTrainLossScratch) {
-	var net_max_pool_1_y_1 [2][2]float32
-	var net_head_x [32][5][5][16]float32
-	var train_cross_entropy_1_logits_1 [32][4]float32
-	var train_cross_entropy_1_logits [32][4]float32
-	var train_cross_entropy_1_m [32][1]float32
-	var train_cross_entropy_1_z [32][4]float32
-	var train_cross_entropy_1_logp_1 [32][4]float32
-	var train_cross_entropy_1_logp_2 [32][1]float32
-	var train_cross_entropy_1_logp_3 [32][1]float32
-	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -506,7 +496,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &net_max_pool_1_y_1[i0]
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_1_y_1Row[i1] = 0
 		}
@@ -532,7 +522,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -544,9 +534,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
 					for i4 := range 2 {
 						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
 						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 8 {
 							acc2 := net_max_pool_1_yRow[i3]
 							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
@@ -627,15 +617,15 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap7AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap7AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-					net_head_xRow := &net_head_x[i0][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 					for i3 := range 16 {
 						r4 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
 						if !(r4 > 0) {
@@ -651,9 +641,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -662,21 +652,21 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &net_head_x[i0][i2][i3]
+						net_head_xRow2 := &scratch.net_head_x[i0][i2][i3]
 						for i4 := range 16 {
 							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
 						}
 					}
 				}
-				train_cross_entropy_1_logits_1[i0][i1] = acc4
+				scratch.train_cross_entropy_1_logits_1[i0][i1] = acc4
 			}
 		}
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	for i0 := range 32 {
-		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
-		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
 		}
@@ -685,24 +675,24 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 32 rows of 4 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce0AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
 			acc5 := float32(math.Inf(-1))
 			for i1 := range 4 {
 				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
 			}
-			train_cross_entropy_1_m[i0][0] = acc5
+			scratch.train_cross_entropy_1_m[i0][0] = acc5
 		}
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	for i0 := range 32 {
-		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 		}
@@ -711,11 +701,11 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
 			}
@@ -725,35 +715,35 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 32 rows of 4 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce1AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
 			acc6 := float32(0)
 			for i1 := range 4 {
 				acc6 += train_cross_entropy_1_logp_1Row2[i1]
 			}
-			train_cross_entropy_1_logp_2[i0][0] = acc6
+			scratch.train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
 		}
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 32 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_1Row := &train_1[i0]
+		train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &scratch.train_1[i0]
 		for i1 := range 4 {
 			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
@@ -762,12 +752,12 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 128 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce2AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc7 := float32(0)
 		for i0 := range 32 {
-			train_1Row2 := &train_1[i0]
+			train_1Row2 := &scratch.train_1[i0]
 			for i1 := range 4 {
 				acc7 += train_1Row2[i1]
 			}
@@ -785,10 +775,20 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 // ocannlCNNTrainLossScratch holds the local arrays of ocannlCNNTrainLoss too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNTrainLossScratch struct {
-	net_conv1_y      [32][10][10][8]float32
-	net_max_pool_1_x [32][10][10][8]float32
-	net_max_pool_1_y [32][8][8][8]float32
-	net_conv2_y      [32][5][5][16]float32
+	net_conv1_y                    [32][10][10][8]float32
+	net_max_pool_1_x               [32][10][10][8]float32
+	net_max_pool_1_y_1             [2][2]float32
+	net_max_pool_1_y               [32][8][8][8]float32
+	net_conv2_y                    [32][5][5][16]float32
+	net_head_x                     [32][5][5][16]float32
+	train_cross_entropy_1_logits_1 [32][4]float32
+	train_cross_entropy_1_logits   [32][4]float32
+	train_cross_entropy_1_m        [32][1]float32
+	train_cross_entropy_1_z        [32][4]float32
+	train_cross_entropy_1_logp_1   [32][4]float32
+	train_cross_entropy_1_logp_2   [32][1]float32
+	train_cross_entropy_1_logp_3   [32][1]float32
+	train_1                        [32][4]float32
 }
 
 // ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
@@ -905,24 +905,24 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	net.max_pool#1/x: 32 | 10,10,8 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
-//	_net.max_pool#1/y.1: 2,2 (let, local)
+//	_net.max_pool#1/y.1: 2,2 (let, local, in scratch field net_max_pool_1_y_1)
 //	net.max_pool#1/y: 32 | 5,5,8 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
 //	net.conv2/y: 32 | 5,5,16 (let, local, in scratch field net_conv2_y)
 //	net.conv2.bias: 16 (param, parameter pNetConv2Bias)
-//	_net.head/x.1: 32 | 5,5,16 (let, local)
-//	net.head/x: 32 | 5,5,16 (let, local)
+//	_net.head/x.1: 32 | 5,5,16 (let, local, in scratch field net_head_x_1)
+//	net.head/x: 32 | 5,5,16 (let, local, in scratch field net_head_x)
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
-//	_train.cross_entropy#1/logits.1: 32 | 4 (let, local)
+//	_train.cross_entropy#1/logits.1: 32 | 4 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.head.b: 4 (param, parameter pNetHeadB)
-//	train.cross_entropy#1/logits: 32 | 4 (let, local)
-//	train.cross_entropy#1/m: 32 | 1 (let, local)
-//	train.cross_entropy#1/z: 32 | 4 (let, local)
-//	_train.cross_entropy#1/logp.1: 32 | 4 (let, local)
-//	_train.cross_entropy#1/logp.2: 32 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 32 | 1 (let, local)
+//	train.cross_entropy#1/logits: 32 | 4 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 32 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 32 | 4 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 32 | 4 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 32 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 32 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 32 | 4 (let, local)
-//	_train.1: 32 | 4 (let, local)
+//	_train.1: 32 | 4 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
@@ -937,19 +937,19 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	net.conv2/y.grad: [32 5 5 16] (let, local, in scratch field net_conv2_y_grad)
 //	net.conv2.bias.grad: [16] (let, output parameter gNetConv2Bias)
 //	_net.head/x.1.grad: [32 5 5 16] (let, local, in scratch field net_head_x_1_grad)
-//	net.head/x.grad: [32 5 5 16] (let, local)
+//	net.head/x.grad: [32 5 5 16] (let, local, in scratch field net_head_x_grad)
 //	net.head.w.grad: [4 5 5 16] (let, output parameter gNetHeadW)
-//	_train.cross_entropy#1/logits.1.grad: [32 4] (let, local)
+//	_train.cross_entropy#1/logits.1.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
 //	net.head.b.grad: [4] (let, output parameter gNetHeadB)
-//	train.cross_entropy#1/logits.grad: [32 4] (let, local)
-//	train.cross_entropy#1/m.grad: [32 1] (let, local)
-//	train.cross_entropy#1/z.grad: [32 4] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [32 4] (let, local)
-//	_train.cross_entropy#1/logp.2.grad: [32 1] (let, local)
-//	_train.cross_entropy#1/logp.3.grad: [32 1] (let, local)
-//	train.cross_entropy#1/logp.grad: [32 4] (let, local)
-//	_train.1.grad: [32 4] (let, local)
-//	_train.2.grad: [1] (let, local)
+//	train.cross_entropy#1/logits.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/m.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	_train.cross_entropy#1/logp.1.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.2.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	_train.1.grad: [32 4] (let, local, in scratch field train_1_grad)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //	_scratch: [] (let, local)
@@ -1286,30 +1286,8 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	          for i5 in 0..2:
 //	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1/y.grad[i0, i1, i2, i3]
 func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlCNNBackwardScratch) {
-	var net_max_pool_1_y_1 [2][2]float32
-	var net_head_x_1 [32][5][5][16]float32
-	var net_head_x [32][5][5][16]float32
-	var train_cross_entropy_1_logits_1 [32][4]float32
-	var train_cross_entropy_1_logits [32][4]float32
-	var train_cross_entropy_1_m [32][1]float32
-	var train_cross_entropy_1_z [32][4]float32
-	var train_cross_entropy_1_logp_1 [32][4]float32
-	var train_cross_entropy_1_logp_2 [32][1]float32
-	var train_cross_entropy_1_logp_3 [32][1]float32
-	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_head_x_grad [32][5][5][16]float32
-	var train_cross_entropy_1_logits_1_grad [32][4]float32
-	var train_cross_entropy_1_logits_grad [32][4]float32
-	var train_cross_entropy_1_m_grad [32][1]float32
-	var train_cross_entropy_1_z_grad [32][4]float32
-	var train_cross_entropy_1_logp_1_grad [32][4]float32
-	var train_cross_entropy_1_logp_2_grad [32][1]float32
-	var train_cross_entropy_1_logp_3_grad [32][1]float32
-	var train_cross_entropy_1_logp_grad [32][4]float32
-	var train_1_grad [32][4]float32
-	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -1372,7 +1350,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &net_max_pool_1_y_1[i0]
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_1_y_1Row[i1] = 0
 		}
@@ -1398,7 +1376,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -1410,9 +1388,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
 					for i4 := range 2 {
 						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
 						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 8 {
 							acc2 := net_max_pool_1_yRow[i3]
 							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
@@ -1493,15 +1471,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap12AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap12AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-					net_head_x_1Row := &net_head_x_1[i0][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
 					for i3 := range 16 {
 						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
 					}
@@ -1513,15 +1491,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap13AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap13AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
-					net_head_xRow := &net_head_x[i0][i1][i2]
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 					for i3 := range 16 {
 						r4 := net_head_x_1Row2[i3]
 						if !(r4 > 0) {
@@ -1537,9 +1515,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1548,21 +1526,21 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &net_head_x[i0][i2][i3]
+						net_head_xRow2 := &scratch.net_head_x[i0][i2][i3]
 						for i4 := range 16 {
 							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
 						}
 					}
 				}
-				train_cross_entropy_1_logits_1[i0][i1] = acc4
+				scratch.train_cross_entropy_1_logits_1[i0][i1] = acc4
 			}
 		}
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	for i0 := range 32 {
-		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
-		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
 		}
@@ -1571,24 +1549,24 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 32 rows of 4 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce0AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
 			acc5 := float32(math.Inf(-1))
 			for i1 := range 4 {
 				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
 			}
-			train_cross_entropy_1_m[i0][0] = acc5
+			scratch.train_cross_entropy_1_m[i0][0] = acc5
 		}
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	for i0 := range 32 {
-		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 		}
@@ -1597,11 +1575,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0]
 			for i1 := range 4 {
 				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
 			}
@@ -1611,35 +1589,35 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 32 rows of 4 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce1AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
 			acc6 := float32(0)
 			for i1 := range 4 {
 				acc6 += train_cross_entropy_1_logp_1Row2[i1]
 			}
-			train_cross_entropy_1_logp_2[i0][0] = acc6
+			scratch.train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
 		}
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 32 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_1Row := &train_1[i0]
+		train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &scratch.train_1[i0]
 		for i1 := range 4 {
 			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
@@ -1648,12 +1626,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 128 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce2AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc7 := float32(0)
 		for i0 := range 32 {
-			train_1Row2 := &train_1[i0]
+			train_1Row2 := &scratch.train_1[i0]
 			for i1 := range 4 {
 				acc7 += train_1Row2[i1]
 			}
@@ -1674,7 +1652,17 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadW = [1600]float32{}
+	scratch.train_cross_entropy_1_logits_1_grad = [32][4]float32{}
 	*gNetHeadB = [4]float32{}
+	scratch.train_cross_entropy_1_logits_grad = [32][4]float32{}
+	scratch.train_cross_entropy_1_m_grad = [32][1]float32{}
+	scratch.train_cross_entropy_1_z_grad = [32][4]float32{}
+	scratch.train_cross_entropy_1_logp_1_grad = [32][4]float32{}
+	scratch.train_cross_entropy_1_logp_2_grad = [32][1]float32{}
+	scratch.train_cross_entropy_1_logp_3_grad = [32][1]float32{}
+	scratch.train_cross_entropy_1_logp_grad = [32][4]float32{}
+	scratch.train_1_grad = [32][4]float32{}
+	scratch.train_2_grad = [1]float32{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -1683,12 +1671,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	train_3_grad[0] += -train_grad[0]
 
 	// backprop of op 18 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
-	train_2_grad[0] += train_3_grad[0] / 32
+	scratch.train_2_grad[0] += train_3_grad[0] / 32
 
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	train_2_gradV := train_2_grad[0]
+	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 32 {
-		train_1_gradRow := &train_1_grad[i0]
+		train_1_gradRow := &scratch.train_1_grad[i0]
 		for i1 := range 4 {
 			train_1_gradRow[i1] += train_2_gradV
 		}
@@ -1697,8 +1685,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	for i0 := range 32 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
-		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+		train_1_gradRow2 := &scratch.train_1_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
 		}
@@ -1706,8 +1694,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 32 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 		}
@@ -1716,28 +1704,28 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
-			acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			acc8 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 4 {
 				acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
 			}
-			train_cross_entropy_1_logp_3_grad[i0][0] = acc8
+			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
 	}
 
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	for i0 := range 32 {
-		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	for i0 := range 32 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
 		}
@@ -1745,9 +1733,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 32 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
-		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
@@ -1755,8 +1743,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 32 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
 		}
@@ -1765,25 +1753,25 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
-			acc9 := train_cross_entropy_1_m_grad[i0][0]
+			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			acc9 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 4 {
 				acc9 -= train_cross_entropy_1_z_gradRow4[i1]
 			}
-			train_cross_entropy_1_m_grad[i0][0] = acc9
+			scratch.train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 32 {
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
@@ -1799,8 +1787,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	for i0 := range 32 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
 		for i1 := range 4 {
 			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
 		}
@@ -1809,14 +1797,14 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 	// float32 across-rows add reduction kernel, 32 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&gNetHeadB[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce4AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
+			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
+			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
 			for i1 := range 4 {
 				acc10 := gNetHeadB[i1]
 				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
@@ -1831,16 +1819,16 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
+		ocannlGemm3AVX512(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
+		ocannlGemm3AVX2(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
-						net_head_xRow3 := &net_head_x[i0][i2][i3]
+						net_head_xRow3 := &scratch.net_head_x[i0][i2][i3]
 						gNetHeadWRow := (*[16]float32)(gNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
 						for i4 := range 16 {
 							gNetHeadWRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
@@ -1854,17 +1842,18 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX512(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX2(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
 	} else {
+		scratch.net_head_x_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_x_gradRow := &net_head_x_grad[i0][i2][i3]
+						net_head_x_gradRow := &scratch.net_head_x_grad[i0][i2][i3]
 						for i4 := range 16 {
 							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
 						}
@@ -1877,14 +1866,14 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap14AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
 		scratch.net_head_x_1_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row3 := &net_head_x_1[i0][i1][i2]
-					net_head_x_gradRow2 := &net_head_x_grad[i0][i1][i2]
+					net_head_x_1Row3 := &scratch.net_head_x_1[i0][i1][i2]
+					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0][i1][i2]
 					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
 						var r7 float32
@@ -2092,44 +2081,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i4 := range 2 {
-					ocannlMap20AVX2(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0][i1+1][1][0], &scratch.net_max_pool_1_x[i0][2*i1+i4][0][0], &net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
-				}
-			}
-		}
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_max_pool_1_x_grad = [32][10][10][8]float32{}
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 8 {
-						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3]
-						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
-						for i4 := range 2 {
-							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0][2*i1+i4]
-							net_max_pool_1_y_1Row2 := &net_max_pool_1_y_1[i4]
-							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
-							for i5 := range 2 {
-								var r12 float32
-								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-									r12 = 1
-								}
-								r13 := float32(0)
-								if r12 != 0 {
-									r13 = net_max_pool_1_y_gradV
-								}
-								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r13
-							}
-						}
-					}
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlCNNBackwardPart5Records.Get()
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlCNNBackwardPart5{}
+	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
@@ -2144,15 +2104,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r14 float32
+						var r15 float32
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r14 = 1
+							r15 = 1
 						}
-						r15 := float32(0)
-						if r14 != 0 {
-							r15 = net_max_pool_1_x_gradRow2[i3]
+						r16 := float32(0)
+						if r15 != 0 {
+							r16 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r15
+						net_max_pool_1_x_1_gradRow[i3] += r16
 					}
 				}
 			}
@@ -2180,71 +2140,93 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlCNNBackwardPart5Records.Get()
-	rec6.scratch = scratch
+	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.scratch = scratch
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.images = images
-	rec7.scratch = scratch
+	rec8 := ocannlCNNBackwardPart7Records.Get()
+	rec8.images = images
+	rec8.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec6, rec7)
+	region.RunSeq(8, rec7, rec8)
 	// The 8 partial sums, added in part order.
-	for j64 := range 8 {
-		acc15 := gNetConv1Bias[j64]
-		acc15 += rec6.gNetConv1BiasPartial[0][j64]
-		acc15 += rec6.gNetConv1BiasPartial[1][j64]
-		acc15 += rec6.gNetConv1BiasPartial[2][j64]
-		acc15 += rec6.gNetConv1BiasPartial[3][j64]
-		acc15 += rec6.gNetConv1BiasPartial[4][j64]
-		acc15 += rec6.gNetConv1BiasPartial[5][j64]
-		acc15 += rec6.gNetConv1BiasPartial[6][j64]
-		acc15 += rec6.gNetConv1BiasPartial[7][j64]
-		gNetConv1Bias[j64] = acc15
+	for j65 := range 8 {
+		acc15 := gNetConv1Bias[j65]
+		acc15 += rec7.gNetConv1BiasPartial[0][j65]
+		acc15 += rec7.gNetConv1BiasPartial[1][j65]
+		acc15 += rec7.gNetConv1BiasPartial[2][j65]
+		acc15 += rec7.gNetConv1BiasPartial[3][j65]
+		acc15 += rec7.gNetConv1BiasPartial[4][j65]
+		acc15 += rec7.gNetConv1BiasPartial[5][j65]
+		acc15 += rec7.gNetConv1BiasPartial[6][j65]
+		acc15 += rec7.gNetConv1BiasPartial[7][j65]
+		gNetConv1Bias[j65] = acc15
 	}
-	rec6.scratch = nil
-	ocannlCNNBackwardPart5Records.Put(rec6)
+	rec7.scratch = nil
+	ocannlCNNBackwardPart6Records.Put(rec7)
 	// The 8 partial sums, added in part order.
-	for j66 := range 8 {
-		for j67 := range 3 {
-			for j68 := range 3 {
-				for j69 := range 1 {
-					acc16 := gNetConv1Kernel[9*j66+3*j67+j68+j69]
-					acc16 += rec7.gNetConv1KernelPartial[0][j66][j67][j68][j69]
-					acc16 += rec7.gNetConv1KernelPartial[1][j66][j67][j68][j69]
-					acc16 += rec7.gNetConv1KernelPartial[2][j66][j67][j68][j69]
-					acc16 += rec7.gNetConv1KernelPartial[3][j66][j67][j68][j69]
-					acc16 += rec7.gNetConv1KernelPartial[4][j66][j67][j68][j69]
-					acc16 += rec7.gNetConv1KernelPartial[5][j66][j67][j68][j69]
-					acc16 += rec7.gNetConv1KernelPartial[6][j66][j67][j68][j69]
-					acc16 += rec7.gNetConv1KernelPartial[7][j66][j67][j68][j69]
-					gNetConv1Kernel[9*j66+3*j67+j68+j69] = acc16
+	for j67 := range 8 {
+		for j68 := range 3 {
+			for j69 := range 3 {
+				for j70 := range 1 {
+					acc16 := gNetConv1Kernel[9*j67+3*j68+j69+j70]
+					acc16 += rec8.gNetConv1KernelPartial[0][j67][j68][j69][j70]
+					acc16 += rec8.gNetConv1KernelPartial[1][j67][j68][j69][j70]
+					acc16 += rec8.gNetConv1KernelPartial[2][j67][j68][j69][j70]
+					acc16 += rec8.gNetConv1KernelPartial[3][j67][j68][j69][j70]
+					acc16 += rec8.gNetConv1KernelPartial[4][j67][j68][j69][j70]
+					acc16 += rec8.gNetConv1KernelPartial[5][j67][j68][j69][j70]
+					acc16 += rec8.gNetConv1KernelPartial[6][j67][j68][j69][j70]
+					acc16 += rec8.gNetConv1KernelPartial[7][j67][j68][j69][j70]
+					gNetConv1Kernel[9*j67+3*j68+j69+j70] = acc16
 				}
 			}
 		}
 	}
-	rec7.images = nil
-	rec7.scratch = nil
-	ocannlCNNBackwardPart6Records.Put(rec7)
+	rec8.images = nil
+	rec8.scratch = nil
+	ocannlCNNBackwardPart7Records.Put(rec8)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNBackwardScratch struct {
-	net_conv1_y             [32][10][10][8]float32
-	net_max_pool_1_x_1      [32][10][10][8]float32
-	net_max_pool_1_x        [32][10][10][8]float32
-	net_max_pool_1_y        [32][8][8][8]float32
-	net_conv2_y             [32][5][5][16]float32
-	net_conv1_y_grad        [32][10][10][8]float32
-	net_max_pool_1_x_1_grad [32][10][10][8]float32
-	net_max_pool_1_x_grad   [32][10][10][8]float32
-	net_max_pool_1_y_grad   [32][8][8][8]float32
-	net_conv2_y_grad        [32][5][5][16]float32
-	net_head_x_1_grad       [32][5][5][16]float32
+	net_conv1_y                         [32][10][10][8]float32
+	net_max_pool_1_x_1                  [32][10][10][8]float32
+	net_max_pool_1_x                    [32][10][10][8]float32
+	net_max_pool_1_y_1                  [2][2]float32
+	net_max_pool_1_y                    [32][8][8][8]float32
+	net_conv2_y                         [32][5][5][16]float32
+	net_head_x_1                        [32][5][5][16]float32
+	net_head_x                          [32][5][5][16]float32
+	train_cross_entropy_1_logits_1      [32][4]float32
+	train_cross_entropy_1_logits        [32][4]float32
+	train_cross_entropy_1_m             [32][1]float32
+	train_cross_entropy_1_z             [32][4]float32
+	train_cross_entropy_1_logp_1        [32][4]float32
+	train_cross_entropy_1_logp_2        [32][1]float32
+	train_cross_entropy_1_logp_3        [32][1]float32
+	train_1                             [32][4]float32
+	net_conv1_y_grad                    [32][10][10][8]float32
+	net_max_pool_1_x_1_grad             [32][10][10][8]float32
+	net_max_pool_1_x_grad               [32][10][10][8]float32
+	net_max_pool_1_y_grad               [32][8][8][8]float32
+	net_conv2_y_grad                    [32][5][5][16]float32
+	net_head_x_1_grad                   [32][5][5][16]float32
+	net_head_x_grad                     [32][5][5][16]float32
+	train_cross_entropy_1_logits_1_grad [32][4]float32
+	train_cross_entropy_1_logits_grad   [32][4]float32
+	train_cross_entropy_1_m_grad        [32][1]float32
+	train_cross_entropy_1_z_grad        [32][4]float32
+	train_cross_entropy_1_logp_1_grad   [32][4]float32
+	train_cross_entropy_1_logp_2_grad   [32][1]float32
+	train_cross_entropy_1_logp_3_grad   [32][1]float32
+	train_cross_entropy_1_logp_grad     [32][4]float32
+	train_1_grad                        [32][4]float32
+	train_2_grad                        [1]float32
 }
 
 // ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
@@ -2495,40 +2477,44 @@ var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 // ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart5 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv1BiasPartial [8][8]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
 // Part runs part j63 of the nest (0 <= j63 < 8).
-func (r16 *ocannlCNNBackwardPart5) Part(j63 int) {
-	scratch, gNetConv1BiasPartial := r16.scratch, &r16.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j63] = [8]float32{}
-	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+func (r14 *ocannlCNNBackwardPart5) Part(j63 int) {
+	scratch := r14.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j63][0], &scratch.net_max_pool_1_x_1_grad[4*j63][0][0][0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j63]
 		for i0 := range 4 {
-			for i1 := range 10 {
-				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2+3]
-					for i3 := range 8 {
-						acc14 := gNetConv1BiasPartialRow[i3]
-						acc14 += net_max_pool_1_x_1_gradRow3[i3]
-						acc14 += net_max_pool_1_x_1_gradRow4[i3]
-						acc14 += net_max_pool_1_x_1_gradRow5[i3]
-						acc14 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1BiasPartialRow[i3] = acc14
-					}
+			for i1 := range 5 {
+				for i4 := range 2 {
+					ocannlMap20AVX2(&scratch.net_max_pool_1_x_grad[i0+4*j63][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+4*j63][i1+1][1][0], &scratch.net_max_pool_1_x[i0+4*j63][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+4*j63][i1+1][1][0])
 				}
-				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j63][i1][i2]
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 5 {
+				for i2 := range 5 {
 					for i3 := range 8 {
-						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+4*j63][i1+1][i2+1][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+4*j63][i1+1][i2+1][i3]
+						for i4 := range 2 {
+							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+4*j63][2*i1+i4]
+							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+4*j63][2*i1+i4]
+							for i5 := range 2 {
+								var r12 float32
+								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
+									r12 = 1
+								}
+								r13 := float32(0)
+								if r12 != 0 {
+									r13 = net_max_pool_1_y_gradV
+								}
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r13
+							}
+						}
 					}
 				}
 			}
@@ -2542,27 +2528,74 @@ var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
 // ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart6 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r17 *ocannlCNNBackwardPart6) Part(j64 int) {
+	scratch, gNetConv1BiasPartial := r17.scratch, &r17.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j64] = [8]float32{}
+	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j64][0], &scratch.net_max_pool_1_x_1_grad[4*j64][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j64]
+		for i0 := range 4 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2+3]
+					for i3 := range 8 {
+						acc14 := gNetConv1BiasPartialRow[i3]
+						acc14 += net_max_pool_1_x_1_gradRow3[i3]
+						acc14 += net_max_pool_1_x_1_gradRow4[i3]
+						acc14 += net_max_pool_1_x_1_gradRow5[i3]
+						acc14 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc14
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
+var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
+
+// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart7 struct {
 	images                 *[32][12][12][1]float32
 	scratch                *ocannlCNNBackwardScratch
 	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r17 *ocannlCNNBackwardPart6) Part(j65 int) {
-	images, scratch, gNetConv1KernelPartial := r17.images, r17.scratch, &r17.gNetConv1KernelPartial
-	gNetConv1KernelPartial[j65] = [8][3][3][1]float32{}
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r18 *ocannlCNNBackwardPart7) Part(j66 int) {
+	images, scratch, gNetConv1KernelPartial := r18.images, r18.scratch, &r18.gNetConv1KernelPartial
+	gNetConv1KernelPartial[j66] = [8][3][3][1]float32{}
 	// float32 m-vector kernel M=8 N=3x3 K=10x10x4: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv1KernelPartial[j65][0][0][0][0], &scratch.net_conv1_y_grad[4*j65][0][0][0], &images[4*j65][0][0][0])
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j66][0][0][0][0], &scratch.net_conv1_y_grad[4*j66][0][0][0], &images[4*j66][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+4*j65][i1][i2][i3]
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+4*j66][i1][i2][i3]
 						for i4 := range 3 {
-							imagesRow2 := &images[i0+4*j65][i1+i4]
-							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j65][i3][i4]
+							imagesRow2 := &images[i0+4*j66][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j66][i3][i4]
 							for i5 := range 3 {
 								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -2574,8 +2607,8 @@ func (r17 *ocannlCNNBackwardPart6) Part(j65 int) {
 	}
 }
 
-// ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
-var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
+// ocannlCNNBackwardPart7Records holds the free ocannlCNNBackwardPart7 records.
+var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
 
 // ocannlCNNPredict runs a tensor program generated by ocannlgen.
 //

@@ -1434,14 +1434,14 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 //	_net/a1.1: 256 | 16 (let, local, in scratch field net_a1_1)
 //	net.b1: 16 (param, parameter pNetB1)
 //	_net/a1.2: 256 | 16 (let, local)
-//	net/a1: 256 | 16 (let, local)
+//	net/a1: 256 | 16 (let, local, in scratch field net_a1)
 //	net.w2: 16 -> 16 (param, parameter pNetW2)
-//	_net/a2.1: 256 | 16 (let, local)
+//	_net/a2.1: 256 | 16 (let, local, in scratch field net_a2_1)
 //	net.b2: 16 (param, parameter pNetB2)
 //	_net/a2.2: 256 | 16 (let, local)
-//	net/a2: 256 | 16 (let, local)
+//	net/a2: 256 | 16 (let, local, in scratch field net_a2)
 //	net.w3: 16 -> 1 (param, parameter pNetW3)
-//	_predict.1: 256 | 1 (let, local)
+//	_predict.1: 256 | 1 (let, local, in scratch field predict_1)
 //	net.b3: 1 (param, parameter pNetB3)
 //	predict: 256 | 1 (let, output parameter out)
 //
@@ -1485,10 +1485,6 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 //	for i0 in 0..255:
 //	  predict[i0, 0] = _predict.1[i0, 0] + net.b3[0]
 func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[256][1]float32, pool *rt.Pool, scratch *ocannlMoonsPredictScratch) {
-	var net_a1 [256][16]float32
-	var net_a2_1 [256][16]float32
-	var net_a2 [256][16]float32
-	var predict_1 [256][1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
@@ -1499,97 +1495,55 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	rec.pNetW1 = pNetW1
 	rec.points = points
 	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlMoonsPredictPart0{}
-	ocannlMoonsPredictPart0Records.Put(rec)
 
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
-	// float32 pointwise kernel over 256 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
-	} else {
-		for i0 := range 256 {
-			net_a1_1Row := &scratch.net_a1_1[i0]
-			net_a1Row := &net_a1[i0]
-			for i1 := range 16 {
-				r2 := net_a1_1Row[i1] + pNetB1[i1]
-				if !(r2 > 0) {
-					r2 = 0
-				}
-				net_a1Row[i1] = r2
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlMoonsPredictPart1Records.Get()
+	rec2.pNetB1 = pNetB1
+	rec2.scratch = scratch
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=256 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			net_a1Row2 := &net_a1[i0]
-			for i1 := range 16 {
-				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				acc2 := float32(0)
-				for i2 := range 16 {
-					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
-				}
-				net_a2_1[i0][i1] = acc2
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlMoonsPredictPart2Records.Get()
+	rec3.pNetW2 = pNetW2
+	rec3.scratch = scratch
 
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-	// float32 pointwise kernel over 256 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
-	} else {
-		for i0 := range 256 {
-			net_a2_1Row := &net_a2_1[i0]
-			net_a2Row := &net_a2[i0]
-			for i1 := range 16 {
-				r3 := net_a2_1Row[i1] + pNetB2[i1]
-				if !(r3 > 0) {
-					r3 = 0
-				}
-				net_a2Row[i1] = r3
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlMoonsPredictPart3Records.Get()
+	rec4.pNetB2 = pNetB2
+	rec4.scratch = scratch
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 256 rows of 16 elements into 256 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce6AVX2(&predict_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			net_a2Row2 := &net_a2[i0]
-			acc3 := float32(0)
-			for i1 := range 16 {
-				acc3 += pNetW3[i1] * net_a2Row2[i1]
-			}
-			predict_1[i0][0] = acc3
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlMoonsPredictPart4Records.Get()
+	rec5.pNetW3 = pNetW3
+	rec5.scratch = scratch
+
+	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5)
+	*rec = ocannlMoonsPredictPart0{}
+	ocannlMoonsPredictPart0Records.Put(rec)
+	*rec2 = ocannlMoonsPredictPart1{}
+	ocannlMoonsPredictPart1Records.Put(rec2)
+	*rec3 = ocannlMoonsPredictPart2{}
+	ocannlMoonsPredictPart2Records.Put(rec3)
+	*rec4 = ocannlMoonsPredictPart3{}
+	ocannlMoonsPredictPart3Records.Put(rec4)
+	*rec5 = ocannlMoonsPredictPart4{}
+	ocannlMoonsPredictPart4Records.Put(rec5)
 
 	// predict = pointwise "+" of _predict.1, net.b3
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&out[0][0], &predict_1[0][0], &pNetB3[0])
+		ocannlMap6AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&out[0][0], &predict_1[0][0], &pNetB3[0])
+		ocannlMap6AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
 	} else {
 		pNetB3V := pNetB3[0]
 		for i0 := range 256 {
-			out[i0][0] = predict_1[i0][0] + pNetB3V
+			out[i0][0] = scratch.predict_1[i0][0] + pNetB3V
 		}
 	}
 }
@@ -1597,7 +1551,11 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 // ocannlMoonsPredictScratch holds the local arrays of ocannlMoonsPredict too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlMoonsPredictScratch struct {
-	net_a1_1 [256][16]float32
+	net_a1_1  [256][16]float32
+	net_a1    [256][16]float32
+	net_a2_1  [256][16]float32
+	net_a2    [256][16]float32
+	predict_1 [256][1]float32
 }
 
 // ocannlMoonsPredictPart0 is the task record of a loop nest of ocannlMoonsPredict that runs in 8 parts, one
@@ -1627,6 +1585,135 @@ func (r *ocannlMoonsPredictPart0) Part(j int) {
 
 // ocannlMoonsPredictPart0Records holds the free ocannlMoonsPredictPart0 records.
 var ocannlMoonsPredictPart0Records rt.Records[ocannlMoonsPredictPart0]
+
+// ocannlMoonsPredictPart1 is the task record of a loop nest of ocannlMoonsPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsPredictPart1 struct {
+	pNetB1  *[16]float32
+	scratch *ocannlMoonsPredictScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r3 *ocannlMoonsPredictPart1) Part(j2 int) {
+	pNetB1, scratch := r3.pNetB1, r3.scratch
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+	} else {
+		for i0 := range 32 {
+			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
+			net_a1Row := &scratch.net_a1[i0+32*j2]
+			for i1 := range 16 {
+				r2 := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a1Row[i1] = r2
+			}
+		}
+	}
+}
+
+// ocannlMoonsPredictPart1Records holds the free ocannlMoonsPredictPart1 records.
+var ocannlMoonsPredictPart1Records rt.Records[ocannlMoonsPredictPart1]
+
+// ocannlMoonsPredictPart2 is the task record of a loop nest of ocannlMoonsPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsPredictPart2 struct {
+	pNetW2  *[256]float32
+	scratch *ocannlMoonsPredictScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 8).
+func (r4 *ocannlMoonsPredictPart2) Part(j3 int) {
+	pNetW2, scratch := r4.pNetW2, r4.scratch
+	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a1Row2 := &scratch.net_a1[i0+32*j3]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				scratch.net_a2_1[i0+32*j3][i1] = acc2
+			}
+		}
+	}
+}
+
+// ocannlMoonsPredictPart2Records holds the free ocannlMoonsPredictPart2 records.
+var ocannlMoonsPredictPart2Records rt.Records[ocannlMoonsPredictPart2]
+
+// ocannlMoonsPredictPart3 is the task record of a loop nest of ocannlMoonsPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsPredictPart3 struct {
+	pNetB2  *[16]float32
+	scratch *ocannlMoonsPredictScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r6 *ocannlMoonsPredictPart3) Part(j4 int) {
+	pNetB2, scratch := r6.pNetB2, r6.scratch
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+	} else {
+		for i0 := range 32 {
+			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
+			net_a2Row := &scratch.net_a2[i0+32*j4]
+			for i1 := range 16 {
+				r5 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r5 > 0) {
+					r5 = 0
+				}
+				net_a2Row[i1] = r5
+			}
+		}
+	}
+}
+
+// ocannlMoonsPredictPart3Records holds the free ocannlMoonsPredictPart3 records.
+var ocannlMoonsPredictPart3Records rt.Records[ocannlMoonsPredictPart3]
+
+// ocannlMoonsPredictPart4 is the task record of a loop nest of ocannlMoonsPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsPredictPart4 struct {
+	pNetW3  *[16]float32
+	scratch *ocannlMoonsPredictScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r7 *ocannlMoonsPredictPart4) Part(j5 int) {
+	pNetW3, scratch := r7.pNetW3, r7.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&scratch.predict_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a2Row2 := &scratch.net_a2[i0+32*j5]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			scratch.predict_1[i0+32*j5][0] = acc3
+		}
+	}
+}
+
+// ocannlMoonsPredictPart4Records holds the free ocannlMoonsPredictPart4 records.
+var ocannlMoonsPredictPart4Records rt.Records[ocannlMoonsPredictPart4]
 
 // ocannlMoonsScore runs a tensor program generated by ocannlgen.
 //

@@ -36,11 +36,6 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=16 N=256 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
-//
-//go:noescape
-func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
-
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
@@ -56,15 +51,10 @@ func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap2AVX512(c *float32, x0 *float32)
 
-// ocannlMap6AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap7AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=16 N=32 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
@@ -85,11 +75,6 @@ func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm4AVX2 runs a float32 dot kernel, M=16 N=256 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
-//
-//go:noescape
-func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
@@ -121,15 +106,10 @@ func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap5AVX2(c *float32, x0 *float32)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
 //
@@ -160,8 +140,3 @@ func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 256 rows of 16 elements.
-//
-//go:noescape
-func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)

@@ -32,11 +32,6 @@ func ocannlGemm3AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm3AVX512 called without assembly")
 }
 
-// ocannlGemm4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm4AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm4AVX512 called without assembly")
-}
-
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -55,11 +50,6 @@ func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
 }
 
-// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
-}
-
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -71,9 +61,6 @@ func ocannlGemm2AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm2AVX2 calle
 
 // ocannlGemm3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm3AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm3AVX2 called without assembly") }
-
-// ocannlGemm4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -95,9 +82,6 @@ func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called wi
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
-
-// ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float32) {
@@ -121,9 +105,4 @@ func ocannlReduce4AVX2(c, x0, x1 *float32) {
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce5AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce5AVX2 called without assembly")
-}
-
-// ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce6AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
 }

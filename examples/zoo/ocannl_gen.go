@@ -3444,41 +3444,41 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //	net.conv2d_valid#1/y: 4 | 12,12,4 (let, local, in scratch field net_conv2d_valid_1_y)
 //	net.conv2d_valid#1.bias: 4 (param, parameter pNetConv2dValid1Bias)
 //	_net.max_pool#1/x.1: 4 | 12,12,4 (let, local)
-//	net.max_pool#1/x: 4 | 12,12,4 (let, local)
+//	net.max_pool#1/x: 4 | 12,12,4 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
-//	_net.max_pool#1/y.1: 2,2 (let, local)
-//	net.max_pool#1/y: 4 | 6,6,4 (let, local)
+//	_net.max_pool#1/y.1: 2,2 (let, local, in scratch field net_max_pool_1_y_1)
+//	net.max_pool#1/y: 4 | 6,6,4 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2d_valid#2.kernel: 3,3,4 -> 6 (param, parameter pNetConv2dValid2Kernel)
-//	net.conv2d_valid#2/y: 4 | 4,4,6 (let, local)
+//	net.conv2d_valid#2/y: 4 | 4,4,6 (let, local, in scratch field net_conv2d_valid_2_y)
 //	net.conv2d_valid#2.bias: 6 (param, parameter pNetConv2dValid2Bias)
 //	_net.max_pool#2/x.1: 4 | 4,4,6 (let, local)
-//	net.max_pool#2/x: 4 | 4,4,6 (let, local)
+//	net.max_pool#2/x: 4 | 4,4,6 (let, local, in scratch field net_max_pool_2_x)
 //	_num.3: 1 (number, constant)
 //	_num.4: 1 (number, constant)
-//	_net.max_pool#2/y.1: 2,2 (let, local)
-//	net.max_pool#2/y: 4 | 2,2,6 (let, local)
+//	_net.max_pool#2/y.1: 2,2 (let, local, in scratch field net_max_pool_2_y_1)
+//	net.max_pool#2/y: 4 | 2,2,6 (let, local, in scratch field net_max_pool_2_y)
 //	net.dense#2.w: 2,2,6 -> 16 (param, parameter pNetDense2W)
-//	_net.dense#1/x.1: 4 | 16 (let, local)
+//	_net.dense#1/x.1: 4 | 16 (let, local, in scratch field net_dense_1_x_1)
 //	net.dense#2.b: 16 (param, parameter pNetDense2B)
 //	_net.dense#1/x.2: 4 | 16 (let, local)
-//	net.dense#1/x: 4 | 16 (let, local)
+//	net.dense#1/x: 4 | 16 (let, local, in scratch field net_dense_1_x)
 //	net.dense#1.w: 16 -> 12 (param, parameter pNetDense1W)
-//	_net.linear#1/x.1: 4 | 12 (let, local)
+//	_net.linear#1/x.1: 4 | 12 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 12 (param, parameter pNetDense1B)
 //	_net.linear#1/x.2: 4 | 12 (let, local)
-//	net.linear#1/x: 4 | 12 (let, local)
+//	net.linear#1/x: 4 | 12 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 12 -> 3 (param, parameter pNetLinear1W)
-//	_train.cross_entropy#1/logits.1: 4 | 3 (let, local)
+//	_train.cross_entropy#1/logits.1: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.linear#1.b: 3 (param, parameter pNetLinear1B)
-//	train.cross_entropy#1/logits: 4 | 3 (let, local)
-//	train.cross_entropy#1/m: 4 | 1 (let, local)
-//	train.cross_entropy#1/z: 4 | 3 (let, local)
-//	_train.cross_entropy#1/logp.1: 4 | 3 (let, local)
-//	_train.cross_entropy#1/logp.2: 4 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 4 | 1 (let, local)
+//	train.cross_entropy#1/logits: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 4 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 4 | 3 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 4 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 4 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 4 | 3 (let, local)
-//	_train.1: 4 | 3 (let, local)
+//	_train.1: 4 | 3 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
@@ -3657,25 +3657,6 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, out *[1]float64, pool *rt.Pool, scratch *ocannlLeNetTrainLossScratch) {
-	var net_max_pool_1_x [4][12][12][4]float64
-	var net_max_pool_1_y_1 [2][2]float64
-	var net_max_pool_1_y [4][6][6][4]float64
-	var net_conv2d_valid_2_y [4][4][4][6]float64
-	var net_max_pool_2_x [4][4][4][6]float64
-	var net_max_pool_2_y_1 [2][2]float64
-	var net_max_pool_2_y [4][2][2][6]float64
-	var net_dense_1_x_1 [4][16]float64
-	var net_dense_1_x [4][16]float64
-	var net_linear_1_x_1 [4][12]float64
-	var net_linear_1_x [4][12]float64
-	var train_cross_entropy_1_logits_1 [4][3]float64
-	var train_cross_entropy_1_logits [4][3]float64
-	var train_cross_entropy_1_m [4][1]float64
-	var train_cross_entropy_1_z [4][3]float64
-	var train_cross_entropy_1_logp_1 [4][3]float64
-	var train_cross_entropy_1_logp_2 [4][1]float64
-	var train_cross_entropy_1_logp_3 [4][1]float64
-	var train_1 [4][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -3688,37 +3669,24 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	rec.images = images
 	rec.pNetConv2dValid1Kernel = pNetConv2dValid1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 4)
-	*rec = ocannlLeNetTrainLossPart0{}
-	ocannlLeNetTrainLossPart0Records.Put(rec)
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias fused
-	// float64 pointwise kernel over 576 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_max_pool_1_x[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_max_pool_1_x[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_conv2d_valid_1_yRow := &scratch.net_conv2d_valid_1_y[i0][i1][i2]
-					net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
-					for i3 := range 4 {
-						r2 := net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
-						if !(r2 > 0) {
-							r2 = 0
-						}
-						net_max_pool_1_xRow[i3] = r2
-					}
-				}
-			}
-		}
-	}
+	// 4 parts of i0 on the pool.
+	rec2 := ocannlLeNetTrainLossPart1Records.Get()
+	rec2.pNetConv2dValid1Bias = pNetConv2dValid1Bias
+	rec2.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(4, rec, rec2)
+	*rec = ocannlLeNetTrainLossPart0{}
+	ocannlLeNetTrainLossPart0Records.Put(rec)
+	*rec2 = ocannlLeNetTrainLossPart1{}
+	ocannlLeNetTrainLossPart1Records.Put(rec2)
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &net_max_pool_1_y_1[i0]
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_1_y_1Row[i1] = 0
 		}
@@ -3727,13 +3695,13 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap1AVX2(&net_max_pool_1_y[0][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j2 := range 4 {
-			for j3 := range 6 {
-				for j4 := range 6 {
-					for j5 := range 4 {
-						net_max_pool_1_y[j2][j3][j4][j5] = math.Inf(-1)
+		for j3 := range 4 {
+			for j4 := range 6 {
+				for j5 := range 6 {
+					for j6 := range 4 {
+						scratch.net_max_pool_1_y[j3][j4][j5][j6] = math.Inf(-1)
 					}
 				}
 			}
@@ -3743,7 +3711,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+				ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0], &scratch.net_max_pool_1_x[0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -3751,12 +3719,12 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		for i0 := range 4 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1][i2]
 					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
-						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 4 {
 							acc2 := net_max_pool_1_yRow[i3]
 							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
@@ -3774,13 +3742,13 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm0AVX512(&net_conv2d_valid_2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+				ocannlGemm0AVX512(&scratch.net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm0AVX2(&net_conv2d_valid_2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+				ocannlGemm0AVX2(&scratch.net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else {
@@ -3792,14 +3760,14 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 						acc3 := float64(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
 								pNetConv2dValid2KernelRow := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								for i6 := range 4 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2dValid2KernelRow[i6]
 								}
 							}
 						}
-						net_conv2d_valid_2_y[i0][i1][i2][i3] = acc3
+						scratch.net_conv2d_valid_2_y[i0][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -3809,21 +3777,21 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1, with _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias fused
 	// float64 pointwise kernel over 64 rows of 6 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_max_pool_2_x[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap3AVX512(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_max_pool_2_x[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap3AVX2(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_conv2d_valid_2_yRow := &net_conv2d_valid_2_y[i0][i1][i2]
-					net_max_pool_2_xRow := &net_max_pool_2_x[i0][i1][i2]
+					net_conv2d_valid_2_yRow := &scratch.net_conv2d_valid_2_y[i0][i1][i2]
+					net_max_pool_2_xRow := &scratch.net_max_pool_2_x[i0][i1][i2]
 					for i3 := range 6 {
-						r3 := net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
-						if !(r3 > 0) {
-							r3 = 0
+						r4 := net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
+						if !(r4 > 0) {
+							r4 = 0
 						}
-						net_max_pool_2_xRow[i3] = r3
+						net_max_pool_2_xRow[i3] = r4
 					}
 				}
 			}
@@ -3832,18 +3800,18 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 
 	// _net.max_pool#2/y.1 = pointwise "+" of _num.3, _num.4
 	for i0 := range 2 {
-		net_max_pool_2_y_1Row := &net_max_pool_2_y_1[i0]
+		net_max_pool_2_y_1Row := &scratch.net_max_pool_2_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_2_y_1Row[i1] = 0
 		}
 	}
 
 	// net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1
-	for j6 := range 4 {
-		for j7 := range 2 {
-			for j8 := range 2 {
-				for j9 := range 6 {
-					net_max_pool_2_y[j6][j7][j8][j9] = math.Inf(-1)
+	for j7 := range 4 {
+		for j8 := range 2 {
+			for j9 := range 2 {
+				for j10 := range 6 {
+					scratch.net_max_pool_2_y[j7][j8][j9][j10] = math.Inf(-1)
 				}
 			}
 		}
@@ -3852,7 +3820,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap4AVX2(&net_max_pool_2_y[0][0][0][0], &net_max_pool_2_x[0][i4][i5][0], &net_max_pool_2_y_1[i4][i5])
+				ocannlMap4AVX2(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -3860,12 +3828,12 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		for i0 := range 4 {
 			for i1 := range 2 {
 				for i2 := range 2 {
-					net_max_pool_2_yRow := &net_max_pool_2_y[i0][i1][i2]
+					net_max_pool_2_yRow := &scratch.net_max_pool_2_y[i0][i1][i2]
 					for i4 := range 2 {
-						net_max_pool_2_xRow2 := &net_max_pool_2_x[i0][2*i1+i4][2*i2]
-						net_max_pool_2_y_1V := net_max_pool_2_y_1[i4][0]
-						net_max_pool_2_xRow3 := &net_max_pool_2_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_2_y_1V2 := net_max_pool_2_y_1[i4][1]
+						net_max_pool_2_xRow2 := &scratch.net_max_pool_2_x[i0][2*i1+i4][2*i2]
+						net_max_pool_2_y_1V := scratch.net_max_pool_2_y_1[i4][0]
+						net_max_pool_2_xRow3 := &scratch.net_max_pool_2_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_2_y_1V2 := scratch.net_max_pool_2_y_1[i4][1]
 						for i3 := range 6 {
 							acc4 := net_max_pool_2_yRow[i3]
 							acc4 = max(acc4, net_max_pool_2_xRow2[i3]+net_max_pool_2_y_1V)
@@ -3881,9 +3849,9 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
 	// float64 dot kernel M=16 N=4 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+		ocannlGemm1AVX512(&scratch.net_dense_1_x_1[0][0], &pNetDense2W[0], &scratch.net_max_pool_2_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+		ocannlGemm1AVX2(&scratch.net_dense_1_x_1[0][0], &pNetDense2W[0], &scratch.net_max_pool_2_y[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -3892,61 +3860,61 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 				for i2 := range 2 {
 					for i3 := range 2 {
 						pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-						net_max_pool_2_yRow2 := &net_max_pool_2_y[i0][i2][i3]
+						net_max_pool_2_yRow2 := &scratch.net_max_pool_2_y[i0][i2][i3]
 						for i4 := range 6 {
 							acc5 += pNetDense2WRow[i4] * net_max_pool_2_yRow2[i4]
 						}
 					}
 				}
-				net_dense_1_x_1[i0][i1] = acc5
+				scratch.net_dense_1_x_1[i0][i1] = acc5
 			}
 		}
 	}
 
 	// net.dense#1/x = pointwise relu of _net.dense#1/x.2, with _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b fused
 	for i0 := range 4 {
-		net_dense_1_x_1Row := &net_dense_1_x_1[i0]
-		net_dense_1_xRow := &net_dense_1_x[i0]
+		net_dense_1_x_1Row := &scratch.net_dense_1_x_1[i0]
+		net_dense_1_xRow := &scratch.net_dense_1_x[i0]
 		for i1 := range 16 {
-			r4 := net_dense_1_x_1Row[i1] + pNetDense2B[i1]
-			if !(r4 > 0) {
-				r4 = 0
+			r5 := net_dense_1_x_1Row[i1] + pNetDense2B[i1]
+			if !(r5 > 0) {
+				r5 = 0
 			}
-			net_dense_1_xRow[i1] = r4
+			net_dense_1_xRow[i1] = r5
 		}
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
 	// float64 dot kernel M=12 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+		ocannlGemm2AVX512(&scratch.net_linear_1_x_1[0][0], &pNetDense1W[0], &scratch.net_dense_1_x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+		ocannlGemm2AVX2(&scratch.net_linear_1_x_1[0][0], &pNetDense1W[0], &scratch.net_dense_1_x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
-			net_dense_1_xRow2 := &net_dense_1_x[i0]
+			net_dense_1_xRow2 := &scratch.net_dense_1_x[i0]
 			for i1 := range 12 {
 				pNetDense1WRow := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
 				acc6 := float64(0)
 				for i2 := range 16 {
 					acc6 += pNetDense1WRow[i2] * net_dense_1_xRow2[i2]
 				}
-				net_linear_1_x_1[i0][i1] = acc6
+				scratch.net_linear_1_x_1[i0][i1] = acc6
 			}
 		}
 	}
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	for i0 := range 4 {
-		net_linear_1_x_1Row := &net_linear_1_x_1[i0]
-		net_linear_1_xRow := &net_linear_1_x[i0]
+		net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0]
+		net_linear_1_xRow := &scratch.net_linear_1_x[i0]
 		for i1 := range 12 {
-			r5 := net_linear_1_x_1Row[i1] + pNetDense1B[i1]
-			if !(r5 > 0) {
-				r5 = 0
+			r6 := net_linear_1_x_1Row[i1] + pNetDense1B[i1]
+			if !(r6 > 0) {
+				r6 = 0
 			}
-			net_linear_1_xRow[i1] = r5
+			net_linear_1_xRow[i1] = r6
 		}
 	}
 
@@ -3954,27 +3922,27 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// float64 along-rows add reduction kernel, 4 rows of 12 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce0AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &net_linear_1_x[0][0])
+			ocannlReduce0AVX2(&scratch.train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &scratch.net_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
-			net_linear_1_xRow2 := &net_linear_1_x[i0]
+			net_linear_1_xRow2 := &scratch.net_linear_1_x[i0]
 			for i1 := range 3 {
 				pNetLinear1WRow := (*[12]float64)(pNetLinear1W[12*i1 : 12*i1+12])
 				acc7 := float64(0)
 				for i2 := range 12 {
 					acc7 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
 				}
-				train_cross_entropy_1_logits_1[i0][i1] = acc7
+				scratch.train_cross_entropy_1_logits_1[i0][i1] = acc7
 			}
 		}
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	for i0 := range 4 {
-		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
-		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
 		}
@@ -3983,19 +3951,19 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
 		acc8 := math.Inf(-1)
 		for i1 := range 3 {
 			acc8 = max(acc8, train_cross_entropy_1_logitsRow2[i1])
 		}
-		train_cross_entropy_1_m[i0][0] = acc8
+		scratch.train_cross_entropy_1_m[i0][0] = acc8
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	for i0 := range 4 {
-		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 		}
@@ -4003,8 +3971,8 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	for i0 := range 4 {
-		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
 		}
@@ -4013,25 +3981,25 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
 		acc9 := float64(0)
 		for i1 := range 3 {
 			acc9 += train_cross_entropy_1_logp_1Row2[i1]
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc9
+		scratch.train_cross_entropy_1_logp_2[i0][0] = acc9
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+		scratch.train_cross_entropy_1_logp_3[i0][0] = math.Log(scratch.train_cross_entropy_1_logp_2[i0][0])
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 4 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_1Row := &train_1[i0]
+		train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &scratch.train_1[i0]
 		for i1 := range 3 {
 			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
@@ -4041,7 +4009,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// reduction accumulated in a local variable.
 	acc10 := float64(0)
 	for i0 := range 4 {
-		train_1Row2 := &train_1[i0]
+		train_1Row2 := &scratch.train_1[i0]
 		for i1 := range 3 {
 			acc10 += train_1Row2[i1]
 		}
@@ -4058,7 +4026,26 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 // ocannlLeNetTrainLossScratch holds the local arrays of ocannlLeNetTrainLoss too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlLeNetTrainLossScratch struct {
-	net_conv2d_valid_1_y [4][12][12][4]float64
+	net_conv2d_valid_1_y           [4][12][12][4]float64
+	net_max_pool_1_x               [4][12][12][4]float64
+	net_max_pool_1_y_1             [2][2]float64
+	net_max_pool_1_y               [4][6][6][4]float64
+	net_conv2d_valid_2_y           [4][4][4][6]float64
+	net_max_pool_2_x               [4][4][4][6]float64
+	net_max_pool_2_y_1             [2][2]float64
+	net_max_pool_2_y               [4][2][2][6]float64
+	net_dense_1_x_1                [4][16]float64
+	net_dense_1_x                  [4][16]float64
+	net_linear_1_x_1               [4][12]float64
+	net_linear_1_x                 [4][12]float64
+	train_cross_entropy_1_logits_1 [4][3]float64
+	train_cross_entropy_1_logits   [4][3]float64
+	train_cross_entropy_1_m        [4][1]float64
+	train_cross_entropy_1_z        [4][3]float64
+	train_cross_entropy_1_logp_1   [4][3]float64
+	train_cross_entropy_1_logp_2   [4][1]float64
+	train_cross_entropy_1_logp_3   [4][1]float64
+	train_1                        [4][3]float64
 }
 
 // ocannlLeNetTrainLossPart0 is the task record of a loop nest of ocannlLeNetTrainLoss that runs in 4 parts, one
@@ -4095,6 +4082,43 @@ func (r *ocannlLeNetTrainLossPart0) Part(j int) {
 // ocannlLeNetTrainLossPart0Records holds the free ocannlLeNetTrainLossPart0 records.
 var ocannlLeNetTrainLossPart0Records rt.Records[ocannlLeNetTrainLossPart0]
 
+// ocannlLeNetTrainLossPart1 is the task record of a loop nest of ocannlLeNetTrainLoss that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlLeNetTrainLossPart1 struct {
+	pNetConv2dValid1Bias *[4]float64
+	scratch              *ocannlLeNetTrainLossScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 4).
+func (r3 *ocannlLeNetTrainLossPart1) Part(j2 int) {
+	pNetConv2dValid1Bias, scratch := r3.pNetConv2dValid1Bias, r3.scratch
+	// float64 pointwise kernel over 144 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_valid_1_yRow := &scratch.net_conv2d_valid_1_y[i0+j2][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+j2][i1][i2]
+					for i3 := range 4 {
+						r2 := net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_max_pool_1_xRow[i3] = r2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetTrainLossPart1Records holds the free ocannlLeNetTrainLossPart1 records.
+var ocannlLeNetTrainLossPart1Records rt.Records[ocannlLeNetTrainLossPart1]
+
 // ocannlLeNetBackward runs a tensor program generated by ocannlgen.
 //
 // Forward and backward pass of loss train of model LeNet.
@@ -4106,80 +4130,80 @@ var ocannlLeNetTrainLossPart0Records rt.Records[ocannlLeNetTrainLossPart0]
 //	net.conv2d_valid#1.kernel: 3,3,1 -> 4 (param, parameter pNetConv2dValid1Kernel)
 //	net.conv2d_valid#1/y: 4 | 12,12,4 (let, local, in scratch field net_conv2d_valid_1_y)
 //	net.conv2d_valid#1.bias: 4 (param, parameter pNetConv2dValid1Bias)
-//	_net.max_pool#1/x.1: 4 | 12,12,4 (let, local)
-//	net.max_pool#1/x: 4 | 12,12,4 (let, local)
+//	_net.max_pool#1/x.1: 4 | 12,12,4 (let, local, in scratch field net_max_pool_1_x_1)
+//	net.max_pool#1/x: 4 | 12,12,4 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
-//	_net.max_pool#1/y.1: 2,2 (let, local)
+//	_net.max_pool#1/y.1: 2,2 (let, local, in scratch field net_max_pool_1_y_1)
 //	net.max_pool#1/y: 4 | 6,6,4 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2d_valid#2.kernel: 3,3,4 -> 6 (param, parameter pNetConv2dValid2Kernel)
-//	net.conv2d_valid#2/y: 4 | 4,4,6 (let, local)
+//	net.conv2d_valid#2/y: 4 | 4,4,6 (let, local, in scratch field net_conv2d_valid_2_y)
 //	net.conv2d_valid#2.bias: 6 (param, parameter pNetConv2dValid2Bias)
-//	_net.max_pool#2/x.1: 4 | 4,4,6 (let, local)
-//	net.max_pool#2/x: 4 | 4,4,6 (let, local)
+//	_net.max_pool#2/x.1: 4 | 4,4,6 (let, local, in scratch field net_max_pool_2_x_1)
+//	net.max_pool#2/x: 4 | 4,4,6 (let, local, in scratch field net_max_pool_2_x)
 //	_num.3: 1 (number, constant)
 //	_num.4: 1 (number, constant)
-//	_net.max_pool#2/y.1: 2,2 (let, local)
-//	net.max_pool#2/y: 4 | 2,2,6 (let, local)
+//	_net.max_pool#2/y.1: 2,2 (let, local, in scratch field net_max_pool_2_y_1)
+//	net.max_pool#2/y: 4 | 2,2,6 (let, local, in scratch field net_max_pool_2_y)
 //	net.dense#2.w: 2,2,6 -> 16 (param, parameter pNetDense2W)
-//	_net.dense#1/x.1: 4 | 16 (let, local)
+//	_net.dense#1/x.1: 4 | 16 (let, local, in scratch field net_dense_1_x_1)
 //	net.dense#2.b: 16 (param, parameter pNetDense2B)
-//	_net.dense#1/x.2: 4 | 16 (let, local)
-//	net.dense#1/x: 4 | 16 (let, local)
+//	_net.dense#1/x.2: 4 | 16 (let, local, in scratch field net_dense_1_x_2)
+//	net.dense#1/x: 4 | 16 (let, local, in scratch field net_dense_1_x)
 //	net.dense#1.w: 16 -> 12 (param, parameter pNetDense1W)
-//	_net.linear#1/x.1: 4 | 12 (let, local)
+//	_net.linear#1/x.1: 4 | 12 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 12 (param, parameter pNetDense1B)
-//	_net.linear#1/x.2: 4 | 12 (let, local)
-//	net.linear#1/x: 4 | 12 (let, local)
+//	_net.linear#1/x.2: 4 | 12 (let, local, in scratch field net_linear_1_x_2)
+//	net.linear#1/x: 4 | 12 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 12 -> 3 (param, parameter pNetLinear1W)
-//	_train.cross_entropy#1/logits.1: 4 | 3 (let, local)
+//	_train.cross_entropy#1/logits.1: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.linear#1.b: 3 (param, parameter pNetLinear1B)
-//	train.cross_entropy#1/logits: 4 | 3 (let, local)
-//	train.cross_entropy#1/m: 4 | 1 (let, local)
-//	train.cross_entropy#1/z: 4 | 3 (let, local)
-//	_train.cross_entropy#1/logp.1: 4 | 3 (let, local)
-//	_train.cross_entropy#1/logp.2: 4 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 4 | 1 (let, local)
+//	train.cross_entropy#1/logits: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 4 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 4 | 3 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 4 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 4 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 4 | 3 (let, local)
-//	_train.1: 4 | 3 (let, local)
+//	_train.1: 4 | 3 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.conv2d_valid#1.kernel.grad: [4 3 3 1] (let, output parameter gNetConv2dValid1Kernel)
-//	net.conv2d_valid#1/y.grad: [4 12 12 4] (let, local)
+//	net.conv2d_valid#1/y.grad: [4 12 12 4] (let, local, in scratch field net_conv2d_valid_1_y_grad)
 //	net.conv2d_valid#1.bias.grad: [4] (let, output parameter gNetConv2dValid1Bias)
-//	_net.max_pool#1/x.1.grad: [4 12 12 4] (let, local)
-//	net.max_pool#1/x.grad: [4 12 12 4] (let, local)
+//	_net.max_pool#1/x.1.grad: [4 12 12 4] (let, local, in scratch field net_max_pool_1_x_1_grad)
+//	net.max_pool#1/x.grad: [4 12 12 4] (let, local, in scratch field net_max_pool_1_x_grad)
 //	net.max_pool#1/y.grad: [4 6 6 4] (let, local, in scratch field net_max_pool_1_y_grad)
 //	net.conv2d_valid#2.kernel.grad: [6 3 3 4] (let, output parameter gNetConv2dValid2Kernel)
 //	net.conv2d_valid#2/y.grad: [4 4 4 6] (let, local, in scratch field net_conv2d_valid_2_y_grad)
 //	net.conv2d_valid#2.bias.grad: [6] (let, output parameter gNetConv2dValid2Bias)
-//	_net.max_pool#2/x.1.grad: [4 4 4 6] (let, local)
-//	net.max_pool#2/x.grad: [4 4 4 6] (let, local)
-//	net.max_pool#2/y.grad: [4 2 2 6] (let, local)
+//	_net.max_pool#2/x.1.grad: [4 4 4 6] (let, local, in scratch field net_max_pool_2_x_1_grad)
+//	net.max_pool#2/x.grad: [4 4 4 6] (let, local, in scratch field net_max_pool_2_x_grad)
+//	net.max_pool#2/y.grad: [4 2 2 6] (let, local, in scratch field net_max_pool_2_y_grad)
 //	net.dense#2.w.grad: [16 2 2 6] (let, output parameter gNetDense2W)
-//	_net.dense#1/x.1.grad: [4 16] (let, local)
+//	_net.dense#1/x.1.grad: [4 16] (let, local, in scratch field net_dense_1_x_1_grad)
 //	net.dense#2.b.grad: [16] (let, output parameter gNetDense2B)
-//	_net.dense#1/x.2.grad: [4 16] (let, local)
-//	net.dense#1/x.grad: [4 16] (let, local)
+//	_net.dense#1/x.2.grad: [4 16] (let, local, in scratch field net_dense_1_x_2_grad)
+//	net.dense#1/x.grad: [4 16] (let, local, in scratch field net_dense_1_x_grad)
 //	net.dense#1.w.grad: [12 16] (let, output parameter gNetDense1W)
-//	_net.linear#1/x.1.grad: [4 12] (let, local)
+//	_net.linear#1/x.1.grad: [4 12] (let, local, in scratch field net_linear_1_x_1_grad)
 //	net.dense#1.b.grad: [12] (let, output parameter gNetDense1B)
-//	_net.linear#1/x.2.grad: [4 12] (let, local)
-//	net.linear#1/x.grad: [4 12] (let, local)
+//	_net.linear#1/x.2.grad: [4 12] (let, local, in scratch field net_linear_1_x_2_grad)
+//	net.linear#1/x.grad: [4 12] (let, local, in scratch field net_linear_1_x_grad)
 //	net.linear#1.w.grad: [3 12] (let, output parameter gNetLinear1W)
-//	_train.cross_entropy#1/logits.1.grad: [4 3] (let, local)
+//	_train.cross_entropy#1/logits.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [4 3] (let, local)
-//	train.cross_entropy#1/m.grad: [4 1] (let, local)
-//	train.cross_entropy#1/z.grad: [4 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local)
-//	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local)
-//	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local)
-//	train.cross_entropy#1/logp.grad: [4 3] (let, local)
-//	_train.1.grad: [4 3] (let, local)
-//	_train.2.grad: [1] (let, local)
+//	train.cross_entropy#1/logits.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	_train.1.grad: [4 3] (let, local, in scratch field train_1_grad)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //	_scratch: [] (let, local)
@@ -4638,52 +4662,8 @@ var ocannlLeNetTrainLossPart0Records rt.Records[ocannlLeNetTrainLossPart0]
 //	          for i5 in 0..2:
 //	            net.conv2d_valid#1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d_valid#1/y.grad[i0, i1, i2, i3]
 func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, gNetConv2dValid1Kernel *[36]float64, gNetConv2dValid1Bias *[4]float64, gNetConv2dValid2Kernel *[216]float64, gNetConv2dValid2Bias *[6]float64, gNetDense2W *[384]float64, gNetDense2B *[16]float64, gNetDense1W *[192]float64, gNetDense1B *[12]float64, gNetLinear1W *[36]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlLeNetBackwardScratch) {
-	var net_max_pool_1_x_1 [4][12][12][4]float64
-	var net_max_pool_1_x [4][12][12][4]float64
-	var net_max_pool_1_y_1 [2][2]float64
-	var net_conv2d_valid_2_y [4][4][4][6]float64
-	var net_max_pool_2_x_1 [4][4][4][6]float64
-	var net_max_pool_2_x [4][4][4][6]float64
-	var net_max_pool_2_y_1 [2][2]float64
-	var net_max_pool_2_y [4][2][2][6]float64
-	var net_dense_1_x_1 [4][16]float64
-	var net_dense_1_x_2 [4][16]float64
-	var net_dense_1_x [4][16]float64
-	var net_linear_1_x_1 [4][12]float64
-	var net_linear_1_x_2 [4][12]float64
-	var net_linear_1_x [4][12]float64
-	var train_cross_entropy_1_logits_1 [4][3]float64
-	var train_cross_entropy_1_logits [4][3]float64
-	var train_cross_entropy_1_m [4][1]float64
-	var train_cross_entropy_1_z [4][3]float64
-	var train_cross_entropy_1_logp_1 [4][3]float64
-	var train_cross_entropy_1_logp_2 [4][1]float64
-	var train_cross_entropy_1_logp_3 [4][1]float64
-	var train_1 [4][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_conv2d_valid_1_y_grad [4][12][12][4]float64
-	var net_max_pool_1_x_1_grad [4][12][12][4]float64
-	var net_max_pool_1_x_grad [4][12][12][4]float64
-	var net_max_pool_2_x_1_grad [4][4][4][6]float64
-	var net_max_pool_2_x_grad [4][4][4][6]float64
-	var net_max_pool_2_y_grad [4][2][2][6]float64
-	var net_dense_1_x_1_grad [4][16]float64
-	var net_dense_1_x_2_grad [4][16]float64
-	var net_dense_1_x_grad [4][16]float64
-	var net_linear_1_x_1_grad [4][12]float64
-	var net_linear_1_x_2_grad [4][12]float64
-	var net_linear_1_x_grad [4][12]float64
-	var train_cross_entropy_1_logits_1_grad [4][3]float64
-	var train_cross_entropy_1_logits_grad [4][3]float64
-	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_z_grad [4][3]float64
-	var train_cross_entropy_1_logp_1_grad [4][3]float64
-	var train_cross_entropy_1_logp_2_grad [4][1]float64
-	var train_cross_entropy_1_logp_3_grad [4][1]float64
-	var train_cross_entropy_1_logp_grad [4][3]float64
-	var train_1_grad [4][3]float64
-	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -4696,57 +4676,31 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	rec.images = images
 	rec.pNetConv2dValid1Kernel = pNetConv2dValid1Kernel
 	rec.scratch = scratch
-	region.Run(rec, 4)
-	*rec = ocannlLeNetBackwardPart0{}
-	ocannlLeNetBackwardPart0Records.Put(rec)
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
-	// float64 pointwise kernel over 576 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_conv2d_valid_1_yRow := &scratch.net_conv2d_valid_1_y[i0][i1][i2]
-					net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
-					}
-				}
-			}
-		}
-	}
+	// 4 parts of i0 on the pool.
+	rec2 := ocannlLeNetBackwardPart1Records.Get()
+	rec2.pNetConv2dValid1Bias = pNetConv2dValid1Bias
+	rec2.scratch = scratch
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	// float64 pointwise kernel over 2304 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
-					net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
-					for i3 := range 4 {
-						r2 := net_max_pool_1_x_1Row2[i3]
-						if !(r2 > 0) {
-							r2 = 0
-						}
-						net_max_pool_1_xRow[i3] = r2
-					}
-				}
-			}
-		}
-	}
+	// 4 parts of i0 on the pool.
+	rec3 := ocannlLeNetBackwardPart2Records.Get()
+	rec3.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(4, rec, rec2, rec3)
+	*rec = ocannlLeNetBackwardPart0{}
+	ocannlLeNetBackwardPart0Records.Put(rec)
+	*rec2 = ocannlLeNetBackwardPart1{}
+	ocannlLeNetBackwardPart1Records.Put(rec2)
+	*rec3 = ocannlLeNetBackwardPart2{}
+	ocannlLeNetBackwardPart2Records.Put(rec3)
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &net_max_pool_1_y_1[i0]
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_1_y_1Row[i1] = 0
 		}
@@ -4757,11 +4711,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j2 := range 4 {
-			for j3 := range 6 {
-				for j4 := range 6 {
-					for j5 := range 4 {
-						scratch.net_max_pool_1_y[j2][j3][j4][j5] = math.Inf(-1)
+		for j4 := range 4 {
+			for j5 := range 6 {
+				for j6 := range 6 {
+					for j7 := range 4 {
+						scratch.net_max_pool_1_y[j4][j5][j6][j7] = math.Inf(-1)
 					}
 				}
 			}
@@ -4771,7 +4725,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+				ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0], &scratch.net_max_pool_1_x[0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -4781,10 +4735,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 				for i2 := range 6 {
 					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1][i2]
 					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
-						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 4 {
 							acc2 := net_max_pool_1_yRow[i3]
 							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
@@ -4802,13 +4756,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm0AVX512(&net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+				ocannlGemm0AVX512(&scratch.net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm0AVX2(&net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+				ocannlGemm0AVX2(&scratch.net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else {
@@ -4827,7 +4781,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 								}
 							}
 						}
-						net_conv2d_valid_2_y[i0][i1][i2][i3] = acc3
+						scratch.net_conv2d_valid_2_y[i0][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -4837,15 +4791,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
 	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap7AVX512(&scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap7AVX2(&scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_conv2d_valid_2_yRow := &net_conv2d_valid_2_y[i0][i1][i2]
-					net_max_pool_2_x_1Row := &net_max_pool_2_x_1[i0][i1][i2]
+					net_conv2d_valid_2_yRow := &scratch.net_conv2d_valid_2_y[i0][i1][i2]
+					net_max_pool_2_x_1Row := &scratch.net_max_pool_2_x_1[i0][i1][i2]
 					for i3 := range 6 {
 						net_max_pool_2_x_1Row[i3] = net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
 					}
@@ -4857,21 +4811,21 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
 	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap8AVX512(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap8AVX2(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_max_pool_2_x_1Row2 := &net_max_pool_2_x_1[i0][i1][i2]
-					net_max_pool_2_xRow := &net_max_pool_2_x[i0][i1][i2]
+					net_max_pool_2_x_1Row2 := &scratch.net_max_pool_2_x_1[i0][i1][i2]
+					net_max_pool_2_xRow := &scratch.net_max_pool_2_x[i0][i1][i2]
 					for i3 := range 6 {
-						r3 := net_max_pool_2_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
+						r5 := net_max_pool_2_x_1Row2[i3]
+						if !(r5 > 0) {
+							r5 = 0
 						}
-						net_max_pool_2_xRow[i3] = r3
+						net_max_pool_2_xRow[i3] = r5
 					}
 				}
 			}
@@ -4880,18 +4834,18 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// _net.max_pool#2/y.1 = pointwise "+" of _num.3, _num.4
 	for i0 := range 2 {
-		net_max_pool_2_y_1Row := &net_max_pool_2_y_1[i0]
+		net_max_pool_2_y_1Row := &scratch.net_max_pool_2_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_2_y_1Row[i1] = 0
 		}
 	}
 
 	// net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1
-	for j6 := range 4 {
-		for j7 := range 2 {
-			for j8 := range 2 {
-				for j9 := range 6 {
-					net_max_pool_2_y[j6][j7][j8][j9] = math.Inf(-1)
+	for j8 := range 4 {
+		for j9 := range 2 {
+			for j10 := range 2 {
+				for j11 := range 6 {
+					scratch.net_max_pool_2_y[j8][j9][j10][j11] = math.Inf(-1)
 				}
 			}
 		}
@@ -4900,7 +4854,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap4AVX2(&net_max_pool_2_y[0][0][0][0], &net_max_pool_2_x[0][i4][i5][0], &net_max_pool_2_y_1[i4][i5])
+				ocannlMap4AVX2(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -4908,12 +4862,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		for i0 := range 4 {
 			for i1 := range 2 {
 				for i2 := range 2 {
-					net_max_pool_2_yRow := &net_max_pool_2_y[i0][i1][i2]
+					net_max_pool_2_yRow := &scratch.net_max_pool_2_y[i0][i1][i2]
 					for i4 := range 2 {
-						net_max_pool_2_xRow2 := &net_max_pool_2_x[i0][2*i1+i4][2*i2]
-						net_max_pool_2_y_1V := net_max_pool_2_y_1[i4][0]
-						net_max_pool_2_xRow3 := &net_max_pool_2_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_2_y_1V2 := net_max_pool_2_y_1[i4][1]
+						net_max_pool_2_xRow2 := &scratch.net_max_pool_2_x[i0][2*i1+i4][2*i2]
+						net_max_pool_2_y_1V := scratch.net_max_pool_2_y_1[i4][0]
+						net_max_pool_2_xRow3 := &scratch.net_max_pool_2_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_2_y_1V2 := scratch.net_max_pool_2_y_1[i4][1]
 						for i3 := range 6 {
 							acc4 := net_max_pool_2_yRow[i3]
 							acc4 = max(acc4, net_max_pool_2_xRow2[i3]+net_max_pool_2_y_1V)
@@ -4929,9 +4883,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
 	// float64 dot kernel M=16 N=4 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+		ocannlGemm1AVX512(&scratch.net_dense_1_x_1[0][0], &pNetDense2W[0], &scratch.net_max_pool_2_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+		ocannlGemm1AVX2(&scratch.net_dense_1_x_1[0][0], &pNetDense2W[0], &scratch.net_max_pool_2_y[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -4940,21 +4894,21 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 				for i2 := range 2 {
 					for i3 := range 2 {
 						pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-						net_max_pool_2_yRow2 := &net_max_pool_2_y[i0][i2][i3]
+						net_max_pool_2_yRow2 := &scratch.net_max_pool_2_y[i0][i2][i3]
 						for i4 := range 6 {
 							acc5 += pNetDense2WRow[i4] * net_max_pool_2_yRow2[i4]
 						}
 					}
 				}
-				net_dense_1_x_1[i0][i1] = acc5
+				scratch.net_dense_1_x_1[i0][i1] = acc5
 			}
 		}
 	}
 
 	// _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b
 	for i0 := range 4 {
-		net_dense_1_x_1Row := &net_dense_1_x_1[i0]
-		net_dense_1_x_2Row := &net_dense_1_x_2[i0]
+		net_dense_1_x_1Row := &scratch.net_dense_1_x_1[i0]
+		net_dense_1_x_2Row := &scratch.net_dense_1_x_2[i0]
 		for i1 := range 16 {
 			net_dense_1_x_2Row[i1] = net_dense_1_x_1Row[i1] + pNetDense2B[i1]
 		}
@@ -4962,42 +4916,42 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// net.dense#1/x = pointwise relu of _net.dense#1/x.2
 	for i0 := range 4 {
-		net_dense_1_x_2Row2 := &net_dense_1_x_2[i0]
-		net_dense_1_xRow := &net_dense_1_x[i0]
+		net_dense_1_x_2Row2 := &scratch.net_dense_1_x_2[i0]
+		net_dense_1_xRow := &scratch.net_dense_1_x[i0]
 		for i1 := range 16 {
-			r4 := net_dense_1_x_2Row2[i1]
-			if !(r4 > 0) {
-				r4 = 0
+			r6 := net_dense_1_x_2Row2[i1]
+			if !(r6 > 0) {
+				r6 = 0
 			}
-			net_dense_1_xRow[i1] = r4
+			net_dense_1_xRow[i1] = r6
 		}
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
 	// float64 dot kernel M=12 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+		ocannlGemm2AVX512(&scratch.net_linear_1_x_1[0][0], &pNetDense1W[0], &scratch.net_dense_1_x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+		ocannlGemm2AVX2(&scratch.net_linear_1_x_1[0][0], &pNetDense1W[0], &scratch.net_dense_1_x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
-			net_dense_1_xRow2 := &net_dense_1_x[i0]
+			net_dense_1_xRow2 := &scratch.net_dense_1_x[i0]
 			for i1 := range 12 {
 				pNetDense1WRow := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
 				acc6 := float64(0)
 				for i2 := range 16 {
 					acc6 += pNetDense1WRow[i2] * net_dense_1_xRow2[i2]
 				}
-				net_linear_1_x_1[i0][i1] = acc6
+				scratch.net_linear_1_x_1[i0][i1] = acc6
 			}
 		}
 	}
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	for i0 := range 4 {
-		net_linear_1_x_1Row := &net_linear_1_x_1[i0]
-		net_linear_1_x_2Row := &net_linear_1_x_2[i0]
+		net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0]
+		net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0]
 		for i1 := range 12 {
 			net_linear_1_x_2Row[i1] = net_linear_1_x_1Row[i1] + pNetDense1B[i1]
 		}
@@ -5005,14 +4959,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	for i0 := range 4 {
-		net_linear_1_x_2Row2 := &net_linear_1_x_2[i0]
-		net_linear_1_xRow := &net_linear_1_x[i0]
+		net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0]
+		net_linear_1_xRow := &scratch.net_linear_1_x[i0]
 		for i1 := range 12 {
-			r5 := net_linear_1_x_2Row2[i1]
-			if !(r5 > 0) {
-				r5 = 0
+			r7 := net_linear_1_x_2Row2[i1]
+			if !(r7 > 0) {
+				r7 = 0
 			}
-			net_linear_1_xRow[i1] = r5
+			net_linear_1_xRow[i1] = r7
 		}
 	}
 
@@ -5020,27 +4974,27 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// float64 along-rows add reduction kernel, 4 rows of 12 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce0AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &net_linear_1_x[0][0])
+			ocannlReduce0AVX2(&scratch.train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &scratch.net_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
-			net_linear_1_xRow2 := &net_linear_1_x[i0]
+			net_linear_1_xRow2 := &scratch.net_linear_1_x[i0]
 			for i1 := range 3 {
 				pNetLinear1WRow := (*[12]float64)(pNetLinear1W[12*i1 : 12*i1+12])
 				acc7 := float64(0)
 				for i2 := range 12 {
 					acc7 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
 				}
-				train_cross_entropy_1_logits_1[i0][i1] = acc7
+				scratch.train_cross_entropy_1_logits_1[i0][i1] = acc7
 			}
 		}
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	for i0 := range 4 {
-		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
-		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
 		}
@@ -5049,19 +5003,19 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
 		acc8 := math.Inf(-1)
 		for i1 := range 3 {
 			acc8 = max(acc8, train_cross_entropy_1_logitsRow2[i1])
 		}
-		train_cross_entropy_1_m[i0][0] = acc8
+		scratch.train_cross_entropy_1_m[i0][0] = acc8
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	for i0 := range 4 {
-		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 		}
@@ -5069,8 +5023,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	for i0 := range 4 {
-		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
 		}
@@ -5079,25 +5033,25 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
 		acc9 := float64(0)
 		for i1 := range 3 {
 			acc9 += train_cross_entropy_1_logp_1Row2[i1]
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc9
+		scratch.train_cross_entropy_1_logp_2[i0][0] = acc9
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+		scratch.train_cross_entropy_1_logp_3[i0][0] = math.Log(scratch.train_cross_entropy_1_logp_2[i0][0])
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 4 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_1Row := &train_1[i0]
+		train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &scratch.train_1[i0]
 		for i1 := range 3 {
 			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
@@ -5107,7 +5061,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// reduction accumulated in a local variable.
 	acc10 := float64(0)
 	for i0 := range 4 {
-		train_1Row2 := &train_1[i0]
+		train_1Row2 := &scratch.train_1[i0]
 		for i1 := range 3 {
 			acc10 += train_1Row2[i1]
 		}
@@ -5123,15 +5077,32 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// zero the gradients
 	*gNetConv2dValid1Kernel = [36]float64{}
 	*gNetConv2dValid1Bias = [4]float64{}
+	scratch.net_max_pool_1_x_grad = [4][12][12][4]float64{}
 	scratch.net_max_pool_1_y_grad = [4][6][6][4]float64{}
 	*gNetConv2dValid2Kernel = [216]float64{}
 	*gNetConv2dValid2Bias = [6]float64{}
+	scratch.net_max_pool_2_x_grad = [4][4][4][6]float64{}
 	*gNetDense2W = [384]float64{}
+	scratch.net_dense_1_x_1_grad = [4][16]float64{}
 	*gNetDense2B = [16]float64{}
+	scratch.net_dense_1_x_2_grad = [4][16]float64{}
 	*gNetDense1W = [192]float64{}
+	scratch.net_linear_1_x_1_grad = [4][12]float64{}
 	*gNetDense1B = [12]float64{}
+	scratch.net_linear_1_x_2_grad = [4][12]float64{}
+	scratch.net_linear_1_x_grad = [4][12]float64{}
 	*gNetLinear1W = [36]float64{}
+	scratch.train_cross_entropy_1_logits_1_grad = [4][3]float64{}
 	*gNetLinear1B = [3]float64{}
+	scratch.train_cross_entropy_1_logits_grad = [4][3]float64{}
+	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
+	scratch.train_cross_entropy_1_z_grad = [4][3]float64{}
+	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
+	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
+	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
+	scratch.train_cross_entropy_1_logp_grad = [4][3]float64{}
+	scratch.train_1_grad = [4][3]float64{}
+	scratch.train_2_grad = [1]float64{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -5140,12 +5111,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	train_3_grad[0] += -train_grad[0]
 
 	// backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
-	train_2_grad[0] += train_3_grad[0] / 4
+	scratch.train_2_grad[0] += train_3_grad[0] / 4
 
 	// backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	train_2_gradV := train_2_grad[0]
+	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &train_1_grad[i0]
+		train_1_gradRow := &scratch.train_1_grad[i0]
 		for i1 := range 3 {
 			train_1_gradRow[i1] += train_2_gradV
 		}
@@ -5154,8 +5125,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	for i0 := range 4 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
-		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+		train_1_gradRow2 := &scratch.train_1_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
 		}
@@ -5163,8 +5134,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 		}
@@ -5173,23 +5144,23 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
-		acc11 := train_cross_entropy_1_logp_3_grad[i0][0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		acc11 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
 			acc11 -= train_cross_entropy_1_logp_gradRow3[i1]
 		}
-		train_cross_entropy_1_logp_3_grad[i0][0] = acc11
+		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc11
 	}
 
 	// backprop of op 22 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
 	// backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
 		}
@@ -5197,9 +5168,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
-		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
@@ -5207,8 +5178,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
 		}
@@ -5217,37 +5188,37 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
-		acc12 := train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		acc12 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
 			acc12 -= train_cross_entropy_1_z_gradRow4[i1]
 		}
-		train_cross_entropy_1_m_grad[i0][0] = acc12
+		scratch.train_cross_entropy_1_m_grad[i0][0] = acc12
 	}
 
 	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
-			var r6 float64
+			var r8 float64
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r6 = 1
+				r8 = 1
 			}
-			r7 := float64(0)
-			if r6 != 0 {
-				r7 = train_cross_entropy_1_m_gradV
+			r9 := float64(0)
+			if r8 != 0 {
+				r9 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r7
+			train_cross_entropy_1_logits_gradRow2[i1] += r9
 		}
 	}
 
 	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
 		}
@@ -5255,10 +5226,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[2]
+	train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[3]
 	for i1 := range 3 {
 		acc13 := gNetLinear1B[i1]
 		acc13 += train_cross_entropy_1_logits_gradRow4[i1]
@@ -5272,13 +5243,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce1AVX2(&gNetLinear1W[12*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_linear_1_x[0][0])
+			ocannlReduce1AVX2(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_linear_1_x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
-			net_linear_1_xRow3 := &net_linear_1_x[i0]
+			net_linear_1_xRow3 := &scratch.net_linear_1_x[i0]
 			for i1 := range 3 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
 				gNetLinear1WRow := (*[12]float64)(gNetLinear1W[12*i1 : 12*i1+12])
 				for i2 := range 12 {
 					gNetLinear1WRow[i2] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i2]
@@ -5291,7 +5262,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// float64 across-rows add reduction kernel, 3 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce2AVX2(&net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX2(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -5299,10 +5270,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		pNetLinear1WRow3 := (*[12]float64)(pNetLinear1W[12:24])
 		pNetLinear1WRow4 := (*[12]float64)(pNetLinear1W[24:36])
 		for i0 := range 4 {
-			net_linear_1_x_gradRow := &net_linear_1_x_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
+			net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0]
+			train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][0]
+			train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][1]
+			train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][2]
 			for i2 := range 12 {
 				acc14 := net_linear_1_x_gradRow[i2]
 				acc14 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
@@ -5315,26 +5286,26 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	for i0 := range 4 {
-		net_linear_1_x_2Row3 := &net_linear_1_x_2[i0]
-		net_linear_1_x_gradRow2 := &net_linear_1_x_grad[i0]
-		net_linear_1_x_2_gradRow := &net_linear_1_x_2_grad[i0]
+		net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0]
+		net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0]
+		net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0]
 		for i1 := range 12 {
-			var r8 float64
+			var r10 float64
 			if 0 < net_linear_1_x_2Row3[i1] {
-				r8 = 1
+				r10 = 1
 			}
-			r9 := float64(0)
-			if r8 != 0 {
-				r9 = net_linear_1_x_gradRow2[i1]
+			r11 := float64(0)
+			if r10 != 0 {
+				r11 = net_linear_1_x_gradRow2[i1]
 			}
-			net_linear_1_x_2_gradRow[i1] += r9
+			net_linear_1_x_2_gradRow[i1] += r11
 		}
 	}
 
 	// backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	for i0 := range 4 {
-		net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0]
-		net_linear_1_x_1_gradRow := &net_linear_1_x_1_grad[i0]
+		net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0]
+		net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0]
 		for i1 := range 12 {
 			net_linear_1_x_1_gradRow[i1] += net_linear_1_x_2_gradRow2[i1]
 		}
@@ -5343,13 +5314,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&gNetDense1B[0], &net_linear_1_x_2_grad[0][0])
+		ocannlReduce3AVX2(&gNetDense1B[0], &scratch.net_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_linear_1_x_2_gradRow3 := &net_linear_1_x_2_grad[0]
-		net_linear_1_x_2_gradRow4 := &net_linear_1_x_2_grad[1]
-		net_linear_1_x_2_gradRow5 := &net_linear_1_x_2_grad[2]
-		net_linear_1_x_2_gradRow6 := &net_linear_1_x_2_grad[3]
+		net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[0]
+		net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[1]
+		net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[2]
+		net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[3]
 		for i1 := range 12 {
 			acc15 := gNetDense1B[i1]
 			acc15 += net_linear_1_x_2_gradRow3[i1]
@@ -5363,14 +5334,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 13 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// float64 broadcast kernel M=12 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0], &net_dense_1_x[0][0])
+		ocannlGemm3AVX512(&gNetDense1W[0], &scratch.net_linear_1_x_1_grad[0][0], &scratch.net_dense_1_x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0], &net_dense_1_x[0][0])
+		ocannlGemm3AVX2(&gNetDense1W[0], &scratch.net_linear_1_x_1_grad[0][0], &scratch.net_dense_1_x[0][0])
 	} else {
 		for i0 := range 4 {
-			net_dense_1_xRow3 := &net_dense_1_x[i0]
+			net_dense_1_xRow3 := &scratch.net_dense_1_x[i0]
 			for i1 := range 12 {
-				net_linear_1_x_1_gradV := net_linear_1_x_1_grad[i0][i1]
+				net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1]
 				gNetDense1WRow := (*[16]float64)(gNetDense1W[16*i1 : 16*i1+16])
 				for i2 := range 16 {
 					gNetDense1WRow[i2] += net_linear_1_x_1_gradV * net_dense_1_xRow3[i2]
@@ -5382,22 +5353,23 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 13 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x): g2 =+ v1 * g; g2 is net.dense#1/x.grad
 	// float64 broadcast kernel M=4 N=16 K=12: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&net_dense_1_x_grad[0][0], &net_linear_1_x_1_grad[0][0], &pNetDense1W[0])
+		ocannlGemm4AVX512(&scratch.net_dense_1_x_grad[0][0], &scratch.net_linear_1_x_1_grad[0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&net_dense_1_x_grad[0][0], &net_linear_1_x_1_grad[0][0], &pNetDense1W[0])
+		ocannlGemm4AVX2(&scratch.net_dense_1_x_grad[0][0], &scratch.net_linear_1_x_1_grad[0][0], &pNetDense1W[0])
 	} else {
+		scratch.net_dense_1_x_grad = [4][16]float64{}
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 4 {
-			net_dense_1_x_gradRow := &net_dense_1_x_grad[i0]
+			net_dense_1_x_gradRow := &scratch.net_dense_1_x_grad[i0]
 			for i1 := 0; i1 < 12; i1 += 4 {
 				pNetDense1WRow2 := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
-				net_linear_1_x_1_gradV2 := net_linear_1_x_1_grad[i0][i1]
+				net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0][i1]
 				pNetDense1WRow3 := (*[16]float64)(pNetDense1W[16*i1+16 : 16*i1+32])
-				net_linear_1_x_1_gradV3 := net_linear_1_x_1_grad[i0][i1+1]
+				net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0][i1+1]
 				pNetDense1WRow4 := (*[16]float64)(pNetDense1W[16*i1+32 : 16*i1+48])
-				net_linear_1_x_1_gradV4 := net_linear_1_x_1_grad[i0][i1+2]
+				net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0][i1+2]
 				pNetDense1WRow5 := (*[16]float64)(pNetDense1W[16*i1+48 : 16*i1+64])
-				net_linear_1_x_1_gradV5 := net_linear_1_x_1_grad[i0][i1+3]
+				net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc16 := net_dense_1_x_gradRow[i2]
 					acc16 += pNetDense1WRow2[i2] * net_linear_1_x_1_gradV2
@@ -5412,26 +5384,26 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.dense#1/x.2.grad
 	for i0 := range 4 {
-		net_dense_1_x_2Row3 := &net_dense_1_x_2[i0]
-		net_dense_1_x_gradRow2 := &net_dense_1_x_grad[i0]
-		net_dense_1_x_2_gradRow := &net_dense_1_x_2_grad[i0]
+		net_dense_1_x_2Row3 := &scratch.net_dense_1_x_2[i0]
+		net_dense_1_x_gradRow2 := &scratch.net_dense_1_x_grad[i0]
+		net_dense_1_x_2_gradRow := &scratch.net_dense_1_x_2_grad[i0]
 		for i1 := range 16 {
-			var r10 float64
+			var r12 float64
 			if 0 < net_dense_1_x_2Row3[i1] {
-				r10 = 1
+				r12 = 1
 			}
-			r11 := float64(0)
-			if r10 != 0 {
-				r11 = net_dense_1_x_gradRow2[i1]
+			r13 := float64(0)
+			if r12 != 0 {
+				r13 = net_dense_1_x_gradRow2[i1]
 			}
-			net_dense_1_x_2_gradRow[i1] += r11
+			net_dense_1_x_2_gradRow[i1] += r13
 		}
 	}
 
 	// backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g1 =+ g; g1 is _net.dense#1/x.1.grad
 	for i0 := range 4 {
-		net_dense_1_x_2_gradRow2 := &net_dense_1_x_2_grad[i0]
-		net_dense_1_x_1_gradRow := &net_dense_1_x_1_grad[i0]
+		net_dense_1_x_2_gradRow2 := &scratch.net_dense_1_x_2_grad[i0]
+		net_dense_1_x_1_gradRow := &scratch.net_dense_1_x_1_grad[i0]
 		for i1 := range 16 {
 			net_dense_1_x_1_gradRow[i1] += net_dense_1_x_2_gradRow2[i1]
 		}
@@ -5440,13 +5412,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g2 =+ g; g2 is net.dense#2.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&gNetDense2B[0], &net_dense_1_x_2_grad[0][0])
+		ocannlReduce4AVX2(&gNetDense2B[0], &scratch.net_dense_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_dense_1_x_2_gradRow3 := &net_dense_1_x_2_grad[0]
-		net_dense_1_x_2_gradRow4 := &net_dense_1_x_2_grad[1]
-		net_dense_1_x_2_gradRow5 := &net_dense_1_x_2_grad[2]
-		net_dense_1_x_2_gradRow6 := &net_dense_1_x_2_grad[3]
+		net_dense_1_x_2_gradRow3 := &scratch.net_dense_1_x_2_grad[0]
+		net_dense_1_x_2_gradRow4 := &scratch.net_dense_1_x_2_grad[1]
+		net_dense_1_x_2_gradRow5 := &scratch.net_dense_1_x_2_grad[2]
+		net_dense_1_x_2_gradRow6 := &scratch.net_dense_1_x_2_grad[3]
 		for i1 := range 16 {
 			acc17 := gNetDense2B[i1]
 			acc17 += net_dense_1_x_2_gradRow3[i1]
@@ -5460,16 +5432,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 10 (_net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y): g1 =+ g * v2; g1 is net.dense#2.w.grad
 	// float64 broadcast kernel M=16 N=24 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&gNetDense2W[0], &net_dense_1_x_1_grad[0][0], &net_max_pool_2_y[0][0][0][0])
+		ocannlGemm5AVX512(&gNetDense2W[0], &scratch.net_dense_1_x_1_grad[0][0], &scratch.net_max_pool_2_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&gNetDense2W[0], &net_dense_1_x_1_grad[0][0], &net_max_pool_2_y[0][0][0][0])
+		ocannlGemm5AVX2(&gNetDense2W[0], &scratch.net_dense_1_x_1_grad[0][0], &scratch.net_max_pool_2_y[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 16 {
-				net_dense_1_x_1_gradV := net_dense_1_x_1_grad[i0][i1]
+				net_dense_1_x_1_gradV := scratch.net_dense_1_x_1_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
-						net_max_pool_2_yRow3 := &net_max_pool_2_y[i0][i2][i3]
+						net_max_pool_2_yRow3 := &scratch.net_max_pool_2_y[i0][i2][i3]
 						gNetDense2WRow := (*[6]float64)(gNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
 						for i4 := range 6 {
 							gNetDense2WRow[i4] += net_dense_1_x_1_gradV * net_max_pool_2_yRow3[i4]
@@ -5483,17 +5455,18 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 10 (_net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y): g2 =+ v1 * g; g2 is net.max_pool#2/y.grad
 	// float64 broadcast kernel M=4 N=24 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&net_max_pool_2_y_grad[0][0][0][0], &net_dense_1_x_1_grad[0][0], &pNetDense2W[0])
+		ocannlGemm6AVX512(&scratch.net_max_pool_2_y_grad[0][0][0][0], &scratch.net_dense_1_x_1_grad[0][0], &pNetDense2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&net_max_pool_2_y_grad[0][0][0][0], &net_dense_1_x_1_grad[0][0], &pNetDense2W[0])
+		ocannlGemm6AVX2(&scratch.net_max_pool_2_y_grad[0][0][0][0], &scratch.net_dense_1_x_1_grad[0][0], &pNetDense2W[0])
 	} else {
+		scratch.net_max_pool_2_y_grad = [4][2][2][6]float64{}
 		for i0 := range 4 {
 			for i1 := range 16 {
-				net_dense_1_x_1_gradV2 := net_dense_1_x_1_grad[i0][i1]
+				net_dense_1_x_1_gradV2 := scratch.net_dense_1_x_1_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
 						pNetDense2WRow2 := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-						net_max_pool_2_y_gradRow := &net_max_pool_2_y_grad[i0][i2][i3]
+						net_max_pool_2_y_gradRow := &scratch.net_max_pool_2_y_grad[i0][i2][i3]
 						for i4 := range 6 {
 							net_max_pool_2_y_gradRow[i4] += pNetDense2WRow2[i4] * net_dense_1_x_1_gradV2
 						}
@@ -5508,22 +5481,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 6 {
-					net_max_pool_2_yV := net_max_pool_2_y[i0][i1][i2][i3]
-					net_max_pool_2_y_gradV := net_max_pool_2_y_grad[i0][i1][i2][i3]
+					net_max_pool_2_yV := scratch.net_max_pool_2_y[i0][i1][i2][i3]
+					net_max_pool_2_y_gradV := scratch.net_max_pool_2_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
-						net_max_pool_2_xRow4 := &net_max_pool_2_x[i0][2*i1+i4]
-						net_max_pool_2_y_1Row2 := &net_max_pool_2_y_1[i4]
-						net_max_pool_2_x_gradRow := &net_max_pool_2_x_grad[i0][2*i1+i4]
+						net_max_pool_2_xRow4 := &scratch.net_max_pool_2_x[i0][2*i1+i4]
+						net_max_pool_2_y_1Row2 := &scratch.net_max_pool_2_y_1[i4]
+						net_max_pool_2_x_gradRow := &scratch.net_max_pool_2_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r12 float64
+							var r14 float64
 							if net_max_pool_2_yV == (net_max_pool_2_xRow4[2*i2+i5][i3] + net_max_pool_2_y_1Row2[i5]) {
-								r12 = 1
+								r14 = 1
 							}
-							r13 := float64(0)
-							if r12 != 0 {
-								r13 = net_max_pool_2_y_gradV
+							r15 := float64(0)
+							if r14 != 0 {
+								r15 = net_max_pool_2_y_gradV
 							}
-							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r13
+							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r15
 						}
 					}
 				}
@@ -5534,24 +5507,25 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
 	} else {
+		scratch.net_max_pool_2_x_1_grad = [4][4][4][6]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_max_pool_2_x_1Row3 := &net_max_pool_2_x_1[i0][i1][i2]
-					net_max_pool_2_x_gradRow2 := &net_max_pool_2_x_grad[i0][i1][i2]
-					net_max_pool_2_x_1_gradRow := &net_max_pool_2_x_1_grad[i0][i1][i2]
+					net_max_pool_2_x_1Row3 := &scratch.net_max_pool_2_x_1[i0][i1][i2]
+					net_max_pool_2_x_gradRow2 := &scratch.net_max_pool_2_x_grad[i0][i1][i2]
+					net_max_pool_2_x_1_gradRow := &scratch.net_max_pool_2_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
-						var r14 float64
+						var r16 float64
 						if 0 < net_max_pool_2_x_1Row3[i3] {
-							r14 = 1
+							r16 = 1
 						}
-						r15 := float64(0)
-						if r14 != 0 {
-							r15 = net_max_pool_2_x_gradRow2[i3]
+						r17 := float64(0)
+						if r16 != 0 {
+							r17 = net_max_pool_2_x_gradRow2[i3]
 						}
-						net_max_pool_2_x_1_gradRow[i3] += r15
+						net_max_pool_2_x_1_gradRow[i3] += r17
 					}
 				}
 			}
@@ -5561,13 +5535,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+		ocannlMap10AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_valid_2_y_grad = [4][4][4][6]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_max_pool_2_x_1_gradRow2 := &net_max_pool_2_x_1_grad[i0][i1][i2]
+					net_max_pool_2_x_1_gradRow2 := &scratch.net_max_pool_2_x_1_grad[i0][i1][i2]
 					net_conv2d_valid_2_y_gradRow := &scratch.net_conv2d_valid_2_y_grad[i0][i1][i2]
 					for i3 := range 6 {
 						net_conv2d_valid_2_y_gradRow[i3] += net_max_pool_2_x_1_gradRow2[i3]
@@ -5580,15 +5554,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g2 =+ g; g2 is net.conv2d_valid#2.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2dValid2Bias[0], &net_max_pool_2_x_1_grad[0][0][0][0])
+		ocannlReduce5AVX2(&gNetConv2dValid2Bias[0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
-				net_max_pool_2_x_1_gradRow3 := &net_max_pool_2_x_1_grad[i0][i1][0]
-				net_max_pool_2_x_1_gradRow4 := &net_max_pool_2_x_1_grad[i0][i1][1]
-				net_max_pool_2_x_1_gradRow5 := &net_max_pool_2_x_1_grad[i0][i1][2]
-				net_max_pool_2_x_1_gradRow6 := &net_max_pool_2_x_1_grad[i0][i1][3]
+				net_max_pool_2_x_1_gradRow3 := &scratch.net_max_pool_2_x_1_grad[i0][i1][0]
+				net_max_pool_2_x_1_gradRow4 := &scratch.net_max_pool_2_x_1_grad[i0][i1][1]
+				net_max_pool_2_x_1_gradRow5 := &scratch.net_max_pool_2_x_1_grad[i0][i1][2]
+				net_max_pool_2_x_1_gradRow6 := &scratch.net_max_pool_2_x_1_grad[i0][i1][3]
 				for i3 := range 6 {
 					acc18 := gNetConv2dValid2Bias[i3]
 					acc18 += net_max_pool_2_x_1_gradRow3[i3]
@@ -5603,21 +5577,21 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 4 parts of i0 on the pool.
-	rec2 := ocannlLeNetBackwardPart1Records.Get()
-	rec2.pNetConv2dValid2Kernel = pNetConv2dValid2Kernel
-	rec2.scratch = scratch
-	region.Run(rec2, 4)
-	*rec2 = ocannlLeNetBackwardPart1{}
-	ocannlLeNetBackwardPart1Records.Put(rec2)
+	rec4 := ocannlLeNetBackwardPart3Records.Get()
+	rec4.pNetConv2dValid2Kernel = pNetConv2dValid2Kernel
+	rec4.scratch = scratch
+	region.Run(rec4, 4)
+	*rec4 = ocannlLeNetBackwardPart3{}
+	ocannlLeNetBackwardPart3Records.Put(rec4)
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
 	// 6 parts of i3 on the pool.
-	rec3 := ocannlLeNetBackwardPart2Records.Get()
-	rec3.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
-	rec3.scratch = scratch
-	region.Run(rec3, 6)
-	*rec3 = ocannlLeNetBackwardPart2{}
-	ocannlLeNetBackwardPart2Records.Put(rec3)
+	rec5 := ocannlLeNetBackwardPart4Records.Get()
+	rec5.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
+	rec5.scratch = scratch
+	region.Run(rec5, 6)
+	*rec5 = ocannlLeNetBackwardPart4{}
+	ocannlLeNetBackwardPart4Records.Put(rec5)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	for i0 := range 4 {
@@ -5627,19 +5601,19 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_1_yV := scratch.net_max_pool_1_y[i0][i1][i2][i3]
 					net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
-						net_max_pool_1_xRow4 := &net_max_pool_1_x[i0][2*i1+i4]
-						net_max_pool_1_y_1Row2 := &net_max_pool_1_y_1[i4]
-						net_max_pool_1_x_gradRow := &net_max_pool_1_x_grad[i0][2*i1+i4]
+						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0][2*i1+i4]
+						net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
+						net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r18 float64
+							var r20 float64
 							if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-								r18 = 1
+								r20 = 1
 							}
-							r19 := float64(0)
-							if r18 != 0 {
-								r19 = net_max_pool_1_y_gradV
+							r21 := float64(0)
+							if r20 != 0 {
+								r21 = net_max_pool_1_y_gradV
 							}
-							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r19
+							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r21
 						}
 					}
 				}
@@ -5650,24 +5624,25 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap11AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
+		scratch.net_max_pool_1_x_1_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_max_pool_1_x_1Row3 := &net_max_pool_1_x_1[i0][i1][i2]
-					net_max_pool_1_x_gradRow2 := &net_max_pool_1_x_grad[i0][i1][i2]
-					net_max_pool_1_x_1_gradRow := &net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r20 float64
+						var r22 float64
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r20 = 1
+							r22 = 1
 						}
-						r21 := float64(0)
-						if r20 != 0 {
-							r21 = net_max_pool_1_x_gradRow2[i3]
+						r23 := float64(0)
+						if r22 != 0 {
+							r23 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r21
+						net_max_pool_1_x_1_gradRow[i3] += r23
 					}
 				}
 			}
@@ -5677,13 +5652,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap12AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv2d_valid_1_y_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_max_pool_1_x_1_gradRow2 := &net_max_pool_1_x_1_grad[i0][i1][i2]
-					net_conv2d_valid_1_y_gradRow := &net_conv2d_valid_1_y_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_conv2d_valid_1_y_gradRow := &scratch.net_conv2d_valid_1_y_grad[i0][i1][i2]
 					for i3 := range 4 {
 						net_conv2d_valid_1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
@@ -5695,16 +5671,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g2 =+ g; g2 is net.conv2d_valid#1.bias.grad
 	// float64 across-rows add reduction kernel, 576 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetConv2dValid1Bias[0], &net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce8AVX2(&gNetConv2dValid1Bias[0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := 0; i2 < 12; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &net_max_pool_1_x_1_grad[i0][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &net_max_pool_1_x_1_grad[i0][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &net_max_pool_1_x_1_grad[i0][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &net_max_pool_1_x_1_grad[i0][i1][i2+3]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
 						acc19 := gNetConv2dValid1Bias[i3]
 						acc19 += net_max_pool_1_x_1_gradRow3[i3]
@@ -5721,13 +5697,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 0 (net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#1.kernel.grad
 	// float64 m-vector kernel M=4 N=3x3 K=12x12x4: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv2dValid1Kernel[0], &net_conv2d_valid_1_y_grad[0][0][0][0], &images[0][0][0][0])
+		ocannlGemm7AVX2(&gNetConv2dValid1Kernel[0], &scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &images[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
 					for i3 := range 4 {
-						net_conv2d_valid_1_y_gradV := net_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+						net_conv2d_valid_1_y_gradV := scratch.net_conv2d_valid_1_y_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							imagesRow2 := &images[i0][i1+i4]
 							gNetConv2dValid1KernelRow := (*[3]float64)(gNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
@@ -5745,10 +5721,54 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 // ocannlLeNetBackwardScratch holds the local arrays of ocannlLeNetBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlLeNetBackwardScratch struct {
-	net_conv2d_valid_1_y      [4][12][12][4]float64
-	net_max_pool_1_y          [4][6][6][4]float64
-	net_max_pool_1_y_grad     [4][6][6][4]float64
-	net_conv2d_valid_2_y_grad [4][4][4][6]float64
+	net_conv2d_valid_1_y                [4][12][12][4]float64
+	net_max_pool_1_x_1                  [4][12][12][4]float64
+	net_max_pool_1_x                    [4][12][12][4]float64
+	net_max_pool_1_y_1                  [2][2]float64
+	net_max_pool_1_y                    [4][6][6][4]float64
+	net_conv2d_valid_2_y                [4][4][4][6]float64
+	net_max_pool_2_x_1                  [4][4][4][6]float64
+	net_max_pool_2_x                    [4][4][4][6]float64
+	net_max_pool_2_y_1                  [2][2]float64
+	net_max_pool_2_y                    [4][2][2][6]float64
+	net_dense_1_x_1                     [4][16]float64
+	net_dense_1_x_2                     [4][16]float64
+	net_dense_1_x                       [4][16]float64
+	net_linear_1_x_1                    [4][12]float64
+	net_linear_1_x_2                    [4][12]float64
+	net_linear_1_x                      [4][12]float64
+	train_cross_entropy_1_logits_1      [4][3]float64
+	train_cross_entropy_1_logits        [4][3]float64
+	train_cross_entropy_1_m             [4][1]float64
+	train_cross_entropy_1_z             [4][3]float64
+	train_cross_entropy_1_logp_1        [4][3]float64
+	train_cross_entropy_1_logp_2        [4][1]float64
+	train_cross_entropy_1_logp_3        [4][1]float64
+	train_1                             [4][3]float64
+	net_conv2d_valid_1_y_grad           [4][12][12][4]float64
+	net_max_pool_1_x_1_grad             [4][12][12][4]float64
+	net_max_pool_1_x_grad               [4][12][12][4]float64
+	net_max_pool_1_y_grad               [4][6][6][4]float64
+	net_conv2d_valid_2_y_grad           [4][4][4][6]float64
+	net_max_pool_2_x_1_grad             [4][4][4][6]float64
+	net_max_pool_2_x_grad               [4][4][4][6]float64
+	net_max_pool_2_y_grad               [4][2][2][6]float64
+	net_dense_1_x_1_grad                [4][16]float64
+	net_dense_1_x_2_grad                [4][16]float64
+	net_dense_1_x_grad                  [4][16]float64
+	net_linear_1_x_1_grad               [4][12]float64
+	net_linear_1_x_2_grad               [4][12]float64
+	net_linear_1_x_grad                 [4][12]float64
+	train_cross_entropy_1_logits_1_grad [4][3]float64
+	train_cross_entropy_1_logits_grad   [4][3]float64
+	train_cross_entropy_1_m_grad        [4][1]float64
+	train_cross_entropy_1_z_grad        [4][3]float64
+	train_cross_entropy_1_logp_1_grad   [4][3]float64
+	train_cross_entropy_1_logp_2_grad   [4][1]float64
+	train_cross_entropy_1_logp_3_grad   [4][1]float64
+	train_cross_entropy_1_logp_grad     [4][3]float64
+	train_1_grad                        [4][3]float64
+	train_2_grad                        [1]float64
 }
 
 // ocannlLeNetBackwardPart0 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
@@ -5788,20 +5808,89 @@ var ocannlLeNetBackwardPart0Records rt.Records[ocannlLeNetBackwardPart0]
 // ocannlLeNetBackwardPart1 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlLeNetBackwardPart1 struct {
+	pNetConv2dValid1Bias *[4]float64
+	scratch              *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 4).
+func (r2 *ocannlLeNetBackwardPart1) Part(j2 int) {
+	pNetConv2dValid1Bias, scratch := r2.pNetConv2dValid1Bias, r2.scratch
+	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_max_pool_1_x_1[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_x_1[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_valid_1_yRow := &scratch.net_conv2d_valid_1_y[i0+j2][i1][i2]
+					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+j2][i1][i2]
+					for i3 := range 4 {
+						net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetBackwardPart1Records holds the free ocannlLeNetBackwardPart1 records.
+var ocannlLeNetBackwardPart1Records rt.Records[ocannlLeNetBackwardPart1]
+
+// ocannlLeNetBackwardPart2 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlLeNetBackwardPart2 struct {
+	scratch *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 4).
+func (r4 *ocannlLeNetBackwardPart2) Part(j3 int) {
+	scratch := r4.scratch
+	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.net_max_pool_1_x[j3][0][0][0], &scratch.net_max_pool_1_x_1[j3][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.net_max_pool_1_x[j3][0][0][0], &scratch.net_max_pool_1_x_1[j3][0][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+j3][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+j3][i1][i2]
+					for i3 := range 4 {
+						r3 := net_max_pool_1_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
+						}
+						net_max_pool_1_xRow[i3] = r3
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetBackwardPart2Records holds the free ocannlLeNetBackwardPart2 records.
+var ocannlLeNetBackwardPart2Records rt.Records[ocannlLeNetBackwardPart2]
+
+// ocannlLeNetBackwardPart3 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlLeNetBackwardPart3 struct {
 	pNetConv2dValid2Kernel *[216]float64
 	scratch                *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j10 of the nest (0 <= j10 < 4).
-func (r16 *ocannlLeNetBackwardPart1) Part(j10 int) {
-	pNetConv2dValid2Kernel, scratch := r16.pNetConv2dValid2Kernel, r16.scratch
+// Part runs part j12 of the nest (0 <= j12 < 4).
+func (r18 *ocannlLeNetBackwardPart3) Part(j12 int) {
+	pNetConv2dValid2Kernel, scratch := r18.pNetConv2dValid2Kernel, r18.scratch
 	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j10][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j10][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j12][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j12][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
 					}
 				}
 			}
@@ -5811,11 +5900,11 @@ func (r16 *ocannlLeNetBackwardPart1) Part(j10 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_conv2d_valid_2_y_gradV := scratch.net_conv2d_valid_2_y_grad[i0+j10][i1][i2][i3]
+						net_conv2d_valid_2_y_gradV := scratch.net_conv2d_valid_2_y_grad[i0+j12][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j10][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j12][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2d_valid_2_y_gradV * pNetConv2dValid2KernelRow2[i6]
 								}
@@ -5828,26 +5917,26 @@ func (r16 *ocannlLeNetBackwardPart1) Part(j10 int) {
 	}
 }
 
-// ocannlLeNetBackwardPart1Records holds the free ocannlLeNetBackwardPart1 records.
-var ocannlLeNetBackwardPart1Records rt.Records[ocannlLeNetBackwardPart1]
+// ocannlLeNetBackwardPart3Records holds the free ocannlLeNetBackwardPart3 records.
+var ocannlLeNetBackwardPart3Records rt.Records[ocannlLeNetBackwardPart3]
 
-// ocannlLeNetBackwardPart2 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
+// ocannlLeNetBackwardPart4 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlLeNetBackwardPart2 struct {
+type ocannlLeNetBackwardPart4 struct {
 	gNetConv2dValid2Kernel *[216]float64
 	scratch                *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j11 of the nest (0 <= j11 < 6).
-func (r17 *ocannlLeNetBackwardPart2) Part(j11 int) {
-	gNetConv2dValid2Kernel, scratch := r17.gNetConv2dValid2Kernel, r17.scratch
+// Part runs part j13 of the nest (0 <= j13 < 6).
+func (r19 *ocannlLeNetBackwardPart4) Part(j13 int) {
+	gNetConv2dValid2Kernel, scratch := r19.gNetConv2dValid2Kernel, r19.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j11+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j11])
+						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j13+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j13])
 					}
 				}
 			}
@@ -5857,11 +5946,11 @@ func (r17 *ocannlLeNetBackwardPart2) Part(j11 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_conv2d_valid_2_y_gradV2 := scratch.net_conv2d_valid_2_y_grad[i0][i1][i2][i3+j11]
+						net_conv2d_valid_2_y_gradV2 := scratch.net_conv2d_valid_2_y_grad[i0][i1][i2][i3+j13]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j11+12*i4+4*i5 : 36*i3+36*j11+12*i4+4*i5+4])
+								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j13+12*i4+4*i5 : 36*i3+36*j13+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2d_valid_2_y_gradV2
 								}
@@ -5874,8 +5963,8 @@ func (r17 *ocannlLeNetBackwardPart2) Part(j11 int) {
 	}
 }
 
-// ocannlLeNetBackwardPart2Records holds the free ocannlLeNetBackwardPart2 records.
-var ocannlLeNetBackwardPart2Records rt.Records[ocannlLeNetBackwardPart2]
+// ocannlLeNetBackwardPart4Records holds the free ocannlLeNetBackwardPart4 records.
+var ocannlLeNetBackwardPart4Records rt.Records[ocannlLeNetBackwardPart4]
 
 // ocannlLeNetPredict runs a tensor program generated by ocannlgen.
 //
@@ -6081,9 +6170,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
 	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap5AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap5AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -6099,9 +6188,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap6AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap6AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -6138,7 +6227,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	if ocannlAVX2 {
 		for i3 := range 2 {
 			for i4 := range 2 {
-				ocannlMap15AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
+				ocannlMap13AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
 			}
 		}
 	} else {
@@ -6724,9 +6813,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
 	// float64 pointwise kernel over 128 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -6756,7 +6845,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
 			for j4 := range 7 {
@@ -6773,7 +6862,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap18AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -7097,44 +7186,44 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	images: 2 | 8,8,2 (input, parameter images, copied into the padded scratch field imagesPad)
 //	labels: 2 | 3 (input, parameter labels)
 //	net.vgg_block#2.conv2d#2.kernel: 3,3,2 -> 4 (param, parameter pNetVggBlock2Conv2d2Kernel)
-//	net.vgg_block#2.conv2d#2/y: 2 | 8,8,4 (let, local)
+//	net.vgg_block#2.conv2d#2/y: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_2_y)
 //	net.vgg_block#2.conv2d#2.bias: 4 (param, parameter pNetVggBlock2Conv2d2Bias)
-//	_net.vgg_block#2.conv2d#1/x.1: 2 | 8,8,4 (let, local)
+//	_net.vgg_block#2.conv2d#1/x.1: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_x_1)
 //	net.vgg_block#2.conv2d#1/x: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_x)
 //	net.vgg_block#2.conv2d#1.kernel: 3,3,4 -> 4 (param, parameter pNetVggBlock2Conv2d1Kernel)
-//	net.vgg_block#2.conv2d#1/y: 2 | 8,8,4 (let, local)
+//	net.vgg_block#2.conv2d#1/y: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_y)
 //	net.vgg_block#2.conv2d#1.bias: 4 (param, parameter pNetVggBlock2Conv2d1Bias)
-//	_net.vgg_block#2.max_pool#1/x.1: 2 | 8,8,4 (let, local)
-//	net.vgg_block#2.max_pool#1/x: 2 | 8,8,4 (let, local)
+//	_net.vgg_block#2.max_pool#1/x.1: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_max_pool_1_x_1)
+//	net.vgg_block#2.max_pool#1/x: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
-//	_net.vgg_block#2.max_pool#1/y.1: 2,2 (let, local)
-//	net.vgg_block#2.max_pool#1/y: 2 | 4,4,4 (let, local)
+//	_net.vgg_block#2.max_pool#1/y.1: 2,2 (let, local, in scratch field net_vgg_block_2_max_pool_1_y_1)
+//	net.vgg_block#2.max_pool#1/y: 2 | 4,4,4 (let, local, in scratch field net_vgg_block_2_max_pool_1_y)
 //	net.vgg_block#1.conv2d#2.kernel: 3,3,4 -> 6 (param, parameter pNetVggBlock1Conv2d2Kernel)
-//	net.vgg_block#1.conv2d#2/y: 2 | 4,4,6 (let, local)
+//	net.vgg_block#1.conv2d#2/y: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_2_y)
 //	net.vgg_block#1.conv2d#2.bias: 6 (param, parameter pNetVggBlock1Conv2d2Bias)
-//	_net.vgg_block#1.conv2d#1/x.1: 2 | 4,4,6 (let, local)
+//	_net.vgg_block#1.conv2d#1/x.1: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_x_1)
 //	net.vgg_block#1.conv2d#1/x: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_x)
 //	net.vgg_block#1.conv2d#1.kernel: 3,3,6 -> 6 (param, parameter pNetVggBlock1Conv2d1Kernel)
-//	net.vgg_block#1.conv2d#1/y: 2 | 4,4,6 (let, local)
+//	net.vgg_block#1.conv2d#1/y: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_y)
 //	net.vgg_block#1.conv2d#1.bias: 6 (param, parameter pNetVggBlock1Conv2d1Bias)
-//	_net.vgg_block#1.max_pool#1/x.1: 2 | 4,4,6 (let, local)
-//	net.vgg_block#1.max_pool#1/x: 2 | 4,4,6 (let, local)
+//	_net.vgg_block#1.max_pool#1/x.1: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_max_pool_1_x_1)
+//	net.vgg_block#1.max_pool#1/x: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_max_pool_1_x)
 //	_num.3: 1 (number, constant)
 //	_num.4: 1 (number, constant)
-//	_net.vgg_block#1.max_pool#1/y.1: 2,2 (let, local)
-//	net.vgg_block#1.max_pool#1/y: 2 | 2,2,6 (let, local)
+//	_net.vgg_block#1.max_pool#1/y.1: 2,2 (let, local, in scratch field net_vgg_block_1_max_pool_1_y_1)
+//	net.vgg_block#1.max_pool#1/y: 2 | 2,2,6 (let, local, in scratch field net_vgg_block_1_max_pool_1_y)
 //	net.linear#1.w: 2,2,6 -> 3 (param, parameter pNetLinear1W)
-//	_train.cross_entropy#1/logits.1: 2 | 3 (let, local)
+//	_train.cross_entropy#1/logits.1: 2 | 3 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.linear#1.b: 3 (param, parameter pNetLinear1B)
-//	train.cross_entropy#1/logits: 2 | 3 (let, local)
-//	train.cross_entropy#1/m: 2 | 1 (let, local)
-//	train.cross_entropy#1/z: 2 | 3 (let, local)
-//	_train.cross_entropy#1/logp.1: 2 | 3 (let, local)
-//	_train.cross_entropy#1/logp.2: 2 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 2 | 1 (let, local)
+//	train.cross_entropy#1/logits: 2 | 3 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 2 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 2 | 3 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 2 | 3 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 2 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 2 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 2 | 3 (let, local)
-//	_train.1: 2 | 3 (let, local)
+//	_train.1: 2 | 3 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
@@ -7142,37 +7231,37 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	net.vgg_block#2.conv2d#2.kernel.grad: [4 3 3 2] (let, output parameter gNetVggBlock2Conv2d2Kernel)
 //	net.vgg_block#2.conv2d#2/y.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_2_y_grad)
 //	net.vgg_block#2.conv2d#2.bias.grad: [4] (let, output parameter gNetVggBlock2Conv2d2Bias)
-//	_net.vgg_block#2.conv2d#1/x.1.grad: [2 8 8 4] (let, local)
+//	_net.vgg_block#2.conv2d#1/x.1.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_1_x_1_grad)
 //	net.vgg_block#2.conv2d#1/x.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_1_x_grad)
 //	net.vgg_block#2.conv2d#1.kernel.grad: [4 3 3 4] (let, output parameter gNetVggBlock2Conv2d1Kernel)
 //	net.vgg_block#2.conv2d#1/y.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_1_y_grad)
 //	net.vgg_block#2.conv2d#1.bias.grad: [4] (let, output parameter gNetVggBlock2Conv2d1Bias)
-//	_net.vgg_block#2.max_pool#1/x.1.grad: [2 8 8 4] (let, local)
-//	net.vgg_block#2.max_pool#1/x.grad: [2 8 8 4] (let, local)
-//	net.vgg_block#2.max_pool#1/y.grad: [2 4 4 4] (let, local)
+//	_net.vgg_block#2.max_pool#1/x.1.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_max_pool_1_x_1_grad)
+//	net.vgg_block#2.max_pool#1/x.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_max_pool_1_x_grad)
+//	net.vgg_block#2.max_pool#1/y.grad: [2 4 4 4] (let, local, in scratch field net_vgg_block_2_max_pool_1_y_grad)
 //	net.vgg_block#1.conv2d#2.kernel.grad: [6 3 3 4] (let, output parameter gNetVggBlock1Conv2d2Kernel)
-//	net.vgg_block#1.conv2d#2/y.grad: [2 4 4 6] (let, local)
+//	net.vgg_block#1.conv2d#2/y.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_2_y_grad)
 //	net.vgg_block#1.conv2d#2.bias.grad: [6] (let, output parameter gNetVggBlock1Conv2d2Bias)
-//	_net.vgg_block#1.conv2d#1/x.1.grad: [2 4 4 6] (let, local)
+//	_net.vgg_block#1.conv2d#1/x.1.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_1_x_1_grad)
 //	net.vgg_block#1.conv2d#1/x.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_1_x_grad)
 //	net.vgg_block#1.conv2d#1.kernel.grad: [6 3 3 6] (let, output parameter gNetVggBlock1Conv2d1Kernel)
 //	net.vgg_block#1.conv2d#1/y.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_1_y_grad)
 //	net.vgg_block#1.conv2d#1.bias.grad: [6] (let, output parameter gNetVggBlock1Conv2d1Bias)
-//	_net.vgg_block#1.max_pool#1/x.1.grad: [2 4 4 6] (let, local)
-//	net.vgg_block#1.max_pool#1/x.grad: [2 4 4 6] (let, local)
-//	net.vgg_block#1.max_pool#1/y.grad: [2 2 2 6] (let, local)
+//	_net.vgg_block#1.max_pool#1/x.1.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_max_pool_1_x_1_grad)
+//	net.vgg_block#1.max_pool#1/x.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_max_pool_1_x_grad)
+//	net.vgg_block#1.max_pool#1/y.grad: [2 2 2 6] (let, local, in scratch field net_vgg_block_1_max_pool_1_y_grad)
 //	net.linear#1.w.grad: [3 2 2 6] (let, output parameter gNetLinear1W)
-//	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local)
+//	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [2 3] (let, local)
-//	train.cross_entropy#1/m.grad: [2 1] (let, local)
-//	train.cross_entropy#1/z.grad: [2 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local)
-//	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local)
-//	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local)
-//	train.cross_entropy#1/logp.grad: [2 3] (let, local)
-//	_train.1.grad: [2 3] (let, local)
-//	_train.2.grad: [1] (let, local)
+//	train.cross_entropy#1/logits.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	_train.1.grad: [2 3] (let, local, in scratch field train_1_grad)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //	_scratch: [] (let, local)
@@ -7697,49 +7786,8 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	            for i6 in 0..1:
 //	              net.vgg_block#2.conv2d#2.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#2/y.grad[i0, i1, i2, i3]
 func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggBlock2Conv2d2Kernel *[72]float64, pNetVggBlock2Conv2d2Bias *[4]float64, pNetVggBlock2Conv2d1Kernel *[144]float64, pNetVggBlock2Conv2d1Bias *[4]float64, pNetVggBlock1Conv2d2Kernel *[216]float64, pNetVggBlock1Conv2d2Bias *[6]float64, pNetVggBlock1Conv2d1Kernel *[324]float64, pNetVggBlock1Conv2d1Bias *[6]float64, pNetLinear1W *[72]float64, pNetLinear1B *[3]float64, gNetVggBlock2Conv2d2Kernel *[72]float64, gNetVggBlock2Conv2d2Bias *[4]float64, gNetVggBlock2Conv2d1Kernel *[144]float64, gNetVggBlock2Conv2d1Bias *[4]float64, gNetVggBlock1Conv2d2Kernel *[216]float64, gNetVggBlock1Conv2d2Bias *[6]float64, gNetVggBlock1Conv2d1Kernel *[324]float64, gNetVggBlock1Conv2d1Bias *[6]float64, gNetLinear1W *[72]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlVGGBackwardScratch) {
-	var net_vgg_block_2_conv2d_2_y [2][8][8][4]float64
-	var net_vgg_block_2_conv2d_1_x_1 [2][8][8][4]float64
-	var net_vgg_block_2_conv2d_1_y [2][8][8][4]float64
-	var net_vgg_block_2_max_pool_1_x_1 [2][8][8][4]float64
-	var net_vgg_block_2_max_pool_1_x [2][8][8][4]float64
-	var net_vgg_block_2_max_pool_1_y_1 [2][2]float64
-	var net_vgg_block_2_max_pool_1_y [2][7][7][4]float64
-	var net_vgg_block_1_conv2d_2_y [2][4][4][6]float64
-	var net_vgg_block_1_conv2d_1_x_1 [2][4][4][6]float64
-	var net_vgg_block_1_conv2d_1_y [2][4][4][6]float64
-	var net_vgg_block_1_max_pool_1_x_1 [2][4][4][6]float64
-	var net_vgg_block_1_max_pool_1_x [2][4][4][6]float64
-	var net_vgg_block_1_max_pool_1_y_1 [2][2]float64
-	var net_vgg_block_1_max_pool_1_y [2][2][2][6]float64
-	var train_cross_entropy_1_logits_1 [2][3]float64
-	var train_cross_entropy_1_logits [2][3]float64
-	var train_cross_entropy_1_m [2][1]float64
-	var train_cross_entropy_1_z [2][3]float64
-	var train_cross_entropy_1_logp_1 [2][3]float64
-	var train_cross_entropy_1_logp_2 [2][1]float64
-	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_vgg_block_2_conv2d_1_x_1_grad [2][8][8][4]float64
-	var net_vgg_block_2_max_pool_1_x_1_grad [2][8][8][4]float64
-	var net_vgg_block_2_max_pool_1_x_grad [2][8][8][4]float64
-	var net_vgg_block_2_max_pool_1_y_grad [2][7][7][4]float64
-	var net_vgg_block_1_conv2d_2_y_grad [2][4][4][6]float64
-	var net_vgg_block_1_conv2d_1_x_1_grad [2][4][4][6]float64
-	var net_vgg_block_1_max_pool_1_x_1_grad [2][4][4][6]float64
-	var net_vgg_block_1_max_pool_1_x_grad [2][4][4][6]float64
-	var net_vgg_block_1_max_pool_1_y_grad [2][2][2][6]float64
-	var train_cross_entropy_1_logits_1_grad [2][3]float64
-	var train_cross_entropy_1_logits_grad [2][3]float64
-	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][3]float64
-	var train_cross_entropy_1_logp_1_grad [2][3]float64
-	var train_cross_entropy_1_logp_2_grad [2][1]float64
-	var train_cross_entropy_1_logp_3_grad [2][1]float64
-	var train_cross_entropy_1_logp_grad [2][3]float64
-	var train_1_grad [2][3]float64
-	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
 	// scratch.imagesPad is images with padding margins: the interior is copied on entry.
@@ -7789,13 +7837,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+				ocannlGemm9AVX512(&scratch.net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+				ocannlGemm9AVX2(&scratch.net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -7814,7 +7862,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 								}
 							}
 						}
-						net_vgg_block_2_conv2d_2_y[i0][i1][i2][i3] = acc
+						scratch.net_vgg_block_2_conv2d_2_y[i0][i1][i2][i3] = acc
 					}
 				}
 			}
@@ -7824,15 +7872,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap17AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap17AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_conv2d_2_yRow := &net_vgg_block_2_conv2d_2_y[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_x_1Row := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_2_conv2d_2_yRow := &scratch.net_vgg_block_2_conv2d_2_y[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1Row := &scratch.net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
 					for i3 := range 4 {
 						net_vgg_block_2_conv2d_1_x_1Row[i3] = net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
 					}
@@ -7845,17 +7893,17 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap20AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap18AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap20AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap18AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_x_1Row2 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1Row2 := &scratch.net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
 					net_vgg_block_2_conv2d_1_xRow := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
 					for i3 := range 4 {
 						r := net_vgg_block_2_conv2d_1_x_1Row2[i3]
@@ -7906,13 +7954,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm10AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+				ocannlGemm10AVX512(&scratch.net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
-				ocannlGemm10AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+				ocannlGemm10AVX2(&scratch.net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -7931,7 +7979,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 								}
 							}
 						}
-						net_vgg_block_2_conv2d_1_y[i0][i1][i2][i3] = acc2
+						scratch.net_vgg_block_2_conv2d_1_y[i0][i1][i2][i3] = acc2
 					}
 				}
 			}
@@ -7941,15 +7989,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_yRow := &net_vgg_block_2_conv2d_1_y[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_1Row := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_yRow := &scratch.net_vgg_block_2_conv2d_1_y[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1Row := &scratch.net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
 					for i3 := range 4 {
 						net_vgg_block_2_max_pool_1_x_1Row[i3] = net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
 					}
@@ -7961,15 +8009,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap19AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap19AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_max_pool_1_x_1Row2 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_xRow := &net_vgg_block_2_max_pool_1_x[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1Row2 := &scratch.net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_xRow := &scratch.net_vgg_block_2_max_pool_1_x[i0][i1][i2]
 					for i3 := range 4 {
 						r2 := net_vgg_block_2_max_pool_1_x_1Row2[i3]
 						if !(r2 > 0) {
@@ -7984,7 +8032,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// _net.vgg_block#2.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
-		net_vgg_block_2_max_pool_1_y_1Row := &net_vgg_block_2_max_pool_1_y_1[i0]
+		net_vgg_block_2_max_pool_1_y_1Row := &scratch.net_vgg_block_2_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_vgg_block_2_max_pool_1_y_1Row[i1] = 0
 		}
@@ -7993,13 +8041,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j31 := range 2 {
 			for j32 := range 7 {
 				for j33 := range 7 {
 					for j34 := range 4 {
-						net_vgg_block_2_max_pool_1_y[j31][j32][j33][j34] = math.Inf(-1)
+						scratch.net_vgg_block_2_max_pool_1_y[j31][j32][j33][j34] = math.Inf(-1)
 					}
 				}
 			}
@@ -8010,7 +8058,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap18AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap16AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -8019,12 +8067,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_vgg_block_2_max_pool_1_yRow := &net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1]
+					net_vgg_block_2_max_pool_1_yRow := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1]
 					for i4 := range 2 {
-						net_vgg_block_2_max_pool_1_xRow2 := &net_vgg_block_2_max_pool_1_x[i0][2*i1+i4][2*i2]
-						net_vgg_block_2_max_pool_1_y_1V := net_vgg_block_2_max_pool_1_y_1[i4][0]
-						net_vgg_block_2_max_pool_1_xRow3 := &net_vgg_block_2_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-						net_vgg_block_2_max_pool_1_y_1V2 := net_vgg_block_2_max_pool_1_y_1[i4][1]
+						net_vgg_block_2_max_pool_1_xRow2 := &scratch.net_vgg_block_2_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_vgg_block_2_max_pool_1_y_1V := scratch.net_vgg_block_2_max_pool_1_y_1[i4][0]
+						net_vgg_block_2_max_pool_1_xRow3 := &scratch.net_vgg_block_2_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_vgg_block_2_max_pool_1_y_1V2 := scratch.net_vgg_block_2_max_pool_1_y_1[i4][1]
 						for i3 := range 4 {
 							acc3 := net_vgg_block_2_max_pool_1_yRow[i3]
 							acc3 = max(acc3, net_vgg_block_2_max_pool_1_xRow2[i3]+net_vgg_block_2_max_pool_1_y_1V)
@@ -8041,7 +8089,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for j35 := range 2 {
 		for j36 := range 7 {
 			for j37 := range 4 {
-				net_vgg_block_2_max_pool_1_y[j35][0][j36][j37] = 0
+				scratch.net_vgg_block_2_max_pool_1_y[j35][0][j36][j37] = 0
 			}
 		}
 	}
@@ -8049,7 +8097,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for j39 := 5; j39 < 7; j39++ {
 			for j40 := range 7 {
 				for j41 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j38][j39][j40][j41] = 0
+					scratch.net_vgg_block_2_max_pool_1_y[j38][j39][j40][j41] = 0
 				}
 			}
 		}
@@ -8057,7 +8105,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for j42 := range 2 {
 		for j43 := 1; j43 < 5; j43++ {
 			for j44 := range 4 {
-				net_vgg_block_2_max_pool_1_y[j42][j43][0][j44] = 0
+				scratch.net_vgg_block_2_max_pool_1_y[j42][j43][0][j44] = 0
 			}
 		}
 	}
@@ -8065,7 +8113,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for j46 := 1; j46 < 5; j46++ {
 			for j47 := 5; j47 < 7; j47++ {
 				for j48 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j45][j46][j47][j48] = 0
+					scratch.net_vgg_block_2_max_pool_1_y[j45][j46][j47][j48] = 0
 				}
 			}
 		}
@@ -8074,13 +8122,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+				ocannlGemm11AVX512(&scratch.net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &scratch.net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+				ocannlGemm11AVX2(&scratch.net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &scratch.net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -8092,14 +8140,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						acc4 := float64(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_vgg_block_2_max_pool_1_yRow2 := &net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
+								net_vgg_block_2_max_pool_1_yRow2 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
 								pNetVggBlock1Conv2d2KernelRow := (*[4]float64)(pNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								for i6 := range 4 {
 									acc4 += net_vgg_block_2_max_pool_1_yRow2[i6] * pNetVggBlock1Conv2d2KernelRow[i6]
 								}
 							}
 						}
-						net_vgg_block_1_conv2d_2_y[i0][i1][i2][i3] = acc4
+						scratch.net_vgg_block_1_conv2d_2_y[i0][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -8110,8 +8158,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_vgg_block_1_conv2d_2_yRow := &net_vgg_block_1_conv2d_2_y[i0][i1][i2]
-				net_vgg_block_1_conv2d_1_x_1Row := &net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
+				net_vgg_block_1_conv2d_2_yRow := &scratch.net_vgg_block_1_conv2d_2_y[i0][i1][i2]
+				net_vgg_block_1_conv2d_1_x_1Row := &scratch.net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
 				for i3 := range 6 {
 					net_vgg_block_1_conv2d_1_x_1Row[i3] = net_vgg_block_1_conv2d_2_yRow[i3] + pNetVggBlock1Conv2d2Bias[i3]
 				}
@@ -8123,7 +8171,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_vgg_block_1_conv2d_1_x_1Row2 := &net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
+				net_vgg_block_1_conv2d_1_x_1Row2 := &scratch.net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
 				net_vgg_block_1_conv2d_1_xRow := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+1][i2+1]
 				for i3 := range 6 {
 					r3 := net_vgg_block_1_conv2d_1_x_1Row2[i3]
@@ -8173,13 +8221,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm12AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+				ocannlGemm12AVX512(&scratch.net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm12AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+				ocannlGemm12AVX2(&scratch.net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -8198,7 +8246,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 								}
 							}
 						}
-						net_vgg_block_1_conv2d_1_y[i0][i1][i2][i3] = acc5
+						scratch.net_vgg_block_1_conv2d_1_y[i0][i1][i2][i3] = acc5
 					}
 				}
 			}
@@ -8209,8 +8257,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_vgg_block_1_conv2d_1_yRow := &net_vgg_block_1_conv2d_1_y[i0][i1][i2]
-				net_vgg_block_1_max_pool_1_x_1Row := &net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
+				net_vgg_block_1_conv2d_1_yRow := &scratch.net_vgg_block_1_conv2d_1_y[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_x_1Row := &scratch.net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
 				for i3 := range 6 {
 					net_vgg_block_1_max_pool_1_x_1Row[i3] = net_vgg_block_1_conv2d_1_yRow[i3] + pNetVggBlock1Conv2d1Bias[i3]
 				}
@@ -8222,8 +8270,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1Row2 := &net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
-				net_vgg_block_1_max_pool_1_xRow := &net_vgg_block_1_max_pool_1_x[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_x_1Row2 := &scratch.net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_xRow := &scratch.net_vgg_block_1_max_pool_1_x[i0][i1][i2]
 				for i3 := range 6 {
 					r4 := net_vgg_block_1_max_pool_1_x_1Row2[i3]
 					if !(r4 > 0) {
@@ -8237,7 +8285,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// _net.vgg_block#1.max_pool#1/y.1 = pointwise "+" of _num.3, _num.4
 	for i0 := range 2 {
-		net_vgg_block_1_max_pool_1_y_1Row := &net_vgg_block_1_max_pool_1_y_1[i0]
+		net_vgg_block_1_max_pool_1_y_1Row := &scratch.net_vgg_block_1_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_vgg_block_1_max_pool_1_y_1Row[i1] = 0
 		}
@@ -8248,7 +8296,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for j64 := range 2 {
 			for j65 := range 2 {
 				for j66 := range 6 {
-					net_vgg_block_1_max_pool_1_y[j63][j64][j65][j66] = math.Inf(-1)
+					scratch.net_vgg_block_1_max_pool_1_y[j63][j64][j65][j66] = math.Inf(-1)
 				}
 			}
 		}
@@ -8257,12 +8305,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
-				net_vgg_block_1_max_pool_1_yRow := &net_vgg_block_1_max_pool_1_y[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_yRow := &scratch.net_vgg_block_1_max_pool_1_y[i0][i1][i2]
 				for i4 := range 2 {
-					net_vgg_block_1_max_pool_1_xRow2 := &net_vgg_block_1_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_vgg_block_1_max_pool_1_y_1V := net_vgg_block_1_max_pool_1_y_1[i4][0]
-					net_vgg_block_1_max_pool_1_xRow3 := &net_vgg_block_1_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_vgg_block_1_max_pool_1_y_1V2 := net_vgg_block_1_max_pool_1_y_1[i4][1]
+					net_vgg_block_1_max_pool_1_xRow2 := &scratch.net_vgg_block_1_max_pool_1_x[i0][2*i1+i4][2*i2]
+					net_vgg_block_1_max_pool_1_y_1V := scratch.net_vgg_block_1_max_pool_1_y_1[i4][0]
+					net_vgg_block_1_max_pool_1_xRow3 := &scratch.net_vgg_block_1_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+					net_vgg_block_1_max_pool_1_y_1V2 := scratch.net_vgg_block_1_max_pool_1_y_1[i4][1]
 					for i3 := range 6 {
 						acc6 := net_vgg_block_1_max_pool_1_yRow[i3]
 						acc6 = max(acc6, net_vgg_block_1_max_pool_1_xRow2[i3]+net_vgg_block_1_max_pool_1_y_1V)
@@ -8278,7 +8326,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 along-rows add reduction kernel, 3 rows of 24 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce12AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &net_vgg_block_1_max_pool_1_y[i0][0][0][0])
+			ocannlReduce12AVX2(&scratch.train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &scratch.net_vgg_block_1_max_pool_1_y[i0][0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -8288,21 +8336,21 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 				for i2 := range 2 {
 					for i3 := range 2 {
 						pNetLinear1WRow := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-						net_vgg_block_1_max_pool_1_yRow2 := &net_vgg_block_1_max_pool_1_y[i0][i2][i3]
+						net_vgg_block_1_max_pool_1_yRow2 := &scratch.net_vgg_block_1_max_pool_1_y[i0][i2][i3]
 						for i4 := range 6 {
 							acc7 += pNetLinear1WRow[i4] * net_vgg_block_1_max_pool_1_yRow2[i4]
 						}
 					}
 				}
-				train_cross_entropy_1_logits_1[i0][i1] = acc7
+				scratch.train_cross_entropy_1_logits_1[i0][i1] = acc7
 			}
 		}
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	for i0 := range 2 {
-		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
-		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
 		}
@@ -8311,19 +8359,19 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
 		acc8 := math.Inf(-1)
 		for i1 := range 3 {
 			acc8 = max(acc8, train_cross_entropy_1_logitsRow2[i1])
 		}
-		train_cross_entropy_1_m[i0][0] = acc8
+		scratch.train_cross_entropy_1_m[i0][0] = acc8
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	for i0 := range 2 {
-		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 		}
@@ -8331,8 +8379,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	for i0 := range 2 {
-		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
 		}
@@ -8341,25 +8389,25 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
 		acc9 := float64(0)
 		for i1 := range 3 {
 			acc9 += train_cross_entropy_1_logp_1Row2[i1]
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc9
+		scratch.train_cross_entropy_1_logp_2[i0][0] = acc9
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+		scratch.train_cross_entropy_1_logp_3[i0][0] = math.Log(scratch.train_cross_entropy_1_logp_2[i0][0])
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_1Row := &train_1[i0]
+		train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &scratch.train_1[i0]
 		for i1 := range 3 {
 			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
@@ -8369,7 +8417,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// reduction accumulated in a local variable.
 	acc10 := float64(0)
 	for i0 := range 2 {
-		train_1Row2 := &train_1[i0]
+		train_1Row2 := &scratch.train_1[i0]
 		for i1 := range 3 {
 			acc10 += train_1Row2[i1]
 		}
@@ -8388,14 +8436,30 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	scratch.net_vgg_block_2_conv2d_1_x_grad = [2][11][11][4]float64{}
 	*gNetVggBlock2Conv2d1Kernel = [144]float64{}
 	*gNetVggBlock2Conv2d1Bias = [4]float64{}
+	scratch.net_vgg_block_2_max_pool_1_x_grad = [2][8][8][4]float64{}
+	scratch.net_vgg_block_2_max_pool_1_y_grad = [2][7][7][4]float64{}
 	*gNetVggBlock1Conv2d2Kernel = [216]float64{}
+	scratch.net_vgg_block_1_conv2d_2_y_grad = [2][4][4][6]float64{}
 	*gNetVggBlock1Conv2d2Bias = [6]float64{}
 	scratch.net_vgg_block_1_conv2d_1_x_grad = [2][7][7][6]float64{}
 	*gNetVggBlock1Conv2d1Kernel = [324]float64{}
 	scratch.net_vgg_block_1_conv2d_1_y_grad = [2][4][4][6]float64{}
 	*gNetVggBlock1Conv2d1Bias = [6]float64{}
+	scratch.net_vgg_block_1_max_pool_1_x_1_grad = [2][4][4][6]float64{}
+	scratch.net_vgg_block_1_max_pool_1_x_grad = [2][4][4][6]float64{}
+	scratch.net_vgg_block_1_max_pool_1_y_grad = [2][2][2][6]float64{}
 	*gNetLinear1W = [72]float64{}
+	scratch.train_cross_entropy_1_logits_1_grad = [2][3]float64{}
 	*gNetLinear1B = [3]float64{}
+	scratch.train_cross_entropy_1_logits_grad = [2][3]float64{}
+	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
+	scratch.train_cross_entropy_1_z_grad = [2][3]float64{}
+	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
+	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
+	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
+	scratch.train_cross_entropy_1_logp_grad = [2][3]float64{}
+	scratch.train_1_grad = [2][3]float64{}
+	scratch.train_2_grad = [1]float64{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -8404,12 +8468,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	train_3_grad[0] += -train_grad[0]
 
 	// backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
-	train_2_grad[0] += train_3_grad[0] / 2
+	scratch.train_2_grad[0] += train_3_grad[0] / 2
 
 	// backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	train_2_gradV := train_2_grad[0]
+	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
+		train_1_gradRow := &scratch.train_1_grad[i0]
 		for i1 := range 3 {
 			train_1_gradRow[i1] += train_2_gradV
 		}
@@ -8418,8 +8482,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
-		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+		train_1_gradRow2 := &scratch.train_1_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
 		}
@@ -8427,8 +8491,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 		}
@@ -8437,23 +8501,23 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
-		acc11 := train_cross_entropy_1_logp_3_grad[i0][0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		acc11 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
 			acc11 -= train_cross_entropy_1_logp_gradRow3[i1]
 		}
-		train_cross_entropy_1_logp_3_grad[i0][0] = acc11
+		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc11
 	}
 
 	// backprop of op 22 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
 	// backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
 		}
@@ -8461,9 +8525,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
-		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
@@ -8471,8 +8535,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
 		}
@@ -8481,20 +8545,20 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
-		acc12 := train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		acc12 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
 			acc12 -= train_cross_entropy_1_z_gradRow4[i1]
 		}
-		train_cross_entropy_1_m_grad[i0][0] = acc12
+		scratch.train_cross_entropy_1_m_grad[i0][0] = acc12
 	}
 
 	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
 			var r5 float64
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
@@ -8510,8 +8574,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
 		}
@@ -8519,8 +8583,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
 	for i1 := range 3 {
 		acc13 := gNetLinear1B[i1]
 		acc13 += train_cross_entropy_1_logits_gradRow4[i1]
@@ -8532,15 +8596,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 across-rows add reduction kernel, 2 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce13AVX2(&gNetLinear1W[24*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_vgg_block_1_max_pool_1_y[0][0][0][0])
+			ocannlReduce13AVX2(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
-						net_vgg_block_1_max_pool_1_yRow3 := &net_vgg_block_1_max_pool_1_y[i0][i2][i3]
+						net_vgg_block_1_max_pool_1_yRow3 := &scratch.net_vgg_block_1_max_pool_1_y[i0][i2][i3]
 						gNetLinear1WRow := (*[6]float64)(gNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
 						for i4 := range 6 {
 							gNetLinear1WRow[i4] += train_cross_entropy_1_logits_1_gradV * net_vgg_block_1_max_pool_1_yRow3[i4]
@@ -8555,16 +8619,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 across-rows add reduction kernel, 3 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce14AVX2(&net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce14AVX2(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
 						pNetLinear1WRow2 := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-						net_vgg_block_1_max_pool_1_y_gradRow := &net_vgg_block_1_max_pool_1_y_grad[i0][i2][i3]
+						net_vgg_block_1_max_pool_1_y_gradRow := &scratch.net_vgg_block_1_max_pool_1_y_grad[i0][i2][i3]
 						for i4 := range 6 {
 							net_vgg_block_1_max_pool_1_y_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_1_gradV2
 						}
@@ -8579,12 +8643,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 6 {
-					net_vgg_block_1_max_pool_1_yV := net_vgg_block_1_max_pool_1_y[i0][i1][i2][i3]
-					net_vgg_block_1_max_pool_1_y_gradV := net_vgg_block_1_max_pool_1_y_grad[i0][i1][i2][i3]
+					net_vgg_block_1_max_pool_1_yV := scratch.net_vgg_block_1_max_pool_1_y[i0][i1][i2][i3]
+					net_vgg_block_1_max_pool_1_y_gradV := scratch.net_vgg_block_1_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
-						net_vgg_block_1_max_pool_1_xRow4 := &net_vgg_block_1_max_pool_1_x[i0][2*i1+i4]
-						net_vgg_block_1_max_pool_1_y_1Row2 := &net_vgg_block_1_max_pool_1_y_1[i4]
-						net_vgg_block_1_max_pool_1_x_gradRow := &net_vgg_block_1_max_pool_1_x_grad[i0][2*i1+i4]
+						net_vgg_block_1_max_pool_1_xRow4 := &scratch.net_vgg_block_1_max_pool_1_x[i0][2*i1+i4]
+						net_vgg_block_1_max_pool_1_y_1Row2 := &scratch.net_vgg_block_1_max_pool_1_y_1[i4]
+						net_vgg_block_1_max_pool_1_x_gradRow := &scratch.net_vgg_block_1_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
 							var r7 float64
 							if net_vgg_block_1_max_pool_1_yV == (net_vgg_block_1_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_1_max_pool_1_y_1Row2[i5]) {
@@ -8606,9 +8670,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1Row3 := &net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
-				net_vgg_block_1_max_pool_1_x_gradRow2 := &net_vgg_block_1_max_pool_1_x_grad[i0][i1][i2]
-				net_vgg_block_1_max_pool_1_x_1_gradRow := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_x_1Row3 := &scratch.net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_x_gradRow2 := &scratch.net_vgg_block_1_max_pool_1_x_grad[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_x_1_gradRow := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 6 {
 					var r9 float64
 					if 0 < net_vgg_block_1_max_pool_1_x_1Row3[i3] {
@@ -8628,7 +8692,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1_gradRow2 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_x_1_gradRow2 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
 				net_vgg_block_1_conv2d_1_y_gradRow := &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2]
 				for i3 := range 6 {
 					net_vgg_block_1_conv2d_1_y_gradRow[i3] += net_vgg_block_1_max_pool_1_x_1_gradRow2[i3]
@@ -8640,15 +8704,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetVggBlock1Conv2d1Bias[0], &net_vgg_block_1_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce15AVX2(&gNetVggBlock1Conv2d1Bias[0], &scratch.net_vgg_block_1_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1_gradRow3 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][0]
-				net_vgg_block_1_max_pool_1_x_1_gradRow4 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][1]
-				net_vgg_block_1_max_pool_1_x_1_gradRow5 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][2]
-				net_vgg_block_1_max_pool_1_x_1_gradRow6 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][3]
+				net_vgg_block_1_max_pool_1_x_1_gradRow3 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][0]
+				net_vgg_block_1_max_pool_1_x_1_gradRow4 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][1]
+				net_vgg_block_1_max_pool_1_x_1_gradRow5 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][2]
+				net_vgg_block_1_max_pool_1_x_1_gradRow6 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][3]
 				for i3 := range 6 {
 					acc14 := gNetVggBlock1Conv2d1Bias[i3]
 					acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow3[i3]
@@ -8714,14 +8778,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap20AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
+		scratch.net_vgg_block_1_conv2d_1_x_1_grad = [2][4][4][6]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_vgg_block_1_conv2d_1_x_1Row3 := &net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_1_conv2d_1_x_1Row3 := &scratch.net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
 					net_vgg_block_1_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0][i1+1][i2+1]
-					net_vgg_block_1_conv2d_1_x_1_gradRow := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_1_conv2d_1_x_1_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
 						var r13 float64
 						if 0 < net_vgg_block_1_conv2d_1_x_1Row3[i3] {
@@ -8742,8 +8807,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_vgg_block_1_conv2d_1_x_1_gradRow2 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_1_conv2d_2_y_gradRow := &net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2]
+				net_vgg_block_1_conv2d_1_x_1_gradRow2 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2]
+				net_vgg_block_1_conv2d_2_y_gradRow := &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2]
 				for i3 := range 6 {
 					net_vgg_block_1_conv2d_2_y_gradRow[i3] += net_vgg_block_1_conv2d_1_x_1_gradRow2[i3]
 				}
@@ -8754,15 +8819,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetVggBlock1Conv2d2Bias[0], &net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce15AVX2(&gNetVggBlock1Conv2d2Bias[0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_vgg_block_1_conv2d_1_x_1_gradRow3 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][0]
-				net_vgg_block_1_conv2d_1_x_1_gradRow4 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][1]
-				net_vgg_block_1_conv2d_1_x_1_gradRow5 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][2]
-				net_vgg_block_1_conv2d_1_x_1_gradRow6 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][3]
+				net_vgg_block_1_conv2d_1_x_1_gradRow3 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][0]
+				net_vgg_block_1_conv2d_1_x_1_gradRow4 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][1]
+				net_vgg_block_1_conv2d_1_x_1_gradRow5 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][2]
+				net_vgg_block_1_conv2d_1_x_1_gradRow6 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][3]
 				for i3 := range 6 {
 					acc15 := gNetVggBlock1Conv2d2Bias[i3]
 					acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow3[i3]
@@ -8782,7 +8847,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX2(&net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2][0], &net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d2Kernel[12*i4])
+						ocannlReduce6AVX2(&scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d2Kernel[12*i4])
 					}
 				}
 			}
@@ -8792,11 +8857,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_vgg_block_1_conv2d_2_y_gradV := net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_vgg_block_1_conv2d_2_y_gradV := scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetVggBlock1Conv2d2KernelRow2 := (*[4]float64)(pNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_vgg_block_2_max_pool_1_y_gradRow := &net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2+i5]
+								net_vgg_block_2_max_pool_1_y_gradRow := &scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_vgg_block_2_max_pool_1_y_gradRow[i6] += net_vgg_block_1_conv2d_2_y_gradV * pNetVggBlock1Conv2d2KernelRow2[i6]
 								}
@@ -8815,7 +8880,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			for i2 := range 4 {
 				for i3 := range 6 {
 					for i4 := range 3 {
-						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3])
+						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3])
 					}
 				}
 			}
@@ -8825,10 +8890,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_vgg_block_1_conv2d_2_y_gradV2 := net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_vgg_block_1_conv2d_2_y_gradV2 := scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_vgg_block_2_max_pool_1_yRow3 := &net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
+								net_vgg_block_2_max_pool_1_yRow3 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
 								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_2_y_gradV2
@@ -8845,7 +8910,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for j83 := range 2 {
 		for j84 := range 7 {
 			for j85 := range 4 {
-				net_vgg_block_2_max_pool_1_y[j83][0][j84][j85] = math.Inf(-1)
+				scratch.net_vgg_block_2_max_pool_1_y[j83][0][j84][j85] = math.Inf(-1)
 			}
 		}
 	}
@@ -8853,7 +8918,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for j87 := 5; j87 < 7; j87++ {
 			for j88 := range 7 {
 				for j89 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j86][j87][j88][j89] = math.Inf(-1)
+					scratch.net_vgg_block_2_max_pool_1_y[j86][j87][j88][j89] = math.Inf(-1)
 				}
 			}
 		}
@@ -8861,7 +8926,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for j90 := range 2 {
 		for j91 := 1; j91 < 5; j91++ {
 			for j92 := range 4 {
-				net_vgg_block_2_max_pool_1_y[j90][j91][0][j92] = math.Inf(-1)
+				scratch.net_vgg_block_2_max_pool_1_y[j90][j91][0][j92] = math.Inf(-1)
 			}
 		}
 	}
@@ -8869,7 +8934,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for j94 := 1; j94 < 5; j94++ {
 			for j95 := 5; j95 < 7; j95++ {
 				for j96 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j93][j94][j95][j96] = math.Inf(-1)
+					scratch.net_vgg_block_2_max_pool_1_y[j93][j94][j95][j96] = math.Inf(-1)
 				}
 			}
 		}
@@ -8877,7 +8942,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for j97 := range 2 {
 		for j98 := range 7 {
 			for j99 := range 4 {
-				net_vgg_block_2_max_pool_1_y_grad[j97][0][j98][j99] = 0
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j97][0][j98][j99] = 0
 			}
 		}
 	}
@@ -8885,7 +8950,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for j101 := 5; j101 < 7; j101++ {
 			for j102 := range 7 {
 				for j103 := range 4 {
-					net_vgg_block_2_max_pool_1_y_grad[j100][j101][j102][j103] = 0
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j100][j101][j102][j103] = 0
 				}
 			}
 		}
@@ -8893,7 +8958,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for j104 := range 2 {
 		for j105 := 1; j105 < 5; j105++ {
 			for j106 := range 4 {
-				net_vgg_block_2_max_pool_1_y_grad[j104][j105][0][j106] = 0
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j104][j105][0][j106] = 0
 			}
 		}
 	}
@@ -8901,7 +8966,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for j108 := 1; j108 < 5; j108++ {
 			for j109 := 5; j109 < 7; j109++ {
 				for j110 := range 4 {
-					net_vgg_block_2_max_pool_1_y_grad[j107][j108][j109][j110] = 0
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j107][j108][j109][j110] = 0
 				}
 			}
 		}
@@ -8910,12 +8975,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 4 {
-					net_vgg_block_2_max_pool_1_yV := net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1][i3]
-					net_vgg_block_2_max_pool_1_y_gradV := net_vgg_block_2_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
+					net_vgg_block_2_max_pool_1_yV := scratch.net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1][i3]
+					net_vgg_block_2_max_pool_1_y_gradV := scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
 					for i4 := range 2 {
-						net_vgg_block_2_max_pool_1_xRow4 := &net_vgg_block_2_max_pool_1_x[i0][2*i1+i4]
-						net_vgg_block_2_max_pool_1_y_1Row2 := &net_vgg_block_2_max_pool_1_y_1[i4]
-						net_vgg_block_2_max_pool_1_x_gradRow := &net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4]
+						net_vgg_block_2_max_pool_1_xRow4 := &scratch.net_vgg_block_2_max_pool_1_x[i0][2*i1+i4]
+						net_vgg_block_2_max_pool_1_y_1Row2 := &scratch.net_vgg_block_2_max_pool_1_y_1[i4]
+						net_vgg_block_2_max_pool_1_x_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
 							var r15 float64
 							if net_vgg_block_2_max_pool_1_yV == (net_vgg_block_2_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_2_max_pool_1_y_1Row2[i5]) {
@@ -8936,14 +9001,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap21AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
+		scratch.net_vgg_block_2_max_pool_1_x_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_max_pool_1_x_1Row3 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_gradRow2 := &net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_1_gradRow := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1Row3 := &scratch.net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_gradRow2 := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r17 float64
 						if 0 < net_vgg_block_2_max_pool_1_x_1Row3[i3] {
@@ -8963,13 +9029,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap22AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_max_pool_1_x_1_gradRow2 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow2 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
 					net_vgg_block_2_conv2d_1_y_gradRow := &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2]
 					for i3 := range 4 {
 						net_vgg_block_2_conv2d_1_y_gradRow[i3] += net_vgg_block_2_max_pool_1_x_1_gradRow2[i3]
@@ -8982,16 +9048,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetVggBlock2Conv2d1Bias[0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce19AVX2(&gNetVggBlock2Conv2d1Bias[0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_vgg_block_2_max_pool_1_x_1_gradRow3 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_1_gradRow4 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+1]
-					net_vgg_block_2_max_pool_1_x_1_gradRow5 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+2]
-					net_vgg_block_2_max_pool_1_x_1_gradRow6 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+3]
+					net_vgg_block_2_max_pool_1_x_1_gradRow3 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow4 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_vgg_block_2_max_pool_1_x_1_gradRow5 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow6 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
 						acc16 := gNetVggBlock2Conv2d1Bias[i3]
 						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow3[i3]
@@ -9059,15 +9125,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap25AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap23AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
+		scratch.net_vgg_block_2_conv2d_1_x_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_x_1Row3 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1Row3 := &scratch.net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
 					net_vgg_block_2_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][i1+1][i2+1]
-					net_vgg_block_2_conv2d_1_x_1_gradRow := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r21 float64
 						if 0 < net_vgg_block_2_conv2d_1_x_1Row3[i3] {
@@ -9087,13 +9154,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlMap22AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_2_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_x_1_gradRow2 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow2 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
 					net_vgg_block_2_conv2d_2_y_gradRow := &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2]
 					for i3 := range 4 {
 						net_vgg_block_2_conv2d_2_y_gradRow[i3] += net_vgg_block_2_conv2d_1_x_1_gradRow2[i3]
@@ -9106,16 +9173,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetVggBlock2Conv2d2Bias[0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce19AVX2(&gNetVggBlock2Conv2d2Bias[0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_vgg_block_2_conv2d_1_x_1_gradRow3 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_x_1_gradRow4 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+1]
-					net_vgg_block_2_conv2d_1_x_1_gradRow5 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+2]
-					net_vgg_block_2_conv2d_1_x_1_gradRow6 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+3]
+					net_vgg_block_2_conv2d_1_x_1_gradRow3 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow4 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+1]
+					net_vgg_block_2_conv2d_1_x_1_gradRow5 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow6 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
 						acc17 := gNetVggBlock2Conv2d2Bias[i3]
 						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow3[i3]
@@ -9142,14 +9209,55 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 // ocannlVGGBackwardScratch holds the local arrays of ocannlVGGBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlVGGBackwardScratch struct {
-	imagesPad                       [2][11][11][2]float64
-	net_vgg_block_2_conv2d_1_x      [2][11][11][4]float64
-	net_vgg_block_1_conv2d_1_x      [2][7][7][6]float64
-	net_vgg_block_2_conv2d_2_y_grad [2][8][8][4]float64
-	net_vgg_block_2_conv2d_1_x_grad [2][11][11][4]float64
-	net_vgg_block_2_conv2d_1_y_grad [2][8][8][4]float64
-	net_vgg_block_1_conv2d_1_x_grad [2][7][7][6]float64
-	net_vgg_block_1_conv2d_1_y_grad [2][4][4][6]float64
+	imagesPad                           [2][11][11][2]float64
+	net_vgg_block_2_conv2d_2_y          [2][8][8][4]float64
+	net_vgg_block_2_conv2d_1_x_1        [2][8][8][4]float64
+	net_vgg_block_2_conv2d_1_x          [2][11][11][4]float64
+	net_vgg_block_2_conv2d_1_y          [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_x_1      [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_x        [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_y_1      [2][2]float64
+	net_vgg_block_2_max_pool_1_y        [2][7][7][4]float64
+	net_vgg_block_1_conv2d_2_y          [2][4][4][6]float64
+	net_vgg_block_1_conv2d_1_x_1        [2][4][4][6]float64
+	net_vgg_block_1_conv2d_1_x          [2][7][7][6]float64
+	net_vgg_block_1_conv2d_1_y          [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_x_1      [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_x        [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_y_1      [2][2]float64
+	net_vgg_block_1_max_pool_1_y        [2][2][2][6]float64
+	train_cross_entropy_1_logits_1      [2][3]float64
+	train_cross_entropy_1_logits        [2][3]float64
+	train_cross_entropy_1_m             [2][1]float64
+	train_cross_entropy_1_z             [2][3]float64
+	train_cross_entropy_1_logp_1        [2][3]float64
+	train_cross_entropy_1_logp_2        [2][1]float64
+	train_cross_entropy_1_logp_3        [2][1]float64
+	train_1                             [2][3]float64
+	net_vgg_block_2_conv2d_2_y_grad     [2][8][8][4]float64
+	net_vgg_block_2_conv2d_1_x_1_grad   [2][8][8][4]float64
+	net_vgg_block_2_conv2d_1_x_grad     [2][11][11][4]float64
+	net_vgg_block_2_conv2d_1_y_grad     [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_x_1_grad [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_x_grad   [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_y_grad   [2][7][7][4]float64
+	net_vgg_block_1_conv2d_2_y_grad     [2][4][4][6]float64
+	net_vgg_block_1_conv2d_1_x_1_grad   [2][4][4][6]float64
+	net_vgg_block_1_conv2d_1_x_grad     [2][7][7][6]float64
+	net_vgg_block_1_conv2d_1_y_grad     [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_x_1_grad [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_x_grad   [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_y_grad   [2][2][2][6]float64
+	train_cross_entropy_1_logits_1_grad [2][3]float64
+	train_cross_entropy_1_logits_grad   [2][3]float64
+	train_cross_entropy_1_m_grad        [2][1]float64
+	train_cross_entropy_1_z_grad        [2][3]float64
+	train_cross_entropy_1_logp_1_grad   [2][3]float64
+	train_cross_entropy_1_logp_2_grad   [2][1]float64
+	train_cross_entropy_1_logp_3_grad   [2][1]float64
+	train_cross_entropy_1_logp_grad     [2][3]float64
+	train_1_grad                        [2][3]float64
+	train_2_grad                        [1]float64
 }
 
 // ocannlVGGBackwardPart0 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
@@ -9783,9 +9891,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap24AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap24AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9949,82 +10057,82 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //
 // Tensors (batch | input -> output):
 //
-//	images: 2 | 8,8,1 (input, parameter images, copied into the padded local imagesPad)
+//	images: 2 | 8,8,1 (input, parameter images, copied into the padded scratch field imagesPad)
 //	labels: 2 | 3 (input, parameter labels)
 //	net.conv2d#1.kernel: 3,3,1 -> 4 (param, parameter pNetConv2d1Kernel)
-//	net.conv2d#1/y: 2 | 8,8,4 (let, local)
+//	net.conv2d#1/y: 2 | 8,8,4 (let, local, in scratch field net_conv2d_1_y)
 //	net.conv2d#1.bias: 4 (param, parameter pNetConv2d1Bias)
-//	_net/stem.1: 2 | 8,8,4 (let, local)
+//	_net/stem.1: 2 | 8,8,4 (let, local, in scratch field net_stem_1)
 //	net/stem: 2 | 8,8,4 (let, local, in scratch field net_stem)
 //	net.basic_block#1.conv2d#1.kernel: 3,3,4 -> 8 (param, parameter pNetBasicBlock1Conv2d1Kernel)
-//	net.basic_block#1.conv2d#1/y: 2 | 4,4,8 (let, local)
+//	net.basic_block#1.conv2d#1/y: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_conv2d_1_y)
 //	net.basic_block#1.conv2d#1.bias: 8 (param, parameter pNetBasicBlock1Conv2d1Bias)
-//	_net.basic_block#1/h.1: 2 | 4,4,8 (let, local)
-//	net.basic_block#1/h: 2 | 4,4,8 (let, local)
+//	_net.basic_block#1/h.1: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_h_1)
+//	net.basic_block#1/h: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_h)
 //	net.basic_block#1.conv2d#2.kernel: 3,3,8 -> 8 (param, parameter pNetBasicBlock1Conv2d2Kernel)
-//	net.basic_block#1.conv2d#2/y: 2 | 4,4,8 (let, local)
+//	net.basic_block#1.conv2d#2/y: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_conv2d_2_y)
 //	net.basic_block#1.conv2d#2.bias: 8 (param, parameter pNetBasicBlock1Conv2d2Bias)
 //	net.basic_block#1/main: 2 | 4,4,8 (let, local)
 //	net.basic_block#1.conv2d#3.kernel: 1,1,4 -> 8 (param, parameter pNetBasicBlock1Conv2d3Kernel)
-//	net.basic_block#1.conv2d#3/y: 2 | 4,4,8 (let, local)
+//	net.basic_block#1.conv2d#3/y: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_conv2d_3_y)
 //	net.basic_block#1.conv2d#3.bias: 8 (param, parameter pNetBasicBlock1Conv2d3Bias)
 //	net.basic_block#1/shortcut: 2 | 4,4,8 (let, local)
-//	_net.global_avg_pool#1/x.1: 2 | 4,4,8 (let, local)
-//	net.global_avg_pool#1/x: 2 | 4,4,8 (let, local)
-//	net.global_avg_pool#1/s: 2 | 8 (let, local)
+//	_net.global_avg_pool#1/x.1: 2 | 4,4,8 (let, local, in scratch field net_global_avg_pool_1_x_1)
+//	net.global_avg_pool#1/x: 2 | 4,4,8 (let, local, in scratch field net_global_avg_pool_1_x)
+//	net.global_avg_pool#1/s: 2 | 8 (let, local, in scratch field net_global_avg_pool_1_s)
 //	_dim_h.1: 1 (dim, constant)
 //	_dim_w.1: 1 (dim, constant)
-//	_net.linear#1/x.1: 1 (let, local)
-//	net.linear#1/x: 2 | 8 (let, local)
+//	_net.linear#1/x.1: 1 (let, local, in scratch field net_linear_1_x_1)
+//	net.linear#1/x: 2 | 8 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 8 -> 3 (param, parameter pNetLinear1W)
-//	_train.cross_entropy#1/logits.1: 2 | 3 (let, local)
+//	_train.cross_entropy#1/logits.1: 2 | 3 (let, local, in scratch field train_cross_entropy_1_logits_1)
 //	net.linear#1.b: 3 (param, parameter pNetLinear1B)
-//	train.cross_entropy#1/logits: 2 | 3 (let, local)
-//	train.cross_entropy#1/m: 2 | 1 (let, local)
-//	train.cross_entropy#1/z: 2 | 3 (let, local)
-//	_train.cross_entropy#1/logp.1: 2 | 3 (let, local)
-//	_train.cross_entropy#1/logp.2: 2 | 1 (let, local)
-//	_train.cross_entropy#1/logp.3: 2 | 1 (let, local)
+//	train.cross_entropy#1/logits: 2 | 3 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 2 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 2 | 3 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 2 | 3 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 2 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 2 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
 //	train.cross_entropy#1/logp: 2 | 3 (let, local)
-//	_train.1: 2 | 3 (let, local)
+//	_train.1: 2 | 3 (let, local, in scratch field train_1)
 //	_train.2: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.conv2d#1.kernel.grad: [4 3 3 1] (let, output parameter gNetConv2d1Kernel)
-//	net.conv2d#1/y.grad: [2 8 8 4] (let, local)
+//	net.conv2d#1/y.grad: [2 8 8 4] (let, local, in scratch field net_conv2d_1_y_grad)
 //	net.conv2d#1.bias.grad: [4] (let, output parameter gNetConv2d1Bias)
-//	_net/stem.1.grad: [2 8 8 4] (let, local)
+//	_net/stem.1.grad: [2 8 8 4] (let, local, in scratch field net_stem_1_grad)
 //	net/stem.grad: [2 8 8 4] (let, local, in scratch field net_stem_grad)
 //	net.basic_block#1.conv2d#1.kernel.grad: [8 3 3 4] (let, output parameter gNetBasicBlock1Conv2d1Kernel)
 //	net.basic_block#1.conv2d#1/y.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_conv2d_1_y_grad)
 //	net.basic_block#1.conv2d#1.bias.grad: [8] (let, output parameter gNetBasicBlock1Conv2d1Bias)
-//	_net.basic_block#1/h.1.grad: [2 4 4 8] (let, local)
-//	net.basic_block#1/h.grad: [2 4 4 8] (let, local)
+//	_net.basic_block#1/h.1.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_h_1_grad)
+//	net.basic_block#1/h.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_h_grad)
 //	net.basic_block#1.conv2d#2.kernel.grad: [8 3 3 8] (let, output parameter gNetBasicBlock1Conv2d2Kernel)
-//	net.basic_block#1.conv2d#2/y.grad: [2 4 4 8] (let, local)
+//	net.basic_block#1.conv2d#2/y.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_conv2d_2_y_grad)
 //	net.basic_block#1.conv2d#2.bias.grad: [8] (let, output parameter gNetBasicBlock1Conv2d2Bias)
-//	net.basic_block#1/main.grad: [2 4 4 8] (let, local)
+//	net.basic_block#1/main.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_main_grad)
 //	net.basic_block#1.conv2d#3.kernel.grad: [8 1 1 4] (let, output parameter gNetBasicBlock1Conv2d3Kernel)
-//	net.basic_block#1.conv2d#3/y.grad: [2 4 4 8] (let, local)
+//	net.basic_block#1.conv2d#3/y.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_conv2d_3_y_grad)
 //	net.basic_block#1.conv2d#3.bias.grad: [8] (let, output parameter gNetBasicBlock1Conv2d3Bias)
-//	net.basic_block#1/shortcut.grad: [2 4 4 8] (let, local)
-//	_net.global_avg_pool#1/x.1.grad: [2 4 4 8] (let, local)
-//	net.global_avg_pool#1/x.grad: [2 4 4 8] (let, local)
-//	net.global_avg_pool#1/s.grad: [2 8] (let, local)
-//	net.linear#1/x.grad: [2 8] (let, local)
+//	net.basic_block#1/shortcut.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_shortcut_grad)
+//	_net.global_avg_pool#1/x.1.grad: [2 4 4 8] (let, local, in scratch field net_global_avg_pool_1_x_1_grad)
+//	net.global_avg_pool#1/x.grad: [2 4 4 8] (let, local, in scratch field net_global_avg_pool_1_x_grad)
+//	net.global_avg_pool#1/s.grad: [2 8] (let, local, in scratch field net_global_avg_pool_1_s_grad)
+//	net.linear#1/x.grad: [2 8] (let, local, in scratch field net_linear_1_x_grad)
 //	net.linear#1.w.grad: [3 8] (let, output parameter gNetLinear1W)
-//	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local)
+//	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [2 3] (let, local)
-//	train.cross_entropy#1/m.grad: [2 1] (let, local)
-//	train.cross_entropy#1/z.grad: [2 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local)
-//	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local)
-//	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local)
-//	train.cross_entropy#1/logp.grad: [2 3] (let, local)
-//	_train.1.grad: [2 3] (let, local)
-//	_train.2.grad: [1] (let, local)
+//	train.cross_entropy#1/logits.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	_train.1.grad: [2 3] (let, local, in scratch field train_1_grad)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //
@@ -10501,57 +10609,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	          for i5 in 0..2:
 //	            net.conv2d#1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d#1/y.grad[i0, i1, i2, i3]
 func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pNetConv2d1Kernel *[36]float64, pNetConv2d1Bias *[4]float64, pNetBasicBlock1Conv2d1Kernel *[288]float64, pNetBasicBlock1Conv2d1Bias *[8]float64, pNetBasicBlock1Conv2d2Kernel *[576]float64, pNetBasicBlock1Conv2d2Bias *[8]float64, pNetBasicBlock1Conv2d3Kernel *[32]float64, pNetBasicBlock1Conv2d3Bias *[8]float64, pNetLinear1W *[24]float64, pNetLinear1B *[3]float64, gNetConv2d1Kernel *[36]float64, gNetConv2d1Bias *[4]float64, gNetBasicBlock1Conv2d1Kernel *[288]float64, gNetBasicBlock1Conv2d1Bias *[8]float64, gNetBasicBlock1Conv2d2Kernel *[576]float64, gNetBasicBlock1Conv2d2Bias *[8]float64, gNetBasicBlock1Conv2d3Kernel *[32]float64, gNetBasicBlock1Conv2d3Bias *[8]float64, gNetLinear1W *[24]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlResNetBackwardScratch) {
-	var imagesPad [2][11][11][1]float64
-	var net_conv2d_1_y [2][8][8][4]float64
-	var net_stem_1 [2][8][8][4]float64
-	var net_basic_block_1_conv2d_1_y [2][4][4][8]float64
-	var net_basic_block_1_h_1 [2][4][4][8]float64
-	var net_basic_block_1_h [2][7][7][8]float64
-	var net_basic_block_1_conv2d_2_y [2][4][4][8]float64
-	var net_basic_block_1_conv2d_3_y [2][4][4][8]float64
-	var net_global_avg_pool_1_x_1 [2][4][4][8]float64
-	var net_global_avg_pool_1_x [2][4][4][8]float64
-	var net_global_avg_pool_1_s [2][8]float64
-	var net_linear_1_x_1 [1]float64
-	var net_linear_1_x [2][8]float64
-	var train_cross_entropy_1_logits_1 [2][3]float64
-	var train_cross_entropy_1_logits [2][3]float64
-	var train_cross_entropy_1_m [2][1]float64
-	var train_cross_entropy_1_z [2][3]float64
-	var train_cross_entropy_1_logp_1 [2][3]float64
-	var train_cross_entropy_1_logp_2 [2][1]float64
-	var train_cross_entropy_1_logp_3 [2][1]float64
-	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_conv2d_1_y_grad [2][8][8][4]float64
-	var net_stem_1_grad [2][8][8][4]float64
-	var net_basic_block_1_h_1_grad [2][4][4][8]float64
-	var net_basic_block_1_h_grad [2][7][7][8]float64
-	var net_basic_block_1_conv2d_2_y_grad [2][4][4][8]float64
-	var net_basic_block_1_main_grad [2][4][4][8]float64
-	var net_basic_block_1_conv2d_3_y_grad [2][4][4][8]float64
-	var net_basic_block_1_shortcut_grad [2][4][4][8]float64
-	var net_global_avg_pool_1_x_1_grad [2][4][4][8]float64
-	var net_global_avg_pool_1_x_grad [2][4][4][8]float64
-	var net_global_avg_pool_1_s_grad [2][8]float64
-	var net_linear_1_x_grad [2][8]float64
-	var train_cross_entropy_1_logits_1_grad [2][3]float64
-	var train_cross_entropy_1_logits_grad [2][3]float64
-	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][3]float64
-	var train_cross_entropy_1_logp_1_grad [2][3]float64
-	var train_cross_entropy_1_logp_2_grad [2][1]float64
-	var train_cross_entropy_1_logp_3_grad [2][1]float64
-	var train_cross_entropy_1_logp_grad [2][3]float64
-	var train_1_grad [2][3]float64
-	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
-	// imagesPad is images with padding margins: the interior is copied on entry.
+	// scratch.imagesPad is images with padding margins: the interior is copied on entry.
 	for j := range 2 {
 		for j2 := range 8 {
-			copy(imagesPad[j][j2+1][1:9], images[j][j2][:])
+			copy(scratch.imagesPad[j][j2+1][1:9], images[j][j2][:])
 		}
 	}
 	// The parallel nests below run in one region of the pool (see rt.Region).
@@ -10559,6 +10624,30 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	defer region.Leave()
 
 	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
+	for j3 := range 2 {
+		for j4 := range 11 {
+			scratch.imagesPad[j3][0][j4][0] = 0
+		}
+	}
+	for j5 := range 2 {
+		for j6 := 9; j6 < 11; j6++ {
+			for j7 := range 11 {
+				scratch.imagesPad[j5][j6][j7][0] = 0
+			}
+		}
+	}
+	for j8 := range 2 {
+		for j9 := 1; j9 < 9; j9++ {
+			scratch.imagesPad[j8][j9][0][0] = 0
+		}
+	}
+	for j10 := range 2 {
+		for j11 := 1; j11 < 9; j11++ {
+			for j12 := 9; j12 < 11; j12++ {
+				scratch.imagesPad[j10][j11][j12][0] = 0
+			}
+		}
+	}
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 8 {
@@ -10566,13 +10655,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 				for i3 := range 4 {
 					acc := float64(0)
 					for i4 := range 3 {
-						imagesPadRow := &imagesPad[i0][i1+i4]
+						imagesPadRow := &scratch.imagesPad[i0][i1+i4]
 						pNetConv2d1KernelRow := (*[3]float64)(pNetConv2d1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 						for i5 := range 3 {
 							acc += imagesPadRow[i2+i5][0] * pNetConv2d1KernelRow[i5]
 						}
 					}
-					net_conv2d_1_y[i0][i1][i2][i3] = acc
+					scratch.net_conv2d_1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -10581,15 +10670,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap17AVX512(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap17AVX2(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_conv2d_1_yRow := &net_conv2d_1_y[i0][i1][i2]
-					net_stem_1Row := &net_stem_1[i0][i1][i2]
+					net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
+					net_stem_1Row := &scratch.net_stem_1[i0][i1][i2]
 					for i3 := range 4 {
 						net_stem_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
 					}
@@ -10602,17 +10691,17 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap20AVX512(&scratch.net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap18AVX512(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap20AVX2(&scratch.net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap18AVX2(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_stem_1Row2 := &net_stem_1[i0][i1][i2]
+					net_stem_1Row2 := &scratch.net_stem_1[i0][i1][i2]
 					net_stemRow := &scratch.net_stem[i0][i1+1][i2+1]
 					for i3 := range 4 {
 						r := net_stem_1Row2[i3]
@@ -10627,34 +10716,34 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
-	for j3 := range 2 {
-		for j4 := range 11 {
-			for j5 := range 4 {
-				scratch.net_stem[j3][0][j4][j5] = 0
+	for j13 := range 2 {
+		for j14 := range 11 {
+			for j15 := range 4 {
+				scratch.net_stem[j13][0][j14][j15] = 0
 			}
 		}
 	}
-	for j6 := range 2 {
-		for j7 := 9; j7 < 11; j7++ {
-			for j8 := range 11 {
-				for j9 := range 4 {
-					scratch.net_stem[j6][j7][j8][j9] = 0
+	for j16 := range 2 {
+		for j17 := 9; j17 < 11; j17++ {
+			for j18 := range 11 {
+				for j19 := range 4 {
+					scratch.net_stem[j16][j17][j18][j19] = 0
 				}
 			}
 		}
 	}
-	for j10 := range 2 {
-		for j11 := 1; j11 < 9; j11++ {
-			for j12 := range 4 {
-				scratch.net_stem[j10][j11][0][j12] = 0
+	for j20 := range 2 {
+		for j21 := 1; j21 < 9; j21++ {
+			for j22 := range 4 {
+				scratch.net_stem[j20][j21][0][j22] = 0
 			}
 		}
 	}
-	for j13 := range 2 {
-		for j14 := 1; j14 < 9; j14++ {
-			for j15 := 9; j15 < 11; j15++ {
-				for j16 := range 4 {
-					scratch.net_stem[j13][j14][j15][j16] = 0
+	for j23 := range 2 {
+		for j24 := 1; j24 < 9; j24++ {
+			for j25 := 9; j25 < 11; j25++ {
+				for j26 := range 4 {
+					scratch.net_stem[j23][j24][j25][j26] = 0
 				}
 			}
 		}
@@ -10663,13 +10752,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm13AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+				ocannlGemm13AVX512(&scratch.net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm13AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+				ocannlGemm13AVX2(&scratch.net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -10688,7 +10777,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 								}
 							}
 						}
-						net_basic_block_1_conv2d_1_y[i0][i1][i2][i3] = acc2
+						scratch.net_basic_block_1_conv2d_1_y[i0][i1][i2][i3] = acc2
 					}
 				}
 			}
@@ -10698,15 +10787,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap25AVX512(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap25AVX2(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_block_1_conv2d_1_yRow := &net_basic_block_1_conv2d_1_y[i0][i1][i2]
-					net_basic_block_1_h_1Row := &net_basic_block_1_h_1[i0][i1][i2]
+					net_basic_block_1_conv2d_1_yRow := &scratch.net_basic_block_1_conv2d_1_y[i0][i1][i2]
+					net_basic_block_1_h_1Row := &scratch.net_basic_block_1_h_1[i0][i1][i2]
 					for i3 := range 8 {
 						net_basic_block_1_h_1Row[i3] = net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
 					}
@@ -10719,8 +10808,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_block_1_h_1Row2 := &net_basic_block_1_h_1[i0][i1][i2]
-				net_basic_block_1_hRow := &net_basic_block_1_h[i0][i1+1][i2+1]
+				net_basic_block_1_h_1Row2 := &scratch.net_basic_block_1_h_1[i0][i1][i2]
+				net_basic_block_1_hRow := &scratch.net_basic_block_1_h[i0][i1+1][i2+1]
 				for i3 := range 8 {
 					r2 := net_basic_block_1_h_1Row2[i3]
 					if !(r2 > 0) {
@@ -10733,17 +10822,49 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
+	for j27 := range 2 {
+		for j28 := range 7 {
+			for j29 := range 8 {
+				scratch.net_basic_block_1_h[j27][0][j28][j29] = 0
+			}
+		}
+	}
+	for j30 := range 2 {
+		for j31 := 5; j31 < 7; j31++ {
+			for j32 := range 7 {
+				for j33 := range 8 {
+					scratch.net_basic_block_1_h[j30][j31][j32][j33] = 0
+				}
+			}
+		}
+	}
+	for j34 := range 2 {
+		for j35 := 1; j35 < 5; j35++ {
+			for j36 := range 8 {
+				scratch.net_basic_block_1_h[j34][j35][0][j36] = 0
+			}
+		}
+	}
+	for j37 := range 2 {
+		for j38 := 1; j38 < 5; j38++ {
+			for j39 := 5; j39 < 7; j39++ {
+				for j40 := range 8 {
+					scratch.net_basic_block_1_h[j37][j38][j39][j40] = 0
+				}
+			}
+		}
+	}
 	// float64 dot kernel M=4 N=8 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+				ocannlGemm14AVX512(&scratch.net_basic_block_1_conv2d_2_y[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+				ocannlGemm14AVX2(&scratch.net_basic_block_1_conv2d_2_y[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -10755,14 +10876,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 						acc3 := float64(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_basic_block_1_hRow2 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
+								net_basic_block_1_hRow2 := &scratch.net_basic_block_1_h[i0][i1+i4][i2+i5]
 								pNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_basic_block_1_hRow2[i6] * pNetBasicBlock1Conv2d2KernelRow[i6]
 								}
 							}
 						}
-						net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
+						scratch.net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -10775,7 +10896,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce23AVX2(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &scratch.net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce23AVX2(&scratch.net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &scratch.net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -10791,7 +10912,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 						for i4 := range 4 {
 							acc4 += net_stemRow3[i4] * pNetBasicBlock1Conv2d3KernelRow[i4]
 						}
-						net_basic_block_1_conv2d_3_y[i0][i1][i2][i3] = acc4
+						scratch.net_basic_block_1_conv2d_3_y[i0][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -10801,16 +10922,16 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(add(x0,x1),add(x2,x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap26AVX512(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap26AVX2(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
-					net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i1][i2]
-					net_global_avg_pool_1_x_1Row := &net_global_avg_pool_1_x_1[i0][i1][i2]
+					net_basic_block_1_conv2d_2_yRow := &scratch.net_basic_block_1_conv2d_2_y[i0][i1][i2]
+					net_basic_block_1_conv2d_3_yRow := &scratch.net_basic_block_1_conv2d_3_y[i0][i1][i2]
+					net_global_avg_pool_1_x_1Row := &scratch.net_global_avg_pool_1_x_1[i0][i1][i2]
 					for i3 := range 8 {
 						net_global_avg_pool_1_x_1Row[i3] = (net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]) + (net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3])
 					}
@@ -10822,15 +10943,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap27AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap27AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_global_avg_pool_1_x_1Row2 := &net_global_avg_pool_1_x_1[i0][i1][i2]
-					net_global_avg_pool_1_xRow := &net_global_avg_pool_1_x[i0][i1][i2]
+					net_global_avg_pool_1_x_1Row2 := &scratch.net_global_avg_pool_1_x_1[i0][i1][i2]
+					net_global_avg_pool_1_xRow := &scratch.net_global_avg_pool_1_x[i0][i1][i2]
 					for i3 := range 8 {
 						r3 := net_global_avg_pool_1_x_1Row2[i3]
 						if !(r3 > 0) {
@@ -10844,20 +10965,21 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
+	scratch.net_global_avg_pool_1_s = [2][8]float64{}
 	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce24AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce24AVX2(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
 		for i0 := range 2 {
-			net_global_avg_pool_1_sRow := &net_global_avg_pool_1_s[i0]
+			net_global_avg_pool_1_sRow := &scratch.net_global_avg_pool_1_s[i0]
 			for i2 := range 4 {
-				net_global_avg_pool_1_xRow2 := &net_global_avg_pool_1_x[i0][i2][0]
-				net_global_avg_pool_1_xRow3 := &net_global_avg_pool_1_x[i0][i2][1]
-				net_global_avg_pool_1_xRow4 := &net_global_avg_pool_1_x[i0][i2][2]
-				net_global_avg_pool_1_xRow5 := &net_global_avg_pool_1_x[i0][i2][3]
+				net_global_avg_pool_1_xRow2 := &scratch.net_global_avg_pool_1_x[i0][i2][0]
+				net_global_avg_pool_1_xRow3 := &scratch.net_global_avg_pool_1_x[i0][i2][1]
+				net_global_avg_pool_1_xRow4 := &scratch.net_global_avg_pool_1_x[i0][i2][2]
+				net_global_avg_pool_1_xRow5 := &scratch.net_global_avg_pool_1_x[i0][i2][3]
 				for i1 := range 8 {
 					acc5 := net_global_avg_pool_1_sRow[i1]
 					acc5 += net_global_avg_pool_1_xRow2[i1]
@@ -10871,13 +10993,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// _net.linear#1/x.1 = pointwise "*." of _dim_h.1, _dim_w.1
-	net_linear_1_x_1[0] = 16
+	scratch.net_linear_1_x_1[0] = 16
 
 	// net.linear#1/x = pointwise "/." of net.global_avg_pool#1/s, _net.linear#1/x.1
-	net_linear_1_x_1V := net_linear_1_x_1[0]
+	net_linear_1_x_1V := scratch.net_linear_1_x_1[0]
 	for i0 := range 2 {
-		net_global_avg_pool_1_sRow2 := &net_global_avg_pool_1_s[i0]
-		net_linear_1_xRow := &net_linear_1_x[i0]
+		net_global_avg_pool_1_sRow2 := &scratch.net_global_avg_pool_1_s[i0]
+		net_linear_1_xRow := &scratch.net_linear_1_x[i0]
 		for i1 := range 8 {
 			net_linear_1_xRow[i1] = net_global_avg_pool_1_sRow2[i1] / net_linear_1_x_1V
 		}
@@ -10886,21 +11008,21 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		net_linear_1_xRow2 := &net_linear_1_x[i0]
+		net_linear_1_xRow2 := &scratch.net_linear_1_x[i0]
 		for i1 := range 3 {
 			pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i1 : 8*i1+8])
 			acc6 := float64(0)
 			for i2 := range 8 {
 				acc6 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc6
+			scratch.train_cross_entropy_1_logits_1[i0][i1] = acc6
 		}
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	for i0 := range 2 {
-		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
-		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
 		}
@@ -10909,19 +11031,19 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
 		acc7 := math.Inf(-1)
 		for i1 := range 3 {
 			acc7 = max(acc7, train_cross_entropy_1_logitsRow2[i1])
 		}
-		train_cross_entropy_1_m[i0][0] = acc7
+		scratch.train_cross_entropy_1_m[i0][0] = acc7
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	for i0 := range 2 {
-		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 		}
@@ -10929,8 +11051,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	for i0 := range 2 {
-		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
 		}
@@ -10939,25 +11061,25 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
 		acc8 := float64(0)
 		for i1 := range 3 {
 			acc8 += train_cross_entropy_1_logp_1Row2[i1]
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc8
+		scratch.train_cross_entropy_1_logp_2[i0][0] = acc8
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+		scratch.train_cross_entropy_1_logp_3[i0][0] = math.Log(scratch.train_cross_entropy_1_logp_2[i0][0])
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	for i0 := range 2 {
 		labelsRow := &labels[i0]
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_1Row := &train_1[i0]
+		train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &scratch.train_1[i0]
 		for i1 := range 3 {
 			train_1Row[i1] = labelsRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
 		}
@@ -10967,7 +11089,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// reduction accumulated in a local variable.
 	acc9 := float64(0)
 	for i0 := range 2 {
-		train_1Row2 := &train_1[i0]
+		train_1Row2 := &scratch.train_1[i0]
 		for i1 := range 3 {
 			acc9 += train_1Row2[i1]
 		}
@@ -10986,12 +11108,25 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	scratch.net_stem_grad = [2][11][11][4]float64{}
 	*gNetBasicBlock1Conv2d1Kernel = [288]float64{}
 	*gNetBasicBlock1Conv2d1Bias = [8]float64{}
+	scratch.net_basic_block_1_h_grad = [2][7][7][8]float64{}
 	*gNetBasicBlock1Conv2d2Kernel = [576]float64{}
 	*gNetBasicBlock1Conv2d2Bias = [8]float64{}
 	*gNetBasicBlock1Conv2d3Kernel = [32]float64{}
 	*gNetBasicBlock1Conv2d3Bias = [8]float64{}
+	scratch.net_global_avg_pool_1_s_grad = [2][8]float64{}
+	scratch.net_linear_1_x_grad = [2][8]float64{}
 	*gNetLinear1W = [24]float64{}
+	scratch.train_cross_entropy_1_logits_1_grad = [2][3]float64{}
 	*gNetLinear1B = [3]float64{}
+	scratch.train_cross_entropy_1_logits_grad = [2][3]float64{}
+	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
+	scratch.train_cross_entropy_1_z_grad = [2][3]float64{}
+	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
+	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
+	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
+	scratch.train_cross_entropy_1_logp_grad = [2][3]float64{}
+	scratch.train_1_grad = [2][3]float64{}
+	scratch.train_2_grad = [1]float64{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -11000,12 +11135,12 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	train_3_grad[0] += -train_grad[0]
 
 	// backprop of op 25 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
-	train_2_grad[0] += train_3_grad[0] / 2
+	scratch.train_2_grad[0] += train_3_grad[0] / 2
 
 	// backprop of op 24 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	train_2_gradV := train_2_grad[0]
+	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
+		train_1_gradRow := &scratch.train_1_grad[i0]
 		for i1 := range 3 {
 			train_1_gradRow[i1] += train_2_gradV
 		}
@@ -11014,8 +11149,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 23 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
-		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+		train_1_gradRow2 := &scratch.train_1_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
 		}
@@ -11023,8 +11158,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 		}
@@ -11033,23 +11168,23 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
-		acc10 := train_cross_entropy_1_logp_3_grad[i0][0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		acc10 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
 			acc10 -= train_cross_entropy_1_logp_gradRow3[i1]
 		}
-		train_cross_entropy_1_logp_3_grad[i0][0] = acc10
+		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc10
 	}
 
 	// backprop of op 21 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
 	// backprop of op 20 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
 		}
@@ -11057,9 +11192,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 19 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
-		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
@@ -11067,8 +11202,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
 		}
@@ -11077,20 +11212,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
-		acc11 := train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		acc11 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
 			acc11 -= train_cross_entropy_1_z_gradRow4[i1]
 		}
-		train_cross_entropy_1_m_grad[i0][0] = acc11
+		scratch.train_cross_entropy_1_m_grad[i0][0] = acc11
 	}
 
 	// backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
 			var r4 float64
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
@@ -11106,8 +11241,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
 		for i1 := range 3 {
 			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
 		}
@@ -11115,8 +11250,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
 	for i1 := range 3 {
 		acc12 := gNetLinear1B[i1]
 		acc12 += train_cross_entropy_1_logits_gradRow4[i1]
@@ -11126,9 +11261,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 15 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	for i0 := range 2 {
-		net_linear_1_xRow3 := &net_linear_1_x[i0]
+		net_linear_1_xRow3 := &scratch.net_linear_1_x[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+			train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
 			gNetLinear1WRow := (*[8]float64)(gNetLinear1W[8*i1 : 8*i1+8])
 			for i2 := range 8 {
 				gNetLinear1WRow[i2] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i2]
@@ -11142,10 +11277,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	pNetLinear1WRow3 := (*[8]float64)(pNetLinear1W[8:16])
 	pNetLinear1WRow4 := (*[8]float64)(pNetLinear1W[16:24])
 	for i0 := range 2 {
-		net_linear_1_x_gradRow := &net_linear_1_x_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-		train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
+		net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0]
+		train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][0]
+		train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][1]
+		train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][2]
 		for i2 := range 8 {
 			acc13 := net_linear_1_x_gradRow[i2]
 			acc13 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
@@ -11156,10 +11291,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 14 (net.linear#1/x = pointwise "/." of net.global_avg_pool#1/s, _net.linear#1/x.1): g1 =+ g / v2; g1 is net.global_avg_pool#1/s.grad
-	net_linear_1_x_1V2 := net_linear_1_x_1[0]
+	net_linear_1_x_1V2 := scratch.net_linear_1_x_1[0]
 	for i0 := range 2 {
-		net_linear_1_x_gradRow2 := &net_linear_1_x_grad[i0]
-		net_global_avg_pool_1_s_gradRow := &net_global_avg_pool_1_s_grad[i0]
+		net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0]
+		net_global_avg_pool_1_s_gradRow := &scratch.net_global_avg_pool_1_s_grad[i0]
 		for i1 := range 8 {
 			net_global_avg_pool_1_s_gradRow[i1] += net_linear_1_x_gradRow2[i1] / net_linear_1_x_1V2
 		}
@@ -11168,13 +11303,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&net_global_avg_pool_1_x_grad[0][0][0][0], &net_global_avg_pool_1_s_grad[0][0])
+		ocannlMap28AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else {
+		scratch.net_global_avg_pool_1_x_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
-				net_global_avg_pool_1_s_gradV := net_global_avg_pool_1_s_grad[i0][i1]
+				net_global_avg_pool_1_s_gradV := scratch.net_global_avg_pool_1_s_grad[i0][i1]
 				for i2 := range 4 {
-					net_global_avg_pool_1_x_gradRow := &net_global_avg_pool_1_x_grad[i0][i2]
+					net_global_avg_pool_1_x_gradRow := &scratch.net_global_avg_pool_1_x_grad[i0][i2]
 					for i3 := range 4 {
 						net_global_avg_pool_1_x_gradRow[i3][i1] += net_global_avg_pool_1_s_gradV
 					}
@@ -11186,14 +11322,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
+		scratch.net_global_avg_pool_1_x_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_global_avg_pool_1_x_1Row3 := &net_global_avg_pool_1_x_1[i0][i1][i2]
-					net_global_avg_pool_1_x_gradRow2 := &net_global_avg_pool_1_x_grad[i0][i1][i2]
-					net_global_avg_pool_1_x_1_gradRow := &net_global_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_global_avg_pool_1_x_1Row3 := &scratch.net_global_avg_pool_1_x_1[i0][i1][i2]
+					net_global_avg_pool_1_x_gradRow2 := &scratch.net_global_avg_pool_1_x_grad[i0][i1][i2]
+					net_global_avg_pool_1_x_1_gradRow := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						var r6 float64
 						if 0 < net_global_avg_pool_1_x_1Row3[i3] {
@@ -11213,13 +11350,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap30AVX2(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_basic_block_1_main_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_global_avg_pool_1_x_1_gradRow2 := &net_global_avg_pool_1_x_1_grad[i0][i1][i2]
-					net_basic_block_1_main_gradRow := &net_basic_block_1_main_grad[i0][i1][i2]
+					net_global_avg_pool_1_x_1_gradRow2 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_basic_block_1_main_gradRow := &scratch.net_basic_block_1_main_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_basic_block_1_main_gradRow[i3] += net_global_avg_pool_1_x_1_gradRow2[i3]
 					}
@@ -11231,13 +11369,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap30AVX2(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_basic_block_1_shortcut_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_global_avg_pool_1_x_1_gradRow3 := &net_global_avg_pool_1_x_1_grad[i0][i1][i2]
-					net_basic_block_1_shortcut_gradRow := &net_basic_block_1_shortcut_grad[i0][i1][i2]
+					net_global_avg_pool_1_x_1_gradRow3 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_basic_block_1_shortcut_gradRow := &scratch.net_basic_block_1_shortcut_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_basic_block_1_shortcut_gradRow[i3] += net_global_avg_pool_1_x_1_gradRow3[i3]
 					}
@@ -11249,13 +11388,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlMap30AVX2(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
+		scratch.net_basic_block_1_conv2d_3_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_block_1_shortcut_gradRow2 := &net_basic_block_1_shortcut_grad[i0][i1][i2]
-					net_basic_block_1_conv2d_3_y_gradRow := &net_basic_block_1_conv2d_3_y_grad[i0][i1][i2]
+					net_basic_block_1_shortcut_gradRow2 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][i2]
+					net_basic_block_1_conv2d_3_y_gradRow := &scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_basic_block_1_conv2d_3_y_gradRow[i3] += net_basic_block_1_shortcut_gradRow2[i3]
 					}
@@ -11267,15 +11407,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#3.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d3Bias[0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_basic_block_1_shortcut_gradRow3 := &net_basic_block_1_shortcut_grad[i0][i1][0]
-				net_basic_block_1_shortcut_gradRow4 := &net_basic_block_1_shortcut_grad[i0][i1][1]
-				net_basic_block_1_shortcut_gradRow5 := &net_basic_block_1_shortcut_grad[i0][i1][2]
-				net_basic_block_1_shortcut_gradRow6 := &net_basic_block_1_shortcut_grad[i0][i1][3]
+				net_basic_block_1_shortcut_gradRow3 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][0]
+				net_basic_block_1_shortcut_gradRow4 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][1]
+				net_basic_block_1_shortcut_gradRow5 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][2]
+				net_basic_block_1_shortcut_gradRow6 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][3]
 				for i3 := range 8 {
 					acc14 := gNetBasicBlock1Conv2d3Bias[i3]
 					acc14 += net_basic_block_1_shortcut_gradRow3[i3]
@@ -11294,7 +11434,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce26AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce26AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -11305,13 +11445,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 				for i2 := range 4 {
 					net_stem_gradRow := &scratch.net_stem_grad[i0][2*i1+1][2*i2+1]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_basic_block_1_conv2d_3_y_gradV := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
+						net_basic_block_1_conv2d_3_y_gradV := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
 						pNetBasicBlock1Conv2d3KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
-						net_basic_block_1_conv2d_3_y_gradV2 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+1]
+						net_basic_block_1_conv2d_3_y_gradV2 := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+1]
 						pNetBasicBlock1Conv2d3KernelRow3 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+4 : 4*i3+8])
-						net_basic_block_1_conv2d_3_y_gradV3 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+2]
+						net_basic_block_1_conv2d_3_y_gradV3 := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+2]
 						pNetBasicBlock1Conv2d3KernelRow4 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+8 : 4*i3+12])
-						net_basic_block_1_conv2d_3_y_gradV4 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+3]
+						net_basic_block_1_conv2d_3_y_gradV4 := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+3]
 						pNetBasicBlock1Conv2d3KernelRow5 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+12 : 4*i3+16])
 						for i4 := range 4 {
 							acc15 := net_stem_gradRow[i4]
@@ -11333,7 +11473,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			for i2 := range 4 {
 				net_stemRow4 := &scratch.net_stem[i0][2*i1+1][2*i2+1]
 				for i3 := range 8 {
-					net_basic_block_1_conv2d_3_y_gradV5 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
+					net_basic_block_1_conv2d_3_y_gradV5 := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
 					gNetBasicBlock1Conv2d3KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
 					for i4 := range 4 {
 						gNetBasicBlock1Conv2d3KernelRow[i4] += net_stemRow4[i4] * net_basic_block_1_conv2d_3_y_gradV5
@@ -11346,13 +11486,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+		ocannlMap30AVX2(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
 	} else {
+		scratch.net_basic_block_1_conv2d_2_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_block_1_main_gradRow2 := &net_basic_block_1_main_grad[i0][i1][i2]
-					net_basic_block_1_conv2d_2_y_gradRow := &net_basic_block_1_conv2d_2_y_grad[i0][i1][i2]
+					net_basic_block_1_main_gradRow2 := &scratch.net_basic_block_1_main_grad[i0][i1][i2]
+					net_basic_block_1_conv2d_2_y_gradRow := &scratch.net_basic_block_1_conv2d_2_y_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_basic_block_1_conv2d_2_y_gradRow[i3] += net_basic_block_1_main_gradRow2[i3]
 					}
@@ -11364,15 +11505,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_main_grad[0][0][0][0])
+		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_basic_block_1_main_gradRow3 := &net_basic_block_1_main_grad[i0][i1][0]
-				net_basic_block_1_main_gradRow4 := &net_basic_block_1_main_grad[i0][i1][1]
-				net_basic_block_1_main_gradRow5 := &net_basic_block_1_main_grad[i0][i1][2]
-				net_basic_block_1_main_gradRow6 := &net_basic_block_1_main_grad[i0][i1][3]
+				net_basic_block_1_main_gradRow3 := &scratch.net_basic_block_1_main_grad[i0][i1][0]
+				net_basic_block_1_main_gradRow4 := &scratch.net_basic_block_1_main_grad[i0][i1][1]
+				net_basic_block_1_main_gradRow5 := &scratch.net_basic_block_1_main_grad[i0][i1][2]
+				net_basic_block_1_main_gradRow6 := &scratch.net_basic_block_1_main_grad[i0][i1][3]
 				for i3 := range 8 {
 					acc16 := gNetBasicBlock1Conv2d2Bias[i3]
 					acc16 += net_basic_block_1_main_gradRow3[i3]
@@ -11391,7 +11532,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm15AVX512(&net_basic_block_1_h_grad[i0][i4][i2][0], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+					ocannlGemm15AVX512(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
 				}
 			}
 		}
@@ -11399,7 +11540,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm15AVX2(&net_basic_block_1_h_grad[i0][i4][i2][0], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+					ocannlGemm15AVX2(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
 				}
 			}
 		}
@@ -11408,11 +11549,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 8 {
-						net_basic_block_1_conv2d_2_y_gradV := net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_basic_block_1_conv2d_2_y_gradV := scratch.net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasicBlock1Conv2d2KernelRow2 := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_basic_block_1_h_gradRow := &net_basic_block_1_h_grad[i0][i1+i4][i2+i5]
+								net_basic_block_1_h_gradRow := &scratch.net_basic_block_1_h_grad[i0][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_basic_block_1_h_gradRow[i6] += net_basic_block_1_conv2d_2_y_gradV * pNetBasicBlock1Conv2d2KernelRow2[i6]
 								}
@@ -11430,7 +11571,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm16AVX512(&gNetBasicBlock1Conv2d2Kernel[24*i4], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &net_basic_block_1_h[i0][i4][i2][0])
+					ocannlGemm16AVX512(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
 				}
 			}
 		}
@@ -11438,7 +11579,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm16AVX2(&gNetBasicBlock1Conv2d2Kernel[24*i4], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &net_basic_block_1_h[i0][i4][i2][0])
+					ocannlGemm16AVX2(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
 				}
 			}
 		}
@@ -11447,10 +11588,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 8 {
-						net_basic_block_1_conv2d_2_y_gradV2 := net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_basic_block_1_conv2d_2_y_gradV2 := scratch.net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_basic_block_1_hRow3 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
+								net_basic_block_1_hRow3 := &scratch.net_basic_block_1_h[i0][i1+i4][i2+i5]
 								gNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(gNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									gNetBasicBlock1Conv2d2KernelRow[i6] += net_basic_block_1_hRow3[i6] * net_basic_block_1_conv2d_2_y_gradV2
@@ -11464,48 +11605,49 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net.basic_block#1/h.1.grad
-	for j17 := range 2 {
-		for j18 := range 7 {
-			for j19 := range 8 {
-				net_basic_block_1_h_grad[j17][0][j18][j19] = 0
+	for j41 := range 2 {
+		for j42 := range 7 {
+			for j43 := range 8 {
+				scratch.net_basic_block_1_h_grad[j41][0][j42][j43] = 0
 			}
 		}
 	}
-	for j20 := range 2 {
-		for j21 := 5; j21 < 7; j21++ {
-			for j22 := range 7 {
-				for j23 := range 8 {
-					net_basic_block_1_h_grad[j20][j21][j22][j23] = 0
+	for j44 := range 2 {
+		for j45 := 5; j45 < 7; j45++ {
+			for j46 := range 7 {
+				for j47 := range 8 {
+					scratch.net_basic_block_1_h_grad[j44][j45][j46][j47] = 0
 				}
 			}
 		}
 	}
-	for j24 := range 2 {
-		for j25 := 1; j25 < 5; j25++ {
-			for j26 := range 8 {
-				net_basic_block_1_h_grad[j24][j25][0][j26] = 0
+	for j48 := range 2 {
+		for j49 := 1; j49 < 5; j49++ {
+			for j50 := range 8 {
+				scratch.net_basic_block_1_h_grad[j48][j49][0][j50] = 0
 			}
 		}
 	}
-	for j27 := range 2 {
-		for j28 := 1; j28 < 5; j28++ {
-			for j29 := 5; j29 < 7; j29++ {
-				for j30 := range 8 {
-					net_basic_block_1_h_grad[j27][j28][j29][j30] = 0
+	for j51 := range 2 {
+		for j52 := 1; j52 < 5; j52++ {
+			for j53 := 5; j53 < 7; j53++ {
+				for j54 := range 8 {
+					scratch.net_basic_block_1_h_grad[j51][j52][j53][j54] = 0
 				}
 			}
 		}
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_basic_block_1_h_1_grad[0][0][0][0], &net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap31AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else {
+		scratch.net_basic_block_1_h_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_block_1_h_1Row3 := &net_basic_block_1_h_1[i0][i1][i2]
-					net_basic_block_1_h_gradRow2 := &net_basic_block_1_h_grad[i0][i1+1][i2+1]
-					net_basic_block_1_h_1_gradRow := &net_basic_block_1_h_1_grad[i0][i1][i2]
+					net_basic_block_1_h_1Row3 := &scratch.net_basic_block_1_h_1[i0][i1][i2]
+					net_basic_block_1_h_gradRow2 := &scratch.net_basic_block_1_h_grad[i0][i1+1][i2+1]
+					net_basic_block_1_h_1_gradRow := &scratch.net_basic_block_1_h_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						var r8 float64
 						if 0 < net_basic_block_1_h_1Row3[i3] {
@@ -11525,13 +11667,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlMap30AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_1_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_block_1_h_1_gradRow2 := &net_basic_block_1_h_1_grad[i0][i1][i2]
+					net_basic_block_1_h_1_gradRow2 := &scratch.net_basic_block_1_h_1_grad[i0][i1][i2]
 					net_basic_block_1_conv2d_1_y_gradRow := &scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_basic_block_1_conv2d_1_y_gradRow[i3] += net_basic_block_1_h_1_gradRow2[i3]
@@ -11544,15 +11686,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d1Bias[0], &net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_basic_block_1_h_1_gradRow3 := &net_basic_block_1_h_1_grad[i0][i1][0]
-				net_basic_block_1_h_1_gradRow4 := &net_basic_block_1_h_1_grad[i0][i1][1]
-				net_basic_block_1_h_1_gradRow5 := &net_basic_block_1_h_1_grad[i0][i1][2]
-				net_basic_block_1_h_1_gradRow6 := &net_basic_block_1_h_1_grad[i0][i1][3]
+				net_basic_block_1_h_1_gradRow3 := &scratch.net_basic_block_1_h_1_grad[i0][i1][0]
+				net_basic_block_1_h_1_gradRow4 := &scratch.net_basic_block_1_h_1_grad[i0][i1][1]
+				net_basic_block_1_h_1_gradRow5 := &scratch.net_basic_block_1_h_1_grad[i0][i1][2]
+				net_basic_block_1_h_1_gradRow6 := &scratch.net_basic_block_1_h_1_grad[i0][i1][3]
 				for i3 := range 8 {
 					acc17 := gNetBasicBlock1Conv2d1Bias[i3]
 					acc17 += net_basic_block_1_h_1_gradRow3[i3]
@@ -11584,34 +11726,34 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	ocannlResNetBackwardPart1Records.Put(rec2)
 
 	// backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
-	for j33 := range 2 {
-		for j34 := range 11 {
-			for j35 := range 4 {
-				scratch.net_stem_grad[j33][0][j34][j35] = 0
+	for j57 := range 2 {
+		for j58 := range 11 {
+			for j59 := range 4 {
+				scratch.net_stem_grad[j57][0][j58][j59] = 0
 			}
 		}
 	}
-	for j36 := range 2 {
-		for j37 := 9; j37 < 11; j37++ {
-			for j38 := range 11 {
-				for j39 := range 4 {
-					scratch.net_stem_grad[j36][j37][j38][j39] = 0
+	for j60 := range 2 {
+		for j61 := 9; j61 < 11; j61++ {
+			for j62 := range 11 {
+				for j63 := range 4 {
+					scratch.net_stem_grad[j60][j61][j62][j63] = 0
 				}
 			}
 		}
 	}
-	for j40 := range 2 {
-		for j41 := 1; j41 < 9; j41++ {
-			for j42 := range 4 {
-				scratch.net_stem_grad[j40][j41][0][j42] = 0
+	for j64 := range 2 {
+		for j65 := 1; j65 < 9; j65++ {
+			for j66 := range 4 {
+				scratch.net_stem_grad[j64][j65][0][j66] = 0
 			}
 		}
 	}
-	for j43 := range 2 {
-		for j44 := 1; j44 < 9; j44++ {
-			for j45 := 9; j45 < 11; j45++ {
-				for j46 := range 4 {
-					scratch.net_stem_grad[j43][j44][j45][j46] = 0
+	for j67 := range 2 {
+		for j68 := 1; j68 < 9; j68++ {
+			for j69 := 9; j69 < 11; j69++ {
+				for j70 := range 4 {
+					scratch.net_stem_grad[j67][j68][j69][j70] = 0
 				}
 			}
 		}
@@ -11619,15 +11761,16 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap25AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap23AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else {
+		scratch.net_stem_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_stem_1Row3 := &net_stem_1[i0][i1][i2]
+					net_stem_1Row3 := &scratch.net_stem_1[i0][i1][i2]
 					net_stem_gradRow3 := &scratch.net_stem_grad[i0][i1+1][i2+1]
-					net_stem_1_gradRow := &net_stem_1_grad[i0][i1][i2]
+					net_stem_1_gradRow := &scratch.net_stem_1_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r12 float64
 						if 0 < net_stem_1Row3[i3] {
@@ -11647,13 +11790,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
+		ocannlMap22AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv2d_1_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_stem_1_gradRow2 := &net_stem_1_grad[i0][i1][i2]
-					net_conv2d_1_y_gradRow := &net_conv2d_1_y_grad[i0][i1][i2]
+					net_stem_1_gradRow2 := &scratch.net_stem_1_grad[i0][i1][i2]
+					net_conv2d_1_y_gradRow := &scratch.net_conv2d_1_y_grad[i0][i1][i2]
 					for i3 := range 4 {
 						net_conv2d_1_y_gradRow[i3] += net_stem_1_gradRow2[i3]
 					}
@@ -11665,16 +11809,16 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetConv2d1Bias[0], &net_stem_1_grad[0][0][0][0])
+		ocannlReduce19AVX2(&gNetConv2d1Bias[0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_stem_1_gradRow3 := &net_stem_1_grad[i0][i1][i2]
-					net_stem_1_gradRow4 := &net_stem_1_grad[i0][i1][i2+1]
-					net_stem_1_gradRow5 := &net_stem_1_grad[i0][i1][i2+2]
-					net_stem_1_gradRow6 := &net_stem_1_grad[i0][i1][i2+3]
+					net_stem_1_gradRow3 := &scratch.net_stem_1_grad[i0][i1][i2]
+					net_stem_1_gradRow4 := &scratch.net_stem_1_grad[i0][i1][i2+1]
+					net_stem_1_gradRow5 := &scratch.net_stem_1_grad[i0][i1][i2+2]
+					net_stem_1_gradRow6 := &scratch.net_stem_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
 						acc18 := gNetConv2d1Bias[i3]
 						acc18 += net_stem_1_gradRow3[i3]
@@ -11691,15 +11835,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 	// float64 m-vector kernel M=4 N=3x3 K=8x8x2: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &net_conv2d_1_y_grad[0][0][0][0], &imagesPad[0][0][0][0])
+		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.imagesPad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 4 {
-						net_conv2d_1_y_gradV := net_conv2d_1_y_grad[i0][i1][i2][i3]
+						net_conv2d_1_y_gradV := scratch.net_conv2d_1_y_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
-							imagesPadRow2 := &imagesPad[i0][i1+i4]
+							imagesPadRow2 := &scratch.imagesPad[i0][i1+i4]
 							gNetConv2d1KernelRow := (*[3]float64)(gNetConv2d1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
 								gNetConv2d1KernelRow[i5] += imagesPadRow2[i2+i5][0] * net_conv2d_1_y_gradV
@@ -11715,9 +11859,52 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 // ocannlResNetBackwardScratch holds the local arrays of ocannlResNetBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlResNetBackwardScratch struct {
-	net_stem                          [2][11][11][4]float64
-	net_stem_grad                     [2][11][11][4]float64
-	net_basic_block_1_conv2d_1_y_grad [2][4][4][8]float64
+	imagesPad                           [2][11][11][1]float64
+	net_conv2d_1_y                      [2][8][8][4]float64
+	net_stem_1                          [2][8][8][4]float64
+	net_stem                            [2][11][11][4]float64
+	net_basic_block_1_conv2d_1_y        [2][4][4][8]float64
+	net_basic_block_1_h_1               [2][4][4][8]float64
+	net_basic_block_1_h                 [2][7][7][8]float64
+	net_basic_block_1_conv2d_2_y        [2][4][4][8]float64
+	net_basic_block_1_conv2d_3_y        [2][4][4][8]float64
+	net_global_avg_pool_1_x_1           [2][4][4][8]float64
+	net_global_avg_pool_1_x             [2][4][4][8]float64
+	net_global_avg_pool_1_s             [2][8]float64
+	net_linear_1_x_1                    [1]float64
+	net_linear_1_x                      [2][8]float64
+	train_cross_entropy_1_logits_1      [2][3]float64
+	train_cross_entropy_1_logits        [2][3]float64
+	train_cross_entropy_1_m             [2][1]float64
+	train_cross_entropy_1_z             [2][3]float64
+	train_cross_entropy_1_logp_1        [2][3]float64
+	train_cross_entropy_1_logp_2        [2][1]float64
+	train_cross_entropy_1_logp_3        [2][1]float64
+	train_1                             [2][3]float64
+	net_conv2d_1_y_grad                 [2][8][8][4]float64
+	net_stem_1_grad                     [2][8][8][4]float64
+	net_stem_grad                       [2][11][11][4]float64
+	net_basic_block_1_conv2d_1_y_grad   [2][4][4][8]float64
+	net_basic_block_1_h_1_grad          [2][4][4][8]float64
+	net_basic_block_1_h_grad            [2][7][7][8]float64
+	net_basic_block_1_conv2d_2_y_grad   [2][4][4][8]float64
+	net_basic_block_1_main_grad         [2][4][4][8]float64
+	net_basic_block_1_conv2d_3_y_grad   [2][4][4][8]float64
+	net_basic_block_1_shortcut_grad     [2][4][4][8]float64
+	net_global_avg_pool_1_x_1_grad      [2][4][4][8]float64
+	net_global_avg_pool_1_x_grad        [2][4][4][8]float64
+	net_global_avg_pool_1_s_grad        [2][8]float64
+	net_linear_1_x_grad                 [2][8]float64
+	train_cross_entropy_1_logits_1_grad [2][3]float64
+	train_cross_entropy_1_logits_grad   [2][3]float64
+	train_cross_entropy_1_m_grad        [2][1]float64
+	train_cross_entropy_1_z_grad        [2][3]float64
+	train_cross_entropy_1_logp_1_grad   [2][3]float64
+	train_cross_entropy_1_logp_2_grad   [2][1]float64
+	train_cross_entropy_1_logp_3_grad   [2][1]float64
+	train_cross_entropy_1_logp_grad     [2][3]float64
+	train_1_grad                        [2][3]float64
+	train_2_grad                        [1]float64
 }
 
 // ocannlResNetBackwardPart0 is the task record of a loop nest of ocannlResNetBackward that runs in 2 parts, one
@@ -11727,8 +11914,8 @@ type ocannlResNetBackwardPart0 struct {
 	scratch                      *ocannlResNetBackwardScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 2).
-func (r10 *ocannlResNetBackwardPart0) Part(j31 int) {
+// Part runs part j55 of the nest (0 <= j55 < 2).
+func (r10 *ocannlResNetBackwardPart0) Part(j55 int) {
 	pNetBasicBlock1Conv2d1Kernel, scratch := r10.pNetBasicBlock1Conv2d1Kernel, r10.scratch
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -11736,7 +11923,7 @@ func (r10 *ocannlResNetBackwardPart0) Part(j31 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j31][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j31][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j55][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j55][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -11746,11 +11933,11 @@ func (r10 *ocannlResNetBackwardPart0) Part(j31 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 8 {
-						net_basic_block_1_conv2d_1_y_gradV := scratch.net_basic_block_1_conv2d_1_y_grad[i0+j31][i1][i2][i3]
+						net_basic_block_1_conv2d_1_y_gradV := scratch.net_basic_block_1_conv2d_1_y_grad[i0+j55][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasicBlock1Conv2d1KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_stem_gradRow2 := &scratch.net_stem_grad[i0+j31][2*i1+i4][2*i2+i5]
+								net_stem_gradRow2 := &scratch.net_stem_grad[i0+j55][2*i1+i4][2*i2+i5]
 								for i6 := range 4 {
 									net_stem_gradRow2[i6] += net_basic_block_1_conv2d_1_y_gradV * pNetBasicBlock1Conv2d1KernelRow2[i6]
 								}
@@ -11773,8 +11960,8 @@ type ocannlResNetBackwardPart1 struct {
 	scratch                      *ocannlResNetBackwardScratch
 }
 
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r11 *ocannlResNetBackwardPart1) Part(j32 int) {
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r11 *ocannlResNetBackwardPart1) Part(j56 int) {
 	gNetBasicBlock1Conv2d1Kernel, scratch := r11.gNetBasicBlock1Conv2d1Kernel, r11.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -11782,7 +11969,7 @@ func (r11 *ocannlResNetBackwardPart1) Part(j32 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j32+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j32])
+						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j56+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j56])
 					}
 				}
 			}
@@ -11792,11 +11979,11 @@ func (r11 *ocannlResNetBackwardPart1) Part(j32 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_basic_block_1_conv2d_1_y_gradV2 := scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j32]
+						net_basic_block_1_conv2d_1_y_gradV2 := scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j56]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_stemRow5 := &scratch.net_stem[i0][2*i1+i4][2*i2+i5]
-								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+36*j32+12*i4+4*i5 : 36*i3+36*j32+12*i4+4*i5+4])
+								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+36*j56+12*i4+4*i5 : 36*i3+36*j56+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetBasicBlock1Conv2d1KernelRow[i6] += net_stemRow5[i6] * net_basic_block_1_conv2d_1_y_gradV2
 								}
@@ -13063,9 +13250,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap32AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap32AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -13593,9 +13780,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
 	// float64 pointwise kernel over 72 rows of 5 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap33AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap33AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14341,9 +14528,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap34AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap34AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14361,9 +14548,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap35AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap35AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14756,7 +14943,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap36AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14783,7 +14970,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap37AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14883,7 +15070,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap38AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -16237,7 +16424,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -16775,7 +16962,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -17242,7 +17429,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap40AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -20090,7 +20277,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -20661,7 +20848,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21161,7 +21348,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap40AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -25200,7 +25387,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap43AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap41AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -25746,7 +25933,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap43AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap41AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -27377,7 +27564,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap43AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap41AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -27923,7 +28110,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap43AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap41AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -31072,7 +31259,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap44AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap42AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
 			net_y_gradRow := &net_y_grad[i0]

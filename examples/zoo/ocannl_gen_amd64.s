@@ -5929,7 +5929,7 @@ TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSD ocannlConst64<>+8(SB), Z1
 	MOVL         $0x0000000f, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000240, BX
+	MOVQ         $0x00000090, BX
 
 row1:
 	VMOVUPD.Z (CX), K1, Z1
@@ -5979,7 +5979,7 @@ TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
 	MOVL         $0x0000000f, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000240, BX
+	MOVQ         $0x00000090, BX
 
 row1:
 	VMOVUPD.Z (CX), K1, Z0
@@ -6000,7 +6000,7 @@ TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000120, DX
+	MOVQ         $0x00000048, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -6057,53 +6057,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000000f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000090, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000048, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6126,9 +6082,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6150,9 +6106,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float64, x0 *float64)
+// func ocannlMap18AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6176,9 +6132,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float64, x0 *float64)
+// func ocannlMap19AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6196,9 +6152,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6230,9 +6186,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6254,9 +6210,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6287,9 +6243,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float64, x0 *float64)
+// func ocannlMap27AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6307,9 +6263,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float64, x0 *float64)
+// func ocannlMap32AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6332,9 +6288,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6357,9 +6313,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6381,9 +6337,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float64, x0 *float64)
+// func ocannlMap35AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -12502,7 +12458,7 @@ TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000240, BX
+	MOVQ         $0x00000090, BX
 
 row1:
 	VMOVUPS (CX), Y1
@@ -12661,7 +12617,7 @@ TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000240, BX
+	MOVQ         $0x00000090, BX
 
 row1:
 	VMOVUPS (CX), Y0
@@ -12684,7 +12640,7 @@ TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000240, DX
+	MOVQ         $0x00000090, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -12850,50 +12806,6 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000090, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000090, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
 	VBROADCASTSD (DX), Y0
 	MOVQ         $0x00000006, DX
 
@@ -12922,9 +12834,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12947,9 +12859,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64)
+// func ocannlMap15AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
@@ -12964,9 +12876,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13001,9 +12913,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13025,9 +12937,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float64, x0 *float64)
+// func ocannlMap18AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13051,9 +12963,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64)
+// func ocannlMap19AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13071,9 +12983,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13110,9 +13022,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13137,9 +13049,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13157,9 +13069,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13190,9 +13102,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13229,9 +13141,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13258,9 +13170,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13296,9 +13208,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float64, x0 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13316,9 +13228,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float64, x0 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13348,9 +13260,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13375,9 +13287,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float64, x0 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13395,9 +13307,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13434,9 +13346,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float64, x0 *float64)
+// func ocannlMap32AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13454,9 +13366,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13487,9 +13399,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13518,9 +13430,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float64, x0 *float64)
+// func ocannlMap35AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13538,9 +13450,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13565,9 +13477,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float64, x0 *float64)
+// func ocannlMap37AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13585,9 +13497,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13635,9 +13547,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap39AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13649,6 +13561,275 @@ row1:
 	VBROADCASTSD (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap39AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap39AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap39AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap39AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap39AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap39AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap39AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap39AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap39AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap39AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap39AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap39AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap39AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap39AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap39AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap39AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap39AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap39AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap39AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap39AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap39AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap39AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap39AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap39AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap39AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap39AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap39AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap39AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap39AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap39AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap39AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap39AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap39AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap39AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap39AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap39AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap39AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap39AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap39AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap39AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap39AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap39AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap39AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap39AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap39AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap39AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap39AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap39AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap39AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap39AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap39AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap39AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap39AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap39AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap39AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap39AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap39AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap39AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap39AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap39AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap39AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap39AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap39AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap39AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap39AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap39AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap39AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap39AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap39AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap39AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap39AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap39AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap39AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap39AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap39AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap39AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap39AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap39AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap39AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap39AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap39AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap39AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap39AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap39AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap40AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x0000000c, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap40AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap40AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap40AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap40AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap40AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap40AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap40AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap40AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap40AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap40AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap40AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap40AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap40AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap40AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap40AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap40AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap40AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap40AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap40AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap40AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap40AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap40AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap40AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap40AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap40AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap40AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap40AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap40AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap40AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap40AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap40AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap40AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap40AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap40AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap40AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap40AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap40AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap40AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap40AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap40AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap40AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap40AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap40AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap40AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap40AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap40AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap40AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap40AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap41AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000008, DX
+
+e1:
+	VMOVUPS      (CX), Y0
 	VMOVUPD      ocannlMap41AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
 	VMOVUPD      ocannlMap41AVX2Consts<>+32(SB), Y1
@@ -13685,9 +13866,8 @@ row1:
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	ADDQ         $+8, DX
-	DECQ         BX
-	JNZ          row1
+	DECQ         DX
+	JNZ          e1
 	VZEROUPPER
 	RET
 
@@ -13774,276 +13954,8 @@ DATA ocannlMap41AVX2Consts<>+632(SB)/8, $0x00000000000003ff
 GLOBL ocannlMap41AVX2Consts<>(SB), RODATA|NOPTR, $640
 
 // func ocannlMap42AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x0000000c, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap42AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap42AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap42AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap42AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap42AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap42AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap42AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap42AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap42AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap42AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap42AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap42AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap42AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap42AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap42AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap42AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap42AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap42AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap42AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap42AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap42AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap42AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap42AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap42AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap42AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap42AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap42AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap42AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap42AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap42AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap42AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap42AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap42AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap42AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap42AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap42AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap42AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap42AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap42AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap42AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap42AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap42AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap42AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap42AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap42AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap42AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap42AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap42AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap42AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap42AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap42AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap42AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap42AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap42AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap42AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap42AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap42AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap42AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap42AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap42AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap42AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap42AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap42AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap42AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap42AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap42AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap42AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap42AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap42AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap42AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap42AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap42AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap42AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap42AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap42AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap42AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap42AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap42AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap42AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap42AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap42AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap43AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000008, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap43AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap43AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap43AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap43AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap43AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap43AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap43AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap43AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap43AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap43AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap43AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap43AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap43AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap43AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap43AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap43AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap43AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap43AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap43AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap43AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap43AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap43AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap43AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap43AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap43AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap43AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap43AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap43AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap43AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap43AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap43AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap43AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap43AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap43AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap43AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap43AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap43AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap43AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap43AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap43AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap43AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap43AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap43AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap43AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap43AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap43AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap43AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap43AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap43AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap43AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap43AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap43AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap43AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap43AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap43AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap43AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap43AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap43AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap43AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap43AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap43AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap43AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap43AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap43AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap43AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap43AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap43AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap43AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap43AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap43AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap43AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap43AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap43AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap43AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap43AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap43AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap43AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap43AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap43AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap43AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap43AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap43AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap43AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap43AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap44AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
