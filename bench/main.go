@@ -119,7 +119,13 @@ func main() {
 	only := flag.String("run", "", "only cases whose name contains this")
 	scale := flag.Bool("scaling", false, "time 1 against 2 threads (wall time) instead")
 	spin := flag.Duration("regionspin", rt.DefaultRegionSpin, "with -scaling: how long the worker polls for the next nest in the 2-thread pool (rt.Pool.SetRegionSpin)")
+	probe := flag.Bool("cpuprobe", false, "print the CPUs two busy goroutines get (as -scaling does before its table) and exit")
 	flag.Parse()
+	if *probe {
+		runtime.GOMAXPROCS(2)
+		fmt.Printf("%.2f\n", cpusAvailable())
+		return
+	}
 	if *scale {
 		core := blasInit()
 		fmt.Printf("cpu: %s (%d logical CPUs)\n", cpuModel(), runtime.NumCPU())

@@ -6,8 +6,12 @@
 # NVIDIA GPU is, then the benchmarks of docs/benchmarks.md. The kit comes
 # from bench/offline/kit.sh.
 #
-# usage: bash bench/offline/run.sh KIT.tar.xz [LOG]   (from the repository root;
-# NOGPU=1 skips the GPU checks)
+# usage: bash bench/offline/run.sh KIT.tar.xz [LOG]   (from the repository root)
+# NOGPU=1 skips the GPU checks; NOBENCH1=1 the one-thread benchmarks;
+# AB=FILE (another commit's bench binary, built with
+# `go build -ldflags='-s -w' -o FILE .` in its bench/) alternates its
+# thread-scaling run with the kit's, three turns each (an A/B on the
+# same CPUs within minutes).
 set -u
 R=$PWD
 K=$(mktemp -d)
@@ -22,9 +26,27 @@ if grep -qw avx512f /proc/cpuinfo; then
   # "Intel Xeon Processor") for a Prescott and runs SSE3 kernels.
   export OPENBLAS_CORETYPE=SkylakeX
 fi
-# Two CPUs for the timings: not the first (interrupts), not SMT siblings.
-C1=2 C2=2,4
-[ "$(nproc)" -lt 5 ] && { C1=0 C2=0,1; }
+# Two CPUs for the timings: not the first (interrupts), not SMT siblings,
+# and of a few such pairs the one whose two busy goroutines get the most
+# CPU time now (a VM's vCPUs share the host with other VMs).
+siblings() { # the SMT siblings of CPU $1, one per line
+  tr ',' '\n' </sys/devices/system/cpu/cpu$1/topology/thread_siblings_list 2>/dev/null |
+    awk -F- '{for (i = $1; i <= ($2 == "" ? $1 : $2); i++) print i}'
+}
+C1=2 C2=2,4 best=0
+if [ "$(nproc)" -lt 5 ]; then
+  C1=0 C2=0,1
+else
+  for pr in 2,4 6,8 10,12 3,5 7,9 11,13; do
+    a=${pr%,*} b=${pr#*,}
+    [ "$b" -lt "$(nproc)" ] || continue
+    siblings "$a" | grep -qx "$b" && continue
+    v=$(taskset -c "$pr" "$K/bin/bench" -cpuprobe 2>/dev/null || echo 0)
+    echo "   cpus $pr: two busy goroutines get $v CPUs"
+    if awk -v v="$v" -v b="$best" 'BEGIN{exit !(v > b + 0.02)}'; then best=$v C1=$a C2=$pr; fi
+  done
+fi
+echo "== timings on cpu $C1 (one thread) and cpus $C2 (two)"
 r=$(mktemp -d)
 pids=()
 job() { # name dir timeout command...: run in the background
@@ -71,11 +93,22 @@ if [ -n "${OCANNL_LIBCUDA:-}" ]; then
   (cd "$K/gpu" && python3 torch_cuda_bench.py --batch 32)
   "$K/gpu/moons" -gpu -png= | grep -iE 'gpu|accuracy'
 fi
-echo "== kernels, one thread (cpu $C1)"
-(cd "$R/bench" && OPENBLAS_NUM_THREADS=1 GOMAXPROCS=1 taskset -c $C1 "$K/bin/bench" -reps 5)
-echo "== training steps against PyTorch, one thread"
-OCANNLGEN_TEST_BINS=$K/bin PYTHON3=$(command -v python3) taskset -c $C1 bash bench/trainstep.sh 3
+if [ -z "${NOBENCH1:-}" ]; then
+  echo "== kernels, one thread (cpu $C1)"
+  (cd "$R/bench" && OPENBLAS_NUM_THREADS=1 GOMAXPROCS=1 taskset -c $C1 "$K/bin/bench" -reps 5)
+  echo "== training steps against PyTorch, one thread"
+  OCANNLGEN_TEST_BINS=$K/bin PYTHON3=$(command -v python3) taskset -c $C1 bash bench/trainstep.sh 3
+fi
 echo "== threads (cpus $C2)"
-(cd "$R/bench" && OPENBLAS_NUM_THREADS=2 GOMAXPROCS=2 taskset -c $C2 "$K/bin/bench" -scaling -reps 5)
+turns=1
+[ -n "${AB:-}" ] && turns=3
+for i in $(seq $turns); do
+  [ -n "${AB:-}" ] && echo "-- turn $i: this kit"
+  (cd "$R/bench" && OPENBLAS_NUM_THREADS=2 GOMAXPROCS=2 taskset -c $C2 "$K/bin/bench" -scaling -reps 5)
+  if [ -n "${AB:-}" ]; then
+    echo "-- turn $i: $AB"
+    (cd "$R/bench" && OPENBLAS_NUM_THREADS=2 GOMAXPROCS=2 taskset -c $C2 "$(realpath "$R/$AB" 2>/dev/null || echo "$AB")" -scaling -reps 5)
+  fi
+done
 taskset -c $C2 python3 bench/torch_trainstep.py 3 2 256
 rm -rf "$K" "$r"
