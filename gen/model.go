@@ -454,7 +454,7 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 		// Intermediates of more than 64 KiB go to a scratch struct held
 		// by the model (Go moves a local array of more than 128 KiB
 		// to the heap).
-		Scratch: me.Kernel + "Scratch", ScratchOver: gocode.DefaultScratchOver, PoolParam: true})
+		Scratch: me.Kernel + "Scratch", ScratchOver: gocode.DefaultScratchOver, PoolParam: true, ScratchOwned: true})
 	gm.Entries = append(gm.Entries, me)
 	return me, params
 }
@@ -480,7 +480,7 @@ func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me gocode.M
 	gm.Backward = gm.Name + "Backward"
 	c.kernels = append(c.kernels, &gocode.Kernel{Name: gm.Backward, Elem: c.elem, Params: bparams, Prog: gr.Program,
 		Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, c.typeName)},
-		Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver, PoolParam: true})
+		Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver, PoolParam: true, ScratchOwned: true})
 }
 
 // entryMethod returns the Go method of entry e, an error when it is one

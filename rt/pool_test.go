@@ -492,3 +492,58 @@ func TestRegionRunSeq(t *testing.T) {
 	defer r.Leave()
 	r.RunSeq(parts, many...)
 }
+
+// orderTask records the order its parts ran in and counts each part.
+type orderTask struct {
+	mu    sync.Mutex
+	order []int
+	runs  []int
+}
+
+func (t *orderTask) Part(i int) {
+	t.mu.Lock()
+	t.order = append(t.order, i)
+	t.runs[i]++
+	t.mu.Unlock()
+}
+
+// TestJobBlocks: a thread runs its own block of parts first, in order,
+// then the rest of the others' blocks; every part runs once whatever the
+// threads and parts.
+func TestJobBlocks(t *testing.T) {
+	j := &job{claims: make([]claim, 3)}
+	task := &orderTask{runs: make([]int, 8)}
+	j.task, j.parts, j.blocks = task, 8, 3
+	if n := j.work(1); n != 8 {
+		t.Fatalf("work ran %d parts, want 8", n)
+	}
+	want := []int{2, 3, 4, 5, 6, 7, 0, 1} // blocks [0,2) [2,5) [5,8); thread 1 starts with [2,5)
+	for i := range want {
+		if task.order[i] != want[i] {
+			t.Fatalf("order %v, want %v", task.order, want)
+		}
+	}
+	for _, threads := range []int{2, 3, 4, 7} {
+		p := NewPool(threads)
+		for _, parts := range []int{1, 2, 3, 5, 8, 13, 64} {
+			for _, region := range []bool{false, true} {
+				task := &orderTask{runs: make([]int, parts)}
+				if region {
+					r := p.Enter()
+					r.Run(task, parts)
+					r.Run(task, parts)
+					r.Leave()
+				} else {
+					p.Run(task, parts)
+					p.Run(task, parts)
+				}
+				for i, n := range task.runs {
+					if n != 2 {
+						t.Fatalf("threads %d parts %d region %v: part %d ran %d times in two calls", threads, parts, region, i, n)
+					}
+				}
+			}
+		}
+		p.Close()
+	}
+}

@@ -278,66 +278,6 @@ func ocannlConv2D(img *[8][32][32][64]float32, kernel *[64][3][3][64]float32, ou
 	ocannlConv2DPart0Records.Put(rec)
 
 	// out = einsum "+*" "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// float32 pointwise kernel over 2240 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j2 := range 8 {
-			ocannlMap1AVX2(&scratch.img2[j2][0][0][0])
-		}
-	} else {
-		for j3 := range 8 {
-			for j4 := range 35 {
-				for j5 := range 64 {
-					scratch.img2[j3][0][j4][j5] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 4480 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j6 := range 8 {
-			ocannlMap2AVX2(&scratch.img2[j6][33][0][0])
-		}
-	} else {
-		for j7 := range 8 {
-			for j8 := 33; j8 < 35; j8++ {
-				for j9 := range 35 {
-					for j10 := range 64 {
-						scratch.img2[j7][j8][j9][j10] = 0
-					}
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j11 := range 8 {
-			ocannlMap3AVX2(&scratch.img2[j11][1][0][0])
-		}
-	} else {
-		for j12 := range 8 {
-			for j13 := 1; j13 < 33; j13++ {
-				for j14 := range 64 {
-					scratch.img2[j12][j13][0][j14] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j15 := range 8 {
-			ocannlMap4AVX2(&scratch.img2[j15][1][33][0])
-		}
-	} else {
-		for j16 := range 8 {
-			for j17 := 1; j17 < 33; j17++ {
-				for j18 := 33; j18 < 35; j18++ {
-					for j19 := range 64 {
-						scratch.img2[j16][j17][j18][j19] = 0
-					}
-				}
-			}
-		}
-	}
 	// 8 parts of i2 on the pool.
 	rec2 := ocannlConv2DPart1Records.Get()
 	rec2.out = out
@@ -408,20 +348,20 @@ type ocannlConv2DPart1 struct {
 	scratch *ocannlConv2DScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r2 *ocannlConv2DPart1) Part(j20 int) {
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r2 *ocannlConv2DPart1) Part(j2 int) {
 	out, kernel, scratch := r2.out, r2.kernel, r2.scratch
 	// float32 dot kernel M=32 N=64 K=192x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 8 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&out[i0][0][i2+4*j20][0], &scratch.img2[i0][0][i2+4*j20][0], &kernel[0][0][0][0])
+				ocannlGemm3AVX512(&out[i0][0][i2+4*j2][0], &scratch.img2[i0][0][i2+4*j2][0], &kernel[0][0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&out[i0][0][i2+4*j20][0], &scratch.img2[i0][0][i2+4*j20][0], &kernel[0][0][0][0])
+				ocannlGemm3AVX2(&out[i0][0][i2+4*j2][0], &scratch.img2[i0][0][i2+4*j2][0], &kernel[0][0][0][0])
 			}
 		}
 	} else {
@@ -433,14 +373,14 @@ func (r2 *ocannlConv2DPart1) Part(j20 int) {
 						acc := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								img2Row2 := &scratch.img2[i0][i1+i4][i2+4*j20+i5]
+								img2Row2 := &scratch.img2[i0][i1+i4][i2+4*j2+i5]
 								kernelRow := &kernel[i3][i4][i5]
 								for i6 := range 64 {
 									acc += img2Row2[i6] * kernelRow[i6]
 								}
 							}
 						}
-						out[i0][i1][i2+4*j20][i3] = acc
+						out[i0][i1][i2+4*j2][i3] = acc
 					}
 				}
 			}

@@ -75,23 +75,3 @@ func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlMap0AVX2(c *float32, x0 *float32)
-
-// ocannlMap1AVX2 runs a float32 pointwise kernel over 2240 elements: c = 0.
-//
-//go:noescape
-func ocannlMap1AVX2(c *float32)
-
-// ocannlMap2AVX2 runs a float32 pointwise kernel over 4480 elements: c = 0.
-//
-//go:noescape
-func ocannlMap2AVX2(c *float32)
-
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
-//
-//go:noescape
-func ocannlMap3AVX2(c *float32)
-
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
-//
-//go:noescape
-func ocannlMap4AVX2(c *float32)

@@ -57,15 +57,3 @@ func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 calle
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
-
-// ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX2(c *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
-
-// ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
-
-// ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX2(c *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
-
-// ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX2(c *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }

@@ -107,6 +107,12 @@ type Kernel struct {
 	// same time. Annotated functions, whose signature is the user's, use
 	// it.
 	PoolScratch bool
+	// ScratchOwned says the scratch starts zeroed and only this kernel
+	// ever writes it (a model's unexported field; PoolScratch's pool
+	// implies it): the kernel then relies on what its own code leaves
+	// there, so a padded array's margins that no statement writes (they
+	// stay +0) are not reset on every call.
+	ScratchOwned bool
 }
 
 // DefaultScratchOver is the ScratchOver of model kernels: local arrays of

@@ -256,10 +256,38 @@ func TestChainedNests(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
-	for _, b := range bs {
-		if fn := funcText(t, string(gen), b.k.Name); !strings.Contains(fn, "region.RunSeq(") {
-			t.Errorf("%s chains no nests:\n%s", b.k.Name, fn)
-		}
+	// The forward pass's maps are below the size rule: they join the
+	// chain of the contractions around them (joinSplit), five nests in one
+	// job. The backward pass has nests whose Go loops need their output
+	// filled first: the fill runs before the chain's job.
+	fwdLongest, _ := seqJobs(funcText(t, string(gen), fwd.k.Name))
+	if fwdLongest < 5 {
+		t.Errorf("%s: the longest chain has %d nests, want 5 (the small maps join it):\n%s", fwd.k.Name, fwdLongest, funcText(t, string(gen), fwd.k.Name))
+	}
+	if _, preFilled := seqJobs(funcText(t, string(gen), bwd.k.Name)); !preFilled {
+		t.Errorf("%s: no chain holds a nest with a pre-fill", bwd.k.Name)
 	}
 	runTiers(t, gen, set, bs)
+}
+
+// seqJobs reads a generated function's RunSeq jobs: the most nests one
+// chains, and whether the code between a chain's first record and its
+// RunSeq call holds a tier-conditional fill (a pre-fill moved before the
+// job).
+func seqJobs(fn string) (longest int, preFilled bool) {
+	seg := ""
+	for _, line := range strings.Split(fn, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "region.RunSeq("):
+			longest = max(longest, strings.Count(line, ","))
+			preFilled = preFilled || strings.Contains(seg, "if !(")
+			seg = ""
+		case strings.HasPrefix(line, "region.Run("), strings.Contains(line, "Records.Put("):
+			seg = ""
+		default:
+			seg += line + "\n"
+		}
+	}
+	return longest, preFilled
 }

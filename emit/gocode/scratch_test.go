@@ -13,7 +13,8 @@ import (
 
 // Kernels with a scratch: the large locals live in the fields of a
 // struct the caller keeps between calls, which the kernel must not
-// assume zero. The harness fills each scratch with garbage, runs the
+// assume zero. The harness fills each scratch with garbage (a scratch
+// the kernel owns, Kernel.ScratchOwned, starts zeroed instead), runs the
 // kernel, restores the parameters' initial contents and runs it again
 // on the same scratch: both calls must match the interpreter, and the
 // second must repeat the first exactly.
@@ -41,7 +42,10 @@ func poison[T float32 | float64, S any](s *S) {
 func harnessCallScratch(w *strings.Builder, b *built, takes bool) {
 	fmt.Fprintf(w, "\t{\n")
 	if takes {
-		fmt.Fprintf(w, "\t\tvar sc %s\n\t\tpoison[%s](&sc)\n", b.k.Scratch, b.c.elem)
+		fmt.Fprintf(w, "\t\tvar sc %s\n", b.k.Scratch)
+		if !b.k.ScratchOwned {
+			fmt.Fprintf(w, "\t\tpoison[%s](&sc)\n", b.c.elem)
+		}
 	}
 	var args []string
 	for i := range b.c.params {
@@ -106,8 +110,10 @@ func TestGeneratedScratch(t *testing.T) {
 		for _, v := range []struct {
 			suffix string
 			min    int
-		}{{"All", 0}, {"Mixed", 256}} {
+			owned  bool
+		}{{"All", 0, false}, {"Mixed", 256, false}, {"Owned", 0, true}} {
 			s := withScratch(b, b.c.kernel+v.suffix, v.min)
+			s.k.ScratchOwned = v.owned
 			bs = append(bs, s)
 			f.Kernels = append(f.Kernels, s.k)
 		}
@@ -128,6 +134,12 @@ func TestGeneratedScratch(t *testing.T) {
 	// each read (0 for c, -inf for p, 0 again for c2).
 	if n := strings.Count(fn, "scratch.xPad[0] = "); n != 3 {
 		t.Errorf("PadParamSharedAll: %d margin resets, want 3:\n%s", n, fn)
+	}
+	// A scratch the kernel owns keeps the margins no statement writes at
+	// +0: no reset (the padded copy's, on every call otherwise).
+	if fn := funcText(t, text, "ConvPadded2DOwned"); strings.Contains(fn, "scratch.img[0][j] = 0") ||
+		!strings.Contains(funcText(t, text, "ConvPadded2DAll"), "scratch.img[0][j] = 0") {
+		t.Errorf("ConvPadded2DOwned: margin resets, or ConvPadded2DAll none:\n%s", fn)
 	}
 	// The backward program's scalar temporary _scratch is inlined into
 	// the comparison that reads it: no local scratch2.

@@ -48,6 +48,19 @@ func TestSeqAdmits(t *testing.T) {
 	if sq.admits(unit(8, 256, map[int]bool{0: true})) {
 		t.Errorf("a chain of %d nests admits another", rt.MaxSeq)
 	}
+	// A nest whose pre-fill writes an array an earlier nest touches would
+	// move the fill before that nest's access.
+	pre := unit(8, 256, map[int]bool{1: true, 7: true}, 7)
+	pre.preWrites = []int{1}
+	sq = seqChain{}
+	sq.add(a, 0, nil)
+	if sq.admits(pre) {
+		t.Error("admits a nest whose pre-fill writes what the chain wrote")
+	}
+	pre.preWrites = []int{7}
+	if !sq.admits(pre) {
+		t.Error("refuses a nest whose pre-fill writes only what the chain does not touch")
+	}
 	// A later nest is checked against every earlier one, not only the last.
 	sq = seqChain{}
 	sq.add(a, 0, nil)

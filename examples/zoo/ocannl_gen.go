@@ -7918,38 +7918,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
-	for j17 := range 2 {
-		for j18 := range 11 {
-			for j19 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x[j17][0][j18][j19] = 0
-			}
-		}
-	}
-	for j20 := range 2 {
-		for j21 := 9; j21 < 11; j21++ {
-			for j22 := range 11 {
-				for j23 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x[j20][j21][j22][j23] = 0
-				}
-			}
-		}
-	}
-	for j24 := range 2 {
-		for j25 := 1; j25 < 9; j25++ {
-			for j26 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x[j24][j25][0][j26] = 0
-			}
-		}
-	}
-	for j27 := range 2 {
-		for j28 := 1; j28 < 9; j28++ {
-			for j29 := 9; j29 < 11; j29++ {
-				for j30 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x[j27][j28][j29][j30] = 0
-				}
-			}
-		}
-	}
 	// float64 dot kernel M=8 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
@@ -8043,11 +8011,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
-		for j31 := range 2 {
-			for j32 := range 7 {
-				for j33 := range 7 {
-					for j34 := range 4 {
-						scratch.net_vgg_block_2_max_pool_1_y[j31][j32][j33][j34] = math.Inf(-1)
+		for j17 := range 2 {
+			for j18 := range 7 {
+				for j19 := range 7 {
+					for j20 := range 4 {
+						scratch.net_vgg_block_2_max_pool_1_y[j17][j18][j19][j20] = math.Inf(-1)
 					}
 				}
 			}
@@ -8086,34 +8054,34 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
-	for j35 := range 2 {
-		for j36 := range 7 {
-			for j37 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j35][0][j36][j37] = 0
+	for j21 := range 2 {
+		for j22 := range 7 {
+			for j23 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j21][0][j22][j23] = 0
 			}
 		}
 	}
-	for j38 := range 2 {
-		for j39 := 5; j39 < 7; j39++ {
-			for j40 := range 7 {
-				for j41 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j38][j39][j40][j41] = 0
+	for j24 := range 2 {
+		for j25 := 5; j25 < 7; j25++ {
+			for j26 := range 7 {
+				for j27 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j24][j25][j26][j27] = 0
 				}
 			}
 		}
 	}
-	for j42 := range 2 {
-		for j43 := 1; j43 < 5; j43++ {
-			for j44 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j42][j43][0][j44] = 0
+	for j28 := range 2 {
+		for j29 := 1; j29 < 5; j29++ {
+			for j30 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j28][j29][0][j30] = 0
 			}
 		}
 	}
-	for j45 := range 2 {
-		for j46 := 1; j46 < 5; j46++ {
-			for j47 := 5; j47 < 7; j47++ {
-				for j48 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j45][j46][j47][j48] = 0
+	for j31 := range 2 {
+		for j32 := 1; j32 < 5; j32++ {
+			for j33 := 5; j33 < 7; j33++ {
+				for j34 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j31][j32][j33][j34] = 0
 				}
 			}
 		}
@@ -8185,38 +8153,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
-	for j49 := range 2 {
-		for j50 := range 7 {
-			for j51 := range 6 {
-				scratch.net_vgg_block_1_conv2d_1_x[j49][0][j50][j51] = 0
-			}
-		}
-	}
-	for j52 := range 2 {
-		for j53 := 5; j53 < 7; j53++ {
-			for j54 := range 7 {
-				for j55 := range 6 {
-					scratch.net_vgg_block_1_conv2d_1_x[j52][j53][j54][j55] = 0
-				}
-			}
-		}
-	}
-	for j56 := range 2 {
-		for j57 := 1; j57 < 5; j57++ {
-			for j58 := range 6 {
-				scratch.net_vgg_block_1_conv2d_1_x[j56][j57][0][j58] = 0
-			}
-		}
-	}
-	for j59 := range 2 {
-		for j60 := 1; j60 < 5; j60++ {
-			for j61 := 5; j61 < 7; j61++ {
-				for j62 := range 6 {
-					scratch.net_vgg_block_1_conv2d_1_x[j59][j60][j61][j62] = 0
-				}
-			}
-		}
-	}
 	// float64 dot kernel M=4 N=6 K=18x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
@@ -8292,11 +8228,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1
-	for j63 := range 2 {
-		for j64 := range 2 {
-			for j65 := range 2 {
-				for j66 := range 6 {
-					scratch.net_vgg_block_1_max_pool_1_y[j63][j64][j65][j66] = math.Inf(-1)
+	for j35 := range 2 {
+		for j36 := range 2 {
+			for j37 := range 2 {
+				for j38 := range 6 {
+					scratch.net_vgg_block_1_max_pool_1_y[j35][j36][j37][j38] = math.Inf(-1)
 				}
 			}
 		}
@@ -8744,34 +8680,34 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	ocannlVGGBackwardPart1Records.Put(rec2)
 
 	// backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
-	for j69 := range 2 {
-		for j70 := range 7 {
-			for j71 := range 6 {
-				scratch.net_vgg_block_1_conv2d_1_x_grad[j69][0][j70][j71] = 0
+	for j41 := range 2 {
+		for j42 := range 7 {
+			for j43 := range 6 {
+				scratch.net_vgg_block_1_conv2d_1_x_grad[j41][0][j42][j43] = 0
 			}
 		}
 	}
-	for j72 := range 2 {
-		for j73 := 5; j73 < 7; j73++ {
-			for j74 := range 7 {
-				for j75 := range 6 {
-					scratch.net_vgg_block_1_conv2d_1_x_grad[j72][j73][j74][j75] = 0
+	for j44 := range 2 {
+		for j45 := 5; j45 < 7; j45++ {
+			for j46 := range 7 {
+				for j47 := range 6 {
+					scratch.net_vgg_block_1_conv2d_1_x_grad[j44][j45][j46][j47] = 0
 				}
 			}
 		}
 	}
-	for j76 := range 2 {
-		for j77 := 1; j77 < 5; j77++ {
-			for j78 := range 6 {
-				scratch.net_vgg_block_1_conv2d_1_x_grad[j76][j77][0][j78] = 0
+	for j48 := range 2 {
+		for j49 := 1; j49 < 5; j49++ {
+			for j50 := range 6 {
+				scratch.net_vgg_block_1_conv2d_1_x_grad[j48][j49][0][j50] = 0
 			}
 		}
 	}
-	for j79 := range 2 {
-		for j80 := 1; j80 < 5; j80++ {
-			for j81 := 5; j81 < 7; j81++ {
-				for j82 := range 6 {
-					scratch.net_vgg_block_1_conv2d_1_x_grad[j79][j80][j81][j82] = 0
+	for j51 := range 2 {
+		for j52 := 1; j52 < 5; j52++ {
+			for j53 := 5; j53 < 7; j53++ {
+				for j54 := range 6 {
+					scratch.net_vgg_block_1_conv2d_1_x_grad[j51][j52][j53][j54] = 0
 				}
 			}
 		}
@@ -8907,66 +8843,66 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.vgg_block#2.max_pool#1/x.grad
-	for j83 := range 2 {
-		for j84 := range 7 {
-			for j85 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j83][0][j84][j85] = math.Inf(-1)
+	for j55 := range 2 {
+		for j56 := range 7 {
+			for j57 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j55][0][j56][j57] = math.Inf(-1)
 			}
 		}
 	}
-	for j86 := range 2 {
-		for j87 := 5; j87 < 7; j87++ {
-			for j88 := range 7 {
-				for j89 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j86][j87][j88][j89] = math.Inf(-1)
+	for j58 := range 2 {
+		for j59 := 5; j59 < 7; j59++ {
+			for j60 := range 7 {
+				for j61 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j58][j59][j60][j61] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j90 := range 2 {
-		for j91 := 1; j91 < 5; j91++ {
-			for j92 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j90][j91][0][j92] = math.Inf(-1)
+	for j62 := range 2 {
+		for j63 := 1; j63 < 5; j63++ {
+			for j64 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j62][j63][0][j64] = math.Inf(-1)
 			}
 		}
 	}
-	for j93 := range 2 {
-		for j94 := 1; j94 < 5; j94++ {
-			for j95 := 5; j95 < 7; j95++ {
-				for j96 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j93][j94][j95][j96] = math.Inf(-1)
+	for j65 := range 2 {
+		for j66 := 1; j66 < 5; j66++ {
+			for j67 := 5; j67 < 7; j67++ {
+				for j68 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j65][j66][j67][j68] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j97 := range 2 {
-		for j98 := range 7 {
-			for j99 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j97][0][j98][j99] = 0
+	for j69 := range 2 {
+		for j70 := range 7 {
+			for j71 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j69][0][j70][j71] = 0
 			}
 		}
 	}
-	for j100 := range 2 {
-		for j101 := 5; j101 < 7; j101++ {
-			for j102 := range 7 {
-				for j103 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j100][j101][j102][j103] = 0
+	for j72 := range 2 {
+		for j73 := 5; j73 < 7; j73++ {
+			for j74 := range 7 {
+				for j75 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j72][j73][j74][j75] = 0
 				}
 			}
 		}
 	}
-	for j104 := range 2 {
-		for j105 := 1; j105 < 5; j105++ {
-			for j106 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j104][j105][0][j106] = 0
+	for j76 := range 2 {
+		for j77 := 1; j77 < 5; j77++ {
+			for j78 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j76][j77][0][j78] = 0
 			}
 		}
 	}
-	for j107 := range 2 {
-		for j108 := 1; j108 < 5; j108++ {
-			for j109 := 5; j109 < 7; j109++ {
-				for j110 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j107][j108][j109][j110] = 0
+	for j79 := range 2 {
+		for j80 := 1; j80 < 5; j80++ {
+			for j81 := 5; j81 < 7; j81++ {
+				for j82 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j79][j80][j81][j82] = 0
 				}
 			}
 		}
@@ -9090,34 +9026,34 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	ocannlVGGBackwardPart3Records.Put(rec4)
 
 	// backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
-	for j113 := range 2 {
-		for j114 := range 11 {
-			for j115 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j113][0][j114][j115] = 0
+	for j85 := range 2 {
+		for j86 := range 11 {
+			for j87 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j85][0][j86][j87] = 0
 			}
 		}
 	}
-	for j116 := range 2 {
-		for j117 := 9; j117 < 11; j117++ {
-			for j118 := range 11 {
-				for j119 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j116][j117][j118][j119] = 0
+	for j88 := range 2 {
+		for j89 := 9; j89 < 11; j89++ {
+			for j90 := range 11 {
+				for j91 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j88][j89][j90][j91] = 0
 				}
 			}
 		}
 	}
-	for j120 := range 2 {
-		for j121 := 1; j121 < 9; j121++ {
-			for j122 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j120][j121][0][j122] = 0
+	for j92 := range 2 {
+		for j93 := 1; j93 < 9; j93++ {
+			for j94 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j92][j93][0][j94] = 0
 			}
 		}
 	}
-	for j123 := range 2 {
-		for j124 := 1; j124 < 9; j124++ {
-			for j125 := 9; j125 < 11; j125++ {
-				for j126 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j123][j124][j125][j126] = 0
+	for j95 := range 2 {
+		for j96 := 1; j96 < 9; j96++ {
+			for j97 := 9; j97 < 11; j97++ {
+				for j98 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j95][j96][j97][j98] = 0
 				}
 			}
 		}
@@ -9267,8 +9203,8 @@ type ocannlVGGBackwardPart0 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 2).
-func (r11 *ocannlVGGBackwardPart0) Part(j67 int) {
+// Part runs part j39 of the nest (0 <= j39 < 2).
+func (r11 *ocannlVGGBackwardPart0) Part(j39 int) {
 	pNetVggBlock1Conv2d1Kernel, scratch := r11.pNetVggBlock1Conv2d1Kernel, r11.scratch
 	// float64 across-rows add reduction kernel, 6 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -9276,7 +9212,7 @@ func (r11 *ocannlVGGBackwardPart0) Part(j67 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce16AVX2(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j67][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j67][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
+						ocannlReduce16AVX2(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j39][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j39][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
 					}
 				}
 			}
@@ -9286,11 +9222,11 @@ func (r11 *ocannlVGGBackwardPart0) Part(j67 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_vgg_block_1_conv2d_1_y_gradV := scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j67][i1][i2][i3]
+						net_vgg_block_1_conv2d_1_y_gradV := scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j39][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetVggBlock1Conv2d1KernelRow2 := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
-								net_vgg_block_1_conv2d_1_x_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j67][i1+i4][i2+i5]
+								net_vgg_block_1_conv2d_1_x_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j39][i1+i4][i2+i5]
 								for i6 := range 6 {
 									net_vgg_block_1_conv2d_1_x_gradRow[i6] += net_vgg_block_1_conv2d_1_y_gradV * pNetVggBlock1Conv2d1KernelRow2[i6]
 								}
@@ -9313,8 +9249,8 @@ type ocannlVGGBackwardPart1 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 6).
-func (r12 *ocannlVGGBackwardPart1) Part(j68 int) {
+// Part runs part j40 of the nest (0 <= j40 < 6).
+func (r12 *ocannlVGGBackwardPart1) Part(j40 int) {
 	gNetVggBlock1Conv2d1Kernel, scratch := r12.gNetVggBlock1Conv2d1Kernel, r12.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -9322,7 +9258,7 @@ func (r12 *ocannlVGGBackwardPart1) Part(j68 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce17AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j68+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j68])
+						ocannlReduce17AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j40+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j40])
 					}
 				}
 			}
@@ -9332,11 +9268,11 @@ func (r12 *ocannlVGGBackwardPart1) Part(j68 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_vgg_block_1_conv2d_1_y_gradV2 := scratch.net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j68]
+						net_vgg_block_1_conv2d_1_y_gradV2 := scratch.net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j40]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_vgg_block_1_conv2d_1_xRow3 := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetVggBlock1Conv2d1KernelRow := (*[6]float64)(gNetVggBlock1Conv2d1Kernel[54*i3+54*j68+18*i4+6*i5 : 54*i3+54*j68+18*i4+6*i5+6])
+								gNetVggBlock1Conv2d1KernelRow := (*[6]float64)(gNetVggBlock1Conv2d1Kernel[54*i3+54*j40+18*i4+6*i5 : 54*i3+54*j40+18*i4+6*i5+6])
 								for i6 := range 6 {
 									gNetVggBlock1Conv2d1KernelRow[i6] += net_vgg_block_1_conv2d_1_xRow3[i6] * net_vgg_block_1_conv2d_1_y_gradV2
 								}
@@ -9359,8 +9295,8 @@ type ocannlVGGBackwardPart2 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j111 of the nest (0 <= j111 < 2).
-func (r19 *ocannlVGGBackwardPart2) Part(j111 int) {
+// Part runs part j83 of the nest (0 <= j83 < 2).
+func (r19 *ocannlVGGBackwardPart2) Part(j83 int) {
 	pNetVggBlock2Conv2d1Kernel, scratch := r19.pNetVggBlock2Conv2d1Kernel, r19.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -9368,7 +9304,7 @@ func (r19 *ocannlVGGBackwardPart2) Part(j111 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j111][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j111][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j83][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j83][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -9378,11 +9314,11 @@ func (r19 *ocannlVGGBackwardPart2) Part(j111 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_y_gradV := scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j111][i1][i2][i3]
+						net_vgg_block_2_conv2d_1_y_gradV := scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j83][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j111][i1+i4][i2+i5]
+								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j83][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_conv2d_1_y_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
 								}
@@ -9405,8 +9341,8 @@ type ocannlVGGBackwardPart3 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 4).
-func (r20 *ocannlVGGBackwardPart3) Part(j112 int) {
+// Part runs part j84 of the nest (0 <= j84 < 4).
+func (r20 *ocannlVGGBackwardPart3) Part(j84 int) {
 	gNetVggBlock2Conv2d1Kernel, scratch := r20.gNetVggBlock2Conv2d1Kernel, r20.scratch
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -9414,7 +9350,7 @@ func (r20 *ocannlVGGBackwardPart3) Part(j112 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j112+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j112])
+						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j84+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j84])
 					}
 				}
 			}
@@ -9424,11 +9360,11 @@ func (r20 *ocannlVGGBackwardPart3) Part(j112 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 1 {
-						net_vgg_block_2_conv2d_1_y_gradV2 := scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3+j112]
+						net_vgg_block_2_conv2d_1_y_gradV2 := scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3+j84]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j112+12*i4+4*i5 : 36*i3+36*j112+12*i4+4*i5+4])
+								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j84+12*i4+4*i5 : 36*i3+36*j84+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_conv2d_1_y_gradV2
 								}
@@ -9451,8 +9387,8 @@ type ocannlVGGBackwardPart4 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j127 of the nest (0 <= j127 < 4).
-func (r23 *ocannlVGGBackwardPart4) Part(j127 int) {
+// Part runs part j99 of the nest (0 <= j99 < 4).
+func (r23 *ocannlVGGBackwardPart4) Part(j99 int) {
 	gNetVggBlock2Conv2d2Kernel, scratch := r23.gNetVggBlock2Conv2d2Kernel, r23.scratch
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -9460,7 +9396,7 @@ func (r23 *ocannlVGGBackwardPart4) Part(j127 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j127+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j127])
+						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j99+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j99])
 					}
 				}
 			}
@@ -9470,11 +9406,11 @@ func (r23 *ocannlVGGBackwardPart4) Part(j127 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 1 {
-						net_vgg_block_2_conv2d_2_y_gradV := scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3+j127]
+						net_vgg_block_2_conv2d_2_y_gradV := scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3+j99]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j127+6*i4+2*i5 : 18*i3+18*j127+6*i4+2*i5+2])
+								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j99+6*i4+2*i5 : 18*i3+18*j99+6*i4+2*i5+2])
 								for i6 := range 2 {
 									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_2_y_gradV
 								}
@@ -10716,38 +10652,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
-	for j13 := range 2 {
-		for j14 := range 11 {
-			for j15 := range 4 {
-				scratch.net_stem[j13][0][j14][j15] = 0
-			}
-		}
-	}
-	for j16 := range 2 {
-		for j17 := 9; j17 < 11; j17++ {
-			for j18 := range 11 {
-				for j19 := range 4 {
-					scratch.net_stem[j16][j17][j18][j19] = 0
-				}
-			}
-		}
-	}
-	for j20 := range 2 {
-		for j21 := 1; j21 < 9; j21++ {
-			for j22 := range 4 {
-				scratch.net_stem[j20][j21][0][j22] = 0
-			}
-		}
-	}
-	for j23 := range 2 {
-		for j24 := 1; j24 < 9; j24++ {
-			for j25 := 9; j25 < 11; j25++ {
-				for j26 := range 4 {
-					scratch.net_stem[j23][j24][j25][j26] = 0
-				}
-			}
-		}
-	}
 	// float64 dot kernel M=4 N=8 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
@@ -10822,38 +10726,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
-	for j27 := range 2 {
-		for j28 := range 7 {
-			for j29 := range 8 {
-				scratch.net_basic_block_1_h[j27][0][j28][j29] = 0
-			}
-		}
-	}
-	for j30 := range 2 {
-		for j31 := 5; j31 < 7; j31++ {
-			for j32 := range 7 {
-				for j33 := range 8 {
-					scratch.net_basic_block_1_h[j30][j31][j32][j33] = 0
-				}
-			}
-		}
-	}
-	for j34 := range 2 {
-		for j35 := 1; j35 < 5; j35++ {
-			for j36 := range 8 {
-				scratch.net_basic_block_1_h[j34][j35][0][j36] = 0
-			}
-		}
-	}
-	for j37 := range 2 {
-		for j38 := 1; j38 < 5; j38++ {
-			for j39 := 5; j39 < 7; j39++ {
-				for j40 := range 8 {
-					scratch.net_basic_block_1_h[j37][j38][j39][j40] = 0
-				}
-			}
-		}
-	}
 	// float64 dot kernel M=4 N=8 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
@@ -11605,34 +11477,34 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net.basic_block#1/h.1.grad
-	for j41 := range 2 {
-		for j42 := range 7 {
-			for j43 := range 8 {
-				scratch.net_basic_block_1_h_grad[j41][0][j42][j43] = 0
+	for j13 := range 2 {
+		for j14 := range 7 {
+			for j15 := range 8 {
+				scratch.net_basic_block_1_h_grad[j13][0][j14][j15] = 0
 			}
 		}
 	}
-	for j44 := range 2 {
-		for j45 := 5; j45 < 7; j45++ {
-			for j46 := range 7 {
-				for j47 := range 8 {
-					scratch.net_basic_block_1_h_grad[j44][j45][j46][j47] = 0
+	for j16 := range 2 {
+		for j17 := 5; j17 < 7; j17++ {
+			for j18 := range 7 {
+				for j19 := range 8 {
+					scratch.net_basic_block_1_h_grad[j16][j17][j18][j19] = 0
 				}
 			}
 		}
 	}
-	for j48 := range 2 {
-		for j49 := 1; j49 < 5; j49++ {
-			for j50 := range 8 {
-				scratch.net_basic_block_1_h_grad[j48][j49][0][j50] = 0
+	for j20 := range 2 {
+		for j21 := 1; j21 < 5; j21++ {
+			for j22 := range 8 {
+				scratch.net_basic_block_1_h_grad[j20][j21][0][j22] = 0
 			}
 		}
 	}
-	for j51 := range 2 {
-		for j52 := 1; j52 < 5; j52++ {
-			for j53 := 5; j53 < 7; j53++ {
-				for j54 := range 8 {
-					scratch.net_basic_block_1_h_grad[j51][j52][j53][j54] = 0
+	for j23 := range 2 {
+		for j24 := 1; j24 < 5; j24++ {
+			for j25 := 5; j25 < 7; j25++ {
+				for j26 := range 8 {
+					scratch.net_basic_block_1_h_grad[j23][j24][j25][j26] = 0
 				}
 			}
 		}
@@ -11726,34 +11598,34 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	ocannlResNetBackwardPart1Records.Put(rec2)
 
 	// backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
-	for j57 := range 2 {
-		for j58 := range 11 {
-			for j59 := range 4 {
-				scratch.net_stem_grad[j57][0][j58][j59] = 0
+	for j29 := range 2 {
+		for j30 := range 11 {
+			for j31 := range 4 {
+				scratch.net_stem_grad[j29][0][j30][j31] = 0
 			}
 		}
 	}
-	for j60 := range 2 {
-		for j61 := 9; j61 < 11; j61++ {
-			for j62 := range 11 {
-				for j63 := range 4 {
-					scratch.net_stem_grad[j60][j61][j62][j63] = 0
+	for j32 := range 2 {
+		for j33 := 9; j33 < 11; j33++ {
+			for j34 := range 11 {
+				for j35 := range 4 {
+					scratch.net_stem_grad[j32][j33][j34][j35] = 0
 				}
 			}
 		}
 	}
-	for j64 := range 2 {
-		for j65 := 1; j65 < 9; j65++ {
-			for j66 := range 4 {
-				scratch.net_stem_grad[j64][j65][0][j66] = 0
+	for j36 := range 2 {
+		for j37 := 1; j37 < 9; j37++ {
+			for j38 := range 4 {
+				scratch.net_stem_grad[j36][j37][0][j38] = 0
 			}
 		}
 	}
-	for j67 := range 2 {
-		for j68 := 1; j68 < 9; j68++ {
-			for j69 := 9; j69 < 11; j69++ {
-				for j70 := range 4 {
-					scratch.net_stem_grad[j67][j68][j69][j70] = 0
+	for j39 := range 2 {
+		for j40 := 1; j40 < 9; j40++ {
+			for j41 := 9; j41 < 11; j41++ {
+				for j42 := range 4 {
+					scratch.net_stem_grad[j39][j40][j41][j42] = 0
 				}
 			}
 		}
@@ -11914,8 +11786,8 @@ type ocannlResNetBackwardPart0 struct {
 	scratch                      *ocannlResNetBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 2).
-func (r10 *ocannlResNetBackwardPart0) Part(j55 int) {
+// Part runs part j27 of the nest (0 <= j27 < 2).
+func (r10 *ocannlResNetBackwardPart0) Part(j27 int) {
 	pNetBasicBlock1Conv2d1Kernel, scratch := r10.pNetBasicBlock1Conv2d1Kernel, r10.scratch
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -11923,7 +11795,7 @@ func (r10 *ocannlResNetBackwardPart0) Part(j55 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j55][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j55][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j27][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j27][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -11933,11 +11805,11 @@ func (r10 *ocannlResNetBackwardPart0) Part(j55 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 8 {
-						net_basic_block_1_conv2d_1_y_gradV := scratch.net_basic_block_1_conv2d_1_y_grad[i0+j55][i1][i2][i3]
+						net_basic_block_1_conv2d_1_y_gradV := scratch.net_basic_block_1_conv2d_1_y_grad[i0+j27][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasicBlock1Conv2d1KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_stem_gradRow2 := &scratch.net_stem_grad[i0+j55][2*i1+i4][2*i2+i5]
+								net_stem_gradRow2 := &scratch.net_stem_grad[i0+j27][2*i1+i4][2*i2+i5]
 								for i6 := range 4 {
 									net_stem_gradRow2[i6] += net_basic_block_1_conv2d_1_y_gradV * pNetBasicBlock1Conv2d1KernelRow2[i6]
 								}
@@ -11960,8 +11832,8 @@ type ocannlResNetBackwardPart1 struct {
 	scratch                      *ocannlResNetBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r11 *ocannlResNetBackwardPart1) Part(j56 int) {
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r11 *ocannlResNetBackwardPart1) Part(j28 int) {
 	gNetBasicBlock1Conv2d1Kernel, scratch := r11.gNetBasicBlock1Conv2d1Kernel, r11.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -11969,7 +11841,7 @@ func (r11 *ocannlResNetBackwardPart1) Part(j56 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j56+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j56])
+						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j28+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j28])
 					}
 				}
 			}
@@ -11979,11 +11851,11 @@ func (r11 *ocannlResNetBackwardPart1) Part(j56 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_basic_block_1_conv2d_1_y_gradV2 := scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j56]
+						net_basic_block_1_conv2d_1_y_gradV2 := scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j28]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_stemRow5 := &scratch.net_stem[i0][2*i1+i4][2*i2+i5]
-								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+36*j56+12*i4+4*i5 : 36*i3+36*j56+12*i4+4*i5+4])
+								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+36*j28+12*i4+4*i5 : 36*i3+36*j28+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetBasicBlock1Conv2d1KernelRow[i6] += net_stemRow5[i6] * net_basic_block_1_conv2d_1_y_gradV2
 								}
