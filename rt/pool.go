@@ -421,7 +421,7 @@ func (r Region) Run(t Task, parts int) {
 }
 
 // MaxSeq is the most tasks one [Region.RunSeq] call takes.
-const MaxSeq = 16
+const MaxSeq = 32
 
 // RunSeq is [Region.Run] for several tasks split the same way, run as
 // one: part i runs tasks[0].Part(i), then tasks[1].Part(i), and so on,

@@ -825,6 +825,15 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	region := pool.Enter()
 	defer region.Leave()
 
+	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+
+	for i0 := range 2 {
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
+		for i1 := range 2 {
+			net_max_pool_1_y_1Row[i1] = 0
+		}
+	}
+
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 8 parts of i0 on the pool.
 	rec := ocannlCNNTrainLossPart0Records.Get()
@@ -846,14 +855,6 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	*rec2 = ocannlCNNTrainLossPart1{}
 	ocannlCNNTrainLossPart1Records.Put(rec2)
 
-	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
-	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
-		for i1 := range 2 {
-			net_max_pool_1_y_1Row[i1] = 0
-		}
-	}
-
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// 8 parts of the filled arrays on the pool.
 	rec3 := ocannlCNNTrainLossPart2Records.Get()
@@ -869,89 +870,38 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	ocannlCNNTrainLossPart3Records.Put(rec4)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
-	} else {
-		for j5 := range 256 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
-	} else {
-		for j8 := range 256 {
-			for j9 := 6; j9 < 8; j9++ {
-				for j10 := range 8 {
-					for j11 := range 8 {
-						scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
-					}
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j12 := 1; j12 < 6; j12++ {
-			ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][j12][0][0])
-		}
-	} else {
-		for j13 := range 256 {
-			for j14 := 1; j14 < 6; j14++ {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j16 := 1; j16 < 6; j16++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j16][6][0])
-		}
-	} else {
-		for j17 := range 256 {
-			for j18 := 1; j18 < 6; j18++ {
-				for j19 := 6; j19 < 8; j19++ {
-					for j20 := range 8 {
-						scratch.net_max_pool_1_y[j17][j18][j19][j20] = 0
-					}
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of the rows of net_max_pool_1_y on the pool.
 	rec5 := ocannlCNNTrainLossPart4Records.Get()
-	rec5.pNetConv2Kernel = pNetConv2Kernel
 	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlCNNTrainLossPart4{}
-	ocannlCNNTrainLossPart4Records.Put(rec5)
+
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlCNNTrainLossPart5Records.Get()
+	rec6.pNetConv2Kernel = pNetConv2Kernel
+	rec6.scratch = scratch
 
 	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlCNNTrainLossPart5Records.Get()
-	rec6.pNetConv2Bias = pNetConv2Bias
-	rec6.scratch = scratch
+	rec7 := ocannlCNNTrainLossPart6Records.Get()
+	rec7.pNetConv2Bias = pNetConv2Bias
+	rec7.scratch = scratch
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNTrainLossPart6Records.Get()
-	rec7.pNetHeadW = pNetHeadW
-	rec7.scratch = scratch
+	rec8 := ocannlCNNTrainLossPart7Records.Get()
+	rec8.pNetHeadW = pNetHeadW
+	rec8.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec6, rec7)
+	region.RunSeq(8, rec5, rec6, rec7, rec8)
+	*rec5 = ocannlCNNTrainLossPart4{}
+	ocannlCNNTrainLossPart4Records.Put(rec5)
 	*rec6 = ocannlCNNTrainLossPart5{}
 	ocannlCNNTrainLossPart5Records.Put(rec6)
 	*rec7 = ocannlCNNTrainLossPart6{}
 	ocannlCNNTrainLossPart6Records.Put(rec7)
+	*rec8 = ocannlCNNTrainLossPart7{}
+	ocannlCNNTrainLossPart7Records.Put(rec8)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1261,45 +1211,65 @@ func (r5 *ocannlCNNTrainLossPart3) Part(j4 int) {
 var ocannlCNNTrainLossPart3Records rt.Records[ocannlCNNTrainLossPart3]
 
 // ocannlCNNTrainLossPart4 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 32 rows of net.max_pool#1/y, their margins (see rt.Pool).
 type ocannlCNNTrainLossPart4 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNTrainLossScratch
+	scratch *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r6 *ocannlCNNTrainLossPart4) Part(j21 int) {
-	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j21][i1][i2][0], &scratch.net_max_pool_1_y[32*j21][i1][i2][0], &pNetConv2Kernel[0])
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r6 *ocannlCNNTrainLossPart4) Part(j5 int) {
+	scratch := r6.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[32*j5][0][0][0])
+	} else {
+		for j6 := range 32 {
+			for j7 := range 8 {
+				for j8 := range 8 {
+					scratch.net_max_pool_1_y[j6+32*j5][0][j7][j8] = 0
+				}
 			}
 		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j21][i1][i2][0], &scratch.net_max_pool_1_y[32*j21][i1][i2][0], &pNetConv2Kernel[0])
+	}
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j5][6][0][0])
+	} else {
+		for j9 := range 32 {
+			for j10 := 6; j10 < 8; j10++ {
+				for j11 := range 8 {
+					for j12 := range 8 {
+						scratch.net_max_pool_1_y[j9+32*j5][j10][j11][j12] = 0
+					}
+				}
 			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap4AVX2(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						acc3 := float32(0)
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j21][i1+i4][i2+i5]
-								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								for i6 := range 8 {
-									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
-								}
-							}
-						}
-						scratch.net_conv2_y[i0+32*j21][i1][i2][i3] = acc3
+		for j14 := range 32 {
+			for j15 := 1; j15 < 6; j15++ {
+				for j16 := range 8 {
+					scratch.net_max_pool_1_y[j14+32*j5][j15][0][j16] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
+		}
+	} else {
+		for j18 := range 32 {
+			for j19 := 1; j19 < 6; j19++ {
+				for j20 := 6; j20 < 8; j20++ {
+					for j21 := range 8 {
+						scratch.net_max_pool_1_y[j18+32*j5][j19][j20][j21] = 0
 					}
 				}
 			}
@@ -1313,30 +1283,43 @@ var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
 // ocannlCNNTrainLossPart5 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNTrainLossPart5 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNTrainLossScratch
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNTrainLossScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
-func (r8 *ocannlCNNTrainLossPart5) Part(j22 int) {
-	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
-	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+func (r7 *ocannlCNNTrainLossPart5) Part(j22 int) {
+	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_conv2_y[32*j22][0][0][0], &pNetConv2Bias[0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_conv2_y[32*j22][0][0][0], &pNetConv2Bias[0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j22][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0+32*j22][i1][i2]
 					for i3 := range 16 {
-						r7 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
-						if !(r7 > 0) {
-							r7 = 0
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j22][i1+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
+							}
 						}
-						net_head_xRow[i3] = r7
+						scratch.net_conv2_y[i0+32*j22][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -1350,18 +1333,55 @@ var ocannlCNNTrainLossPart5Records rt.Records[ocannlCNNTrainLossPart5]
 // ocannlCNNTrainLossPart6 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNTrainLossPart6 struct {
-	pNetHeadW *[1600]float32
-	scratch   *ocannlCNNTrainLossScratch
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNTrainLossScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r9 *ocannlCNNTrainLossPart6) Part(j23 int) {
-	pNetHeadW, scratch := r9.pNetHeadW, r9.scratch
+	pNetConv2Bias, scratch := r9.pNetConv2Bias, r9.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j23][i1][i2]
+					for i3 := range 16 {
+						r8 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						if !(r8 > 0) {
+							r8 = 0
+						}
+						net_head_xRow[i3] = r8
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart6Records holds the free ocannlCNNTrainLossPart6 records.
+var ocannlCNNTrainLossPart6Records rt.Records[ocannlCNNTrainLossPart6]
+
+// ocannlCNNTrainLossPart7 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNTrainLossPart7 struct {
+	pNetHeadW *[1600]float32
+	scratch   *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r10 *ocannlCNNTrainLossPart7) Part(j24 int) {
+	pNetHeadW, scratch := r10.pNetHeadW, r10.scratch
 	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j23][0], &pNetHeadW[0], &scratch.net_head_x[32*j23][0][0][0])
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j24][0], &pNetHeadW[0], &scratch.net_head_x[32*j24][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j23][0], &pNetHeadW[0], &scratch.net_head_x[32*j23][0][0][0])
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j24][0], &pNetHeadW[0], &scratch.net_head_x[32*j24][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1370,20 +1390,20 @@ func (r9 *ocannlCNNTrainLossPart6) Part(j23 int) {
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &scratch.net_head_x[i0+32*j23][i2][i3]
+						net_head_xRow2 := &scratch.net_head_x[i0+32*j24][i2][i3]
 						for i4 := range 16 {
 							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
 						}
 					}
 				}
-				scratch.train_cross_entropy_1_logits_1[i0+32*j23][i1] = acc4
+				scratch.train_cross_entropy_1_logits_1[i0+32*j24][i1] = acc4
 			}
 		}
 	}
 }
 
-// ocannlCNNTrainLossPart6Records holds the free ocannlCNNTrainLossPart6 records.
-var ocannlCNNTrainLossPart6Records rt.Records[ocannlCNNTrainLossPart6]
+// ocannlCNNTrainLossPart7Records holds the free ocannlCNNTrainLossPart7 records.
+var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -1789,6 +1809,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	region := pool.Enter()
 	defer region.Leave()
 
+	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+
+	for i0 := range 2 {
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
+		for i1 := range 2 {
+			net_max_pool_1_y_1Row[i1] = 0
+		}
+	}
+
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 8 parts of i0 on the pool.
 	rec := ocannlCNNBackwardPart0Records.Get()
@@ -1817,14 +1846,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec3 = ocannlCNNBackwardPart2{}
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
-	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
-	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
-		for i1 := range 2 {
-			net_max_pool_1_y_1Row[i1] = 0
-		}
-	}
-
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// 8 parts of the filled arrays on the pool.
 	rec4 := ocannlCNNBackwardPart3Records.Get()
@@ -1840,96 +1861,45 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
-	} else {
-		for j6 := range 256 {
-			for j7 := range 8 {
-				for j8 := range 8 {
-					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
-	} else {
-		for j9 := range 256 {
-			for j10 := 6; j10 < 8; j10++ {
-				for j11 := range 8 {
-					for j12 := range 8 {
-						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
-					}
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
-		}
-	} else {
-		for j14 := range 256 {
-			for j15 := 1; j15 < 6; j15++ {
-				for j16 := range 8 {
-					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
-		}
-	} else {
-		for j18 := range 256 {
-			for j19 := 1; j19 < 6; j19++ {
-				for j20 := 6; j20 < 8; j20++ {
-					for j21 := range 8 {
-						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
-					}
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of the rows of net_max_pool_1_y on the pool.
 	rec6 := ocannlCNNBackwardPart5Records.Get()
-	rec6.pNetConv2Kernel = pNetConv2Kernel
 	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlCNNBackwardPart5{}
-	ocannlCNNBackwardPart5Records.Put(rec6)
+
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.pNetConv2Kernel = pNetConv2Kernel
+	rec7.scratch = scratch
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.pNetConv2Bias = pNetConv2Bias
-	rec7.scratch = scratch
+	rec8 := ocannlCNNBackwardPart7Records.Get()
+	rec8.pNetConv2Bias = pNetConv2Bias
+	rec8.scratch = scratch
 
 	// net.head/x = pointwise relu of _net.head/x.1
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlCNNBackwardPart7Records.Get()
-	rec8.scratch = scratch
+	rec9 := ocannlCNNBackwardPart8Records.Get()
+	rec9.scratch = scratch
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlCNNBackwardPart8Records.Get()
-	rec9.pNetHeadW = pNetHeadW
-	rec9.scratch = scratch
+	rec10 := ocannlCNNBackwardPart9Records.Get()
+	rec10.pNetHeadW = pNetHeadW
+	rec10.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec7, rec8, rec9)
+	region.RunSeq(8, rec6, rec7, rec8, rec9, rec10)
+	*rec6 = ocannlCNNBackwardPart5{}
+	ocannlCNNBackwardPart5Records.Put(rec6)
 	*rec7 = ocannlCNNBackwardPart6{}
 	ocannlCNNBackwardPart6Records.Put(rec7)
 	*rec8 = ocannlCNNBackwardPart7{}
 	ocannlCNNBackwardPart7Records.Put(rec8)
 	*rec9 = ocannlCNNBackwardPart8{}
 	ocannlCNNBackwardPart8Records.Put(rec9)
+	*rec10 = ocannlCNNBackwardPart9{}
+	ocannlCNNBackwardPart9Records.Put(rec10)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -2064,11 +2034,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*gNetConv1Kernel = [72]float32{}
 	*gNetConv1Bias = [8]float32{}
 	// 8 parts of the filled arrays on the pool.
-	rec10 := ocannlCNNBackwardPart9Records.Get()
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlCNNBackwardPart9{}
-	ocannlCNNBackwardPart9Records.Put(rec10)
+	rec11 := ocannlCNNBackwardPart10Records.Get()
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlCNNBackwardPart10{}
+	ocannlCNNBackwardPart10Records.Put(rec11)
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadW = [1600]float32{}
@@ -2235,15 +2205,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 			for i1 := range 4 {
-				var r13 float32
+				var r14 float32
 				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-					r13 = 1
+					r14 = 1
 				}
-				r14 := float32(0)
-				if r13 != 0 {
-					r14 = train_cross_entropy_1_m_gradV
+				r15 := float32(0)
+				if r14 != 0 {
+					r15 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r14
+				train_cross_entropy_1_logits_gradRow2[i1] += r15
 			}
 		}
 	}
@@ -2287,313 +2257,208 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlCNNBackwardPart10Records.Get()
-	rec11.scratch = scratch
+	rec12 := ocannlCNNBackwardPart11Records.Get()
+	rec12.scratch = scratch
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_head_x_grad = [256][5][5][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlCNNBackwardPart11Records.Get()
-	rec12.pNetHeadW = pNetHeadW
-	rec12.scratch = scratch
+	rec13 := ocannlCNNBackwardPart12Records.Get()
+	rec13.pNetHeadW = pNetHeadW
+	rec13.scratch = scratch
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_head_x_1_grad = [256][5][5][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlCNNBackwardPart12Records.Get()
-	rec13.scratch = scratch
+	rec14 := ocannlCNNBackwardPart13Records.Get()
+	rec14.scratch = scratch
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_conv2_y_grad = [256][5][5][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlCNNBackwardPart13Records.Get()
-	rec14.scratch = scratch
-
-	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-	// 8 parts of i0 on the pool.
 	rec15 := ocannlCNNBackwardPart14Records.Get()
 	rec15.scratch = scratch
 
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// 8 parts of i0 on the pool.
 	rec16 := ocannlCNNBackwardPart15Records.Get()
-	rec16.pNetConv2Kernel = pNetConv2Kernel
 	rec16.scratch = scratch
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
+	rec17 := ocannlCNNBackwardPart16Records.Get()
+	rec17.pNetConv2Kernel = pNetConv2Kernel
+	rec17.scratch = scratch
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlCNNBackwardPart16Records.Get()
-	rec17.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec11, rec12, rec13, rec14, rec15, rec16, rec17)
-	// The 8 partial sums, added in part order.
-	for j29 := range 4 {
-		for j30 := range 5 {
-			for j31 := range 5 {
-				for j32 := range 16 {
-					acc11 := gNetHeadW[400*j29+80*j30+16*j31+j32]
-					acc11 += rec11.gNetHeadWPartial[0][j29][j30][j31][j32]
-					acc11 += rec11.gNetHeadWPartial[1][j29][j30][j31][j32]
-					acc11 += rec11.gNetHeadWPartial[2][j29][j30][j31][j32]
-					acc11 += rec11.gNetHeadWPartial[3][j29][j30][j31][j32]
-					acc11 += rec11.gNetHeadWPartial[4][j29][j30][j31][j32]
-					acc11 += rec11.gNetHeadWPartial[5][j29][j30][j31][j32]
-					acc11 += rec11.gNetHeadWPartial[6][j29][j30][j31][j32]
-					acc11 += rec11.gNetHeadWPartial[7][j29][j30][j31][j32]
-					gNetHeadW[400*j29+80*j30+16*j31+j32] = acc11
-				}
-			}
-		}
-	}
-	rec11.scratch = nil
-	ocannlCNNBackwardPart10Records.Put(rec11)
-	*rec12 = ocannlCNNBackwardPart11{}
-	ocannlCNNBackwardPart11Records.Put(rec12)
-	*rec13 = ocannlCNNBackwardPart12{}
-	ocannlCNNBackwardPart12Records.Put(rec13)
-	*rec14 = ocannlCNNBackwardPart13{}
-	ocannlCNNBackwardPart13Records.Put(rec14)
-	// The 8 partial sums, added in part order.
-	for j37 := range 16 {
-		acc13 := gNetConv2Bias[j37]
-		acc13 += rec15.gNetConv2BiasPartial[0][j37]
-		acc13 += rec15.gNetConv2BiasPartial[1][j37]
-		acc13 += rec15.gNetConv2BiasPartial[2][j37]
-		acc13 += rec15.gNetConv2BiasPartial[3][j37]
-		acc13 += rec15.gNetConv2BiasPartial[4][j37]
-		acc13 += rec15.gNetConv2BiasPartial[5][j37]
-		acc13 += rec15.gNetConv2BiasPartial[6][j37]
-		acc13 += rec15.gNetConv2BiasPartial[7][j37]
-		gNetConv2Bias[j37] = acc13
-	}
-	rec15.scratch = nil
-	ocannlCNNBackwardPart14Records.Put(rec15)
-	*rec16 = ocannlCNNBackwardPart15{}
-	ocannlCNNBackwardPart15Records.Put(rec16)
-	// The 8 partial sums, added in part order.
-	for j40 := range 16 {
-		for j41 := range 3 {
-			for j42 := range 3 {
-				for j43 := range 8 {
-					acc14 := gNetConv2Kernel[72*j40+24*j41+8*j42+j43]
-					acc14 += rec17.gNetConv2KernelPartial[0][j40][j41][j42][j43]
-					acc14 += rec17.gNetConv2KernelPartial[1][j40][j41][j42][j43]
-					acc14 += rec17.gNetConv2KernelPartial[2][j40][j41][j42][j43]
-					acc14 += rec17.gNetConv2KernelPartial[3][j40][j41][j42][j43]
-					acc14 += rec17.gNetConv2KernelPartial[4][j40][j41][j42][j43]
-					acc14 += rec17.gNetConv2KernelPartial[5][j40][j41][j42][j43]
-					acc14 += rec17.gNetConv2KernelPartial[6][j40][j41][j42][j43]
-					acc14 += rec17.gNetConv2KernelPartial[7][j40][j41][j42][j43]
-					gNetConv2Kernel[72*j40+24*j41+8*j42+j43] = acc14
-				}
-			}
-		}
-	}
-	rec17.scratch = nil
-	ocannlCNNBackwardPart16Records.Put(rec17)
+	rec18 := ocannlCNNBackwardPart17Records.Get()
+	rec18.scratch = scratch
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	// float32 pointwise kernel over 256 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
-	} else {
-		for j44 := range 256 {
-			for j45 := range 8 {
-				for j46 := range 8 {
-					scratch.net_max_pool_1_y[j44][0][j45][j46] = float32(math.Inf(-1))
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
-	} else {
-		for j47 := range 256 {
-			for j48 := 6; j48 < 8; j48++ {
-				for j49 := range 8 {
-					for j50 := range 8 {
-						scratch.net_max_pool_1_y[j47][j48][j49][j50] = float32(math.Inf(-1))
-					}
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j51 := 1; j51 < 6; j51++ {
-			ocannlMap27AVX2(&scratch.net_max_pool_1_y[0][j51][0][0])
-		}
-	} else {
-		for j52 := range 256 {
-			for j53 := 1; j53 < 6; j53++ {
-				for j54 := range 8 {
-					scratch.net_max_pool_1_y[j52][j53][0][j54] = float32(math.Inf(-1))
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j55 := 1; j55 < 6; j55++ {
-			ocannlMap28AVX2(&scratch.net_max_pool_1_y[0][j55][6][0])
-		}
-	} else {
-		for j56 := range 256 {
-			for j57 := 1; j57 < 6; j57++ {
-				for j58 := 6; j58 < 8; j58++ {
-					for j59 := range 8 {
-						scratch.net_max_pool_1_y[j56][j57][j58][j59] = float32(math.Inf(-1))
-					}
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
-	} else {
-		for j60 := range 256 {
-			for j61 := range 8 {
-				for j62 := range 8 {
-					scratch.net_max_pool_1_y_grad[j60][0][j61][j62] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
-	} else {
-		for j63 := range 256 {
-			for j64 := 6; j64 < 8; j64++ {
-				for j65 := range 8 {
-					for j66 := range 8 {
-						scratch.net_max_pool_1_y_grad[j63][j64][j65][j66] = 0
-					}
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j67 := 1; j67 < 6; j67++ {
-			ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][j67][0][0])
-		}
-	} else {
-		for j68 := range 256 {
-			for j69 := 1; j69 < 6; j69++ {
-				for j70 := range 8 {
-					scratch.net_max_pool_1_y_grad[j68][j69][0][j70] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j71 := 1; j71 < 6; j71++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j71][6][0])
-		}
-	} else {
-		for j72 := range 256 {
-			for j73 := 1; j73 < 6; j73++ {
-				for j74 := 6; j74 < 8; j74++ {
-					for j75 := range 8 {
-						scratch.net_max_pool_1_y_grad[j72][j73][j74][j75] = 0
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of the rows of net_max_pool_1_y on the pool.
+	rec19 := ocannlCNNBackwardPart18Records.Get()
+	rec19.scratch = scratch
+
+	// 8 parts of the rows of net_max_pool_1_y_grad on the pool.
+	rec20 := ocannlCNNBackwardPart19Records.Get()
+	rec20.scratch = scratch
+
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_max_pool_1_x_grad = [256][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlCNNBackwardPart17Records.Get()
-	rec18.scratch = scratch
-	region.Run(rec18, 8)
-	*rec18 = ocannlCNNBackwardPart17{}
-	ocannlCNNBackwardPart17Records.Put(rec18)
+	rec21 := ocannlCNNBackwardPart20Records.Get()
+	rec21.scratch = scratch
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_max_pool_1_x_1_grad = [256][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlCNNBackwardPart18Records.Get()
-	rec19.scratch = scratch
+	rec22 := ocannlCNNBackwardPart21Records.Get()
+	rec22.scratch = scratch
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_conv1_y_grad = [256][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlCNNBackwardPart19Records.Get()
-	rec20.scratch = scratch
+	rec23 := ocannlCNNBackwardPart22Records.Get()
+	rec23.scratch = scratch
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlCNNBackwardPart20Records.Get()
-	rec21.scratch = scratch
+	rec24 := ocannlCNNBackwardPart23Records.Get()
+	rec24.scratch = scratch
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlCNNBackwardPart21Records.Get()
-	rec22.images = images
-	rec22.scratch = scratch
+	rec25 := ocannlCNNBackwardPart24Records.Get()
+	rec25.images = images
+	rec25.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// The 14 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec19, rec20, rec21, rec22)
-	*rec19 = ocannlCNNBackwardPart18{}
-	ocannlCNNBackwardPart18Records.Put(rec19)
-	*rec20 = ocannlCNNBackwardPart19{}
-	ocannlCNNBackwardPart19Records.Put(rec20)
+	region.RunSeq(8, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22, rec23, rec24, rec25)
 	// The 8 partial sums, added in part order.
-	for j80 := range 8 {
-		acc16 := gNetConv1Bias[j80]
-		acc16 += rec21.gNetConv1BiasPartial[0][j80]
-		acc16 += rec21.gNetConv1BiasPartial[1][j80]
-		acc16 += rec21.gNetConv1BiasPartial[2][j80]
-		acc16 += rec21.gNetConv1BiasPartial[3][j80]
-		acc16 += rec21.gNetConv1BiasPartial[4][j80]
-		acc16 += rec21.gNetConv1BiasPartial[5][j80]
-		acc16 += rec21.gNetConv1BiasPartial[6][j80]
-		acc16 += rec21.gNetConv1BiasPartial[7][j80]
-		gNetConv1Bias[j80] = acc16
-	}
-	rec21.scratch = nil
-	ocannlCNNBackwardPart20Records.Put(rec21)
-	// The 8 partial sums, added in part order.
-	for j82 := range 8 {
-		for j83 := range 3 {
-			for j84 := range 3 {
-				for j85 := range 1 {
-					acc17 := gNetConv1Kernel[9*j82+3*j83+j84+j85]
-					acc17 += rec22.gNetConv1KernelPartial[0][j82][j83][j84][j85]
-					acc17 += rec22.gNetConv1KernelPartial[1][j82][j83][j84][j85]
-					acc17 += rec22.gNetConv1KernelPartial[2][j82][j83][j84][j85]
-					acc17 += rec22.gNetConv1KernelPartial[3][j82][j83][j84][j85]
-					acc17 += rec22.gNetConv1KernelPartial[4][j82][j83][j84][j85]
-					acc17 += rec22.gNetConv1KernelPartial[5][j82][j83][j84][j85]
-					acc17 += rec22.gNetConv1KernelPartial[6][j82][j83][j84][j85]
-					acc17 += rec22.gNetConv1KernelPartial[7][j82][j83][j84][j85]
-					gNetConv1Kernel[9*j82+3*j83+j84+j85] = acc17
+	for j30 := range 4 {
+		for j31 := range 5 {
+			for j32 := range 5 {
+				for j33 := range 16 {
+					acc11 := gNetHeadW[400*j30+80*j31+16*j32+j33]
+					acc11 += rec12.gNetHeadWPartial[0][j30][j31][j32][j33]
+					acc11 += rec12.gNetHeadWPartial[1][j30][j31][j32][j33]
+					acc11 += rec12.gNetHeadWPartial[2][j30][j31][j32][j33]
+					acc11 += rec12.gNetHeadWPartial[3][j30][j31][j32][j33]
+					acc11 += rec12.gNetHeadWPartial[4][j30][j31][j32][j33]
+					acc11 += rec12.gNetHeadWPartial[5][j30][j31][j32][j33]
+					acc11 += rec12.gNetHeadWPartial[6][j30][j31][j32][j33]
+					acc11 += rec12.gNetHeadWPartial[7][j30][j31][j32][j33]
+					gNetHeadW[400*j30+80*j31+16*j32+j33] = acc11
 				}
 			}
 		}
 	}
-	rec22.images = nil
-	rec22.scratch = nil
+	rec12.scratch = nil
+	ocannlCNNBackwardPart11Records.Put(rec12)
+	*rec13 = ocannlCNNBackwardPart12{}
+	ocannlCNNBackwardPart12Records.Put(rec13)
+	*rec14 = ocannlCNNBackwardPart13{}
+	ocannlCNNBackwardPart13Records.Put(rec14)
+	*rec15 = ocannlCNNBackwardPart14{}
+	ocannlCNNBackwardPart14Records.Put(rec15)
+	// The 8 partial sums, added in part order.
+	for j38 := range 16 {
+		acc13 := gNetConv2Bias[j38]
+		acc13 += rec16.gNetConv2BiasPartial[0][j38]
+		acc13 += rec16.gNetConv2BiasPartial[1][j38]
+		acc13 += rec16.gNetConv2BiasPartial[2][j38]
+		acc13 += rec16.gNetConv2BiasPartial[3][j38]
+		acc13 += rec16.gNetConv2BiasPartial[4][j38]
+		acc13 += rec16.gNetConv2BiasPartial[5][j38]
+		acc13 += rec16.gNetConv2BiasPartial[6][j38]
+		acc13 += rec16.gNetConv2BiasPartial[7][j38]
+		gNetConv2Bias[j38] = acc13
+	}
+	rec16.scratch = nil
+	ocannlCNNBackwardPart15Records.Put(rec16)
+	*rec17 = ocannlCNNBackwardPart16{}
+	ocannlCNNBackwardPart16Records.Put(rec17)
+	// The 8 partial sums, added in part order.
+	for j41 := range 16 {
+		for j42 := range 3 {
+			for j43 := range 3 {
+				for j44 := range 8 {
+					acc14 := gNetConv2Kernel[72*j41+24*j42+8*j43+j44]
+					acc14 += rec18.gNetConv2KernelPartial[0][j41][j42][j43][j44]
+					acc14 += rec18.gNetConv2KernelPartial[1][j41][j42][j43][j44]
+					acc14 += rec18.gNetConv2KernelPartial[2][j41][j42][j43][j44]
+					acc14 += rec18.gNetConv2KernelPartial[3][j41][j42][j43][j44]
+					acc14 += rec18.gNetConv2KernelPartial[4][j41][j42][j43][j44]
+					acc14 += rec18.gNetConv2KernelPartial[5][j41][j42][j43][j44]
+					acc14 += rec18.gNetConv2KernelPartial[6][j41][j42][j43][j44]
+					acc14 += rec18.gNetConv2KernelPartial[7][j41][j42][j43][j44]
+					gNetConv2Kernel[72*j41+24*j42+8*j43+j44] = acc14
+				}
+			}
+		}
+	}
+	rec18.scratch = nil
+	ocannlCNNBackwardPart17Records.Put(rec18)
+	*rec19 = ocannlCNNBackwardPart18{}
+	ocannlCNNBackwardPart18Records.Put(rec19)
+	*rec20 = ocannlCNNBackwardPart19{}
+	ocannlCNNBackwardPart19Records.Put(rec20)
+	*rec21 = ocannlCNNBackwardPart20{}
+	ocannlCNNBackwardPart20Records.Put(rec21)
+	*rec22 = ocannlCNNBackwardPart21{}
 	ocannlCNNBackwardPart21Records.Put(rec22)
+	*rec23 = ocannlCNNBackwardPart22{}
+	ocannlCNNBackwardPart22Records.Put(rec23)
+	// The 8 partial sums, added in part order.
+	for j83 := range 8 {
+		acc16 := gNetConv1Bias[j83]
+		acc16 += rec24.gNetConv1BiasPartial[0][j83]
+		acc16 += rec24.gNetConv1BiasPartial[1][j83]
+		acc16 += rec24.gNetConv1BiasPartial[2][j83]
+		acc16 += rec24.gNetConv1BiasPartial[3][j83]
+		acc16 += rec24.gNetConv1BiasPartial[4][j83]
+		acc16 += rec24.gNetConv1BiasPartial[5][j83]
+		acc16 += rec24.gNetConv1BiasPartial[6][j83]
+		acc16 += rec24.gNetConv1BiasPartial[7][j83]
+		gNetConv1Bias[j83] = acc16
+	}
+	rec24.scratch = nil
+	ocannlCNNBackwardPart23Records.Put(rec24)
+	// The 8 partial sums, added in part order.
+	for j85 := range 8 {
+		for j86 := range 3 {
+			for j87 := range 3 {
+				for j88 := range 1 {
+					acc17 := gNetConv1Kernel[9*j85+3*j86+j87+j88]
+					acc17 += rec25.gNetConv1KernelPartial[0][j85][j86][j87][j88]
+					acc17 += rec25.gNetConv1KernelPartial[1][j85][j86][j87][j88]
+					acc17 += rec25.gNetConv1KernelPartial[2][j85][j86][j87][j88]
+					acc17 += rec25.gNetConv1KernelPartial[3][j85][j86][j87][j88]
+					acc17 += rec25.gNetConv1KernelPartial[4][j85][j86][j87][j88]
+					acc17 += rec25.gNetConv1KernelPartial[5][j85][j86][j87][j88]
+					acc17 += rec25.gNetConv1KernelPartial[6][j85][j86][j87][j88]
+					acc17 += rec25.gNetConv1KernelPartial[7][j85][j86][j87][j88]
+					gNetConv1Kernel[9*j85+3*j86+j87+j88] = acc17
+				}
+			}
+		}
+	}
+	rec25.images = nil
+	rec25.scratch = nil
+	ocannlCNNBackwardPart24Records.Put(rec25)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2825,45 +2690,65 @@ func (r6 *ocannlCNNBackwardPart4) Part(j5 int) {
 var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 
 // ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 32 rows of net.max_pool#1/y, their margins (see rt.Pool).
 type ocannlCNNBackwardPart5 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r7 *ocannlCNNBackwardPart5) Part(j22 int) {
-	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+// Part runs part j6 of the nest (0 <= j6 < 8).
+func (r7 *ocannlCNNBackwardPart5) Part(j6 int) {
+	scratch := r7.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[32*j6][0][0][0])
+	} else {
+		for j7 := range 32 {
+			for j8 := range 8 {
+				for j9 := range 8 {
+					scratch.net_max_pool_1_y[j7+32*j6][0][j8][j9] = 0
+				}
 			}
 		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+	}
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j6][6][0][0])
+	} else {
+		for j10 := range 32 {
+			for j11 := 6; j11 < 8; j11++ {
+				for j12 := range 8 {
+					for j13 := range 8 {
+						scratch.net_max_pool_1_y[j10+32*j6][j11][j12][j13] = 0
+					}
+				}
 			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j14 := 1; j14 < 6; j14++ {
+			ocannlMap4AVX2(&scratch.net_max_pool_1_y[32*j6][j14][0][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						acc3 := float32(0)
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j22][i1+i4][i2+i5]
-								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								for i6 := range 8 {
-									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
-								}
-							}
-						}
-						scratch.net_conv2_y[i0+32*j22][i1][i2][i3] = acc3
+		for j15 := range 32 {
+			for j16 := 1; j16 < 6; j16++ {
+				for j17 := range 8 {
+					scratch.net_max_pool_1_y[j15+32*j6][j16][0][j17] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j18 := 1; j18 < 6; j18++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[32*j6][j18][6][0])
+		}
+	} else {
+		for j19 := range 32 {
+			for j20 := 1; j20 < 6; j20++ {
+				for j21 := 6; j21 < 8; j21++ {
+					for j22 := range 8 {
+						scratch.net_max_pool_1_y[j19+32*j6][j20][j21][j22] = 0
 					}
 				}
 			}
@@ -2877,26 +2762,43 @@ var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
 // ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart6 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNBackwardScratch
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r8 *ocannlCNNBackwardPart6) Part(j23 int) {
-	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
-	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	pNetConv2Kernel, scratch := r8.pNetConv2Kernel, r8.scratch
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j23][i1][i2][0], &scratch.net_max_pool_1_y[32*j23][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_head_x_1[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j23][i1][i2][0], &scratch.net_max_pool_1_y[32*j23][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j23][i1][i2]
 					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j23][i1+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
+							}
+						}
+						scratch.net_conv2_y[i0+32*j23][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -2910,29 +2812,26 @@ var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 // ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart7 struct {
-	scratch *ocannlCNNBackwardScratch
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNBackwardScratch
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
-func (r10 *ocannlCNNBackwardPart7) Part(j24 int) {
-	scratch := r10.scratch
-	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+func (r9 *ocannlCNNBackwardPart7) Part(j24 int) {
+	pNetConv2Bias, scratch := r9.pNetConv2Bias, r9.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
+		ocannlMap14AVX512(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_head_x[32*j24][0][0][0], &scratch.net_head_x_1[32*j24][0][0][0])
+		ocannlMap14AVX2(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0+32*j24][i1][i2]
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j24][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j24][i1][i2]
 					for i3 := range 16 {
-						r9 := net_head_x_1Row2[i3]
-						if !(r9 > 0) {
-							r9 = 0
-						}
-						net_head_xRow[i3] = r9
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
 					}
 				}
 			}
@@ -2946,33 +2845,31 @@ var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
 // ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart8 struct {
-	pNetHeadW *[1600]float32
-	scratch   *ocannlCNNBackwardScratch
+	scratch *ocannlCNNBackwardScratch
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r11 *ocannlCNNBackwardPart8) Part(j25 int) {
-	pNetHeadW, scratch := r11.pNetHeadW, r11.scratch
-	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r11.scratch
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+		ocannlMap15AVX512(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j25][0], &pNetHeadW[0], &scratch.net_head_x[32*j25][0][0][0])
+		ocannlMap15AVX2(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			for i1 := range 4 {
-				acc4 := float32(0)
+			for i1 := range 5 {
 				for i2 := range 5 {
-					for i3 := range 5 {
-						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &scratch.net_head_x[i0+32*j25][i2][i3]
-						for i4 := range 16 {
-							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j25][i1][i2]
+					for i3 := range 16 {
+						r10 := net_head_x_1Row2[i3]
+						if !(r10 > 0) {
+							r10 = 0
 						}
+						net_head_xRow[i3] = r10
 					}
 				}
-				scratch.train_cross_entropy_1_logits_1[i0+32*j25][i1] = acc4
 			}
 		}
 	}
@@ -2982,52 +2879,53 @@ func (r11 *ocannlCNNBackwardPart8) Part(j25 int) {
 var ocannlCNNBackwardPart8Records rt.Records[ocannlCNNBackwardPart8]
 
 // ocannlCNNBackwardPart9 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart9 struct {
-	scratch *ocannlCNNBackwardScratch
+	pNetHeadW *[1600]float32
+	scratch   *ocannlCNNBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r12 *ocannlCNNBackwardPart9) Part(j27 int) {
-	scratch := r12.scratch
-	clear(scratch.net_max_pool_1_y_grad[32*j27 : 32*j27+32])
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r12 *ocannlCNNBackwardPart9) Part(j26 int) {
+	pNetHeadW, scratch := r12.pNetHeadW, r12.scratch
+	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j26][0], &pNetHeadW[0], &scratch.net_head_x[32*j26][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j26][0], &pNetHeadW[0], &scratch.net_head_x[32*j26][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 4 {
+				acc4 := float32(0)
+				for i2 := range 5 {
+					for i3 := range 5 {
+						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_xRow2 := &scratch.net_head_x[i0+32*j26][i2][i3]
+						for i4 := range 16 {
+							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+						}
+					}
+				}
+				scratch.train_cross_entropy_1_logits_1[i0+32*j26][i1] = acc4
+			}
+		}
+	}
 }
 
 // ocannlCNNBackwardPart9Records holds the free ocannlCNNBackwardPart9 records.
 var ocannlCNNBackwardPart9Records rt.Records[ocannlCNNBackwardPart9]
 
 // ocannlCNNBackwardPart10 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
 type ocannlCNNBackwardPart10 struct {
-	scratch          *ocannlCNNBackwardScratch
-	gNetHeadWPartial [8][4][5][5][16]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
 // Part runs part j28 of the nest (0 <= j28 < 8).
-func (r15 *ocannlCNNBackwardPart10) Part(j28 int) {
-	scratch, gNetHeadWPartial := r15.scratch, &r15.gNetHeadWPartial
-	gNetHeadWPartial[j28] = [4][5][5][16]float32{}
-	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetHeadWPartial[j28][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j28][0], &scratch.net_head_x[32*j28][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetHeadWPartial[j28][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j28][0], &scratch.net_head_x[32*j28][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j28][i1]
-				for i2 := range 5 {
-					for i3 := range 5 {
-						net_head_xRow3 := &scratch.net_head_x[i0+32*j28][i2][i3]
-						gNetHeadWPartialRow := &gNetHeadWPartial[j28][i1][i2][i3]
-						for i4 := range 16 {
-							gNetHeadWPartialRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
-						}
-					}
-				}
-			}
-		}
-	}
+func (r13 *ocannlCNNBackwardPart10) Part(j28 int) {
+	scratch := r13.scratch
+	clear(scratch.net_max_pool_1_y_grad[32*j28 : 32*j28+32])
 }
 
 // ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
@@ -3036,28 +2934,29 @@ var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
 // ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart11 struct {
-	pNetHeadW *[1600]float32
-	scratch   *ocannlCNNBackwardScratch
+	scratch          *ocannlCNNBackwardScratch
+	gNetHeadWPartial [8][4][5][5][16]float32
 }
 
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r16 *ocannlCNNBackwardPart11) Part(j33 int) {
-	pNetHeadW, scratch := r16.pNetHeadW, r16.scratch
-	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r16 *ocannlCNNBackwardPart11) Part(j29 int) {
+	scratch, gNetHeadWPartial := r16.scratch, &r16.gNetHeadWPartial
+	gNetHeadWPartial[j29] = [4][5][5][16]float32{}
+	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_head_x_grad[32*j33][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j33][0], &pNetHeadW[0])
+		ocannlGemm3AVX512(&gNetHeadWPartial[j29][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j29][0], &scratch.net_head_x[32*j29][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_head_x_grad[32*j33][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j33][0], &pNetHeadW[0])
+		ocannlGemm3AVX2(&gNetHeadWPartial[j29][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j29][0], &scratch.net_head_x[32*j29][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j33][i1]
+				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j29][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
-						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_x_gradRow := &scratch.net_head_x_grad[i0+32*j33][i2][i3]
+						net_head_xRow3 := &scratch.net_head_x[i0+32*j29][i2][i3]
+						gNetHeadWPartialRow := &gNetHeadWPartial[j29][i1][i2][i3]
 						for i4 := range 16 {
-							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+							gNetHeadWPartialRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
 						}
 					}
 				}
@@ -3072,32 +2971,29 @@ var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
 // ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart12 struct {
-	scratch *ocannlCNNBackwardScratch
+	pNetHeadW *[1600]float32
+	scratch   *ocannlCNNBackwardScratch
 }
 
 // Part runs part j34 of the nest (0 <= j34 < 8).
-func (r19 *ocannlCNNBackwardPart12) Part(j34 int) {
-	scratch := r19.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_head_x_1_grad[32*j34][0][0][0], &scratch.net_head_x_1[32*j34][0][0][0], &scratch.net_head_x_grad[32*j34][0][0][0])
+func (r17 *ocannlCNNBackwardPart12) Part(j34 int) {
+	pNetHeadW, scratch := r17.pNetHeadW, r17.scratch
+	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&scratch.net_head_x_grad[32*j34][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j34][0], &pNetHeadW[0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&scratch.net_head_x_grad[32*j34][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j34][0], &pNetHeadW[0])
 	} else {
 		for i0 := range 32 {
-			for i1 := range 5 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j34][i1]
 				for i2 := range 5 {
-					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j34][i1][i2]
-					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j34][i1][i2]
-					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j34][i1][i2]
-					for i3 := range 16 {
-						var r17 float32
-						if 0 < net_head_x_1Row3[i3] {
-							r17 = 1
+					for i3 := range 5 {
+						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_x_gradRow := &scratch.net_head_x_grad[i0+32*j34][i2][i3]
+						for i4 := range 16 {
+							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
 						}
-						r18 := float32(0)
-						if r17 != 0 {
-							r18 = net_head_x_gradRow2[i3]
-						}
-						net_head_x_1_gradRow[i3] += r18
 					}
 				}
 			}
@@ -3117,17 +3013,26 @@ type ocannlCNNBackwardPart13 struct {
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r20 *ocannlCNNBackwardPart13) Part(j35 int) {
 	scratch := r20.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_conv2_y_grad[32*j35][0][0][0], &scratch.net_head_x_1_grad[32*j35][0][0][0])
+		ocannlMap23AVX2(&scratch.net_head_x_1_grad[32*j35][0][0][0], &scratch.net_head_x_1[32*j35][0][0][0], &scratch.net_head_x_grad[32*j35][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j35][i1][i2]
-					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j35][i1][i2]
+					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j35][i1][i2]
+					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j35][i1][i2]
+					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j35][i1][i2]
 					for i3 := range 16 {
-						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+						var r18 float32
+						if 0 < net_head_x_1Row3[i3] {
+							r18 = 1
+						}
+						r19 := float32(0)
+						if r18 != 0 {
+							r19 = net_head_x_gradRow2[i3]
+						}
+						net_head_x_1_gradRow[i3] += r19
 					}
 				}
 			}
@@ -3141,27 +3046,57 @@ var ocannlCNNBackwardPart13Records rt.Records[ocannlCNNBackwardPart13]
 // ocannlCNNBackwardPart14 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart14 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv2BiasPartial [8][16]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r21 *ocannlCNNBackwardPart14) Part(j36 int) {
-	scratch, gNetConv2BiasPartial := r21.scratch, &r21.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j36] = [16]float32{}
-	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	scratch := r21.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j36][0], &scratch.net_head_x_1_grad[32*j36][0][0][0])
+		ocannlMap24AVX2(&scratch.net_conv2_y_grad[32*j36][0][0][0], &scratch.net_head_x_1_grad[32*j36][0][0][0])
 	} else {
-		// i2 unrolled and jammed into i3.
-		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j36]
 		for i0 := range 32 {
 			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j36][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j36][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j36][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j36][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j36][i1][4]
+				for i2 := range 5 {
+					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j36][i1][i2]
+					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j36][i1][i2]
+					for i3 := range 16 {
+						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart14Records holds the free ocannlCNNBackwardPart14 records.
+var ocannlCNNBackwardPart14Records rt.Records[ocannlCNNBackwardPart14]
+
+// ocannlCNNBackwardPart15 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart15 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv2BiasPartial [8][16]float32
+}
+
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r22 *ocannlCNNBackwardPart15) Part(j37 int) {
+	scratch, gNetConv2BiasPartial := r22.scratch, &r22.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j37] = [16]float32{}
+	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j37][0], &scratch.net_head_x_1_grad[32*j37][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j37]
+		for i0 := range 32 {
+			for i1 := range 5 {
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j37][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j37][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j37][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j37][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j37][i1][4]
 				for i3 := range 16 {
 					acc12 := gNetConv2BiasPartialRow[i3]
 					acc12 += net_head_x_1_gradRow3[i3]
@@ -3176,78 +3111,25 @@ func (r21 *ocannlCNNBackwardPart14) Part(j36 int) {
 	}
 }
 
-// ocannlCNNBackwardPart14Records holds the free ocannlCNNBackwardPart14 records.
-var ocannlCNNBackwardPart14Records rt.Records[ocannlCNNBackwardPart14]
-
-// ocannlCNNBackwardPart15 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart15 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
-}
-
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r22 *ocannlCNNBackwardPart15) Part(j38 int) {
-	pNetConv2Kernel, scratch := r22.pNetConv2Kernel, r22.scratch
-	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j38][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j38][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j38][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j38][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j38][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j38][i1+i4][i2+i5]
-								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // ocannlCNNBackwardPart15Records holds the free ocannlCNNBackwardPart15 records.
 var ocannlCNNBackwardPart15Records rt.Records[ocannlCNNBackwardPart15]
 
 // ocannlCNNBackwardPart16 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart16 struct {
-	scratch                *ocannlCNNBackwardScratch
-	gNetConv2KernelPartial [8][16][3][3][8]float32
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r23 *ocannlCNNBackwardPart16) Part(j39 int) {
-	scratch, gNetConv2KernelPartial := r23.scratch, &r23.gNetConv2KernelPartial
-	gNetConv2KernelPartial[j39] = [16][3][3][8]float32{}
-	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	pNetConv2Kernel, scratch := r23.pNetConv2Kernel, r23.scratch
+	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2KernelPartial[j39][0][i4][0][0], &scratch.net_conv2_y_grad[32*j39][i1][i2][0], &scratch.net_max_pool_1_y[32*j39][i1+i4][i2][0])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j39][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j39][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -3255,7 +3137,7 @@ func (r23 *ocannlCNNBackwardPart16) Part(j39 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2KernelPartial[j39][0][i4][0][0], &scratch.net_conv2_y_grad[32*j39][i1][i2][0], &scratch.net_max_pool_1_y[32*j39][i1+i4][i2][0])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j39][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j39][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -3264,13 +3146,13 @@ func (r23 *ocannlCNNBackwardPart16) Part(j39 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+32*j39][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j39][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+32*j39][i1+i4][i2+i5]
-								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j39][i3][i4][i5]
+								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j39][i1+i4][i2+i5]
 								for i6 := range 8 {
-									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
 							}
 						}
@@ -3287,18 +3169,28 @@ var ocannlCNNBackwardPart16Records rt.Records[ocannlCNNBackwardPart16]
 // ocannlCNNBackwardPart17 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart17 struct {
-	scratch *ocannlCNNBackwardScratch
+	scratch                *ocannlCNNBackwardScratch
+	gNetConv2KernelPartial [8][16][3][3][8]float32
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r26 *ocannlCNNBackwardPart17) Part(j76 int) {
-	scratch := r26.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i4 := range 2 {
-					ocannlMap29AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j76][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j76][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j76][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j76][i1+1][1][0])
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r24 *ocannlCNNBackwardPart17) Part(j40 int) {
+	scratch, gNetConv2KernelPartial := r24.scratch, &r24.gNetConv2KernelPartial
+	gNetConv2KernelPartial[j40] = [16][3][3][8]float32{}
+	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j40][0][i4][0][0], &scratch.net_conv2_y_grad[32*j40][i1][i2][0], &scratch.net_max_pool_1_y[32*j40][i1+i4][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j40][0][i4][0][0], &scratch.net_conv2_y_grad[32*j40][i1][i2][0], &scratch.net_max_pool_1_y[32*j40][i1+i4][i2][0])
 				}
 			}
 		}
@@ -3306,23 +3198,15 @@ func (r26 *ocannlCNNBackwardPart17) Part(j76 int) {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					for i3 := range 8 {
-						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j76][i1+1][i2+1][i3]
-						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j76][i1+1][i2+1][i3]
-						for i4 := range 2 {
-							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j76][2*i1+i4]
-							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
-							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j76][2*i1+i4]
-							for i5 := range 2 {
-								var r24 float32
-								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-									r24 = 1
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+32*j40][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+32*j40][i1+i4][i2+i5]
+								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j40][i3][i4][i5]
+								for i6 := range 8 {
+									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
-								r25 := float32(0)
-								if r24 != 0 {
-									r25 = net_max_pool_1_y_gradV
-								}
-								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r25
 							}
 						}
 					}
@@ -3336,34 +3220,65 @@ func (r26 *ocannlCNNBackwardPart17) Part(j76 int) {
 var ocannlCNNBackwardPart17Records rt.Records[ocannlCNNBackwardPart17]
 
 // ocannlCNNBackwardPart18 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 32 rows of net.max_pool#1/y, their margins (see rt.Pool).
 type ocannlCNNBackwardPart18 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r29 *ocannlCNNBackwardPart18) Part(j77 int) {
-	scratch := r29.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r25 *ocannlCNNBackwardPart18) Part(j45 int) {
+	scratch := r25.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_max_pool_1_x_1_grad[32*j77][0][0][0], &scratch.net_max_pool_1_x_1[32*j77][0][0][0], &scratch.net_max_pool_1_x_grad[32*j77][0][0][0])
+		ocannlMap25AVX2(&scratch.net_max_pool_1_y[32*j45][0][0][0])
 	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j77][i1][i2]
-					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j77][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j77][i1][i2]
-					for i3 := range 8 {
-						var r27 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r27 = 1
-						}
-						r28 := float32(0)
-						if r27 != 0 {
-							r28 = net_max_pool_1_x_gradRow2[i3]
-						}
-						net_max_pool_1_x_1_gradRow[i3] += r28
+		for j46 := range 32 {
+			for j47 := range 8 {
+				for j48 := range 8 {
+					scratch.net_max_pool_1_y[j46+32*j45][0][j47][j48] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_max_pool_1_y[32*j45][6][0][0])
+	} else {
+		for j49 := range 32 {
+			for j50 := 6; j50 < 8; j50++ {
+				for j51 := range 8 {
+					for j52 := range 8 {
+						scratch.net_max_pool_1_y[j49+32*j45][j50][j51][j52] = float32(math.Inf(-1))
+					}
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j53 := 1; j53 < 6; j53++ {
+			ocannlMap27AVX2(&scratch.net_max_pool_1_y[32*j45][j53][0][0])
+		}
+	} else {
+		for j54 := range 32 {
+			for j55 := 1; j55 < 6; j55++ {
+				for j56 := range 8 {
+					scratch.net_max_pool_1_y[j54+32*j45][j55][0][j56] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j57 := 1; j57 < 6; j57++ {
+			ocannlMap28AVX2(&scratch.net_max_pool_1_y[32*j45][j57][6][0])
+		}
+	} else {
+		for j58 := range 32 {
+			for j59 := 1; j59 < 6; j59++ {
+				for j60 := 6; j60 < 8; j60++ {
+					for j61 := range 8 {
+						scratch.net_max_pool_1_y[j58+32*j45][j59][j60][j61] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -3375,25 +3290,65 @@ func (r29 *ocannlCNNBackwardPart18) Part(j77 int) {
 var ocannlCNNBackwardPart18Records rt.Records[ocannlCNNBackwardPart18]
 
 // ocannlCNNBackwardPart19 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 32 rows of net.max_pool#1/y.grad, their margins (see rt.Pool).
 type ocannlCNNBackwardPart19 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r30 *ocannlCNNBackwardPart19) Part(j78 int) {
-	scratch := r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r26 *ocannlCNNBackwardPart19) Part(j62 int) {
+	scratch := r26.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_conv1_y_grad[32*j78][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j78][0][0][0])
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y_grad[32*j62][0][0][0])
 	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j78][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j78][i1][i2]
-					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+		for j63 := range 32 {
+			for j64 := range 8 {
+				for j65 := range 8 {
+					scratch.net_max_pool_1_y_grad[j63+32*j62][0][j64][j65] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[32*j62][6][0][0])
+	} else {
+		for j66 := range 32 {
+			for j67 := 6; j67 < 8; j67++ {
+				for j68 := range 8 {
+					for j69 := range 8 {
+						scratch.net_max_pool_1_y_grad[j66+32*j62][j67][j68][j69] = 0
+					}
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j70 := 1; j70 < 6; j70++ {
+			ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[32*j62][j70][0][0])
+		}
+	} else {
+		for j71 := range 32 {
+			for j72 := 1; j72 < 6; j72++ {
+				for j73 := range 8 {
+					scratch.net_max_pool_1_y_grad[j71+32*j62][j72][0][j73] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j74 := 1; j74 < 6; j74++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[32*j62][j74][6][0])
+		}
+	} else {
+		for j75 := range 32 {
+			for j76 := 1; j76 < 6; j76++ {
+				for j77 := 6; j77 < 8; j77++ {
+					for j78 := range 8 {
+						scratch.net_max_pool_1_y_grad[j75+32*j62][j76][j77][j78] = 0
 					}
 				}
 			}
@@ -3407,40 +3362,44 @@ var ocannlCNNBackwardPart19Records rt.Records[ocannlCNNBackwardPart19]
 // ocannlCNNBackwardPart20 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart20 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv1BiasPartial [8][8]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
 // Part runs part j79 of the nest (0 <= j79 < 8).
-func (r31 *ocannlCNNBackwardPart20) Part(j79 int) {
-	scratch, gNetConv1BiasPartial := r31.scratch, &r31.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j79] = [8]float32{}
-	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+func (r29 *ocannlCNNBackwardPart20) Part(j79 int) {
+	scratch := r29.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j79][0], &scratch.net_max_pool_1_x_1_grad[32*j79][0][0][0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j79]
 		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2+3]
-					for i3 := range 8 {
-						acc15 := gNetConv1BiasPartialRow[i3]
-						acc15 += net_max_pool_1_x_1_gradRow3[i3]
-						acc15 += net_max_pool_1_x_1_gradRow4[i3]
-						acc15 += net_max_pool_1_x_1_gradRow5[i3]
-						acc15 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1BiasPartialRow[i3] = acc15
-					}
+			for i1 := range 5 {
+				for i4 := range 2 {
+					ocannlMap29AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j79][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j79][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j79][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j79][i1+1][1][0])
 				}
-				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j79][i1][i2]
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
 					for i3 := range 8 {
-						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j79][i1+1][i2+1][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j79][i1+1][i2+1][i3]
+						for i4 := range 2 {
+							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j79][2*i1+i4]
+							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j79][2*i1+i4]
+							for i5 := range 2 {
+								var r27 float32
+								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
+									r27 = 1
+								}
+								r28 := float32(0)
+								if r27 != 0 {
+									r28 = net_max_pool_1_y_gradV
+								}
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r28
+							}
+						}
 					}
 				}
 			}
@@ -3454,27 +3413,143 @@ var ocannlCNNBackwardPart20Records rt.Records[ocannlCNNBackwardPart20]
 // ocannlCNNBackwardPart21 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart21 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r32 *ocannlCNNBackwardPart21) Part(j80 int) {
+	scratch := r32.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.net_max_pool_1_x_1_grad[32*j80][0][0][0], &scratch.net_max_pool_1_x_1[32*j80][0][0][0], &scratch.net_max_pool_1_x_grad[32*j80][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j80][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j80][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j80][i1][i2]
+					for i3 := range 8 {
+						var r30 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r30 = 1
+						}
+						r31 := float32(0)
+						if r30 != 0 {
+							r31 = net_max_pool_1_x_gradRow2[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r31
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart21Records holds the free ocannlCNNBackwardPart21 records.
+var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
+
+// ocannlCNNBackwardPart22 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart22 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r33 *ocannlCNNBackwardPart22) Part(j81 int) {
+	scratch := r33.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap31AVX2(&scratch.net_conv1_y_grad[32*j81][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j81][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j81][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j81][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart22Records holds the free ocannlCNNBackwardPart22 records.
+var ocannlCNNBackwardPart22Records rt.Records[ocannlCNNBackwardPart22]
+
+// ocannlCNNBackwardPart23 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart23 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r34 *ocannlCNNBackwardPart23) Part(j82 int) {
+	scratch, gNetConv1BiasPartial := r34.scratch, &r34.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j82] = [8]float32{}
+	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j82][0], &scratch.net_max_pool_1_x_1_grad[32*j82][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j82]
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2+3]
+					for i3 := range 8 {
+						acc15 := gNetConv1BiasPartialRow[i3]
+						acc15 += net_max_pool_1_x_1_gradRow3[i3]
+						acc15 += net_max_pool_1_x_1_gradRow4[i3]
+						acc15 += net_max_pool_1_x_1_gradRow5[i3]
+						acc15 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc15
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart23Records holds the free ocannlCNNBackwardPart23 records.
+var ocannlCNNBackwardPart23Records rt.Records[ocannlCNNBackwardPart23]
+
+// ocannlCNNBackwardPart24 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart24 struct {
 	images                 *[256][12][12][1]float32
 	scratch                *ocannlCNNBackwardScratch
 	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r32 *ocannlCNNBackwardPart21) Part(j81 int) {
-	images, scratch, gNetConv1KernelPartial := r32.images, r32.scratch, &r32.gNetConv1KernelPartial
-	gNetConv1KernelPartial[j81] = [8][3][3][1]float32{}
+// Part runs part j84 of the nest (0 <= j84 < 8).
+func (r35 *ocannlCNNBackwardPart24) Part(j84 int) {
+	images, scratch, gNetConv1KernelPartial := r35.images, r35.scratch, &r35.gNetConv1KernelPartial
+	gNetConv1KernelPartial[j84] = [8][3][3][1]float32{}
 	// float32 m-vector kernel M=8 N=3x3 K=10x10x32: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv1KernelPartial[j81][0][0][0][0], &scratch.net_conv1_y_grad[32*j81][0][0][0], &images[32*j81][0][0][0])
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j84][0][0][0][0], &scratch.net_conv1_y_grad[32*j84][0][0][0], &images[32*j84][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j81][i1][i2][i3]
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j84][i1][i2][i3]
 						for i4 := range 3 {
-							imagesRow2 := &images[i0+32*j81][i1+i4]
-							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j81][i3][i4]
+							imagesRow2 := &images[i0+32*j84][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j84][i3][i4]
 							for i5 := range 3 {
 								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3486,8 +3561,8 @@ func (r32 *ocannlCNNBackwardPart21) Part(j81 int) {
 	}
 }
 
-// ocannlCNNBackwardPart21Records holds the free ocannlCNNBackwardPart21 records.
-var ocannlCNNBackwardPart21Records rt.Records[ocannlCNNBackwardPart21]
+// ocannlCNNBackwardPart24Records holds the free ocannlCNNBackwardPart24 records.
+var ocannlCNNBackwardPart24Records rt.Records[ocannlCNNBackwardPart24]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -3935,6 +4010,10 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	region := pool.Enter()
 	defer region.Leave()
 
+	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
+
+	scratch.net_attention_1_scores_2[0] = 2.828427
+
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserTrainLossPart0Records.Get()
@@ -3970,25 +4049,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserTrainLossPart5Records.Get()
 	rec6.scratch = scratch
-
-	// The 6 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6)
-	*rec = ocannlReverserTrainLossPart0{}
-	ocannlReverserTrainLossPart0Records.Put(rec)
-	*rec2 = ocannlReverserTrainLossPart1{}
-	ocannlReverserTrainLossPart1Records.Put(rec2)
-	*rec3 = ocannlReverserTrainLossPart2{}
-	ocannlReverserTrainLossPart2Records.Put(rec3)
-	*rec4 = ocannlReverserTrainLossPart3{}
-	ocannlReverserTrainLossPart3Records.Put(rec4)
-	*rec5 = ocannlReverserTrainLossPart4{}
-	ocannlReverserTrainLossPart4Records.Put(rec5)
-	*rec6 = ocannlReverserTrainLossPart5{}
-	ocannlReverserTrainLossPart5Records.Put(rec6)
-
-	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	scratch.net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// 8 parts of i0 on the pool.
@@ -4074,42 +4134,6 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec22 := ocannlReverserTrainLossPart21Records.Get()
 	rec22.scratch = scratch
 
-	// The 16 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
-	*rec7 = ocannlReverserTrainLossPart6{}
-	ocannlReverserTrainLossPart6Records.Put(rec7)
-	*rec8 = ocannlReverserTrainLossPart7{}
-	ocannlReverserTrainLossPart7Records.Put(rec8)
-	*rec9 = ocannlReverserTrainLossPart8{}
-	ocannlReverserTrainLossPart8Records.Put(rec9)
-	*rec10 = ocannlReverserTrainLossPart9{}
-	ocannlReverserTrainLossPart9Records.Put(rec10)
-	*rec11 = ocannlReverserTrainLossPart10{}
-	ocannlReverserTrainLossPart10Records.Put(rec11)
-	*rec12 = ocannlReverserTrainLossPart11{}
-	ocannlReverserTrainLossPart11Records.Put(rec12)
-	*rec13 = ocannlReverserTrainLossPart12{}
-	ocannlReverserTrainLossPart12Records.Put(rec13)
-	*rec14 = ocannlReverserTrainLossPart13{}
-	ocannlReverserTrainLossPart13Records.Put(rec14)
-	*rec15 = ocannlReverserTrainLossPart14{}
-	ocannlReverserTrainLossPart14Records.Put(rec15)
-	*rec16 = ocannlReverserTrainLossPart15{}
-	ocannlReverserTrainLossPart15Records.Put(rec16)
-	*rec17 = ocannlReverserTrainLossPart16{}
-	ocannlReverserTrainLossPart16Records.Put(rec17)
-	*rec18 = ocannlReverserTrainLossPart17{}
-	ocannlReverserTrainLossPart17Records.Put(rec18)
-	*rec19 = ocannlReverserTrainLossPart18{}
-	ocannlReverserTrainLossPart18Records.Put(rec19)
-	*rec20 = ocannlReverserTrainLossPart19{}
-	ocannlReverserTrainLossPart19Records.Put(rec20)
-	*rec21 = ocannlReverserTrainLossPart20{}
-	ocannlReverserTrainLossPart20Records.Put(rec21)
-	*rec22 = ocannlReverserTrainLossPart21{}
-	ocannlReverserTrainLossPart21Records.Put(rec22)
-
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserTrainLossPart22Records.Get()
@@ -4166,43 +4190,53 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec32 := ocannlReverserTrainLossPart31Records.Get()
 	rec32.scratch = scratch
 
-	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserTrainLossPart32Records.Get()
-	rec33.scratch = scratch
-
-	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserTrainLossPart33Records.Get()
-	rec34.scratch = scratch
-
-	// _net/x2.3 = pointwise sqrt of _net/x2.2
-	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserTrainLossPart34Records.Get()
-	rec35.scratch = scratch
-
-	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
-	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserTrainLossPart35Records.Get()
-	rec36.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec36.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec36.scratch = scratch
-
-	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserTrainLossPart36Records.Get()
-	rec37.pNetLinear2W = pNetLinear2W
-	rec37.scratch = scratch
-
-	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserTrainLossPart37Records.Get()
-	rec38.pNetLinear2B = pNetLinear2B
-	rec38.scratch = scratch
-
-	// The 16 nests above as one job: part j runs part j of each, in order (their
+	// The 32 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec23, rec24, rec25, rec26, rec27, rec28, rec29, rec30, rec31, rec32, rec33, rec34, rec35, rec36, rec37, rec38)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22, rec23, rec24, rec25, rec26, rec27, rec28, rec29, rec30, rec31, rec32)
+	*rec = ocannlReverserTrainLossPart0{}
+	ocannlReverserTrainLossPart0Records.Put(rec)
+	*rec2 = ocannlReverserTrainLossPart1{}
+	ocannlReverserTrainLossPart1Records.Put(rec2)
+	*rec3 = ocannlReverserTrainLossPart2{}
+	ocannlReverserTrainLossPart2Records.Put(rec3)
+	*rec4 = ocannlReverserTrainLossPart3{}
+	ocannlReverserTrainLossPart3Records.Put(rec4)
+	*rec5 = ocannlReverserTrainLossPart4{}
+	ocannlReverserTrainLossPart4Records.Put(rec5)
+	*rec6 = ocannlReverserTrainLossPart5{}
+	ocannlReverserTrainLossPart5Records.Put(rec6)
+	*rec7 = ocannlReverserTrainLossPart6{}
+	ocannlReverserTrainLossPart6Records.Put(rec7)
+	*rec8 = ocannlReverserTrainLossPart7{}
+	ocannlReverserTrainLossPart7Records.Put(rec8)
+	*rec9 = ocannlReverserTrainLossPart8{}
+	ocannlReverserTrainLossPart8Records.Put(rec9)
+	*rec10 = ocannlReverserTrainLossPart9{}
+	ocannlReverserTrainLossPart9Records.Put(rec10)
+	*rec11 = ocannlReverserTrainLossPart10{}
+	ocannlReverserTrainLossPart10Records.Put(rec11)
+	*rec12 = ocannlReverserTrainLossPart11{}
+	ocannlReverserTrainLossPart11Records.Put(rec12)
+	*rec13 = ocannlReverserTrainLossPart12{}
+	ocannlReverserTrainLossPart12Records.Put(rec13)
+	*rec14 = ocannlReverserTrainLossPart13{}
+	ocannlReverserTrainLossPart13Records.Put(rec14)
+	*rec15 = ocannlReverserTrainLossPart14{}
+	ocannlReverserTrainLossPart14Records.Put(rec15)
+	*rec16 = ocannlReverserTrainLossPart15{}
+	ocannlReverserTrainLossPart15Records.Put(rec16)
+	*rec17 = ocannlReverserTrainLossPart16{}
+	ocannlReverserTrainLossPart16Records.Put(rec17)
+	*rec18 = ocannlReverserTrainLossPart17{}
+	ocannlReverserTrainLossPart17Records.Put(rec18)
+	*rec19 = ocannlReverserTrainLossPart18{}
+	ocannlReverserTrainLossPart18Records.Put(rec19)
+	*rec20 = ocannlReverserTrainLossPart19{}
+	ocannlReverserTrainLossPart19Records.Put(rec20)
+	*rec21 = ocannlReverserTrainLossPart20{}
+	ocannlReverserTrainLossPart20Records.Put(rec21)
+	*rec22 = ocannlReverserTrainLossPart21{}
+	ocannlReverserTrainLossPart21Records.Put(rec22)
 	*rec23 = ocannlReverserTrainLossPart22{}
 	ocannlReverserTrainLossPart22Records.Put(rec23)
 	*rec24 = ocannlReverserTrainLossPart23{}
@@ -4223,6 +4257,107 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart30Records.Put(rec31)
 	*rec32 = ocannlReverserTrainLossPart31{}
 	ocannlReverserTrainLossPart31Records.Put(rec32)
+
+	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap45AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &scratch.net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
+		}
+	}
+
+	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
+			net_x2_2Row := &scratch.net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
+		}
+	}
+
+	// _net/x2.3 = pointwise sqrt of _net/x2.2
+	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_x2_2Row2 := &scratch.net_x2_2[i0]
+			net_x2_3Row := &scratch.net_x2_3[i0]
+			for i1 := range 8 {
+				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
+			}
+		}
+	}
+
+	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
+	// 8 parts of i0 on the pool.
+	rec33 := ocannlReverserTrainLossPart32Records.Get()
+	rec33.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec33.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec33.scratch = scratch
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
+	// 8 parts of i0 on the pool.
+	rec34 := ocannlReverserTrainLossPart33Records.Get()
+	rec34.pNetLinear2W = pNetLinear2W
+	rec34.scratch = scratch
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
+	// 8 parts of i0 on the pool.
+	rec35 := ocannlReverserTrainLossPart34Records.Get()
+	rec35.pNetLinear2B = pNetLinear2B
+	rec35.scratch = scratch
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 8 parts of i0 on the pool.
+	rec36 := ocannlReverserTrainLossPart35Records.Get()
+	rec36.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 8 parts of i0 on the pool.
+	rec37 := ocannlReverserTrainLossPart36Records.Get()
+	rec37.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// 8 parts of i0 on the pool.
+	rec38 := ocannlReverserTrainLossPart37Records.Get()
+	rec38.scratch = scratch
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// 8 parts of i0 on the pool.
+	rec39 := ocannlReverserTrainLossPart38Records.Get()
+	rec39.scratch = scratch
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	// 8 parts of i0 on the pool.
+	rec40 := ocannlReverserTrainLossPart39Records.Get()
+	rec40.scratch = scratch
+
+	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// 8 parts of i0 on the pool.
+	rec41 := ocannlReverserTrainLossPart40Records.Get()
+	rec41.targets = targets
+	rec41.scratch = scratch
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// 8 parts of i0 on the pool.
+	rec42 := ocannlReverserTrainLossPart41Records.Get()
+	rec42.scratch = scratch
+
+	// The 10 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec33, rec34, rec35, rec36, rec37, rec38, rec39, rec40, rec41, rec42)
 	*rec33 = ocannlReverserTrainLossPart32{}
 	ocannlReverserTrainLossPart32Records.Put(rec33)
 	*rec34 = ocannlReverserTrainLossPart33{}
@@ -4235,73 +4370,27 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart36Records.Put(rec37)
 	*rec38 = ocannlReverserTrainLossPart37{}
 	ocannlReverserTrainLossPart37Records.Put(rec38)
-
-	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserTrainLossPart38Records.Get()
-	rec39.scratch = scratch
-
-	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserTrainLossPart39Records.Get()
-	rec40.scratch = scratch
-
-	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserTrainLossPart40Records.Get()
-	rec41.scratch = scratch
-
-	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserTrainLossPart41Records.Get()
-	rec42.scratch = scratch
-
-	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserTrainLossPart42Records.Get()
-	rec43.scratch = scratch
-
-	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
-	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserTrainLossPart43Records.Get()
-	rec44.targets = targets
-	rec44.scratch = scratch
-
-	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserTrainLossPart44Records.Get()
-	rec45.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec39, rec40, rec41, rec42, rec43, rec44, rec45)
 	*rec39 = ocannlReverserTrainLossPart38{}
 	ocannlReverserTrainLossPart38Records.Put(rec39)
 	*rec40 = ocannlReverserTrainLossPart39{}
 	ocannlReverserTrainLossPart39Records.Put(rec40)
 	*rec41 = ocannlReverserTrainLossPart40{}
 	ocannlReverserTrainLossPart40Records.Put(rec41)
-	*rec42 = ocannlReverserTrainLossPart41{}
-	ocannlReverserTrainLossPart41Records.Put(rec42)
-	*rec43 = ocannlReverserTrainLossPart42{}
-	ocannlReverserTrainLossPart42Records.Put(rec43)
-	*rec44 = ocannlReverserTrainLossPart43{}
-	ocannlReverserTrainLossPart43Records.Put(rec44)
 	// The 8 partial sums, added in part order.
-	for j46 := range 1 {
+	for j43 := range 1 {
 		acc20 := float32(0)
-		acc20 += rec45.train_2Partial[0][j46]
-		acc20 += rec45.train_2Partial[1][j46]
-		acc20 += rec45.train_2Partial[2][j46]
-		acc20 += rec45.train_2Partial[3][j46]
-		acc20 += rec45.train_2Partial[4][j46]
-		acc20 += rec45.train_2Partial[5][j46]
-		acc20 += rec45.train_2Partial[6][j46]
-		acc20 += rec45.train_2Partial[7][j46]
-		scratch.train_2[j46] = acc20
+		acc20 += rec42.train_2Partial[0][j43]
+		acc20 += rec42.train_2Partial[1][j43]
+		acc20 += rec42.train_2Partial[2][j43]
+		acc20 += rec42.train_2Partial[3][j43]
+		acc20 += rec42.train_2Partial[4][j43]
+		acc20 += rec42.train_2Partial[5][j43]
+		acc20 += rec42.train_2Partial[6][j43]
+		acc20 += rec42.train_2Partial[7][j43]
+		scratch.train_2[j43] = acc20
 	}
-	rec45.scratch = nil
-	ocannlReverserTrainLossPart44Records.Put(rec45)
+	rec42.scratch = nil
+	ocannlReverserTrainLossPart41Records.Put(rec42)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = scratch.train_2[0] / 2048
@@ -5425,21 +5514,28 @@ var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart3
 // ocannlReverserTrainLossPart32 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart32 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLayerNorm2Gamma *[32]float32
+	pNetLayerNorm2Beta  *[32]float32
+	scratch             *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r34 *ocannlReverserTrainLossPart32) Part(j33 int) {
-	scratch := r34.scratch
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_var[32*j33][0][0], &scratch.net_layer_norm_2_var_2[32*j33][0][0])
+	pNetLayerNorm2Gamma, pNetLayerNorm2Beta, scratch := r34.pNetLayerNorm2Gamma, r34.pNetLayerNorm2Beta, r34.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_x2[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0], &scratch.net_x2_3[32*j33][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_x2[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0], &scratch.net_x2_3[32*j33][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0+32*j33]
-			net_layer_norm_2_varRow := &scratch.net_layer_norm_2_var[i0+32*j33]
 			for i1 := range 8 {
-				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j33][i1]
+				net_x2_3V := scratch.net_x2_3[i0+32*j33][i1][0]
+				net_x2Row := &scratch.net_x2[i0+32*j33][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = ((pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]) / net_x2_3V) + pNetLayerNorm2Beta[i2]
+				}
 			}
 		}
 	}
@@ -5451,21 +5547,31 @@ var ocannlReverserTrainLossPart32Records rt.Records[ocannlReverserTrainLossPart3
 // ocannlReverserTrainLossPart33 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart33 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r35 *ocannlReverserTrainLossPart33) Part(j34 int) {
-	scratch := r35.scratch
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x2_2[32*j34][0][0], &scratch.net_layer_norm_2_var[32*j34][0][0])
+	pNetLinear2W, scratch := r35.pNetLinear2W, r35.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j34][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j34][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j34][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j34][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0+32*j34]
-			net_x2_2Row := &scratch.net_x2_2[i0+32*j34]
 			for i1 := range 8 {
-				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+				net_x2Row2 := &scratch.net_x2[i0+32*j34][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j34][i1][i2] = acc16
+				}
 			}
 		}
 	}
@@ -5477,21 +5583,26 @@ var ocannlReverserTrainLossPart33Records rt.Records[ocannlReverserTrainLossPart3
 // ocannlReverserTrainLossPart34 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart34 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLinear2B *[10]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r36 *ocannlReverserTrainLossPart34) Part(j35 int) {
-	scratch := r36.scratch
-	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x2_3[32*j35][0][0], &scratch.net_x2_2[32*j35][0][0])
+	pNetLinear2B, scratch := r36.pNetLinear2B, r36.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logits[32*j35][0][0], &scratch.train_cross_entropy_1_logits_1[32*j35][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logits[32*j35][0][0], &scratch.train_cross_entropy_1_logits_1[32*j35][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
-			net_x2_2Row2 := &scratch.net_x2_2[i0+32*j35]
-			net_x2_3Row := &scratch.net_x2_3[i0+32*j35]
 			for i1 := range 8 {
-				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j35][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j35][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+				}
 			}
 		}
 	}
@@ -5503,28 +5614,25 @@ var ocannlReverserTrainLossPart34Records rt.Records[ocannlReverserTrainLossPart3
 // ocannlReverserTrainLossPart35 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart35 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	pNetLayerNorm2Beta  *[32]float32
-	scratch             *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r37 *ocannlReverserTrainLossPart35) Part(j36 int) {
-	pNetLayerNorm2Gamma, pNetLayerNorm2Beta, scratch := r37.pNetLayerNorm2Gamma, r37.pNetLayerNorm2Beta, r37.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x2[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0], &scratch.net_x2_3[32*j36][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x2[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0], &scratch.net_x2_3[32*j36][0][0], &pNetLayerNorm2Beta[0])
+	scratch := r37.scratch
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j36][0][0], &scratch.train_cross_entropy_1_logits[32*j36][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j36][i1]
-				net_x2_3V := scratch.net_x2_3[i0+32*j36][i1][0]
-				net_x2Row := &scratch.net_x2[i0+32*j36][i1]
-				for i2 := range 32 {
-					net_x2Row[i2] = ((pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]) / net_x2_3V) + pNetLayerNorm2Beta[i2]
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j36][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
 				}
+				scratch.train_cross_entropy_1_m[i0+32*j36][i1][0] = acc17
 			}
 		}
 	}
@@ -5536,30 +5644,25 @@ var ocannlReverserTrainLossPart35Records rt.Records[ocannlReverserTrainLossPart3
 // ocannlReverserTrainLossPart36 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart36 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r38 *ocannlReverserTrainLossPart36) Part(j37 int) {
-	pNetLinear2W, scratch := r38.pNetLinear2W, r38.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r38.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j37][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j37][0][0])
+		ocannlMap49AVX512(&scratch.train_cross_entropy_1_z[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0], &scratch.train_cross_entropy_1_m[32*j37][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j37][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j37][0][0])
+		ocannlMap49AVX2(&scratch.train_cross_entropy_1_z[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0], &scratch.train_cross_entropy_1_m[32*j37][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j37][i1]
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j37][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j37][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j37][i1]
 				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j37][i1][i2] = acc16
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
 				}
 			}
 		}
@@ -5572,25 +5675,22 @@ var ocannlReverserTrainLossPart36Records rt.Records[ocannlReverserTrainLossPart3
 // ocannlReverserTrainLossPart37 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart37 struct {
-	pNetLinear2B *[10]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r39 *ocannlReverserTrainLossPart37) Part(j38 int) {
-	pNetLinear2B, scratch := r39.pNetLinear2B, r39.scratch
-	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits[32*j38][0][0], &scratch.train_cross_entropy_1_logits_1[32*j38][0][0], &pNetLinear2B[0])
-	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits[32*j38][0][0], &scratch.train_cross_entropy_1_logits_1[32*j38][0][0], &pNetLinear2B[0])
+	scratch := r39.scratch
+	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logp_1[32*j38][0][0], &scratch.train_cross_entropy_1_z[32*j38][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j38][i1]
-				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j38][i1]
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j38][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j38][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
 				}
 			}
 		}
@@ -5609,19 +5709,19 @@ type ocannlReverserTrainLossPart38 struct {
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r40 *ocannlReverserTrainLossPart38) Part(j39 int) {
 	scratch := r40.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j39][0][0], &scratch.train_cross_entropy_1_logits[32*j39][0][0])
+		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j39][0][0], &scratch.train_cross_entropy_1_logp_1[32*j39][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j39][i1]
-				acc17 := float32(math.Inf(-1))
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j39][i1]
+				acc18 := float32(0)
 				for i2 := range 10 {
-					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
 				}
-				scratch.train_cross_entropy_1_m[i0+32*j39][i1][0] = acc17
+				scratch.train_cross_entropy_1_logp_2[i0+32*j39][i1][0] = acc18
 			}
 		}
 	}
@@ -5639,20 +5739,15 @@ type ocannlReverserTrainLossPart39 struct {
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r41 *ocannlReverserTrainLossPart39) Part(j40 int) {
 	scratch := r41.scratch
-	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z[32*j40][0][0], &scratch.train_cross_entropy_1_logits[32*j40][0][0], &scratch.train_cross_entropy_1_m[32*j40][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z[32*j40][0][0], &scratch.train_cross_entropy_1_logits[32*j40][0][0], &scratch.train_cross_entropy_1_m[32*j40][0][0])
+	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_3[32*j40][0][0], &scratch.train_cross_entropy_1_logp_2[32*j40][0][0])
 	} else {
 		for i0 := range 32 {
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+32*j40]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+32*j40]
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j40][i1]
-				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j40][i1][0]
-				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j40][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
-				}
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
 			}
 		}
 	}
@@ -5664,22 +5759,27 @@ var ocannlReverserTrainLossPart39Records rt.Records[ocannlReverserTrainLossPart3
 // ocannlReverserTrainLossPart40 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart40 struct {
+	targets *[256][8][10]float32
 	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r42 *ocannlReverserTrainLossPart40) Part(j41 int) {
-	scratch := r42.scratch
-	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[32*j41][0][0], &scratch.train_cross_entropy_1_z[32*j41][0][0])
+	targets, scratch := r42.targets, r42.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap51AVX512(&scratch.train_1[32*j41][0][0], &targets[32*j41][0][0], &scratch.train_cross_entropy_1_z[32*j41][0][0], &scratch.train_cross_entropy_1_logp_3[32*j41][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap51AVX2(&scratch.train_1[32*j41][0][0], &targets[32*j41][0][0], &scratch.train_cross_entropy_1_z[32*j41][0][0], &scratch.train_cross_entropy_1_logp_3[32*j41][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j41][i1]
-				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j41][i1]
+				targetsRow := &targets[i0+32*j41][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+32*j41][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+32*j41][i1][0]
+				train_1Row := &scratch.train_1[i0+32*j41][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 				}
 			}
 		}
@@ -5692,123 +5792,34 @@ var ocannlReverserTrainLossPart40Records rt.Records[ocannlReverserTrainLossPart4
 // ocannlReverserTrainLossPart41 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart41 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r43 *ocannlReverserTrainLossPart41) Part(j42 int) {
-	scratch := r43.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j42][0][0], &scratch.train_cross_entropy_1_logp_1[32*j42][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j42][i1]
-				acc18 := float32(0)
-				for i2 := range 10 {
-					acc18 += train_cross_entropy_1_logp_1Row2[i2]
-				}
-				scratch.train_cross_entropy_1_logp_2[i0+32*j42][i1][0] = acc18
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart41Records holds the free ocannlReverserTrainLossPart41 records.
-var ocannlReverserTrainLossPart41Records rt.Records[ocannlReverserTrainLossPart41]
-
-// ocannlReverserTrainLossPart42 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart42 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r44 *ocannlReverserTrainLossPart42) Part(j43 int) {
-	scratch := r44.scratch
-	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_3[32*j43][0][0], &scratch.train_cross_entropy_1_logp_2[32*j43][0][0])
-	} else {
-		for i0 := range 32 {
-			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+32*j43]
-			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+32*j43]
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart42Records holds the free ocannlReverserTrainLossPart42 records.
-var ocannlReverserTrainLossPart42Records rt.Records[ocannlReverserTrainLossPart42]
-
-// ocannlReverserTrainLossPart43 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart43 struct {
-	targets *[256][8][10]float32
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r45 *ocannlReverserTrainLossPart43) Part(j44 int) {
-	targets, scratch := r45.targets, r45.scratch
-	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_1[32*j44][0][0], &targets[32*j44][0][0], &scratch.train_cross_entropy_1_z[32*j44][0][0], &scratch.train_cross_entropy_1_logp_3[32*j44][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_1[32*j44][0][0], &targets[32*j44][0][0], &scratch.train_cross_entropy_1_z[32*j44][0][0], &scratch.train_cross_entropy_1_logp_3[32*j44][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				targetsRow := &targets[i0+32*j44][i1]
-				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+32*j44][i1]
-				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+32*j44][i1][0]
-				train_1Row := &scratch.train_1[i0+32*j44][i1]
-				for i2 := range 10 {
-					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart43Records holds the free ocannlReverserTrainLossPart43 records.
-var ocannlReverserTrainLossPart43Records rt.Records[ocannlReverserTrainLossPart43]
-
-// ocannlReverserTrainLossPart44 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart44 struct {
 	scratch        *ocannlReverserTrainLossScratch
 	train_2Partial [8][1]float32
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r46 *ocannlReverserTrainLossPart44) Part(j45 int) {
-	scratch, train_2Partial := r46.scratch, &r46.train_2Partial
-	train_2Partial[j45] = [1]float32{}
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r43 *ocannlReverserTrainLossPart41) Part(j42 int) {
+	scratch, train_2Partial := r43.scratch, &r43.train_2Partial
+	train_2Partial[j42] = [1]float32{}
 	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&train_2Partial[j45][0], &scratch.train_1[32*j45][0][0])
+		ocannlReduce12AVX2(&train_2Partial[j42][0], &scratch.train_1[32*j42][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		acc19 := train_2Partial[j45][0]
+		acc19 := train_2Partial[j42][0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_1Row2 := &scratch.train_1[i0+32*j45][i1]
+				train_1Row2 := &scratch.train_1[i0+32*j42][i1]
 				for i2 := range 10 {
 					acc19 += train_1Row2[i2]
 				}
 			}
 		}
-		train_2Partial[j45][0] = acc19
+		train_2Partial[j42][0] = acc19
 	}
 }
 
-// ocannlReverserTrainLossPart44Records holds the free ocannlReverserTrainLossPart44 records.
-var ocannlReverserTrainLossPart44Records rt.Records[ocannlReverserTrainLossPart44]
+// ocannlReverserTrainLossPart41Records holds the free ocannlReverserTrainLossPart41 records.
+var ocannlReverserTrainLossPart41Records rt.Records[ocannlReverserTrainLossPart41]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -6945,6 +6956,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	region := pool.Enter()
 	defer region.Leave()
 
+	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
+
+	scratch.net_attention_1_scores_2[0] = 2.828427
+
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserBackwardPart0Records.Get()
@@ -6980,25 +6995,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.scratch = scratch
-
-	// The 6 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6)
-	*rec = ocannlReverserBackwardPart0{}
-	ocannlReverserBackwardPart0Records.Put(rec)
-	*rec2 = ocannlReverserBackwardPart1{}
-	ocannlReverserBackwardPart1Records.Put(rec2)
-	*rec3 = ocannlReverserBackwardPart2{}
-	ocannlReverserBackwardPart2Records.Put(rec3)
-	*rec4 = ocannlReverserBackwardPart3{}
-	ocannlReverserBackwardPart3Records.Put(rec4)
-	*rec5 = ocannlReverserBackwardPart4{}
-	ocannlReverserBackwardPart4Records.Put(rec5)
-	*rec6 = ocannlReverserBackwardPart5{}
-	ocannlReverserBackwardPart5Records.Put(rec6)
-
-	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	scratch.net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// 8 parts of i0 on the pool.
@@ -7085,9 +7081,76 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec22 := ocannlReverserBackwardPart21Records.Get()
 	rec22.scratch = scratch
 
-	// The 16 nests above as one job: part j runs part j of each, in order (their
+	// _net/x1.3 = pointwise sqrt of _net/x1.2
+	// 8 parts of i0 on the pool.
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.scratch = scratch
+
+	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3 fused
+	// 8 parts of i0 on the pool.
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec24.scratch = scratch
+
+	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	// 8 parts of i0 on the pool.
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.pNetDense1W = pNetDense1W
+	rec25.scratch = scratch
+
+	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// 8 parts of i0 on the pool.
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.pNetDense1B = pNetDense1B
+	rec26.scratch = scratch
+
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
+	// 8 parts of i0 on the pool.
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.scratch = scratch
+
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	// 8 parts of i0 on the pool.
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.pNetLinear1W = pNetLinear1W
+	rec28.scratch = scratch
+
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
+	// 8 parts of i0 on the pool.
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.pNetLinear1B = pNetLinear1B
+	rec29.scratch = scratch
+
+	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
+	// 8 parts of i0 on the pool.
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.scratch = scratch
+
+	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
+	// 8 parts of i0 on the pool.
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.scratch = scratch
+
+	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
+	// 8 parts of i0 on the pool.
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.scratch = scratch
+
+	// The 32 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22, rec23, rec24, rec25, rec26, rec27, rec28, rec29, rec30, rec31, rec32)
+	*rec = ocannlReverserBackwardPart0{}
+	ocannlReverserBackwardPart0Records.Put(rec)
+	*rec2 = ocannlReverserBackwardPart1{}
+	ocannlReverserBackwardPart1Records.Put(rec2)
+	*rec3 = ocannlReverserBackwardPart2{}
+	ocannlReverserBackwardPart2Records.Put(rec3)
+	*rec4 = ocannlReverserBackwardPart3{}
+	ocannlReverserBackwardPart3Records.Put(rec4)
+	*rec5 = ocannlReverserBackwardPart4{}
+	ocannlReverserBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlReverserBackwardPart5{}
+	ocannlReverserBackwardPart5Records.Put(rec6)
 	*rec7 = ocannlReverserBackwardPart6{}
 	ocannlReverserBackwardPart6Records.Put(rec7)
 	*rec8 = ocannlReverserBackwardPart7{}
@@ -7120,111 +7183,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart20Records.Put(rec21)
 	*rec22 = ocannlReverserBackwardPart21{}
 	ocannlReverserBackwardPart21Records.Put(rec22)
-
-	// _net/x1.3 = pointwise sqrt of _net/x1.2
-	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			net_x1_2Row2 := &scratch.net_x1_2[i0]
-			net_x1_3Row := &scratch.net_x1_3[i0]
-			for i1 := range 8 {
-				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
-			}
-		}
-	}
-
-	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3 fused
-	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.pNetLayerNorm1Beta = pNetLayerNorm1Beta
-	rec23.scratch = scratch
-
-	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.pNetDense1W = pNetDense1W
-	rec24.scratch = scratch
-
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.pNetDense1B = pNetDense1B
-	rec25.scratch = scratch
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.scratch = scratch
-
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.pNetLinear1W = pNetLinear1W
-	rec27.scratch = scratch
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.pNetLinear1B = pNetLinear1B
-	rec28.scratch = scratch
-
-	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
-
-	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.scratch = scratch
-
-	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.scratch = scratch
-
-	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.scratch = scratch
-
-	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.scratch = scratch
-
-	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
-
-	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec35.scratch = scratch
-
-	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
-
-	// _net/x2.3 = pointwise sqrt of _net/x2.2
-	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.scratch = scratch
-
-	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
-	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec38.scratch = scratch
-
-	// The 16 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec23, rec24, rec25, rec26, rec27, rec28, rec29, rec30, rec31, rec32, rec33, rec34, rec35, rec36, rec37, rec38)
 	*rec23 = ocannlReverserBackwardPart22{}
 	ocannlReverserBackwardPart22Records.Put(rec23)
 	*rec24 = ocannlReverserBackwardPart23{}
@@ -7245,6 +7203,95 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart30Records.Put(rec31)
 	*rec32 = ocannlReverserBackwardPart31{}
 	ocannlReverserBackwardPart31Records.Put(rec32)
+
+	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
+	// 8 parts of i0 on the pool.
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.scratch = scratch
+
+	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
+	// 8 parts of i0 on the pool.
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
+
+	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
+	// 8 parts of i0 on the pool.
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
+
+	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
+	// 8 parts of i0 on the pool.
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec36.scratch = scratch
+
+	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
+	// 8 parts of i0 on the pool.
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
+
+	// _net/x2.3 = pointwise sqrt of _net/x2.2
+	// 8 parts of i0 on the pool.
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
+
+	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
+	// 8 parts of i0 on the pool.
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec39.scratch = scratch
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
+	// 8 parts of i0 on the pool.
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.pNetLinear2W = pNetLinear2W
+	rec40.scratch = scratch
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
+	// 8 parts of i0 on the pool.
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.pNetLinear2B = pNetLinear2B
+	rec41.scratch = scratch
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 8 parts of i0 on the pool.
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 8 parts of i0 on the pool.
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// 8 parts of i0 on the pool.
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.scratch = scratch
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// 8 parts of i0 on the pool.
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	// 8 parts of i0 on the pool.
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
+
+	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// 8 parts of i0 on the pool.
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.targets = targets
+	rec47.scratch = scratch
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// 8 parts of i0 on the pool.
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
+
+	// The 16 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec33, rec34, rec35, rec36, rec37, rec38, rec39, rec40, rec41, rec42, rec43, rec44, rec45, rec46, rec47, rec48)
 	*rec33 = ocannlReverserBackwardPart32{}
 	ocannlReverserBackwardPart32Records.Put(rec33)
 	*rec34 = ocannlReverserBackwardPart33{}
@@ -7257,58 +7304,6 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart36Records.Put(rec37)
 	*rec38 = ocannlReverserBackwardPart37{}
 	ocannlReverserBackwardPart37Records.Put(rec38)
-
-	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.pNetLinear2W = pNetLinear2W
-	rec39.scratch = scratch
-
-	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.pNetLinear2B = pNetLinear2B
-	rec40.scratch = scratch
-
-	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
-
-	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.scratch = scratch
-
-	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
-
-	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
-
-	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
-
-	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
-	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.targets = targets
-	rec46.scratch = scratch
-
-	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.scratch = scratch
-
-	// The 9 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec39, rec40, rec41, rec42, rec43, rec44, rec45, rec46, rec47)
 	*rec39 = ocannlReverserBackwardPart38{}
 	ocannlReverserBackwardPart38Records.Put(rec39)
 	*rec40 = ocannlReverserBackwardPart39{}
@@ -7325,21 +7320,23 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart44Records.Put(rec45)
 	*rec46 = ocannlReverserBackwardPart45{}
 	ocannlReverserBackwardPart45Records.Put(rec46)
-	// The 8 partial sums, added in part order.
-	for j48 := range 1 {
-		acc20 := float32(0)
-		acc20 += rec47.train_2Partial[0][j48]
-		acc20 += rec47.train_2Partial[1][j48]
-		acc20 += rec47.train_2Partial[2][j48]
-		acc20 += rec47.train_2Partial[3][j48]
-		acc20 += rec47.train_2Partial[4][j48]
-		acc20 += rec47.train_2Partial[5][j48]
-		acc20 += rec47.train_2Partial[6][j48]
-		acc20 += rec47.train_2Partial[7][j48]
-		scratch.train_2[j48] = acc20
-	}
-	rec47.scratch = nil
+	*rec47 = ocannlReverserBackwardPart46{}
 	ocannlReverserBackwardPart46Records.Put(rec47)
+	// The 8 partial sums, added in part order.
+	for j49 := range 1 {
+		acc20 := float32(0)
+		acc20 += rec48.train_2Partial[0][j49]
+		acc20 += rec48.train_2Partial[1][j49]
+		acc20 += rec48.train_2Partial[2][j49]
+		acc20 += rec48.train_2Partial[3][j49]
+		acc20 += rec48.train_2Partial[4][j49]
+		acc20 += rec48.train_2Partial[5][j49]
+		acc20 += rec48.train_2Partial[6][j49]
+		acc20 += rec48.train_2Partial[7][j49]
+		scratch.train_2[j49] = acc20
+	}
+	rec48.scratch = nil
+	ocannlReverserBackwardPart47Records.Put(rec48)
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = scratch.train_2[0] / 2048
@@ -7386,7 +7383,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+		ocannlMap56AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][8][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -7403,7 +7400,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7421,7 +7418,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7437,114 +7434,215 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.scratch = scratch
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][8][10]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.scratch = scratch
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.scratch = scratch
 
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.scratch = scratch
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.train_cross_entropy_1_logits_grad = [256][8][10]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.scratch = scratch
-
-	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// 8 parts of i0 on the pool.
 	rec53 := ocannlReverserBackwardPart52Records.Get()
 	rec53.scratch = scratch
 
-	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// 8 parts of i0 on the pool.
 	rec54 := ocannlReverserBackwardPart53Records.Get()
 	rec54.scratch = scratch
+
+	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// 8 parts of i0 on the pool.
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
-
-	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
-	// 8 parts of i0 on the pool.
 	rec56 := ocannlReverserBackwardPart55Records.Get()
 	rec56.scratch = scratch
 
-	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
+	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// 8 parts of i0 on the pool.
 	rec57 := ocannlReverserBackwardPart56Records.Get()
 	rec57.scratch = scratch
+
+	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
+	// 8 parts of i0 on the pool.
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.scratch = scratch
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.pNetLinear2W = pNetLinear2W
-	rec58.scratch = scratch
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.pNetLinear2W = pNetLinear2W
+	rec59.scratch = scratch
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.scratch = scratch
+	rec60 := ocannlReverserBackwardPart59Records.Get()
+	rec60.scratch = scratch
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.scratch = scratch
+	rec61 := ocannlReverserBackwardPart60Records.Get()
+	rec61.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.scratch = scratch
+	rec62 := ocannlReverserBackwardPart61Records.Get()
+	rec62.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.scratch = scratch
+	rec63 := ocannlReverserBackwardPart62Records.Get()
+	rec63.scratch = scratch
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_2_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.scratch = scratch
+	rec64 := ocannlReverserBackwardPart63Records.Get()
+	rec64.scratch = scratch
 
-	// The 16 nests above as one job: part j runs part j of each, in order (their
+	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_var_grad = [256][8][1]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec65 := ocannlReverserBackwardPart64Records.Get()
+	rec65.scratch = scratch
+
+	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
+	// 8 parts of i0 on the pool.
+	rec66 := ocannlReverserBackwardPart65Records.Get()
+	rec66.scratch = scratch
+
+	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec67 := ocannlReverserBackwardPart66Records.Get()
+	rec67.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec67.scratch = scratch
+
+	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_var_2_grad = [256][8][1]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec68 := ocannlReverserBackwardPart67Records.Get()
+	rec68.scratch = scratch
+
+	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec69 := ocannlReverserBackwardPart68Records.Get()
+	rec69.scratch = scratch
+
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
+	rec70 := ocannlReverserBackwardPart69Records.Get()
+	rec70.scratch = scratch
+
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
+	rec71 := ocannlReverserBackwardPart70Records.Get()
+	rec71.scratch = scratch
+
+	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec72 := ocannlReverserBackwardPart71Records.Get()
+	rec72.scratch = scratch
+
+	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
+	// 8 parts of i0 on the pool.
+	rec73 := ocannlReverserBackwardPart72Records.Get()
+	rec73.scratch = scratch
+
+	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_mean_1_grad = [256][8][1]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec74 := ocannlReverserBackwardPart73Records.Get()
+	rec74.scratch = scratch
+
+	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
+	// 8 parts of i0 on the pool.
+	rec75 := ocannlReverserBackwardPart74Records.Get()
+	rec75.scratch = scratch
+
+	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_x1_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec76 := ocannlReverserBackwardPart75Records.Get()
+	rec76.scratch = scratch
+
+	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec77 := ocannlReverserBackwardPart76Records.Get()
+	rec77.scratch = scratch
+
+	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec78 := ocannlReverserBackwardPart77Records.Get()
+	rec78.scratch = scratch
+
+	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// 8 parts of i0 on the pool.
+	rec79 := ocannlReverserBackwardPart78Records.Get()
+	rec79.scratch = scratch
+
+	// The 31 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec48, rec49, rec50, rec51, rec52, rec53, rec54, rec55, rec56, rec57, rec58, rec59, rec60, rec61, rec62, rec63)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
+	region.RunSeq(8, rec49, rec50, rec51, rec52, rec53, rec54, rec55, rec56, rec57, rec58, rec59, rec60, rec61, rec62, rec63, rec64, rec65, rec66, rec67, rec68, rec69, rec70, rec71, rec72, rec73, rec74, rec75, rec76, rec77, rec78, rec79)
 	*rec49 = ocannlReverserBackwardPart48{}
 	ocannlReverserBackwardPart48Records.Put(rec49)
 	*rec50 = ocannlReverserBackwardPart49{}
@@ -7559,195 +7657,81 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart53Records.Put(rec54)
 	*rec55 = ocannlReverserBackwardPart54{}
 	ocannlReverserBackwardPart54Records.Put(rec55)
-	// The 8 partial sums, added in part order.
-	for j58 := range 10 {
-		acc24 := gNetLinear2B[j58]
-		acc24 += rec56.gNetLinear2BPartial[0][j58]
-		acc24 += rec56.gNetLinear2BPartial[1][j58]
-		acc24 += rec56.gNetLinear2BPartial[2][j58]
-		acc24 += rec56.gNetLinear2BPartial[3][j58]
-		acc24 += rec56.gNetLinear2BPartial[4][j58]
-		acc24 += rec56.gNetLinear2BPartial[5][j58]
-		acc24 += rec56.gNetLinear2BPartial[6][j58]
-		acc24 += rec56.gNetLinear2BPartial[7][j58]
-		gNetLinear2B[j58] = acc24
-	}
-	rec56.scratch = nil
+	*rec56 = ocannlReverserBackwardPart55{}
 	ocannlReverserBackwardPart55Records.Put(rec56)
 	// The 8 partial sums, added in part order.
-	for j60 := range 10 {
-		for j61 := range 32 {
-			acc25 := gNetLinear2W[32*j60+j61]
-			acc25 += rec57.gNetLinear2WPartial[0][j60][j61]
-			acc25 += rec57.gNetLinear2WPartial[1][j60][j61]
-			acc25 += rec57.gNetLinear2WPartial[2][j60][j61]
-			acc25 += rec57.gNetLinear2WPartial[3][j60][j61]
-			acc25 += rec57.gNetLinear2WPartial[4][j60][j61]
-			acc25 += rec57.gNetLinear2WPartial[5][j60][j61]
-			acc25 += rec57.gNetLinear2WPartial[6][j60][j61]
-			acc25 += rec57.gNetLinear2WPartial[7][j60][j61]
-			gNetLinear2W[32*j60+j61] = acc25
-		}
+	for j59 := range 10 {
+		acc24 := gNetLinear2B[j59]
+		acc24 += rec57.gNetLinear2BPartial[0][j59]
+		acc24 += rec57.gNetLinear2BPartial[1][j59]
+		acc24 += rec57.gNetLinear2BPartial[2][j59]
+		acc24 += rec57.gNetLinear2BPartial[3][j59]
+		acc24 += rec57.gNetLinear2BPartial[4][j59]
+		acc24 += rec57.gNetLinear2BPartial[5][j59]
+		acc24 += rec57.gNetLinear2BPartial[6][j59]
+		acc24 += rec57.gNetLinear2BPartial[7][j59]
+		gNetLinear2B[j59] = acc24
 	}
 	rec57.scratch = nil
 	ocannlReverserBackwardPart56Records.Put(rec57)
-	*rec58 = ocannlReverserBackwardPart57{}
+	// The 8 partial sums, added in part order.
+	for j61 := range 10 {
+		for j62 := range 32 {
+			acc25 := gNetLinear2W[32*j61+j62]
+			acc25 += rec58.gNetLinear2WPartial[0][j61][j62]
+			acc25 += rec58.gNetLinear2WPartial[1][j61][j62]
+			acc25 += rec58.gNetLinear2WPartial[2][j61][j62]
+			acc25 += rec58.gNetLinear2WPartial[3][j61][j62]
+			acc25 += rec58.gNetLinear2WPartial[4][j61][j62]
+			acc25 += rec58.gNetLinear2WPartial[5][j61][j62]
+			acc25 += rec58.gNetLinear2WPartial[6][j61][j62]
+			acc25 += rec58.gNetLinear2WPartial[7][j61][j62]
+			gNetLinear2W[32*j61+j62] = acc25
+		}
+	}
+	rec58.scratch = nil
 	ocannlReverserBackwardPart57Records.Put(rec58)
 	*rec59 = ocannlReverserBackwardPart58{}
 	ocannlReverserBackwardPart58Records.Put(rec59)
-	// The 8 partial sums, added in part order.
-	for j65 := range 32 {
-		acc28 := gNetLayerNorm2Beta[j65]
-		acc28 += rec60.gNetLayerNorm2BetaPartial[0][j65]
-		acc28 += rec60.gNetLayerNorm2BetaPartial[1][j65]
-		acc28 += rec60.gNetLayerNorm2BetaPartial[2][j65]
-		acc28 += rec60.gNetLayerNorm2BetaPartial[3][j65]
-		acc28 += rec60.gNetLayerNorm2BetaPartial[4][j65]
-		acc28 += rec60.gNetLayerNorm2BetaPartial[5][j65]
-		acc28 += rec60.gNetLayerNorm2BetaPartial[6][j65]
-		acc28 += rec60.gNetLayerNorm2BetaPartial[7][j65]
-		gNetLayerNorm2Beta[j65] = acc28
-	}
-	rec60.scratch = nil
+	*rec60 = ocannlReverserBackwardPart59{}
 	ocannlReverserBackwardPart59Records.Put(rec60)
-	*rec61 = ocannlReverserBackwardPart60{}
+	// The 8 partial sums, added in part order.
+	for j66 := range 32 {
+		acc28 := gNetLayerNorm2Beta[j66]
+		acc28 += rec61.gNetLayerNorm2BetaPartial[0][j66]
+		acc28 += rec61.gNetLayerNorm2BetaPartial[1][j66]
+		acc28 += rec61.gNetLayerNorm2BetaPartial[2][j66]
+		acc28 += rec61.gNetLayerNorm2BetaPartial[3][j66]
+		acc28 += rec61.gNetLayerNorm2BetaPartial[4][j66]
+		acc28 += rec61.gNetLayerNorm2BetaPartial[5][j66]
+		acc28 += rec61.gNetLayerNorm2BetaPartial[6][j66]
+		acc28 += rec61.gNetLayerNorm2BetaPartial[7][j66]
+		gNetLayerNorm2Beta[j66] = acc28
+	}
+	rec61.scratch = nil
 	ocannlReverserBackwardPart60Records.Put(rec61)
 	*rec62 = ocannlReverserBackwardPart61{}
 	ocannlReverserBackwardPart61Records.Put(rec62)
 	*rec63 = ocannlReverserBackwardPart62{}
 	ocannlReverserBackwardPart62Records.Put(rec63)
-
-	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_2_var_grad = [256][8][1]float32{}
-		for i0 := range 256 {
-			net_x2_2_gradRow2 := &scratch.net_x2_2_grad[i0]
-			net_layer_norm_2_var_gradRow := &scratch.net_layer_norm_2_var_grad[i0]
-			for i1 := range 8 {
-				net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
-			}
-		}
-	}
-
-	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
-	// 8 parts of i0 on the pool.
-	rec64 := ocannlReverserBackwardPart63Records.Get()
-	rec64.scratch = scratch
-
-	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec65 := ocannlReverserBackwardPart64Records.Get()
-	rec65.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec65.scratch = scratch
-
-	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_var_2_grad = [256][8][1]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec66 := ocannlReverserBackwardPart65Records.Get()
-	rec66.scratch = scratch
-
-	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec67 := ocannlReverserBackwardPart66Records.Get()
-	rec67.scratch = scratch
-
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec68 := ocannlReverserBackwardPart67Records.Get()
-	rec68.scratch = scratch
-
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec69 := ocannlReverserBackwardPart68Records.Get()
-	rec69.scratch = scratch
-
-	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec70 := ocannlReverserBackwardPart69Records.Get()
-	rec70.scratch = scratch
-
-	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
-	// 8 parts of i0 on the pool.
-	rec71 := ocannlReverserBackwardPart70Records.Get()
-	rec71.scratch = scratch
-
-	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_mean_1_grad = [256][8][1]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec72 := ocannlReverserBackwardPart71Records.Get()
-	rec72.scratch = scratch
-
-	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// 8 parts of i0 on the pool.
-	rec73 := ocannlReverserBackwardPart72Records.Get()
-	rec73.scratch = scratch
-
-	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_x1_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec74 := ocannlReverserBackwardPart73Records.Get()
-	rec74.scratch = scratch
-
-	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec75 := ocannlReverserBackwardPart74Records.Get()
-	rec75.scratch = scratch
-
-	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec76 := ocannlReverserBackwardPart75Records.Get()
-	rec76.scratch = scratch
-
-	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// 8 parts of i0 on the pool.
-	rec77 := ocannlReverserBackwardPart76Records.Get()
-	rec77.scratch = scratch
-
-	// The 14 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec64, rec65, rec66, rec67, rec68, rec69, rec70, rec71, rec72, rec73, rec74, rec75, rec76, rec77)
-	// The 8 partial sums, added in part order.
-	for j70 := range 32 {
-		acc31 := gNetLayerNorm2Gamma[j70]
-		acc31 += rec64.gNetLayerNorm2GammaPartial[0][j70]
-		acc31 += rec64.gNetLayerNorm2GammaPartial[1][j70]
-		acc31 += rec64.gNetLayerNorm2GammaPartial[2][j70]
-		acc31 += rec64.gNetLayerNorm2GammaPartial[3][j70]
-		acc31 += rec64.gNetLayerNorm2GammaPartial[4][j70]
-		acc31 += rec64.gNetLayerNorm2GammaPartial[5][j70]
-		acc31 += rec64.gNetLayerNorm2GammaPartial[6][j70]
-		acc31 += rec64.gNetLayerNorm2GammaPartial[7][j70]
-		gNetLayerNorm2Gamma[j70] = acc31
-	}
-	rec64.scratch = nil
+	*rec64 = ocannlReverserBackwardPart63{}
 	ocannlReverserBackwardPart63Records.Put(rec64)
 	*rec65 = ocannlReverserBackwardPart64{}
 	ocannlReverserBackwardPart64Records.Put(rec65)
-	*rec66 = ocannlReverserBackwardPart65{}
+	// The 8 partial sums, added in part order.
+	for j72 := range 32 {
+		acc31 := gNetLayerNorm2Gamma[j72]
+		acc31 += rec66.gNetLayerNorm2GammaPartial[0][j72]
+		acc31 += rec66.gNetLayerNorm2GammaPartial[1][j72]
+		acc31 += rec66.gNetLayerNorm2GammaPartial[2][j72]
+		acc31 += rec66.gNetLayerNorm2GammaPartial[3][j72]
+		acc31 += rec66.gNetLayerNorm2GammaPartial[4][j72]
+		acc31 += rec66.gNetLayerNorm2GammaPartial[5][j72]
+		acc31 += rec66.gNetLayerNorm2GammaPartial[6][j72]
+		acc31 += rec66.gNetLayerNorm2GammaPartial[7][j72]
+		gNetLayerNorm2Gamma[j72] = acc31
+	}
+	rec66.scratch = nil
 	ocannlReverserBackwardPart65Records.Put(rec66)
 	*rec67 = ocannlReverserBackwardPart66{}
 	ocannlReverserBackwardPart66Records.Put(rec67)
@@ -7769,252 +7753,273 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart74Records.Put(rec75)
 	*rec76 = ocannlReverserBackwardPart75{}
 	ocannlReverserBackwardPart75Records.Put(rec76)
-	// The 8 partial sums, added in part order.
-	for j84 := range 32 {
-		acc34 := gNetLinear1B[j84]
-		acc34 += rec77.gNetLinear1BPartial[0][j84]
-		acc34 += rec77.gNetLinear1BPartial[1][j84]
-		acc34 += rec77.gNetLinear1BPartial[2][j84]
-		acc34 += rec77.gNetLinear1BPartial[3][j84]
-		acc34 += rec77.gNetLinear1BPartial[4][j84]
-		acc34 += rec77.gNetLinear1BPartial[5][j84]
-		acc34 += rec77.gNetLinear1BPartial[6][j84]
-		acc34 += rec77.gNetLinear1BPartial[7][j84]
-		gNetLinear1B[j84] = acc34
-	}
-	rec77.scratch = nil
+	*rec77 = ocannlReverserBackwardPart76{}
 	ocannlReverserBackwardPart76Records.Put(rec77)
+	*rec78 = ocannlReverserBackwardPart77{}
+	ocannlReverserBackwardPart77Records.Put(rec78)
+	// The 8 partial sums, added in part order.
+	for j86 := range 32 {
+		acc34 := gNetLinear1B[j86]
+		acc34 += rec79.gNetLinear1BPartial[0][j86]
+		acc34 += rec79.gNetLinear1BPartial[1][j86]
+		acc34 += rec79.gNetLinear1BPartial[2][j86]
+		acc34 += rec79.gNetLinear1BPartial[3][j86]
+		acc34 += rec79.gNetLinear1BPartial[4][j86]
+		acc34 += rec79.gNetLinear1BPartial[5][j86]
+		acc34 += rec79.gNetLinear1BPartial[6][j86]
+		acc34 += rec79.gNetLinear1BPartial[7][j86]
+		gNetLinear1B[j86] = acc34
+	}
+	rec79.scratch = nil
+	ocannlReverserBackwardPart78Records.Put(rec79)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec78 := ocannlReverserBackwardPart77Records.Get()
-	rec78.gNetLinear1W = gNetLinear1W
-	rec78.scratch = scratch
-	region.Run(rec78, 8)
-	*rec78 = ocannlReverserBackwardPart77{}
-	ocannlReverserBackwardPart77Records.Put(rec78)
+	rec80 := ocannlReverserBackwardPart79Records.Get()
+	rec80.gNetLinear1W = gNetLinear1W
+	rec80.scratch = scratch
+	region.Run(rec80, 8)
+	*rec80 = ocannlReverserBackwardPart79{}
+	ocannlReverserBackwardPart79Records.Put(rec80)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec79 := ocannlReverserBackwardPart78Records.Get()
-	rec79.pNetLinear1W = pNetLinear1W
-	rec79.scratch = scratch
+	rec81 := ocannlReverserBackwardPart80Records.Get()
+	rec81.pNetLinear1W = pNetLinear1W
+	rec81.scratch = scratch
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec80 := ocannlReverserBackwardPart79Records.Get()
-	rec80.scratch = scratch
+	rec82 := ocannlReverserBackwardPart81Records.Get()
+	rec82.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec81 := ocannlReverserBackwardPart80Records.Get()
-	rec81.scratch = scratch
+	rec83 := ocannlReverserBackwardPart82Records.Get()
+	rec83.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec82 := ocannlReverserBackwardPart81Records.Get()
-	rec82.scratch = scratch
+	rec84 := ocannlReverserBackwardPart83Records.Get()
+	rec84.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec79, rec80, rec81, rec82)
-	*rec79 = ocannlReverserBackwardPart78{}
-	ocannlReverserBackwardPart78Records.Put(rec79)
-	*rec80 = ocannlReverserBackwardPart79{}
-	ocannlReverserBackwardPart79Records.Put(rec80)
+	region.RunSeq(8, rec81, rec82, rec83, rec84)
 	*rec81 = ocannlReverserBackwardPart80{}
 	ocannlReverserBackwardPart80Records.Put(rec81)
-	// The 8 partial sums, added in part order.
-	for j90 := range 64 {
-		acc37 := gNetDense1B[j90]
-		acc37 += rec82.gNetDense1BPartial[0][j90]
-		acc37 += rec82.gNetDense1BPartial[1][j90]
-		acc37 += rec82.gNetDense1BPartial[2][j90]
-		acc37 += rec82.gNetDense1BPartial[3][j90]
-		acc37 += rec82.gNetDense1BPartial[4][j90]
-		acc37 += rec82.gNetDense1BPartial[5][j90]
-		acc37 += rec82.gNetDense1BPartial[6][j90]
-		acc37 += rec82.gNetDense1BPartial[7][j90]
-		gNetDense1B[j90] = acc37
-	}
-	rec82.scratch = nil
+	*rec82 = ocannlReverserBackwardPart81{}
 	ocannlReverserBackwardPart81Records.Put(rec82)
+	*rec83 = ocannlReverserBackwardPart82{}
+	ocannlReverserBackwardPart82Records.Put(rec83)
+	// The 8 partial sums, added in part order.
+	for j92 := range 64 {
+		acc37 := gNetDense1B[j92]
+		acc37 += rec84.gNetDense1BPartial[0][j92]
+		acc37 += rec84.gNetDense1BPartial[1][j92]
+		acc37 += rec84.gNetDense1BPartial[2][j92]
+		acc37 += rec84.gNetDense1BPartial[3][j92]
+		acc37 += rec84.gNetDense1BPartial[4][j92]
+		acc37 += rec84.gNetDense1BPartial[5][j92]
+		acc37 += rec84.gNetDense1BPartial[6][j92]
+		acc37 += rec84.gNetDense1BPartial[7][j92]
+		gNetDense1B[j92] = acc37
+	}
+	rec84.scratch = nil
+	ocannlReverserBackwardPart83Records.Put(rec84)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec83 := ocannlReverserBackwardPart82Records.Get()
-	rec83.gNetDense1W = gNetDense1W
-	rec83.scratch = scratch
-	region.Run(rec83, 8)
-	*rec83 = ocannlReverserBackwardPart82{}
-	ocannlReverserBackwardPart82Records.Put(rec83)
+	rec85 := ocannlReverserBackwardPart84Records.Get()
+	rec85.gNetDense1W = gNetDense1W
+	rec85.scratch = scratch
+	region.Run(rec85, 8)
+	*rec85 = ocannlReverserBackwardPart84{}
+	ocannlReverserBackwardPart84Records.Put(rec85)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec84 := ocannlReverserBackwardPart83Records.Get()
-	rec84.pNetDense1W = pNetDense1W
-	rec84.scratch = scratch
+	rec86 := ocannlReverserBackwardPart85Records.Get()
+	rec86.pNetDense1W = pNetDense1W
+	rec86.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec85 := ocannlReverserBackwardPart84Records.Get()
-	rec85.scratch = scratch
+	rec87 := ocannlReverserBackwardPart86Records.Get()
+	rec87.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec86 := ocannlReverserBackwardPart85Records.Get()
-	rec86.scratch = scratch
+	rec88 := ocannlReverserBackwardPart87Records.Get()
+	rec88.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec87 := ocannlReverserBackwardPart86Records.Get()
-	rec87.scratch = scratch
+	rec89 := ocannlReverserBackwardPart88Records.Get()
+	rec89.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec88 := ocannlReverserBackwardPart87Records.Get()
-	rec88.scratch = scratch
+	rec90 := ocannlReverserBackwardPart89Records.Get()
+	rec90.scratch = scratch
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_2_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec89 := ocannlReverserBackwardPart88Records.Get()
-	rec89.scratch = scratch
+	rec91 := ocannlReverserBackwardPart90Records.Get()
+	rec91.scratch = scratch
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec90 := ocannlReverserBackwardPart89Records.Get()
-	rec90.scratch = scratch
+	rec92 := ocannlReverserBackwardPart91Records.Get()
+	rec92.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec91 := ocannlReverserBackwardPart90Records.Get()
-	rec91.scratch = scratch
+	rec93 := ocannlReverserBackwardPart92Records.Get()
+	rec93.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec92 := ocannlReverserBackwardPart91Records.Get()
-	rec92.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec92.scratch = scratch
+	rec94 := ocannlReverserBackwardPart93Records.Get()
+	rec94.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec94.scratch = scratch
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_2_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec93 := ocannlReverserBackwardPart92Records.Get()
-	rec93.scratch = scratch
+	rec95 := ocannlReverserBackwardPart94Records.Get()
+	rec95.scratch = scratch
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec94 := ocannlReverserBackwardPart93Records.Get()
-	rec94.scratch = scratch
+	rec96 := ocannlReverserBackwardPart95Records.Get()
+	rec96.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec95 := ocannlReverserBackwardPart94Records.Get()
-	rec95.scratch = scratch
+	rec97 := ocannlReverserBackwardPart96Records.Get()
+	rec97.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec96 := ocannlReverserBackwardPart95Records.Get()
-	rec96.scratch = scratch
+	rec98 := ocannlReverserBackwardPart97Records.Get()
+	rec98.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec97 := ocannlReverserBackwardPart96Records.Get()
-	rec97.scratch = scratch
+	rec99 := ocannlReverserBackwardPart98Records.Get()
+	rec99.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec98 := ocannlReverserBackwardPart97Records.Get()
-	rec98.scratch = scratch
+	rec100 := ocannlReverserBackwardPart99Records.Get()
+	rec100.scratch = scratch
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_mean_1_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec99 := ocannlReverserBackwardPart98Records.Get()
-	rec99.scratch = scratch
+	rec101 := ocannlReverserBackwardPart100Records.Get()
+	rec101.scratch = scratch
 
-	// The 16 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec84, rec85, rec86, rec87, rec88, rec89, rec90, rec91, rec92, rec93, rec94, rec95, rec96, rec97, rec98, rec99)
-	*rec84 = ocannlReverserBackwardPart83{}
-	ocannlReverserBackwardPart83Records.Put(rec84)
-	*rec85 = ocannlReverserBackwardPart84{}
-	ocannlReverserBackwardPart84Records.Put(rec85)
-	// The 8 partial sums, added in part order.
-	for j95 := range 32 {
-		acc40 := gNetLayerNorm1Beta[j95]
-		acc40 += rec86.gNetLayerNorm1BetaPartial[0][j95]
-		acc40 += rec86.gNetLayerNorm1BetaPartial[1][j95]
-		acc40 += rec86.gNetLayerNorm1BetaPartial[2][j95]
-		acc40 += rec86.gNetLayerNorm1BetaPartial[3][j95]
-		acc40 += rec86.gNetLayerNorm1BetaPartial[4][j95]
-		acc40 += rec86.gNetLayerNorm1BetaPartial[5][j95]
-		acc40 += rec86.gNetLayerNorm1BetaPartial[6][j95]
-		acc40 += rec86.gNetLayerNorm1BetaPartial[7][j95]
-		gNetLayerNorm1Beta[j95] = acc40
+	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
+	// 8 parts of i0 on the pool.
+	rec102 := ocannlReverserBackwardPart101Records.Get()
+	rec102.scratch = scratch
+
+	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_h_grad = [256][8][32]float32{}
 	}
-	rec86.scratch = nil
+	// 8 parts of i0 on the pool.
+	rec103 := ocannlReverserBackwardPart102Records.Get()
+	rec103.scratch = scratch
+
+	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec104 := ocannlReverserBackwardPart103Records.Get()
+	rec104.scratch = scratch
+
+	// The 19 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec86, rec87, rec88, rec89, rec90, rec91, rec92, rec93, rec94, rec95, rec96, rec97, rec98, rec99, rec100, rec101, rec102, rec103, rec104)
+	*rec86 = ocannlReverserBackwardPart85{}
 	ocannlReverserBackwardPart85Records.Put(rec86)
 	*rec87 = ocannlReverserBackwardPart86{}
 	ocannlReverserBackwardPart86Records.Put(rec87)
-	*rec88 = ocannlReverserBackwardPart87{}
+	// The 8 partial sums, added in part order.
+	for j97 := range 32 {
+		acc40 := gNetLayerNorm1Beta[j97]
+		acc40 += rec88.gNetLayerNorm1BetaPartial[0][j97]
+		acc40 += rec88.gNetLayerNorm1BetaPartial[1][j97]
+		acc40 += rec88.gNetLayerNorm1BetaPartial[2][j97]
+		acc40 += rec88.gNetLayerNorm1BetaPartial[3][j97]
+		acc40 += rec88.gNetLayerNorm1BetaPartial[4][j97]
+		acc40 += rec88.gNetLayerNorm1BetaPartial[5][j97]
+		acc40 += rec88.gNetLayerNorm1BetaPartial[6][j97]
+		acc40 += rec88.gNetLayerNorm1BetaPartial[7][j97]
+		gNetLayerNorm1Beta[j97] = acc40
+	}
+	rec88.scratch = nil
 	ocannlReverserBackwardPart87Records.Put(rec88)
 	*rec89 = ocannlReverserBackwardPart88{}
 	ocannlReverserBackwardPart88Records.Put(rec89)
 	*rec90 = ocannlReverserBackwardPart89{}
 	ocannlReverserBackwardPart89Records.Put(rec90)
-	// The 8 partial sums, added in part order.
-	for j101 := range 32 {
-		acc43 := gNetLayerNorm1Gamma[j101]
-		acc43 += rec91.gNetLayerNorm1GammaPartial[0][j101]
-		acc43 += rec91.gNetLayerNorm1GammaPartial[1][j101]
-		acc43 += rec91.gNetLayerNorm1GammaPartial[2][j101]
-		acc43 += rec91.gNetLayerNorm1GammaPartial[3][j101]
-		acc43 += rec91.gNetLayerNorm1GammaPartial[4][j101]
-		acc43 += rec91.gNetLayerNorm1GammaPartial[5][j101]
-		acc43 += rec91.gNetLayerNorm1GammaPartial[6][j101]
-		acc43 += rec91.gNetLayerNorm1GammaPartial[7][j101]
-		gNetLayerNorm1Gamma[j101] = acc43
-	}
-	rec91.scratch = nil
+	*rec91 = ocannlReverserBackwardPart90{}
 	ocannlReverserBackwardPart90Records.Put(rec91)
 	*rec92 = ocannlReverserBackwardPart91{}
 	ocannlReverserBackwardPart91Records.Put(rec92)
-	*rec93 = ocannlReverserBackwardPart92{}
+	// The 8 partial sums, added in part order.
+	for j103 := range 32 {
+		acc43 := gNetLayerNorm1Gamma[j103]
+		acc43 += rec93.gNetLayerNorm1GammaPartial[0][j103]
+		acc43 += rec93.gNetLayerNorm1GammaPartial[1][j103]
+		acc43 += rec93.gNetLayerNorm1GammaPartial[2][j103]
+		acc43 += rec93.gNetLayerNorm1GammaPartial[3][j103]
+		acc43 += rec93.gNetLayerNorm1GammaPartial[4][j103]
+		acc43 += rec93.gNetLayerNorm1GammaPartial[5][j103]
+		acc43 += rec93.gNetLayerNorm1GammaPartial[6][j103]
+		acc43 += rec93.gNetLayerNorm1GammaPartial[7][j103]
+		gNetLayerNorm1Gamma[j103] = acc43
+	}
+	rec93.scratch = nil
 	ocannlReverserBackwardPart92Records.Put(rec93)
 	*rec94 = ocannlReverserBackwardPart93{}
 	ocannlReverserBackwardPart93Records.Put(rec94)
@@ -8028,147 +8033,122 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart97Records.Put(rec98)
 	*rec99 = ocannlReverserBackwardPart98{}
 	ocannlReverserBackwardPart98Records.Put(rec99)
-
-	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// 8 parts of i0 on the pool.
-	rec100 := ocannlReverserBackwardPart99Records.Get()
-	rec100.scratch = scratch
-
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec101 := ocannlReverserBackwardPart100Records.Get()
-	rec101.scratch = scratch
-
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec102 := ocannlReverserBackwardPart101Records.Get()
-	rec102.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec100, rec101, rec102)
 	*rec100 = ocannlReverserBackwardPart99{}
 	ocannlReverserBackwardPart99Records.Put(rec100)
 	*rec101 = ocannlReverserBackwardPart100{}
 	ocannlReverserBackwardPart100Records.Put(rec101)
 	*rec102 = ocannlReverserBackwardPart101{}
 	ocannlReverserBackwardPart101Records.Put(rec102)
+	*rec103 = ocannlReverserBackwardPart102{}
+	ocannlReverserBackwardPart102Records.Put(rec103)
+	*rec104 = ocannlReverserBackwardPart103{}
+	ocannlReverserBackwardPart103Records.Put(rec104)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec103 := ocannlReverserBackwardPart102Records.Get()
-	rec103.gNetAttention1WO = gNetAttention1WO
-	rec103.scratch = scratch
-	region.Run(rec103, 8)
-	*rec103 = ocannlReverserBackwardPart102{}
-	ocannlReverserBackwardPart102Records.Put(rec103)
+	rec105 := ocannlReverserBackwardPart104Records.Get()
+	rec105.gNetAttention1WO = gNetAttention1WO
+	rec105.scratch = scratch
+	region.Run(rec105, 8)
+	*rec105 = ocannlReverserBackwardPart104{}
+	ocannlReverserBackwardPart104Records.Put(rec105)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec104 := ocannlReverserBackwardPart103Records.Get()
-	rec104.pNetAttention1WO = pNetAttention1WO
-	rec104.scratch = scratch
+	rec106 := ocannlReverserBackwardPart105Records.Get()
+	rec106.pNetAttention1WO = pNetAttention1WO
+	rec106.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec105 := ocannlReverserBackwardPart104Records.Get()
-	rec105.scratch = scratch
+	rec107 := ocannlReverserBackwardPart106Records.Get()
+	rec107.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec106 := ocannlReverserBackwardPart105Records.Get()
-	rec106.scratch = scratch
+	rec108 := ocannlReverserBackwardPart107Records.Get()
+	rec108.scratch = scratch
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec107 := ocannlReverserBackwardPart106Records.Get()
-	rec107.scratch = scratch
+	rec109 := ocannlReverserBackwardPart108Records.Get()
+	rec109.scratch = scratch
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec108 := ocannlReverserBackwardPart107Records.Get()
-	rec108.scratch = scratch
+	rec110 := ocannlReverserBackwardPart109Records.Get()
+	rec110.scratch = scratch
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
-	rec109 := ocannlReverserBackwardPart108Records.Get()
-	rec109.scratch = scratch
+	rec111 := ocannlReverserBackwardPart110Records.Get()
+	rec111.scratch = scratch
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec110 := ocannlReverserBackwardPart109Records.Get()
-	rec110.scratch = scratch
+	rec112 := ocannlReverserBackwardPart111Records.Get()
+	rec112.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec111 := ocannlReverserBackwardPart110Records.Get()
-	rec111.scratch = scratch
+	rec113 := ocannlReverserBackwardPart112Records.Get()
+	rec113.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec112 := ocannlReverserBackwardPart111Records.Get()
-	rec112.scratch = scratch
+	rec114 := ocannlReverserBackwardPart113Records.Get()
+	rec114.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
-	rec113 := ocannlReverserBackwardPart112Records.Get()
-	rec113.scratch = scratch
+	rec115 := ocannlReverserBackwardPart114Records.Get()
+	rec115.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec114 := ocannlReverserBackwardPart113Records.Get()
-	rec114.scratch = scratch
+	rec116 := ocannlReverserBackwardPart115Records.Get()
+	rec116.scratch = scratch
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec115 := ocannlReverserBackwardPart114Records.Get()
-	rec115.scratch = scratch
+	rec117 := ocannlReverserBackwardPart116Records.Get()
+	rec117.scratch = scratch
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec116 := ocannlReverserBackwardPart115Records.Get()
-	rec116.scratch = scratch
+	rec118 := ocannlReverserBackwardPart117Records.Get()
+	rec118.scratch = scratch
 
 	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec104, rec105, rec106, rec107, rec108, rec109, rec110, rec111, rec112, rec113, rec114, rec115, rec116)
-	*rec104 = ocannlReverserBackwardPart103{}
-	ocannlReverserBackwardPart103Records.Put(rec104)
-	*rec105 = ocannlReverserBackwardPart104{}
-	ocannlReverserBackwardPart104Records.Put(rec105)
+	region.RunSeq(8, rec106, rec107, rec108, rec109, rec110, rec111, rec112, rec113, rec114, rec115, rec116, rec117, rec118)
 	*rec106 = ocannlReverserBackwardPart105{}
 	ocannlReverserBackwardPart105Records.Put(rec106)
 	*rec107 = ocannlReverserBackwardPart106{}
@@ -8191,92 +8171,96 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart114Records.Put(rec115)
 	*rec116 = ocannlReverserBackwardPart115{}
 	ocannlReverserBackwardPart115Records.Put(rec116)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
-	rec117 := ocannlReverserBackwardPart116Records.Get()
-	rec117.gNetAttention1WV = gNetAttention1WV
-	rec117.scratch = scratch
-	region.Run(rec117, 8)
 	*rec117 = ocannlReverserBackwardPart116{}
 	ocannlReverserBackwardPart116Records.Put(rec117)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec118 := ocannlReverserBackwardPart117Records.Get()
-	rec118.pNetAttention1WV = pNetAttention1WV
-	rec118.scratch = scratch
-	region.Run(rec118, 8)
 	*rec118 = ocannlReverserBackwardPart117{}
 	ocannlReverserBackwardPart117Records.Put(rec118)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 	// 8 parts of i3 on the pool.
 	rec119 := ocannlReverserBackwardPart118Records.Get()
-	rec119.gNetAttention1WK = gNetAttention1WK
+	rec119.gNetAttention1WV = gNetAttention1WV
 	rec119.scratch = scratch
 	region.Run(rec119, 8)
 	*rec119 = ocannlReverserBackwardPart118{}
 	ocannlReverserBackwardPart118Records.Put(rec119)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
 	rec120 := ocannlReverserBackwardPart119Records.Get()
-	rec120.pNetAttention1WK = pNetAttention1WK
+	rec120.pNetAttention1WV = pNetAttention1WV
 	rec120.scratch = scratch
 	region.Run(rec120, 8)
 	*rec120 = ocannlReverserBackwardPart119{}
 	ocannlReverserBackwardPart119Records.Put(rec120)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	// 8 parts of i3 on the pool.
 	rec121 := ocannlReverserBackwardPart120Records.Get()
-	rec121.gNetAttention1WQ = gNetAttention1WQ
+	rec121.gNetAttention1WK = gNetAttention1WK
 	rec121.scratch = scratch
 	region.Run(rec121, 8)
 	*rec121 = ocannlReverserBackwardPart120{}
 	ocannlReverserBackwardPart120Records.Put(rec121)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
 	rec122 := ocannlReverserBackwardPart121Records.Get()
-	rec122.pNetAttention1WQ = pNetAttention1WQ
+	rec122.pNetAttention1WK = pNetAttention1WK
 	rec122.scratch = scratch
+	region.Run(rec122, 8)
+	*rec122 = ocannlReverserBackwardPart121{}
+	ocannlReverserBackwardPart121Records.Put(rec122)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// 8 parts of i3 on the pool.
+	rec123 := ocannlReverserBackwardPart122Records.Get()
+	rec123.gNetAttention1WQ = gNetAttention1WQ
+	rec123.scratch = scratch
+	region.Run(rec123, 8)
+	*rec123 = ocannlReverserBackwardPart122{}
+	ocannlReverserBackwardPart122Records.Put(rec123)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
+	rec124 := ocannlReverserBackwardPart123Records.Get()
+	rec124.pNetAttention1WQ = pNetAttention1WQ
+	rec124.scratch = scratch
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec123 := ocannlReverserBackwardPart122Records.Get()
-	rec123.scratch = scratch
+	rec125 := ocannlReverserBackwardPart124Records.Get()
+	rec125.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec122, rec123)
-	*rec122 = ocannlReverserBackwardPart121{}
-	ocannlReverserBackwardPart121Records.Put(rec122)
-	*rec123 = ocannlReverserBackwardPart122{}
-	ocannlReverserBackwardPart122Records.Put(rec123)
+	region.RunSeq(8, rec124, rec125)
+	*rec124 = ocannlReverserBackwardPart123{}
+	ocannlReverserBackwardPart123Records.Put(rec124)
+	*rec125 = ocannlReverserBackwardPart124{}
+	ocannlReverserBackwardPart124Records.Put(rec125)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec124 := ocannlReverserBackwardPart123Records.Get()
-	rec124.gNetPos = gNetPos
-	rec124.scratch = scratch
-	region.Run(rec124, 8)
-	*rec124 = ocannlReverserBackwardPart123{}
-	ocannlReverserBackwardPart123Records.Put(rec124)
+	rec126 := ocannlReverserBackwardPart125Records.Get()
+	rec126.gNetPos = gNetPos
+	rec126.scratch = scratch
+	region.Run(rec126, 8)
+	*rec126 = ocannlReverserBackwardPart125{}
+	ocannlReverserBackwardPart125Records.Put(rec126)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// 8 parts of i2 on the pool.
-	rec125 := ocannlReverserBackwardPart124Records.Get()
-	rec125.gNetEmb = gNetEmb
-	rec125.tokens = tokens
-	rec125.scratch = scratch
-	region.Run(rec125, 8)
-	*rec125 = ocannlReverserBackwardPart124{}
-	ocannlReverserBackwardPart124Records.Put(rec125)
+	rec127 := ocannlReverserBackwardPart126Records.Get()
+	rec127.gNetEmb = gNetEmb
+	rec127.tokens = tokens
+	rec127.scratch = scratch
+	region.Run(rec127, 8)
+	*rec127 = ocannlReverserBackwardPart126{}
+	ocannlReverserBackwardPart126Records.Put(rec127)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -9088,9 +9072,9 @@ func (r21 *ocannlReverserBackwardPart20) Part(j21 int) {
 	pNetLayerNorm1Gamma, scratch := r21.pNetLayerNorm1Gamma, r21.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
+		ocannlMap52AVX512(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
+		ocannlMap52AVX2(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9136,27 +9120,21 @@ var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 // ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart22 struct {
-	pNetLayerNorm1Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r23 *ocannlReverserBackwardPart22) Part(j23 int) {
-	pNetLayerNorm1Beta, scratch := r23.pNetLayerNorm1Beta, r23.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_x1[32*j23][0][0], &scratch.net_x1_1[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_x1[32*j23][0][0], &scratch.net_x1_1[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
+	scratch := r23.scratch
+	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&scratch.net_x1_3[32*j23][0][0], &scratch.net_x1_2[32*j23][0][0])
 	} else {
 		for i0 := range 32 {
+			net_x1_2Row2 := &scratch.net_x1_2[i0+32*j23]
+			net_x1_3Row := &scratch.net_x1_3[i0+32*j23]
 			for i1 := range 8 {
-				net_x1_1Row2 := &scratch.net_x1_1[i0+32*j23][i1]
-				net_x1_3V := scratch.net_x1_3[i0+32*j23][i1][0]
-				net_x1Row := &scratch.net_x1[i0+32*j23][i1]
-				for i2 := range 32 {
-					net_x1Row[i2] = (net_x1_1Row2[i2] / net_x1_3V) + pNetLayerNorm1Beta[i2]
-				}
+				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
 			}
 		}
 	}
@@ -9168,30 +9146,26 @@ var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
 // ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart23 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	pNetLayerNorm1Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r24 *ocannlReverserBackwardPart23) Part(j24 int) {
-	pNetDense1W, scratch := r24.pNetDense1W, r24.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetLayerNorm1Beta, scratch := r24.pNetLayerNorm1Beta, r24.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1W[0], &scratch.net_x1[32*j24][0][0])
+		ocannlMap53AVX512(&scratch.net_x1[32*j24][0][0], &scratch.net_x1_1[32*j24][0][0], &scratch.net_x1_3[32*j24][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1W[0], &scratch.net_x1[32*j24][0][0])
+		ocannlMap53AVX2(&scratch.net_x1[32*j24][0][0], &scratch.net_x1_1[32*j24][0][0], &scratch.net_x1_3[32*j24][0][0], &pNetLayerNorm1Beta[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j24][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0+32*j24][i1][i2] = acc12
+				net_x1_1Row2 := &scratch.net_x1_1[i0+32*j24][i1]
+				net_x1_3V := scratch.net_x1_3[i0+32*j24][i1][0]
+				net_x1Row := &scratch.net_x1[i0+32*j24][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = (net_x1_1Row2[i2] / net_x1_3V) + pNetLayerNorm1Beta[i2]
 				}
 			}
 		}
@@ -9204,25 +9178,30 @@ var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 // ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart24 struct {
-	pNetDense1B *[64]float32
+	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r25 *ocannlReverserBackwardPart24) Part(j25 int) {
-	pNetDense1B, scratch := r25.pNetDense1B, r25.scratch
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	pNetDense1W, scratch := r25.pNetDense1W, r25.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_linear_1_x_2[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1W[0], &scratch.net_x1[32*j25][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_linear_1_x_2[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1W[0], &scratch.net_x1[32*j25][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j25][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j25][i1]
+				net_x1Row2 := &scratch.net_x1[i0+32*j25][i1]
 				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j25][i1][i2] = acc12
 				}
 			}
 		}
@@ -9235,28 +9214,25 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 // ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart25 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j26 of the nest (0 <= j26 < 8).
-func (r27 *ocannlReverserBackwardPart25) Part(j26 int) {
-	scratch := r27.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+func (r26 *ocannlReverserBackwardPart25) Part(j26 int) {
+	pNetDense1B, scratch := r26.pNetDense1B, r26.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_linear_1_x[32*j26][0][0], &scratch.net_linear_1_x_2[32*j26][0][0])
+		ocannlMap54AVX512(&scratch.net_linear_1_x_2[32*j26][0][0], &scratch.net_linear_1_x_1[32*j26][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_linear_1_x[32*j26][0][0], &scratch.net_linear_1_x_2[32*j26][0][0])
+		ocannlMap54AVX2(&scratch.net_linear_1_x_2[32*j26][0][0], &scratch.net_linear_1_x_1[32*j26][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j26][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j26][i1]
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j26][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j26][i1]
 				for i2 := range 64 {
-					r26 := net_linear_1_x_2Row2[i2]
-					if !(r26 > 0) {
-						r26 = 0
-					}
-					net_linear_1_xRow[i2] = r26
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 				}
 			}
 		}
@@ -9269,30 +9245,28 @@ var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
 // ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart26 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlReverserBackwardPart26) Part(j27 int) {
-	pNetLinear1W, scratch := r28.pNetLinear1W, r28.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r28.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j27][0][0])
+		ocannlMap55AVX512(&scratch.net_linear_1_x[32*j27][0][0], &scratch.net_linear_1_x_2[32*j27][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j27][0][0])
+		ocannlMap55AVX2(&scratch.net_linear_1_x[32*j27][0][0], &scratch.net_linear_1_x_2[32*j27][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j27][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j27][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j27][i1]
+				for i2 := range 64 {
+					r27 := net_linear_1_x_2Row2[i2]
+					if !(r27 > 0) {
+						r27 = 0
 					}
-					scratch.net_layer_norm_2_x_1[i0+32*j27][i1][i2] = acc13
+					net_linear_1_xRow[i2] = r27
 				}
 			}
 		}
@@ -9305,26 +9279,30 @@ var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
 // ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart27 struct {
-	pNetLinear1B *[32]float32
+	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r29 *ocannlReverserBackwardPart27) Part(j28 int) {
-	pNetLinear1B, scratch := r29.pNetLinear1B, r29.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	pNetLinear1W, scratch := r29.pNetLinear1W, r29.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_1[32*j28][0][0], &pNetLinear1B[0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j28][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j28][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j28][0][0], &scratch.net_x1[32*j28][0][0], &scratch.net_layer_norm_2_x_1[32*j28][0][0], &pNetLinear1B[0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j28][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j28][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+32*j28][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j28][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j28][i1]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j28][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j28][i1][i2] = acc13
 				}
 			}
 		}
@@ -9337,25 +9315,27 @@ var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
 // ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart28 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r30 *ocannlReverserBackwardPart28) Part(j29 int) {
-	scratch := r30.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j29][0][0], &scratch.net_layer_norm_2_x[32*j29][0][0])
+	pNetLinear1B, scratch := r30.pNetLinear1B, r30.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j29][0][0], &scratch.net_x1[32*j29][0][0], &scratch.net_layer_norm_2_x_1[32*j29][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j29][0][0], &scratch.net_x1[32*j29][0][0], &scratch.net_layer_norm_2_x_1[32*j29][0][0], &pNetLinear1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j29][i1]
-				acc14 := float32(0)
+				net_x1Row3 := &scratch.net_x1[i0+32*j29][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j29][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j29][i1]
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
-				scratch.net_layer_norm_2_mean_1[i0+32*j29][i1][0] = acc14
 			}
 		}
 	}
@@ -9373,15 +9353,19 @@ type ocannlReverserBackwardPart29 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r31 *ocannlReverserBackwardPart29) Part(j30 int) {
 	scratch := r31.scratch
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[32*j30][0][0], &scratch.net_layer_norm_2_mean_1[32*j30][0][0])
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0+32*j30]
-			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0+32*j30]
 			for i1 := range 8 {
-				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j30][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j30][i1][0] = acc14
 			}
 		}
 	}
@@ -9399,20 +9383,15 @@ type ocannlReverserBackwardPart30 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r32 *ocannlReverserBackwardPart30) Part(j31 int) {
 	scratch := r32.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j31][0][0], &scratch.net_layer_norm_2_x[32*j31][0][0], &scratch.net_layer_norm_2_mean[32*j31][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j31][0][0], &scratch.net_layer_norm_2_x[32*j31][0][0], &scratch.net_layer_norm_2_mean[32*j31][0][0])
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[32*j31][0][0], &scratch.net_layer_norm_2_mean_1[32*j31][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0+32*j31]
+			net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0+32*j31]
 			for i1 := range 8 {
-				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j31][i1]
-				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j31][i1][0]
-				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j31][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
-				}
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 			}
 		}
 	}
@@ -9430,18 +9409,19 @@ type ocannlReverserBackwardPart31 struct {
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r33 *ocannlReverserBackwardPart31) Part(j32 int) {
 	scratch := r33.scratch
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j32][0][0], &scratch.net_layer_norm_2_centered[32*j32][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j32][0][0], &scratch.net_layer_norm_2_x[32*j32][0][0], &scratch.net_layer_norm_2_mean[32*j32][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j32][0][0], &scratch.net_layer_norm_2_centered[32*j32][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j32][0][0], &scratch.net_layer_norm_2_x[32*j32][0][0], &scratch.net_layer_norm_2_mean[32*j32][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j32][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j32][i1]
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j32][i1]
+				net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j32][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j32][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 				}
 			}
 		}
@@ -9460,19 +9440,19 @@ type ocannlReverserBackwardPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r34 *ocannlReverserBackwardPart32) Part(j33 int) {
 	scratch := r34.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j33][0][0], &scratch.net_layer_norm_2_var_1[32*j33][0][0])
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j33][0][0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j33][0][0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j33][i1]
-				acc15 := float32(0)
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j33][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j33][i1]
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+32*j33][i1][0] = acc15
 			}
 		}
 	}
@@ -9490,15 +9470,19 @@ type ocannlReverserBackwardPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r35 *ocannlReverserBackwardPart33) Part(j34 int) {
 	scratch := r35.scratch
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_var[32*j34][0][0], &scratch.net_layer_norm_2_var_2[32*j34][0][0])
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j34][0][0], &scratch.net_layer_norm_2_var_1[32*j34][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0+32*j34]
-			net_layer_norm_2_varRow := &scratch.net_layer_norm_2_var[i0+32*j34]
 			for i1 := range 8 {
-				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j34][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+32*j34][i1][0] = acc15
 			}
 		}
 	}
@@ -9510,26 +9494,21 @@ var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 // ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart34 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r36 *ocannlReverserBackwardPart34) Part(j35 int) {
-	pNetLayerNorm2Gamma, scratch := r36.pNetLayerNorm2Gamma, r36.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_x2_1[32*j35][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j35][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_x2_1[32*j35][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j35][0][0])
+	scratch := r36.scratch
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_var[32*j35][0][0], &scratch.net_layer_norm_2_var_2[32*j35][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0+32*j35]
+			net_layer_norm_2_varRow := &scratch.net_layer_norm_2_var[i0+32*j35]
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j35][i1]
-				net_x2_1Row := &scratch.net_x2_1[i0+32*j35][i1]
-				for i2 := range 32 {
-					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-				}
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
 			}
 		}
 	}
@@ -9541,21 +9520,26 @@ var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 // ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart35 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r37 *ocannlReverserBackwardPart35) Part(j36 int) {
-	scratch := r37.scratch
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x2_2[32*j36][0][0], &scratch.net_layer_norm_2_var[32*j36][0][0])
+	pNetLayerNorm2Gamma, scratch := r37.pNetLayerNorm2Gamma, r37.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_x2_1[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap52AVX2(&scratch.net_x2_1[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0+32*j36]
-			net_x2_2Row := &scratch.net_x2_2[i0+32*j36]
 			for i1 := range 8 {
-				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j36][i1]
+				net_x2_1Row := &scratch.net_x2_1[i0+32*j36][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -9573,15 +9557,15 @@ type ocannlReverserBackwardPart36 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r38 *ocannlReverserBackwardPart36) Part(j37 int) {
 	scratch := r38.scratch
-	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x2_3[32*j37][0][0], &scratch.net_x2_2[32*j37][0][0])
+		ocannlMap40AVX2(&scratch.net_x2_2[32*j37][0][0], &scratch.net_layer_norm_2_var[32*j37][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x2_2Row2 := &scratch.net_x2_2[i0+32*j37]
-			net_x2_3Row := &scratch.net_x2_3[i0+32*j37]
+			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0+32*j37]
+			net_x2_2Row := &scratch.net_x2_2[i0+32*j37]
 			for i1 := range 8 {
-				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
 			}
 		}
 	}
@@ -9593,27 +9577,21 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	pNetLayerNorm2Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r39 *ocannlReverserBackwardPart37) Part(j38 int) {
-	pNetLayerNorm2Beta, scratch := r39.pNetLayerNorm2Beta, r39.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_x2[32*j38][0][0], &scratch.net_x2_1[32*j38][0][0], &scratch.net_x2_3[32*j38][0][0], &pNetLayerNorm2Beta[0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_x2[32*j38][0][0], &scratch.net_x2_1[32*j38][0][0], &scratch.net_x2_3[32*j38][0][0], &pNetLayerNorm2Beta[0])
+	scratch := r39.scratch
+	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&scratch.net_x2_3[32*j38][0][0], &scratch.net_x2_2[32*j38][0][0])
 	} else {
 		for i0 := range 32 {
+			net_x2_2Row2 := &scratch.net_x2_2[i0+32*j38]
+			net_x2_3Row := &scratch.net_x2_3[i0+32*j38]
 			for i1 := range 8 {
-				net_x2_1Row2 := &scratch.net_x2_1[i0+32*j38][i1]
-				net_x2_3V := scratch.net_x2_3[i0+32*j38][i1][0]
-				net_x2Row := &scratch.net_x2[i0+32*j38][i1]
-				for i2 := range 32 {
-					net_x2Row[i2] = (net_x2_1Row2[i2] / net_x2_3V) + pNetLayerNorm2Beta[i2]
-				}
+				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
 			}
 		}
 	}
@@ -9625,30 +9603,26 @@ var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 // ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart38 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetLayerNorm2Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r40 *ocannlReverserBackwardPart38) Part(j39 int) {
-	pNetLinear2W, scratch := r40.pNetLinear2W, r40.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetLayerNorm2Beta, scratch := r40.pNetLayerNorm2Beta, r40.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j39][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j39][0][0])
+		ocannlMap53AVX512(&scratch.net_x2[32*j39][0][0], &scratch.net_x2_1[32*j39][0][0], &scratch.net_x2_3[32*j39][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j39][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j39][0][0])
+		ocannlMap53AVX2(&scratch.net_x2[32*j39][0][0], &scratch.net_x2_1[32*j39][0][0], &scratch.net_x2_3[32*j39][0][0], &pNetLayerNorm2Beta[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j39][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j39][i1][i2] = acc16
+				net_x2_1Row2 := &scratch.net_x2_1[i0+32*j39][i1]
+				net_x2_3V := scratch.net_x2_3[i0+32*j39][i1][0]
+				net_x2Row := &scratch.net_x2[i0+32*j39][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = (net_x2_1Row2[i2] / net_x2_3V) + pNetLayerNorm2Beta[i2]
 				}
 			}
 		}
@@ -9661,25 +9635,30 @@ var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
-	pNetLinear2B *[10]float32
+	pNetLinear2W *[320]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r41 *ocannlReverserBackwardPart39) Part(j40 int) {
-	pNetLinear2B, scratch := r41.pNetLinear2B, r41.scratch
-	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	pNetLinear2W, scratch := r41.pNetLinear2W, r41.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits[32*j40][0][0], &scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &pNetLinear2B[0])
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j40][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits[32*j40][0][0], &scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &pNetLinear2B[0])
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j40][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j40][i1]
-				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j40][i1]
+				net_x2Row2 := &scratch.net_x2[i0+32*j40][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j40][i1][i2] = acc16
 				}
 			}
 		}
@@ -9692,25 +9671,26 @@ var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
 // ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart40 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2B *[10]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r42 *ocannlReverserBackwardPart40) Part(j41 int) {
-	scratch := r42.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j41][0][0], &scratch.train_cross_entropy_1_logits[32*j41][0][0])
+	pNetLinear2B, scratch := r42.pNetLinear2B, r42.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logits[32*j41][0][0], &scratch.train_cross_entropy_1_logits_1[32*j41][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logits[32*j41][0][0], &scratch.train_cross_entropy_1_logits_1[32*j41][0][0], &pNetLinear2B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j41][i1]
-				acc17 := float32(math.Inf(-1))
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j41][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j41][i1]
 				for i2 := range 10 {
-					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
 				}
-				scratch.train_cross_entropy_1_m[i0+32*j41][i1][0] = acc17
 			}
 		}
 	}
@@ -9728,20 +9708,19 @@ type ocannlReverserBackwardPart41 struct {
 // Part runs part j42 of the nest (0 <= j42 < 8).
 func (r43 *ocannlReverserBackwardPart41) Part(j42 int) {
 	scratch := r43.scratch
-	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z[32*j42][0][0], &scratch.train_cross_entropy_1_logits[32*j42][0][0], &scratch.train_cross_entropy_1_m[32*j42][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z[32*j42][0][0], &scratch.train_cross_entropy_1_logits[32*j42][0][0], &scratch.train_cross_entropy_1_m[32*j42][0][0])
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&scratch.train_cross_entropy_1_m[32*j42][0][0], &scratch.train_cross_entropy_1_logits[32*j42][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j42][i1]
-				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j42][i1][0]
-				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j42][i1]
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j42][i1]
+				acc17 := float32(math.Inf(-1))
 				for i2 := range 10 {
-					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
 				}
+				scratch.train_cross_entropy_1_m[i0+32*j42][i1][0] = acc17
 			}
 		}
 	}
@@ -9759,16 +9738,19 @@ type ocannlReverserBackwardPart42 struct {
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r44 *ocannlReverserBackwardPart42) Part(j43 int) {
 	scratch := r44.scratch
-	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[32*j43][0][0], &scratch.train_cross_entropy_1_z[32*j43][0][0])
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap49AVX512(&scratch.train_cross_entropy_1_z[32*j43][0][0], &scratch.train_cross_entropy_1_logits[32*j43][0][0], &scratch.train_cross_entropy_1_m[32*j43][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap49AVX2(&scratch.train_cross_entropy_1_z[32*j43][0][0], &scratch.train_cross_entropy_1_logits[32*j43][0][0], &scratch.train_cross_entropy_1_m[32*j43][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j43][i1]
-				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j43][i1]
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j43][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j43][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j43][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
 				}
 			}
 		}
@@ -9787,19 +9769,17 @@ type ocannlReverserBackwardPart43 struct {
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r45 *ocannlReverserBackwardPart43) Part(j44 int) {
 	scratch := r45.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j44][0][0], &scratch.train_cross_entropy_1_logp_1[32*j44][0][0])
+		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logp_1[32*j44][0][0], &scratch.train_cross_entropy_1_z[32*j44][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j44][i1]
-				acc18 := float32(0)
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j44][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j44][i1]
 				for i2 := range 10 {
-					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
 				}
-				scratch.train_cross_entropy_1_logp_2[i0+32*j44][i1][0] = acc18
 			}
 		}
 	}
@@ -9817,15 +9797,19 @@ type ocannlReverserBackwardPart44 struct {
 // Part runs part j45 of the nest (0 <= j45 < 8).
 func (r46 *ocannlReverserBackwardPart44) Part(j45 int) {
 	scratch := r46.scratch
-	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_3[32*j45][0][0], &scratch.train_cross_entropy_1_logp_2[32*j45][0][0])
+		ocannlReduce11AVX2(&scratch.train_cross_entropy_1_logp_2[32*j45][0][0], &scratch.train_cross_entropy_1_logp_1[32*j45][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+32*j45]
-			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+32*j45]
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j45][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_2[i0+32*j45][i1][0] = acc18
 			}
 		}
 	}
@@ -9837,28 +9821,21 @@ var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	targets *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j46 of the nest (0 <= j46 < 8).
 func (r47 *ocannlReverserBackwardPart45) Part(j46 int) {
-	targets, scratch := r47.targets, r47.scratch
-	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_1[32*j46][0][0], &targets[32*j46][0][0], &scratch.train_cross_entropy_1_z[32*j46][0][0], &scratch.train_cross_entropy_1_logp_3[32*j46][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_1[32*j46][0][0], &targets[32*j46][0][0], &scratch.train_cross_entropy_1_z[32*j46][0][0], &scratch.train_cross_entropy_1_logp_3[32*j46][0][0])
+	scratch := r47.scratch
+	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_3[32*j46][0][0], &scratch.train_cross_entropy_1_logp_2[32*j46][0][0])
 	} else {
 		for i0 := range 32 {
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+32*j46]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+32*j46]
 			for i1 := range 8 {
-				targetsRow := &targets[i0+32*j46][i1]
-				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+32*j46][i1]
-				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+32*j46][i1][0]
-				train_1Row := &scratch.train_1[i0+32*j46][i1]
-				for i2 := range 10 {
-					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
-				}
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
 			}
 		}
 	}
@@ -9870,29 +9847,30 @@ var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 // ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart46 struct {
-	scratch        *ocannlReverserBackwardScratch
-	train_2Partial [8][1]float32
+	targets *[256][8][10]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j47 of the nest (0 <= j47 < 8).
 func (r48 *ocannlReverserBackwardPart46) Part(j47 int) {
-	scratch, train_2Partial := r48.scratch, &r48.train_2Partial
-	train_2Partial[j47] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce12AVX2(&train_2Partial[j47][0], &scratch.train_1[32*j47][0][0])
+	targets, scratch := r48.targets, r48.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap51AVX512(&scratch.train_1[32*j47][0][0], &targets[32*j47][0][0], &scratch.train_cross_entropy_1_z[32*j47][0][0], &scratch.train_cross_entropy_1_logp_3[32*j47][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap51AVX2(&scratch.train_1[32*j47][0][0], &targets[32*j47][0][0], &scratch.train_cross_entropy_1_z[32*j47][0][0], &scratch.train_cross_entropy_1_logp_3[32*j47][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		acc19 := train_2Partial[j47][0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_1Row2 := &scratch.train_1[i0+32*j47][i1]
+				targetsRow := &targets[i0+32*j47][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+32*j47][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+32*j47][i1][0]
+				train_1Row := &scratch.train_1[i0+32*j47][i1]
 				for i2 := range 10 {
-					acc19 += train_1Row2[i2]
+					train_1Row[i2] = targetsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
 				}
 			}
 		}
-		train_2Partial[j47][0] = acc19
 	}
 }
 
@@ -9902,27 +9880,29 @@ var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
 // ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart47 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch        *ocannlReverserBackwardScratch
+	train_2Partial [8][1]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r49 *ocannlReverserBackwardPart47) Part(j49 int) {
-	scratch := r49.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r49 *ocannlReverserBackwardPart47) Part(j48 int) {
+	scratch, train_2Partial := r49.scratch, &r49.train_2Partial
+	train_2Partial[j48] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_logp_3_grad[32*j49][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j49][0][0])
+		ocannlReduce12AVX2(&train_2Partial[j48][0], &scratch.train_1[32*j48][0][0])
 	} else {
 		// reduction accumulated in a local variable.
+		acc19 := train_2Partial[j48][0]
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0+32*j49][i1]
-				acc21 := scratch.train_cross_entropy_1_logp_3_grad[i0+32*j49][i1][0]
+				train_1Row2 := &scratch.train_1[i0+32*j48][i1]
 				for i2 := range 10 {
-					acc21 -= train_cross_entropy_1_logp_gradRow3[i2]
+					acc19 += train_1Row2[i2]
 				}
-				scratch.train_cross_entropy_1_logp_3_grad[i0+32*j49][i1][0] = acc21
 			}
 		}
+		train_2Partial[j48][0] = acc19
 	}
 }
 
@@ -9938,16 +9918,19 @@ type ocannlReverserBackwardPart48 struct {
 // Part runs part j50 of the nest (0 <= j50 < 8).
 func (r50 *ocannlReverserBackwardPart48) Part(j50 int) {
 	scratch := r50.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_2_grad[32*j50][0][0], &scratch.train_cross_entropy_1_logp_3_grad[32*j50][0][0], &scratch.train_cross_entropy_1_logp_2[32*j50][0][0])
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_logp_3_grad[32*j50][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j50][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0+32*j50]
-			train_cross_entropy_1_logp_2Row2 := &scratch.train_cross_entropy_1_logp_2[i0+32*j50]
-			train_cross_entropy_1_logp_2_gradRow := &scratch.train_cross_entropy_1_logp_2_grad[i0+32*j50]
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0+32*j50][i1]
+				acc21 := scratch.train_cross_entropy_1_logp_3_grad[i0+32*j50][i1][0]
+				for i2 := range 10 {
+					acc21 -= train_cross_entropy_1_logp_gradRow3[i2]
+				}
+				scratch.train_cross_entropy_1_logp_3_grad[i0+32*j50][i1][0] = acc21
 			}
 		}
 	}
@@ -9965,17 +9948,16 @@ type ocannlReverserBackwardPart49 struct {
 // Part runs part j51 of the nest (0 <= j51 < 8).
 func (r51 *ocannlReverserBackwardPart49) Part(j51 int) {
 	scratch := r51.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logp_1_grad[32*j51][0][0], &scratch.train_cross_entropy_1_logp_2_grad[32*j51][0][0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_2_grad[32*j51][0][0], &scratch.train_cross_entropy_1_logp_3_grad[32*j51][0][0], &scratch.train_cross_entropy_1_logp_2[32*j51][0][0])
 	} else {
 		for i0 := range 32 {
+			train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0+32*j51]
+			train_cross_entropy_1_logp_2Row2 := &scratch.train_cross_entropy_1_logp_2[i0+32*j51]
+			train_cross_entropy_1_logp_2_gradRow := &scratch.train_cross_entropy_1_logp_2_grad[i0+32*j51]
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0+32*j51][i1][0]
-				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0+32*j51][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
-				}
+				train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
 			}
 		}
 	}
@@ -9993,19 +9975,16 @@ type ocannlReverserBackwardPart50 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r52 *ocannlReverserBackwardPart50) Part(j52 int) {
 	scratch := r52.scratch
-	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.train_cross_entropy_1_z_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_1[32*j52][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_1[32*j52][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logp_1_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_2_grad[32*j52][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0+32*j52][i1]
-				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0+32*j52][i1]
-				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0+32*j52][i1]
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0+32*j52][i1][0]
+				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0+32*j52][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
 				}
 			}
 		}
@@ -10024,16 +10003,19 @@ type ocannlReverserBackwardPart51 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r53 *ocannlReverserBackwardPart51) Part(j53 int) {
 	scratch := r53.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j53][0][0], &scratch.train_cross_entropy_1_z_grad[32*j53][0][0])
+	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap60AVX512(&scratch.train_cross_entropy_1_z_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1[32*j53][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap60AVX2(&scratch.train_cross_entropy_1_z_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1[32*j53][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0+32*j53][i1]
-				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0+32*j53][i1]
+				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0+32*j53][i1]
+				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0+32*j53][i1]
+				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0+32*j53][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -10052,19 +10034,17 @@ type ocannlReverserBackwardPart52 struct {
 // Part runs part j54 of the nest (0 <= j54 < 8).
 func (r54 *ocannlReverserBackwardPart52) Part(j54 int) {
 	scratch := r54.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_m_grad[32*j54][0][0], &scratch.train_cross_entropy_1_z_grad[32*j54][0][0])
+		ocannlMap61AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j54][0][0], &scratch.train_cross_entropy_1_z_grad[32*j54][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0+32*j54][i1]
-				acc22 := scratch.train_cross_entropy_1_m_grad[i0+32*j54][i1][0]
+				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0+32*j54][i1]
+				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0+32*j54][i1]
 				for i2 := range 10 {
-					acc22 -= train_cross_entropy_1_z_gradRow4[i2]
+					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
 				}
-				scratch.train_cross_entropy_1_m_grad[i0+32*j54][i1][0] = acc22
 			}
 		}
 	}
@@ -10080,31 +10060,21 @@ type ocannlReverserBackwardPart53 struct {
 }
 
 // Part runs part j55 of the nest (0 <= j55 < 8).
-func (r57 *ocannlReverserBackwardPart53) Part(j55 int) {
-	scratch := r57.scratch
-	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap60AVX512(&scratch.train_cross_entropy_1_logits_grad[32*j55][0][0], &scratch.train_cross_entropy_1_m[32*j55][0][0], &scratch.train_cross_entropy_1_logits[32*j55][0][0], &scratch.train_cross_entropy_1_m_grad[32*j55][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j55][0][0], &scratch.train_cross_entropy_1_m[32*j55][0][0], &scratch.train_cross_entropy_1_logits[32*j55][0][0], &scratch.train_cross_entropy_1_m_grad[32*j55][0][0])
+func (r55 *ocannlReverserBackwardPart53) Part(j55 int) {
+	scratch := r55.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&scratch.train_cross_entropy_1_m_grad[32*j55][0][0], &scratch.train_cross_entropy_1_z_grad[32*j55][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0+32*j55][i1][0]
-				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0+32*j55][i1]
-				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0+32*j55][i1][0]
-				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j55][i1]
+				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0+32*j55][i1]
+				acc22 := scratch.train_cross_entropy_1_m_grad[i0+32*j55][i1][0]
 				for i2 := range 10 {
-					var r55 float32
-					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r55 = 1
-					}
-					r56 := float32(0)
-					if r55 != 0 {
-						r56 = train_cross_entropy_1_m_gradV
-					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r56
+					acc22 -= train_cross_entropy_1_z_gradRow4[i2]
 				}
+				scratch.train_cross_entropy_1_m_grad[i0+32*j55][i1][0] = acc22
 			}
 		}
 	}
@@ -10122,16 +10092,28 @@ type ocannlReverserBackwardPart54 struct {
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r58 *ocannlReverserBackwardPart54) Part(j56 int) {
 	scratch := r58.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logits_1_grad[32*j56][0][0], &scratch.train_cross_entropy_1_logits_grad[32*j56][0][0])
+	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap62AVX512(&scratch.train_cross_entropy_1_logits_grad[32*j56][0][0], &scratch.train_cross_entropy_1_m[32*j56][0][0], &scratch.train_cross_entropy_1_logits[32*j56][0][0], &scratch.train_cross_entropy_1_m_grad[32*j56][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap62AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j56][0][0], &scratch.train_cross_entropy_1_m[32*j56][0][0], &scratch.train_cross_entropy_1_logits[32*j56][0][0], &scratch.train_cross_entropy_1_m_grad[32*j56][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j56][i1]
-				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0+32*j56][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0+32*j56][i1][0]
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0+32*j56][i1]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0+32*j56][i1][0]
+				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j56][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+					var r56 float32
+					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
+						r56 = 1
+					}
+					r57 := float32(0)
+					if r56 != 0 {
+						r57 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logits_gradRow2[i2] += r57
 				}
 			}
 		}
@@ -10144,33 +10126,22 @@ var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
 // ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart55 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear2BPartial [8][10]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r59 *ocannlReverserBackwardPart55) Part(j57 int) {
-	scratch, gNetLinear2BPartial := r59.scratch, &r59.gNetLinear2BPartial
-	gNetLinear2BPartial[j57] = [10]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	scratch := r59.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetLinear2BPartial[j57][0], &scratch.train_cross_entropy_1_logits_grad[32*j57][0][0])
+		ocannlMap61AVX2(&scratch.train_cross_entropy_1_logits_1_grad[32*j57][0][0], &scratch.train_cross_entropy_1_logits_grad[32*j57][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear2BPartialRow := &gNetLinear2BPartial[j57]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1+1]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1+2]
-				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1+3]
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1]
+				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0+32*j57][i1]
 				for i2 := range 10 {
-					acc23 := gNetLinear2BPartialRow[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
-					gNetLinear2BPartialRow[i2] = acc23
+					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
 				}
 			}
 		}
@@ -10184,28 +10155,32 @@ var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart56 struct {
 	scratch             *ocannlReverserBackwardScratch
-	gNetLinear2WPartial [8][10][32]float32
+	gNetLinear2BPartial [8][10]float32
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r60 *ocannlReverserBackwardPart56) Part(j59 int) {
-	scratch, gNetLinear2WPartial := r60.scratch, &r60.gNetLinear2WPartial
-	gNetLinear2WPartial[j59] = [10][32]float32{}
-	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2WPartial[j59][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j59][0][0], &scratch.net_x2[32*j59][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2WPartial[j59][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j59][0][0], &scratch.net_x2[32*j59][0][0])
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r60 *ocannlReverserBackwardPart56) Part(j58 int) {
+	scratch, gNetLinear2BPartial := r60.scratch, &r60.gNetLinear2BPartial
+	gNetLinear2BPartial[j58] = [10]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&gNetLinear2BPartial[j58][0], &scratch.train_cross_entropy_1_logits_grad[32*j58][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear2BPartialRow := &gNetLinear2BPartial[j58]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0+32*j59][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j58][i1]
+				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j58][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j58][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j58][i1+3]
 				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j59][i1][i2]
-					gNetLinear2WPartialRow := &gNetLinear2WPartial[j59][i2]
-					for i3 := range 32 {
-						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
-					}
+					acc23 := gNetLinear2BPartialRow[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
+					gNetLinear2BPartialRow[i2] = acc23
 				}
 			}
 		}
@@ -10218,46 +10193,28 @@ var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
 // ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart57 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear2WPartial [8][10][32]float32
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r61 *ocannlReverserBackwardPart57) Part(j62 int) {
-	pNetLinear2W, scratch := r61.pNetLinear2W, r61.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r61 *ocannlReverserBackwardPart57) Part(j60 int) {
+	scratch, gNetLinear2WPartial := r61.scratch, &r61.gNetLinear2WPartial
+	gNetLinear2WPartial[j60] = [10][32]float32{}
+	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j62][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j62][0][0], &pNetLinear2W[0])
+		ocannlGemm15AVX512(&gNetLinear2WPartial[j60][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j60][0][0], &scratch.net_x2[32*j60][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j62][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j62][0][0], &pNetLinear2W[0])
+		ocannlGemm15AVX2(&gNetLinear2WPartial[j60][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j60][0][0], &scratch.net_x2[32*j60][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j62][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2+3]
+				net_x2Row3 := &scratch.net_x2[i0+32*j60][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j60][i1][i2]
+					gNetLinear2WPartialRow := &gNetLinear2WPartial[j60][i2]
 					for i3 := range 32 {
-						acc26 := net_x2_gradRow[i3]
-						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc26
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j62][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
 					}
 				}
 			}
@@ -10271,22 +10228,47 @@ var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
 // ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart58 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j63 of the nest (0 <= j63 < 8).
 func (r62 *ocannlReverserBackwardPart58) Part(j63 int) {
-	scratch := r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_x2_4_grad[32*j63][0][0], &scratch.net_x2_grad[32*j63][0][0])
+	pNetLinear2W, scratch := r62.pNetLinear2W, r62.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j63][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j63][0][0], &pNetLinear2W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j63][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j63][0][0], &pNetLinear2W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j63][i1]
-				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j63][i1]
-				for i2 := range 32 {
-					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j63][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2+3]
+					for i3 := range 32 {
+						acc26 := net_x2_gradRow[i3]
+						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc26
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+					}
 				}
 			}
 		}
@@ -10299,33 +10281,22 @@ var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 // ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart59 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r63 *ocannlReverserBackwardPart59) Part(j64 int) {
-	scratch, gNetLayerNorm2BetaPartial := r63.scratch, &r63.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j64] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	scratch := r63.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j64][0], &scratch.net_x2_grad[32*j64][0][0])
+		ocannlMap63AVX2(&scratch.net_x2_4_grad[32*j64][0][0], &scratch.net_x2_grad[32*j64][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j64]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j64][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j64][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j64][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j64][i1+3]
+			for i1 := range 8 {
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j64][i1]
+				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j64][i1]
 				for i2 := range 32 {
-					acc27 := gNetLayerNorm2BetaPartialRow[i2]
-					acc27 += net_x2_gradRow3[i2]
-					acc27 += net_x2_gradRow4[i2]
-					acc27 += net_x2_gradRow5[i2]
-					acc27 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc27
+					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
 				}
 			}
 		}
@@ -10338,23 +10309,33 @@ var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
 // ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart60 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r64 *ocannlReverserBackwardPart60) Part(j66 int) {
-	scratch := r64.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r64 *ocannlReverserBackwardPart60) Part(j65 int) {
+	scratch, gNetLayerNorm2BetaPartial := r64.scratch, &r64.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j65] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_x2_1_grad[32*j66][0][0], &scratch.net_x2_4_grad[32*j66][0][0], &scratch.net_x2_3[32*j66][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j65][0], &scratch.net_x2_grad[32*j65][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j65]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j66][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+32*j66][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j66][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j65][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j65][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j65][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j65][i1+3]
 				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+					acc27 := gNetLayerNorm2BetaPartialRow[i2]
+					acc27 += net_x2_gradRow3[i2]
+					acc27 += net_x2_gradRow4[i2]
+					acc27 += net_x2_gradRow5[i2]
+					acc27 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc27
 				}
 			}
 		}
@@ -10373,21 +10354,18 @@ type ocannlReverserBackwardPart61 struct {
 // Part runs part j67 of the nest (0 <= j67 < 8).
 func (r65 *ocannlReverserBackwardPart61) Part(j67 int) {
 	scratch := r65.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j67][0][0], &scratch.net_x2_4_grad[32*j67][0][0], &scratch.net_x2_1[32*j67][0][0], &scratch.net_x2_3[32*j67][0][0])
+		ocannlMap64AVX2(&scratch.net_x2_1_grad[32*j67][0][0], &scratch.net_x2_4_grad[32*j67][0][0], &scratch.net_x2_3[32*j67][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j67][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j67][i1]
-				v := scratch.net_x2_3[i0+32*j67][i1][0] * scratch.net_x2_3[i0+32*j67][i1][0]
-				acc29 := scratch.net_x2_3_grad[i0+32*j67][i1][0]
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j67][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+32*j67][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j67][i1]
 				for i2 := range 32 {
-					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
-				scratch.net_x2_3_grad[i0+32*j67][i1][0] = acc29
 			}
 		}
 	}
@@ -10405,16 +10383,21 @@ type ocannlReverserBackwardPart62 struct {
 // Part runs part j68 of the nest (0 <= j68 < 8).
 func (r66 *ocannlReverserBackwardPart62) Part(j68 int) {
 	scratch := r66.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_x2_2_grad[32*j68][0][0], &scratch.net_x2_3_grad[32*j68][0][0], &scratch.net_x2_3[32*j68][0][0])
+		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j68][0][0], &scratch.net_x2_4_grad[32*j68][0][0], &scratch.net_x2_1[32*j68][0][0], &scratch.net_x2_3[32*j68][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0+32*j68]
-			net_x2_3Row2 := &scratch.net_x2_3[i0+32*j68]
-			net_x2_2_gradRow := &scratch.net_x2_2_grad[i0+32*j68]
 			for i1 := range 8 {
-				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j68][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j68][i1]
+				v := scratch.net_x2_3[i0+32*j68][i1][0] * scratch.net_x2_3[i0+32*j68][i1][0]
+				acc29 := scratch.net_x2_3_grad[i0+32*j68][i1][0]
+				for i2 := range 32 {
+					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				scratch.net_x2_3_grad[i0+32*j68][i1][0] = acc29
 			}
 		}
 	}
@@ -10426,30 +10409,83 @@ var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
 // ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart63 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm2GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j69 of the nest (0 <= j69 < 8).
 func (r67 *ocannlReverserBackwardPart63) Part(j69 int) {
-	scratch, gNetLayerNorm2GammaPartial := r67.scratch, &r67.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j69] = [32]float32{}
+	scratch := r67.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_x2_2_grad[32*j69][0][0], &scratch.net_x2_3_grad[32*j69][0][0], &scratch.net_x2_3[32*j69][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0+32*j69]
+			net_x2_3Row2 := &scratch.net_x2_3[i0+32*j69]
+			net_x2_2_gradRow := &scratch.net_x2_2_grad[i0+32*j69]
+			for i1 := range 8 {
+				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart63Records holds the free ocannlReverserBackwardPart63 records.
+var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
+
+// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart64 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r68 *ocannlReverserBackwardPart64) Part(j70 int) {
+	scratch := r68.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_var_grad[32*j70][0][0], &scratch.net_x2_2_grad[32*j70][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x2_2_gradRow2 := &scratch.net_x2_2_grad[i0+32*j70]
+			net_layer_norm_2_var_gradRow := &scratch.net_layer_norm_2_var_grad[i0+32*j70]
+			for i1 := range 8 {
+				net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
+var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
+
+// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart65 struct {
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
+}
+
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r69 *ocannlReverserBackwardPart65) Part(j71 int) {
+	scratch, gNetLayerNorm2GammaPartial := r69.scratch, &r69.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j71] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j69][0], &scratch.net_x2_1_grad[32*j69][0][0], &scratch.net_layer_norm_2_centered[32*j69][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j71][0], &scratch.net_x2_1_grad[32*j71][0][0], &scratch.net_layer_norm_2_centered[32*j71][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j69]
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j71]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j69][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j69][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j69][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j69][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j69][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j69][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j69][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j69][i1+3]
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j71][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j71][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j71][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j71][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j71][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j71][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j71][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j71][i1+3]
 				for i2 := range 32 {
 					acc30 := gNetLayerNorm2GammaPartialRow[i2]
 					acc30 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
@@ -10463,83 +10499,29 @@ func (r67 *ocannlReverserBackwardPart63) Part(j69 int) {
 	}
 }
 
-// ocannlReverserBackwardPart63Records holds the free ocannlReverserBackwardPart63 records.
-var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
-
-// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart64 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
-}
-
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r68 *ocannlReverserBackwardPart64) Part(j71 int) {
-	pNetLayerNorm2Gamma, scratch := r68.pNetLayerNorm2Gamma, r68.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_2_centered_grad[32*j71][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j71][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j71][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j71][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
-var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
-
-// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart65 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r69 *ocannlReverserBackwardPart65) Part(j72 int) {
-	scratch := r69.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_var_2_grad[32*j72][0][0], &scratch.net_layer_norm_2_var_grad[32*j72][0][0])
-	} else {
-		for i0 := range 32 {
-			net_layer_norm_2_var_gradRow2 := &scratch.net_layer_norm_2_var_grad[i0+32*j72]
-			net_layer_norm_2_var_2_gradRow := &scratch.net_layer_norm_2_var_2_grad[i0+32*j72]
-			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
-			}
-		}
-	}
-}
-
 // ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
 var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
 
 // ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart66 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j73 of the nest (0 <= j73 < 8).
 func (r70 *ocannlReverserBackwardPart66) Part(j73 int) {
-	scratch := r70.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	pNetLayerNorm2Gamma, scratch := r70.pNetLayerNorm2Gamma, r70.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j73][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j73][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_2_centered_grad[32*j73][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j73][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j73][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j73][i1]
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j73][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j73][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 				}
 			}
 		}
@@ -10558,20 +10540,15 @@ type ocannlReverserBackwardPart67 struct {
 // Part runs part j74 of the nest (0 <= j74 < 8).
 func (r71 *ocannlReverserBackwardPart67) Part(j74 int) {
 	scratch := r71.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_layer_norm_2_centered_grad[32*j74][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j74][0][0], &scratch.net_layer_norm_2_centered[32*j74][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_2_centered_grad[32*j74][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j74][0][0], &scratch.net_layer_norm_2_centered[32*j74][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_layer_norm_2_var_2_grad[32*j74][0][0], &scratch.net_layer_norm_2_var_grad[32*j74][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_2_var_gradRow2 := &scratch.net_layer_norm_2_var_grad[i0+32*j74]
+			net_layer_norm_2_var_2_gradRow := &scratch.net_layer_norm_2_var_2_grad[i0+32*j74]
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j74][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j74][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j74][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
-				}
+				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
 			}
 		}
 	}
@@ -10589,19 +10566,16 @@ type ocannlReverserBackwardPart68 struct {
 // Part runs part j75 of the nest (0 <= j75 < 8).
 func (r72 *ocannlReverserBackwardPart68) Part(j75 int) {
 	scratch := r72.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_layer_norm_2_centered_grad[32*j75][0][0], &scratch.net_layer_norm_2_centered[32*j75][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j75][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_2_centered_grad[32*j75][0][0], &scratch.net_layer_norm_2_centered[32*j75][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j75][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap69AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j75][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j75][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j75][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j75][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j75][i1]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j75][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j75][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -10620,16 +10594,19 @@ type ocannlReverserBackwardPart69 struct {
 // Part runs part j76 of the nest (0 <= j76 < 8).
 func (r73 *ocannlReverserBackwardPart69) Part(j76 int) {
 	scratch := r73.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_grad[32*j76][0][0], &scratch.net_layer_norm_2_centered_grad[32*j76][0][0])
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap70AVX512(&scratch.net_layer_norm_2_centered_grad[32*j76][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j76][0][0], &scratch.net_layer_norm_2_centered[32*j76][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap70AVX2(&scratch.net_layer_norm_2_centered_grad[32*j76][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j76][0][0], &scratch.net_layer_norm_2_centered[32*j76][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j76][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j76][i1]
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j76][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j76][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j76][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -10648,19 +10625,20 @@ type ocannlReverserBackwardPart70 struct {
 // Part runs part j77 of the nest (0 <= j77 < 8).
 func (r74 *ocannlReverserBackwardPart70) Part(j77 int) {
 	scratch := r74.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j77][0][0], &scratch.net_layer_norm_2_centered_grad[32*j77][0][0])
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap70AVX512(&scratch.net_layer_norm_2_centered_grad[32*j77][0][0], &scratch.net_layer_norm_2_centered[32*j77][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j77][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap70AVX2(&scratch.net_layer_norm_2_centered_grad[32*j77][0][0], &scratch.net_layer_norm_2_centered[32*j77][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j77][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j77][i1]
-				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j77][i1][0]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j77][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j77][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j77][i1]
 				for i2 := range 32 {
-					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+32*j77][i1][0] = acc32
 			}
 		}
 	}
@@ -10678,15 +10656,17 @@ type ocannlReverserBackwardPart71 struct {
 // Part runs part j78 of the nest (0 <= j78 < 8).
 func (r75 *ocannlReverserBackwardPart71) Part(j78 int) {
 	scratch := r75.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_mean_1_grad[32*j78][0][0], &scratch.net_layer_norm_2_mean_grad[32*j78][0][0])
+		ocannlMap63AVX2(&scratch.net_layer_norm_2_x_grad[32*j78][0][0], &scratch.net_layer_norm_2_centered_grad[32*j78][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0+32*j78]
-			net_layer_norm_2_mean_1_gradRow := &scratch.net_layer_norm_2_mean_1_grad[i0+32*j78]
 			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j78][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j78][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+				}
 			}
 		}
 	}
@@ -10704,19 +10684,19 @@ type ocannlReverserBackwardPart72 struct {
 // Part runs part j79 of the nest (0 <= j79 < 8).
 func (r76 *ocannlReverserBackwardPart72) Part(j79 int) {
 	scratch := r76.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_layer_norm_2_x_grad[32*j79][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j79][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_layer_norm_2_x_grad[32*j79][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j79][0][0])
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j79][0][0], &scratch.net_layer_norm_2_centered_grad[32*j79][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j79][i1][0]
-				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j79][i1]
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j79][i1]
+				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j79][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_2_mean_grad[i0+32*j79][i1][0] = acc32
 			}
 		}
 	}
@@ -10734,17 +10714,15 @@ type ocannlReverserBackwardPart73 struct {
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r77 *ocannlReverserBackwardPart73) Part(j80 int) {
 	scratch := r77.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_x1_grad[32*j80][0][0], &scratch.net_layer_norm_2_x_grad[32*j80][0][0])
+		ocannlMap68AVX2(&scratch.net_layer_norm_2_mean_1_grad[32*j80][0][0], &scratch.net_layer_norm_2_mean_grad[32*j80][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0+32*j80]
+			net_layer_norm_2_mean_1_gradRow := &scratch.net_layer_norm_2_mean_1_grad[i0+32*j80]
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j80][i1]
-				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j80][i1]
-				for i2 := range 32 {
-					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
-				}
+				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
 			}
 		}
 	}
@@ -10762,16 +10740,18 @@ type ocannlReverserBackwardPart74 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r78 *ocannlReverserBackwardPart74) Part(j81 int) {
 	scratch := r78.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j81][0][0], &scratch.net_layer_norm_2_x_grad[32*j81][0][0])
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap71AVX512(&scratch.net_layer_norm_2_x_grad[32*j81][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j81][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap71AVX2(&scratch.net_layer_norm_2_x_grad[32*j81][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j81][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j81][i1]
-				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j81][i1]
+				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j81][i1][0]
+				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j81][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -10792,14 +10772,14 @@ func (r79 *ocannlReverserBackwardPart75) Part(j82 int) {
 	scratch := r79.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j82][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j82][0][0])
+		ocannlMap63AVX2(&scratch.net_x1_grad[32*j82][0][0], &scratch.net_layer_norm_2_x_grad[32*j82][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j82][i1]
-				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j82][i1]
+				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j82][i1]
+				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j82][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
 				}
 			}
 		}
@@ -10812,26 +10792,82 @@ var ocannlReverserBackwardPart75Records rt.Records[ocannlReverserBackwardPart75]
 // ocannlReverserBackwardPart76 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart76 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear1BPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j83 of the nest (0 <= j83 < 8).
 func (r80 *ocannlReverserBackwardPart76) Part(j83 int) {
-	scratch, gNetLinear1BPartial := r80.scratch, &r80.gNetLinear1BPartial
-	gNetLinear1BPartial[j83] = [32]float32{}
+	scratch := r80.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap63AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j83][0][0], &scratch.net_layer_norm_2_x_grad[32*j83][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j83][i1]
+				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart76Records holds the free ocannlReverserBackwardPart76 records.
+var ocannlReverserBackwardPart76Records rt.Records[ocannlReverserBackwardPart76]
+
+// ocannlReverserBackwardPart77 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart77 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j84 of the nest (0 <= j84 < 8).
+func (r81 *ocannlReverserBackwardPart77) Part(j84 int) {
+	scratch := r81.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap63AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j84][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j84][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j84][i1]
+				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j84][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart77Records holds the free ocannlReverserBackwardPart77 records.
+var ocannlReverserBackwardPart77Records rt.Records[ocannlReverserBackwardPart77]
+
+// ocannlReverserBackwardPart78 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart78 struct {
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
+}
+
+// Part runs part j85 of the nest (0 <= j85 < 8).
+func (r82 *ocannlReverserBackwardPart78) Part(j85 int) {
+	scratch, gNetLinear1BPartial := r82.scratch, &r82.gNetLinear1BPartial
+	gNetLinear1BPartial[j85] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLinear1BPartial[j83][0], &scratch.net_layer_norm_2_x_2_grad[32*j83][0][0])
+		ocannlReduce15AVX2(&gNetLinear1BPartial[j85][0], &scratch.net_layer_norm_2_x_2_grad[32*j85][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j83]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j85]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1+3]
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j85][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j85][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j85][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j85][i1+3]
 				for i2 := range 32 {
 					acc33 := gNetLinear1BPartialRow[i2]
 					acc33 += net_layer_norm_2_x_2_gradRow3[i2]
@@ -10845,31 +10881,31 @@ func (r80 *ocannlReverserBackwardPart76) Part(j83 int) {
 	}
 }
 
-// ocannlReverserBackwardPart76Records holds the free ocannlReverserBackwardPart76 records.
-var ocannlReverserBackwardPart76Records rt.Records[ocannlReverserBackwardPart76]
+// ocannlReverserBackwardPart78Records holds the free ocannlReverserBackwardPart78 records.
+var ocannlReverserBackwardPart78Records rt.Records[ocannlReverserBackwardPart78]
 
-// ocannlReverserBackwardPart77 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart79 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart77 struct {
+type ocannlReverserBackwardPart79 struct {
 	gNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j85 of the nest (0 <= j85 < 8).
-func (r81 *ocannlReverserBackwardPart77) Part(j85 int) {
-	gNetLinear1W, scratch := r81.gNetLinear1W, r81.scratch
+// Part runs part j87 of the nest (0 <= j87 < 8).
+func (r83 *ocannlReverserBackwardPart79) Part(j87 int) {
+	gNetLinear1W, scratch := r83.gNetLinear1W, r83.scratch
 	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j85], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j85], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX512(&gNetLinear1W[256*j87], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j87], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j85], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j85], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX2(&gNetLinear1W[256*j87], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j87], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j85]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j85 : 64*i2+256*j85+64])
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j87]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j87 : 64*i2+256*j87+64])
 					for i3 := range 64 {
 						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
@@ -10879,38 +10915,38 @@ func (r81 *ocannlReverserBackwardPart77) Part(j85 int) {
 	}
 }
 
-// ocannlReverserBackwardPart77Records holds the free ocannlReverserBackwardPart77 records.
-var ocannlReverserBackwardPart77Records rt.Records[ocannlReverserBackwardPart77]
+// ocannlReverserBackwardPart79Records holds the free ocannlReverserBackwardPart79 records.
+var ocannlReverserBackwardPart79Records rt.Records[ocannlReverserBackwardPart79]
 
-// ocannlReverserBackwardPart78 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart80 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart78 struct {
+type ocannlReverserBackwardPart80 struct {
 	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j86 of the nest (0 <= j86 < 8).
-func (r82 *ocannlReverserBackwardPart78) Part(j86 int) {
-	pNetLinear1W, scratch := r82.pNetLinear1W, r82.scratch
+// Part runs part j88 of the nest (0 <= j88 < 8).
+func (r84 *ocannlReverserBackwardPart80) Part(j88 int) {
+	pNetLinear1W, scratch := r84.pNetLinear1W, r84.scratch
 	// float32 broadcast kernel M=256 N=64 K=32: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j86][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j86][0][0], &pNetLinear1W[0])
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j88][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j86][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j86][0][0], &pNetLinear1W[0])
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j88][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j86][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j88][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j86][i1][i2]
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j88][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j86][i1][i2+1]
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j88][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j86][i1][i2+2]
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j88][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j86][i1][i2+3]
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j88][i1][i2+3]
 					for i3 := range 64 {
 						acc35 := net_linear_1_x_gradRow[i3]
 						acc35 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
@@ -10925,63 +10961,63 @@ func (r82 *ocannlReverserBackwardPart78) Part(j86 int) {
 	}
 }
 
-// ocannlReverserBackwardPart78Records holds the free ocannlReverserBackwardPart78 records.
-var ocannlReverserBackwardPart78Records rt.Records[ocannlReverserBackwardPart78]
+// ocannlReverserBackwardPart80Records holds the free ocannlReverserBackwardPart80 records.
+var ocannlReverserBackwardPart80Records rt.Records[ocannlReverserBackwardPart80]
 
-// ocannlReverserBackwardPart79 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart81 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart79 struct {
+type ocannlReverserBackwardPart81 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 8).
-func (r85 *ocannlReverserBackwardPart79) Part(j87 int) {
-	scratch := r85.scratch
+// Part runs part j89 of the nest (0 <= j89 < 8).
+func (r87 *ocannlReverserBackwardPart81) Part(j89 int) {
+	scratch := r87.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_linear_1_x_2_grad[32*j87][0][0], &scratch.net_linear_1_x_2[32*j87][0][0], &scratch.net_linear_1_x_grad[32*j87][0][0])
+		ocannlMap72AVX2(&scratch.net_linear_1_x_2_grad[32*j89][0][0], &scratch.net_linear_1_x_2[32*j89][0][0], &scratch.net_linear_1_x_grad[32*j89][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j87][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j87][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j87][i1]
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j89][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j89][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1]
 				for i2 := range 64 {
-					var r83 float32
+					var r85 float32
 					if 0 < net_linear_1_x_2Row3[i2] {
-						r83 = 1
+						r85 = 1
 					}
-					r84 := float32(0)
-					if r83 != 0 {
-						r84 = net_linear_1_x_gradRow2[i2]
+					r86 := float32(0)
+					if r85 != 0 {
+						r86 = net_linear_1_x_gradRow2[i2]
 					}
-					net_linear_1_x_2_gradRow[i2] += r84
+					net_linear_1_x_2_gradRow[i2] += r86
 				}
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart79Records holds the free ocannlReverserBackwardPart79 records.
-var ocannlReverserBackwardPart79Records rt.Records[ocannlReverserBackwardPart79]
+// ocannlReverserBackwardPart81Records holds the free ocannlReverserBackwardPart81 records.
+var ocannlReverserBackwardPart81Records rt.Records[ocannlReverserBackwardPart81]
 
-// ocannlReverserBackwardPart80 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart82 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart80 struct {
+type ocannlReverserBackwardPart82 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j88 of the nest (0 <= j88 < 8).
-func (r86 *ocannlReverserBackwardPart80) Part(j88 int) {
-	scratch := r86.scratch
+// Part runs part j90 of the nest (0 <= j90 < 8).
+func (r88 *ocannlReverserBackwardPart82) Part(j90 int) {
+	scratch := r88.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_linear_1_x_1_grad[32*j88][0][0], &scratch.net_linear_1_x_2_grad[32*j88][0][0])
+		ocannlMap73AVX2(&scratch.net_linear_1_x_1_grad[32*j90][0][0], &scratch.net_linear_1_x_2_grad[32*j90][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j88][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j88][i1]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j90][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j90][i1]
 				for i2 := range 64 {
 					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
@@ -10990,32 +11026,32 @@ func (r86 *ocannlReverserBackwardPart80) Part(j88 int) {
 	}
 }
 
-// ocannlReverserBackwardPart80Records holds the free ocannlReverserBackwardPart80 records.
-var ocannlReverserBackwardPart80Records rt.Records[ocannlReverserBackwardPart80]
+// ocannlReverserBackwardPart82Records holds the free ocannlReverserBackwardPart82 records.
+var ocannlReverserBackwardPart82Records rt.Records[ocannlReverserBackwardPart82]
 
-// ocannlReverserBackwardPart81 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart83 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart81 struct {
+type ocannlReverserBackwardPart83 struct {
 	scratch            *ocannlReverserBackwardScratch
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j89 of the nest (0 <= j89 < 8).
-func (r87 *ocannlReverserBackwardPart81) Part(j89 int) {
-	scratch, gNetDense1BPartial := r87.scratch, &r87.gNetDense1BPartial
-	gNetDense1BPartial[j89] = [64]float32{}
+// Part runs part j91 of the nest (0 <= j91 < 8).
+func (r89 *ocannlReverserBackwardPart83) Part(j91 int) {
+	scratch, gNetDense1BPartial := r89.scratch, &r89.gNetDense1BPartial
+	gNetDense1BPartial[j91] = [64]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetDense1BPartial[j89][0], &scratch.net_linear_1_x_2_grad[32*j89][0][0])
+		ocannlReduce19AVX2(&gNetDense1BPartial[j91][0], &scratch.net_linear_1_x_2_grad[32*j91][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j89]
+		gNetDense1BPartialRow := &gNetDense1BPartial[j91]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1+3]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j91][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j91][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j91][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j91][i1+3]
 				for i2 := range 64 {
 					acc36 := gNetDense1BPartialRow[i2]
 					acc36 += net_linear_1_x_2_gradRow3[i2]
@@ -11029,108 +11065,34 @@ func (r87 *ocannlReverserBackwardPart81) Part(j89 int) {
 	}
 }
 
-// ocannlReverserBackwardPart81Records holds the free ocannlReverserBackwardPart81 records.
-var ocannlReverserBackwardPart81Records rt.Records[ocannlReverserBackwardPart81]
+// ocannlReverserBackwardPart83Records holds the free ocannlReverserBackwardPart83 records.
+var ocannlReverserBackwardPart83Records rt.Records[ocannlReverserBackwardPart83]
 
-// ocannlReverserBackwardPart82 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart84 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart82 struct {
+type ocannlReverserBackwardPart84 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r88 *ocannlReverserBackwardPart82) Part(j91 int) {
-	gNetDense1W, scratch := r88.gNetDense1W, r88.scratch
+// Part runs part j93 of the nest (0 <= j93 < 8).
+func (r90 *ocannlReverserBackwardPart84) Part(j93 int) {
+	gNetDense1W, scratch := r90.gNetDense1W, r90.scratch
 	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j91], &scratch.net_linear_1_x_1_grad[0][0][8*j91], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX512(&gNetDense1W[256*j93], &scratch.net_linear_1_x_1_grad[0][0][8*j93], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j91], &scratch.net_linear_1_x_1_grad[0][0][8*j91], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX2(&gNetDense1W[256*j93], &scratch.net_linear_1_x_1_grad[0][0][8*j93], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j91]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j91 : 32*i2+256*j91+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j93]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j93 : 32*i2+256*j93+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart82Records holds the free ocannlReverserBackwardPart82 records.
-var ocannlReverserBackwardPart82Records rt.Records[ocannlReverserBackwardPart82]
-
-// ocannlReverserBackwardPart83 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart83 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
-}
-
-// Part runs part j92 of the nest (0 <= j92 < 8).
-func (r89 *ocannlReverserBackwardPart83) Part(j92 int) {
-	pNetDense1W, scratch := r89.pNetDense1W, r89.scratch
-	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j92][0][0], &scratch.net_linear_1_x_1_grad[32*j92][0][0], &pNetDense1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j92][0][0], &scratch.net_linear_1_x_1_grad[32*j92][0][0], &pNetDense1W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j92][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j92][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j92][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j92][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j92][i1][i2+3]
-					for i3 := range 32 {
-						acc38 := net_x1_gradRow2[i3]
-						acc38 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc38 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc38 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc38 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc38
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart83Records holds the free ocannlReverserBackwardPart83 records.
-var ocannlReverserBackwardPart83Records rt.Records[ocannlReverserBackwardPart83]
-
-// ocannlReverserBackwardPart84 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart84 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j93 of the nest (0 <= j93 < 8).
-func (r90 *ocannlReverserBackwardPart84) Part(j93 int) {
-	scratch := r90.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_x1_4_grad[32*j93][0][0], &scratch.net_x1_grad[32*j93][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j93][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j93][i1]
-				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
 			}
 		}
@@ -11143,33 +11105,40 @@ var ocannlReverserBackwardPart84Records rt.Records[ocannlReverserBackwardPart84]
 // ocannlReverserBackwardPart85 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart85 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm1BetaPartial [8][32]float32
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j94 of the nest (0 <= j94 < 8).
 func (r91 *ocannlReverserBackwardPart85) Part(j94 int) {
-	scratch, gNetLayerNorm1BetaPartial := r91.scratch, &r91.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j94] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j94][0], &scratch.net_x1_grad[32*j94][0][0])
+	pNetDense1W, scratch := r91.pNetDense1W, r91.scratch
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j94][0][0], &scratch.net_linear_1_x_1_grad[32*j94][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j94][0][0], &scratch.net_linear_1_x_1_grad[32*j94][0][0], &pNetDense1W[0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j94]
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j94][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j94][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j94][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j94][i1+3]
-				for i2 := range 32 {
-					acc39 := gNetLayerNorm1BetaPartialRow[i2]
-					acc39 += net_x1_gradRow4[i2]
-					acc39 += net_x1_gradRow5[i2]
-					acc39 += net_x1_gradRow6[i2]
-					acc39 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc39
+			for i1 := range 8 {
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j94][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j94][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j94][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j94][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j94][i1][i2+3]
+					for i3 := range 32 {
+						acc38 := net_x1_gradRow2[i3]
+						acc38 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc38 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc38 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc38 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc38
+					}
 				}
 			}
 		}
@@ -11185,20 +11154,19 @@ type ocannlReverserBackwardPart86 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j96 of the nest (0 <= j96 < 8).
-func (r92 *ocannlReverserBackwardPart86) Part(j96 int) {
+// Part runs part j95 of the nest (0 <= j95 < 8).
+func (r92 *ocannlReverserBackwardPart86) Part(j95 int) {
 	scratch := r92.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_x1_1_grad[32*j96][0][0], &scratch.net_x1_4_grad[32*j96][0][0], &scratch.net_x1_3[32*j96][0][0])
+		ocannlMap63AVX2(&scratch.net_x1_4_grad[32*j95][0][0], &scratch.net_x1_grad[32*j95][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j96][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+32*j96][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j96][i1]
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j95][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j95][i1]
 				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
 			}
 		}
@@ -11211,27 +11179,34 @@ var ocannlReverserBackwardPart86Records rt.Records[ocannlReverserBackwardPart86]
 // ocannlReverserBackwardPart87 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart87 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j97 of the nest (0 <= j97 < 8).
-func (r93 *ocannlReverserBackwardPart87) Part(j97 int) {
-	scratch := r93.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r93 *ocannlReverserBackwardPart87) Part(j96 int) {
+	scratch, gNetLayerNorm1BetaPartial := r93.scratch, &r93.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j96] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j97][0][0], &scratch.net_x1_4_grad[32*j97][0][0], &scratch.net_x1_1[32*j97][0][0], &scratch.net_x1_3[32*j97][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j96][0], &scratch.net_x1_grad[32*j96][0][0])
 	} else {
-		// reduction accumulated in a local variable.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j96]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j97][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j97][i1]
-				v2 := scratch.net_x1_3[i0+32*j97][i1][0] * scratch.net_x1_3[i0+32*j97][i1][0]
-				acc41 := scratch.net_x1_3_grad[i0+32*j97][i1][0]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j96][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j96][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j96][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j96][i1+3]
 				for i2 := range 32 {
-					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					acc39 := gNetLayerNorm1BetaPartialRow[i2]
+					acc39 += net_x1_gradRow4[i2]
+					acc39 += net_x1_gradRow5[i2]
+					acc39 += net_x1_gradRow6[i2]
+					acc39 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc39
 				}
-				scratch.net_x1_3_grad[i0+32*j97][i1][0] = acc41
 			}
 		}
 	}
@@ -11249,16 +11224,18 @@ type ocannlReverserBackwardPart88 struct {
 // Part runs part j98 of the nest (0 <= j98 < 8).
 func (r94 *ocannlReverserBackwardPart88) Part(j98 int) {
 	scratch := r94.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_x1_2_grad[32*j98][0][0], &scratch.net_x1_3_grad[32*j98][0][0], &scratch.net_x1_3[32*j98][0][0])
+		ocannlMap64AVX2(&scratch.net_x1_1_grad[32*j98][0][0], &scratch.net_x1_4_grad[32*j98][0][0], &scratch.net_x1_3[32*j98][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0+32*j98]
-			net_x1_3Row2 := &scratch.net_x1_3[i0+32*j98]
-			net_x1_2_gradRow := &scratch.net_x1_2_grad[i0+32*j98]
 			for i1 := range 8 {
-				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j98][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+32*j98][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j98][i1]
+				for i2 := range 32 {
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+				}
 			}
 		}
 	}
@@ -11276,15 +11253,21 @@ type ocannlReverserBackwardPart89 struct {
 // Part runs part j99 of the nest (0 <= j99 < 8).
 func (r95 *ocannlReverserBackwardPart89) Part(j99 int) {
 	scratch := r95.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.net_layer_norm_1_var_grad[32*j99][0][0], &scratch.net_x1_2_grad[32*j99][0][0])
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j99][0][0], &scratch.net_x1_4_grad[32*j99][0][0], &scratch.net_x1_1[32*j99][0][0], &scratch.net_x1_3[32*j99][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_x1_2_gradRow2 := &scratch.net_x1_2_grad[i0+32*j99]
-			net_layer_norm_1_var_gradRow := &scratch.net_layer_norm_1_var_grad[i0+32*j99]
 			for i1 := range 8 {
-				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j99][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j99][i1]
+				v2 := scratch.net_x1_3[i0+32*j99][i1][0] * scratch.net_x1_3[i0+32*j99][i1][0]
+				acc41 := scratch.net_x1_3_grad[i0+32*j99][i1][0]
+				for i2 := range 32 {
+					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+				}
+				scratch.net_x1_3_grad[i0+32*j99][i1][0] = acc41
 			}
 		}
 	}
@@ -11296,30 +11279,83 @@ var ocannlReverserBackwardPart89Records rt.Records[ocannlReverserBackwardPart89]
 // ocannlReverserBackwardPart90 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart90 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm1GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j100 of the nest (0 <= j100 < 8).
 func (r96 *ocannlReverserBackwardPart90) Part(j100 int) {
-	scratch, gNetLayerNorm1GammaPartial := r96.scratch, &r96.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j100] = [32]float32{}
+	scratch := r96.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_x1_2_grad[32*j100][0][0], &scratch.net_x1_3_grad[32*j100][0][0], &scratch.net_x1_3[32*j100][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0+32*j100]
+			net_x1_3Row2 := &scratch.net_x1_3[i0+32*j100]
+			net_x1_2_gradRow := &scratch.net_x1_2_grad[i0+32*j100]
+			for i1 := range 8 {
+				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart90Records holds the free ocannlReverserBackwardPart90 records.
+var ocannlReverserBackwardPart90Records rt.Records[ocannlReverserBackwardPart90]
+
+// ocannlReverserBackwardPart91 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart91 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j101 of the nest (0 <= j101 < 8).
+func (r97 *ocannlReverserBackwardPart91) Part(j101 int) {
+	scratch := r97.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_var_grad[32*j101][0][0], &scratch.net_x1_2_grad[32*j101][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x1_2_gradRow2 := &scratch.net_x1_2_grad[i0+32*j101]
+			net_layer_norm_1_var_gradRow := &scratch.net_layer_norm_1_var_grad[i0+32*j101]
+			for i1 := range 8 {
+				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart91Records holds the free ocannlReverserBackwardPart91 records.
+var ocannlReverserBackwardPart91Records rt.Records[ocannlReverserBackwardPart91]
+
+// ocannlReverserBackwardPart92 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart92 struct {
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
+}
+
+// Part runs part j102 of the nest (0 <= j102 < 8).
+func (r98 *ocannlReverserBackwardPart92) Part(j102 int) {
+	scratch, gNetLayerNorm1GammaPartial := r98.scratch, &r98.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j102] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j100][0], &scratch.net_x1_1_grad[32*j100][0][0], &scratch.net_layer_norm_1_centered[32*j100][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j102][0], &scratch.net_x1_1_grad[32*j102][0][0], &scratch.net_layer_norm_1_centered[32*j102][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j100]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j102]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j100][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j100][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j100][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j100][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j100][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j100][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j100][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j100][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j102][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j102][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j102][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j102][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j102][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j102][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j102][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j102][i1+3]
 				for i2 := range 32 {
 					acc42 := gNetLayerNorm1GammaPartialRow[i2]
 					acc42 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
@@ -11333,83 +11369,29 @@ func (r96 *ocannlReverserBackwardPart90) Part(j100 int) {
 	}
 }
 
-// ocannlReverserBackwardPart90Records holds the free ocannlReverserBackwardPart90 records.
-var ocannlReverserBackwardPart90Records rt.Records[ocannlReverserBackwardPart90]
-
-// ocannlReverserBackwardPart91 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart91 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
-}
-
-// Part runs part j102 of the nest (0 <= j102 < 8).
-func (r97 *ocannlReverserBackwardPart91) Part(j102 int) {
-	pNetLayerNorm1Gamma, scratch := r97.pNetLayerNorm1Gamma, r97.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_layer_norm_1_centered_grad[32*j102][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j102][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j102][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j102][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart91Records holds the free ocannlReverserBackwardPart91 records.
-var ocannlReverserBackwardPart91Records rt.Records[ocannlReverserBackwardPart91]
-
-// ocannlReverserBackwardPart92 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart92 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j103 of the nest (0 <= j103 < 8).
-func (r98 *ocannlReverserBackwardPart92) Part(j103 int) {
-	scratch := r98.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_var_2_grad[32*j103][0][0], &scratch.net_layer_norm_1_var_grad[32*j103][0][0])
-	} else {
-		for i0 := range 32 {
-			net_layer_norm_1_var_gradRow2 := &scratch.net_layer_norm_1_var_grad[i0+32*j103]
-			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0+32*j103]
-			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
-			}
-		}
-	}
-}
-
 // ocannlReverserBackwardPart92Records holds the free ocannlReverserBackwardPart92 records.
 var ocannlReverserBackwardPart92Records rt.Records[ocannlReverserBackwardPart92]
 
 // ocannlReverserBackwardPart93 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart93 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j104 of the nest (0 <= j104 < 8).
 func (r99 *ocannlReverserBackwardPart93) Part(j104 int) {
-	scratch := r99.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	pNetLayerNorm1Gamma, scratch := r99.pNetLayerNorm1Gamma, r99.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j104][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j104][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_1_centered_grad[32*j104][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j104][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j104][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j104][i1]
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j104][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j104][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
 			}
 		}
@@ -11428,20 +11410,15 @@ type ocannlReverserBackwardPart94 struct {
 // Part runs part j105 of the nest (0 <= j105 < 8).
 func (r100 *ocannlReverserBackwardPart94) Part(j105 int) {
 	scratch := r100.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_layer_norm_1_centered_grad[32*j105][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j105][0][0], &scratch.net_layer_norm_1_centered[32*j105][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_1_centered_grad[32*j105][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j105][0][0], &scratch.net_layer_norm_1_centered[32*j105][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_layer_norm_1_var_2_grad[32*j105][0][0], &scratch.net_layer_norm_1_var_grad[32*j105][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_1_var_gradRow2 := &scratch.net_layer_norm_1_var_grad[i0+32*j105]
+			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0+32*j105]
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j105][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j105][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
-				}
+				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
 			}
 		}
 	}
@@ -11459,19 +11436,16 @@ type ocannlReverserBackwardPart95 struct {
 // Part runs part j106 of the nest (0 <= j106 < 8).
 func (r101 *ocannlReverserBackwardPart95) Part(j106 int) {
 	scratch := r101.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.net_layer_norm_1_centered_grad[32*j106][0][0], &scratch.net_layer_norm_1_centered[32*j106][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j106][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_1_centered_grad[32*j106][0][0], &scratch.net_layer_norm_1_centered[32*j106][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j106][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap69AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j106][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j106][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j106][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j106][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j106][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j106][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j106][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
 			}
 		}
@@ -11490,16 +11464,19 @@ type ocannlReverserBackwardPart96 struct {
 // Part runs part j107 of the nest (0 <= j107 < 8).
 func (r102 *ocannlReverserBackwardPart96) Part(j107 int) {
 	scratch := r102.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_1_x_grad[32*j107][0][0], &scratch.net_layer_norm_1_centered_grad[32*j107][0][0])
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap70AVX512(&scratch.net_layer_norm_1_centered_grad[32*j107][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j107][0][0], &scratch.net_layer_norm_1_centered[32*j107][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap70AVX2(&scratch.net_layer_norm_1_centered_grad[32*j107][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j107][0][0], &scratch.net_layer_norm_1_centered[32*j107][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j107][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j107][i1]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j107][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j107][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j107][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -11518,19 +11495,20 @@ type ocannlReverserBackwardPart97 struct {
 // Part runs part j108 of the nest (0 <= j108 < 8).
 func (r103 *ocannlReverserBackwardPart97) Part(j108 int) {
 	scratch := r103.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j108][0][0], &scratch.net_layer_norm_1_centered_grad[32*j108][0][0])
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap70AVX512(&scratch.net_layer_norm_1_centered_grad[32*j108][0][0], &scratch.net_layer_norm_1_centered[32*j108][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j108][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap70AVX2(&scratch.net_layer_norm_1_centered_grad[32*j108][0][0], &scratch.net_layer_norm_1_centered[32*j108][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j108][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j108][i1]
-				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j108][i1][0]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j108][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j108][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j108][i1]
 				for i2 := range 32 {
-					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+32*j108][i1][0] = acc44
 			}
 		}
 	}
@@ -11548,15 +11526,17 @@ type ocannlReverserBackwardPart98 struct {
 // Part runs part j109 of the nest (0 <= j109 < 8).
 func (r104 *ocannlReverserBackwardPart98) Part(j109 int) {
 	scratch := r104.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_mean_1_grad[32*j109][0][0], &scratch.net_layer_norm_1_mean_grad[32*j109][0][0])
+		ocannlMap63AVX2(&scratch.net_layer_norm_1_x_grad[32*j109][0][0], &scratch.net_layer_norm_1_centered_grad[32*j109][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0+32*j109]
-			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0+32*j109]
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j109][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j109][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+				}
 			}
 		}
 	}
@@ -11574,19 +11554,19 @@ type ocannlReverserBackwardPart99 struct {
 // Part runs part j110 of the nest (0 <= j110 < 8).
 func (r105 *ocannlReverserBackwardPart99) Part(j110 int) {
 	scratch := r105.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_layer_norm_1_x_grad[32*j110][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j110][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_layer_norm_1_x_grad[32*j110][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j110][0][0])
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j110][0][0], &scratch.net_layer_norm_1_centered_grad[32*j110][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j110][i1][0]
-				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j110][i1]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j110][i1]
+				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j110][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0+32*j110][i1][0] = acc44
 			}
 		}
 	}
@@ -11604,17 +11584,15 @@ type ocannlReverserBackwardPart100 struct {
 // Part runs part j111 of the nest (0 <= j111 < 8).
 func (r106 *ocannlReverserBackwardPart100) Part(j111 int) {
 	scratch := r106.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_h_grad[32*j111][0][0], &scratch.net_layer_norm_1_x_grad[32*j111][0][0])
+		ocannlMap68AVX2(&scratch.net_layer_norm_1_mean_1_grad[32*j111][0][0], &scratch.net_layer_norm_1_mean_grad[32*j111][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0+32*j111]
+			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0+32*j111]
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j111][i1]
-				net_h_gradRow := &scratch.net_h_grad[i0+32*j111][i1]
-				for i2 := range 32 {
-					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
-				}
+				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
 			}
 		}
 	}
@@ -11632,16 +11610,18 @@ type ocannlReverserBackwardPart101 struct {
 // Part runs part j112 of the nest (0 <= j112 < 8).
 func (r107 *ocannlReverserBackwardPart101) Part(j112 int) {
 	scratch := r107.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j112][0][0], &scratch.net_layer_norm_1_x_grad[32*j112][0][0])
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap71AVX512(&scratch.net_layer_norm_1_x_grad[32*j112][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j112][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap71AVX2(&scratch.net_layer_norm_1_x_grad[32*j112][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j112][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j112][i1]
-				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j112][i1]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j112][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j112][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -11652,32 +11632,24 @@ func (r107 *ocannlReverserBackwardPart101) Part(j112 int) {
 var ocannlReverserBackwardPart101Records rt.Records[ocannlReverserBackwardPart101]
 
 // ocannlReverserBackwardPart102 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart102 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r108 *ocannlReverserBackwardPart102) Part(j113 int) {
-	gNetAttention1WO, scratch := r108.gNetAttention1WO, r108.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j113], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j113], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j113], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j113], &scratch.net_attention_1_ctx[0][0][0][0])
+	scratch := r108.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap63AVX2(&scratch.net_h_grad[32*j113][0][0], &scratch.net_layer_norm_1_x_grad[32*j113][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j113]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j113+8*i3 : 32*i2+128*j113+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
-					}
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j113][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0+32*j113][i1]
+				for i2 := range 32 {
+					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
 				}
 			}
 		}
@@ -11690,30 +11662,22 @@ var ocannlReverserBackwardPart102Records rt.Records[ocannlReverserBackwardPart10
 // ocannlReverserBackwardPart103 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart103 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j114 of the nest (0 <= j114 < 8).
 func (r109 *ocannlReverserBackwardPart103) Part(j114 int) {
-	pNetAttention1WO, scratch := r109.pNetAttention1WO, r109.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j114][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j114][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j114][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j114][0][0], &pNetAttention1WO[0])
+	scratch := r109.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap63AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j114][0][0], &scratch.net_layer_norm_1_x_grad[32*j114][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j114][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j114][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j114][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j114][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
-					}
+					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
 				}
 			}
 		}
@@ -11724,46 +11688,30 @@ func (r109 *ocannlReverserBackwardPart103) Part(j114 int) {
 var ocannlReverserBackwardPart103Records rt.Records[ocannlReverserBackwardPart103]
 
 // ocannlReverserBackwardPart104 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart104 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j115 of the nest (0 <= j115 < 8).
 func (r110 *ocannlReverserBackwardPart104) Part(j115 int) {
-	scratch := r110.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	gNetAttention1WO, scratch := r110.gNetAttention1WO, r110.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j115][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j115][0][i2][0], &scratch.net_attention_1_v[i0+32*j115][0][i2][0])
-			}
-		}
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j115], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j115], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j115][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j115][0][i2][0], &scratch.net_attention_1_v[i0+32*j115][0][i2][0])
-			}
-		}
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j115], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j115], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j115]
+		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j115][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j115][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j115][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j115][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j115][i1][i2][i3+3]
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j115]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j115+8*i3 : 32*i2+128*j115+8*i3+8])
 						for i4 := range 8 {
-							acc45 := net_attention_1_attn_gradRow[i4]
-							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc45
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
 						}
 					}
 				}
@@ -11778,35 +11726,28 @@ var ocannlReverserBackwardPart104Records rt.Records[ocannlReverserBackwardPart10
 // ocannlReverserBackwardPart105 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart105 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j116 of the nest (0 <= j116 < 8).
 func (r111 *ocannlReverserBackwardPart105) Part(j116 int) {
-	scratch := r111.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	pNetAttention1WO, scratch := r111.pNetAttention1WO, r111.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j116][0][i2][0], &scratch.net_attention_1_attn[i0+32*j116][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j116][0][i2][0])
-			}
-		}
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j116][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j116][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j116][0][i2][0], &scratch.net_attention_1_attn[i0+32*j116][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j116][0][i2][0])
-			}
-		}
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j116][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j116][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j116]
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j116][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j116][i1][i2][i3]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j116][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j116][i1][i3]
 						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
 					}
 				}
@@ -11827,18 +11768,39 @@ type ocannlReverserBackwardPart106 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r112 *ocannlReverserBackwardPart106) Part(j117 int) {
 	scratch := r112.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_attention_1_ex_grad[32*j117][0][0][0], &scratch.net_attention_1_attn_grad[32*j117][0][0][0], &scratch.net_attention_1_attn_1[32*j117][0][0][0])
-	} else {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	if ocannlAVX512 {
 		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j117][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j117][0][i2][0], &scratch.net_attention_1_v[i0+32*j117][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j117][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j117][0][i2][0], &scratch.net_attention_1_v[i0+32*j117][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j117]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j117][i1][i2]
-					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j117][i1][i2][0]
-					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j117][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j117][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j117][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j117][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j117][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j117][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc45 := net_attention_1_attn_gradRow[i4]
+							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc45
+						}
 					}
 				}
 			}
@@ -11858,22 +11820,31 @@ type ocannlReverserBackwardPart107 struct {
 // Part runs part j118 of the nest (0 <= j118 < 8).
 func (r113 *ocannlReverserBackwardPart107) Part(j118 int) {
 	scratch := r113.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j118][0][0][0], &scratch.net_attention_1_attn_grad[32*j118][0][0][0], &scratch.net_attention_1_ex[32*j118][0][0][0], &scratch.net_attention_1_attn_1[32*j118][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
 		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j118][0][i2][0], &scratch.net_attention_1_attn[i0+32*j118][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j118][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j118][0][i2][0], &scratch.net_attention_1_attn[i0+32*j118][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j118][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j118]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j118][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j118][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+32*j118][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j118][i1][i2][0]
-					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j118][i1][i2][0]
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j118][i1][i2]
 					for i3 := range 8 {
-						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j118][i1][i2][i3]
+						for i4 := range 8 {
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+						}
 					}
-					scratch.net_attention_1_attn_1_grad[i0+32*j118][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -11892,19 +11863,18 @@ type ocannlReverserBackwardPart108 struct {
 // Part runs part j119 of the nest (0 <= j119 < 8).
 func (r114 *ocannlReverserBackwardPart108) Part(j119 int) {
 	scratch := r114.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap74AVX512(&scratch.net_attention_1_ex_grad[32*j119][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j119][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.net_attention_1_ex_grad[32*j119][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j119][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap74AVX2(&scratch.net_attention_1_ex_grad[32*j119][0][0][0], &scratch.net_attention_1_attn_grad[32*j119][0][0][0], &scratch.net_attention_1_attn_1[32*j119][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j119][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j119][i1][i2]
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j119][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j119][i1][i2][0]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j119][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
 					}
 				}
 			}
@@ -11924,19 +11894,22 @@ type ocannlReverserBackwardPart109 struct {
 // Part runs part j120 of the nest (0 <= j120 < 8).
 func (r115 *ocannlReverserBackwardPart109) Part(j120 int) {
 	scratch := r115.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap75AVX2(&scratch.net_attention_1_ex_1_grad[32*j120][0][0][0], &scratch.net_attention_1_ex_grad[32*j120][0][0][0], &scratch.net_attention_1_ex[32*j120][0][0][0])
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j120][0][0][0], &scratch.net_attention_1_attn_grad[32*j120][0][0][0], &scratch.net_attention_1_ex[32*j120][0][0][0], &scratch.net_attention_1_attn_1[32*j120][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j120][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j120][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j120][i1][i2]
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j120][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j120][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j120][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j120][i1][i2][0]
+					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j120][i1][i2][0]
 					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_attention_1_attn_1_grad[i0+32*j120][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -11955,17 +11928,19 @@ type ocannlReverserBackwardPart110 struct {
 // Part runs part j121 of the nest (0 <= j121 < 8).
 func (r116 *ocannlReverserBackwardPart110) Part(j121 int) {
 	scratch := r116.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_attention_1_scores_grad[32*j121][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j121][0][0][0])
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap75AVX512(&scratch.net_attention_1_ex_grad[32*j121][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j121][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap75AVX2(&scratch.net_attention_1_ex_grad[32*j121][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j121][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j121][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j121][i1][i2]
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j121][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j121][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -11985,20 +11960,19 @@ type ocannlReverserBackwardPart111 struct {
 // Part runs part j122 of the nest (0 <= j122 < 8).
 func (r117 *ocannlReverserBackwardPart111) Part(j122 int) {
 	scratch := r117.scratch
-	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j122][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j122][0][0][0])
+		ocannlMap76AVX2(&scratch.net_attention_1_ex_1_grad[32*j122][0][0][0], &scratch.net_attention_1_ex_grad[32*j122][0][0][0], &scratch.net_attention_1_ex[32*j122][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j122][i1][i2]
-					acc47 := scratch.net_attention_1_m_grad[i0+32*j122][i1][i2][0]
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j122][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j122][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j122][i1][i2]
 					for i3 := range 8 {
-						acc47 -= net_attention_1_ex_1_gradRow3[i3]
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
-					scratch.net_attention_1_m_grad[i0+32*j122][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -12015,31 +11989,19 @@ type ocannlReverserBackwardPart112 struct {
 }
 
 // Part runs part j123 of the nest (0 <= j123 < 8).
-func (r120 *ocannlReverserBackwardPart112) Part(j123 int) {
-	scratch := r120.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap76AVX512(&scratch.net_attention_1_scores_grad[32*j123][0][0][0], &scratch.net_attention_1_m[32*j123][0][0][0], &scratch.net_attention_1_scores[32*j123][0][0][0], &scratch.net_attention_1_m_grad[32*j123][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap76AVX2(&scratch.net_attention_1_scores_grad[32*j123][0][0][0], &scratch.net_attention_1_m[32*j123][0][0][0], &scratch.net_attention_1_scores[32*j123][0][0][0], &scratch.net_attention_1_m_grad[32*j123][0][0][0])
+func (r118 *ocannlReverserBackwardPart112) Part(j123 int) {
+	scratch := r118.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap63AVX2(&scratch.net_attention_1_scores_grad[32*j123][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j123][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j123][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j123][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j123][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j123][i1][i2]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j123][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j123][i1][i2]
 					for i3 := range 8 {
-						var r118 float32
-						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r118 = 1
-						}
-						r119 := float32(0)
-						if r118 != 0 {
-							r119 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r119
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
 					}
 				}
 			}
@@ -12057,21 +12019,22 @@ type ocannlReverserBackwardPart113 struct {
 }
 
 // Part runs part j124 of the nest (0 <= j124 < 8).
-func (r121 *ocannlReverserBackwardPart113) Part(j124 int) {
-	scratch := r121.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+func (r119 *ocannlReverserBackwardPart113) Part(j124 int) {
+	scratch := r119.scratch
+	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap77AVX2(&scratch.net_attention_1_scores_1_grad[32*j124][0][0][0], &scratch.net_attention_1_scores_grad[32*j124][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j124][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j124][0][0][0])
 	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j124][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j124][i1][i2]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j124][i1][i2]
+					acc47 := scratch.net_attention_1_m_grad[i0+32*j124][i1][i2][0]
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+						acc47 -= net_attention_1_ex_1_gradRow3[i3]
 					}
+					scratch.net_attention_1_m_grad[i0+32*j124][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -12090,42 +12053,29 @@ type ocannlReverserBackwardPart114 struct {
 // Part runs part j125 of the nest (0 <= j125 < 8).
 func (r122 *ocannlReverserBackwardPart114) Part(j125 int) {
 	scratch := r122.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j125][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j125][0][i2][0], &scratch.net_attention_1_k[i0+32*j125][0][i2][0])
-			}
-		}
+		ocannlMap77AVX512(&scratch.net_attention_1_scores_grad[32*j125][0][0][0], &scratch.net_attention_1_m[32*j125][0][0][0], &scratch.net_attention_1_scores[32*j125][0][0][0], &scratch.net_attention_1_m_grad[32*j125][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j125][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j125][0][i2][0], &scratch.net_attention_1_k[i0+32*j125][0][i2][0])
-			}
-		}
+		ocannlMap77AVX2(&scratch.net_attention_1_scores_grad[32*j125][0][0][0], &scratch.net_attention_1_m[32*j125][0][0][0], &scratch.net_attention_1_scores[32*j125][0][0][0], &scratch.net_attention_1_m_grad[32*j125][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j125][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j125][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j125][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j125][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j125][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j125][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j125][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j125][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j125][i3+3][i2]
-						for i4 := range 8 {
-							acc48 := net_attention_1_q_gradRow[i4]
-							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc48
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j125][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j125][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j125][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j125][i1][i2]
+					for i3 := range 8 {
+						var r120 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r120 = 1
 						}
+						r121 := float32(0)
+						if r120 != 0 {
+							r121 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r121
 					}
 				}
 			}
@@ -12145,30 +12095,18 @@ type ocannlReverserBackwardPart115 struct {
 // Part runs part j126 of the nest (0 <= j126 < 8).
 func (r123 *ocannlReverserBackwardPart115) Part(j126 int) {
 	scratch := r123.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j126][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j126][0][i2][0], &scratch.net_attention_1_q[i0+32*j126][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j126][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j126][0][i2][0], &scratch.net_attention_1_q[i0+32*j126][0][i2][0])
-			}
-		}
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap78AVX2(&scratch.net_attention_1_scores_1_grad[32*j126][0][0][0], &scratch.net_attention_1_scores_grad[32*j126][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j126][i1][i2]
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j126][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j126][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j126][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j126][i3][i2]
-						for i4 := range 8 {
-							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
-						}
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
 					}
 				}
 			}
@@ -12180,34 +12118,49 @@ func (r123 *ocannlReverserBackwardPart115) Part(j126 int) {
 var ocannlReverserBackwardPart115Records rt.Records[ocannlReverserBackwardPart115]
 
 // ocannlReverserBackwardPart116 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart116 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j127 of the nest (0 <= j127 < 8).
 func (r124 *ocannlReverserBackwardPart116) Part(j127 int) {
-	gNetAttention1WV, scratch := r124.gNetAttention1WV, r124.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	scratch := r124.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j127], &scratch.net_attention_1_v_grad[0][0][0][i3+j127], &scratch.net_h[0][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j127][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j127][0][i2][0], &scratch.net_attention_1_k[i0+32*j127][0][i2][0])
+			}
 		}
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j127], &scratch.net_attention_1_v_grad[0][0][0][i3+j127], &scratch.net_h[0][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j127][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j127][0][i2][0], &scratch.net_attention_1_k[i0+32*j127][0][i2][0])
+			}
 		}
 	} else {
-		for i0 := range 256 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j127]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j127 : 256*i2+32*i3+32*j127+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j127][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j127][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j127][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j127][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j127][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j127][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j127][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j127][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j127][i3+3][i2]
+						for i4 := range 8 {
+							acc48 := net_attention_1_q_gradRow[i4]
+							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc48
 						}
 					}
 				}
@@ -12222,33 +12175,116 @@ var ocannlReverserBackwardPart116Records rt.Records[ocannlReverserBackwardPart11
 // ocannlReverserBackwardPart117 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart117 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j128 of the nest (0 <= j128 < 8).
 func (r125 *ocannlReverserBackwardPart117) Part(j128 int) {
-	pNetAttention1WV, scratch := r125.pNetAttention1WV, r125.scratch
+	scratch := r125.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j128][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j128][0][i2][0], &scratch.net_attention_1_q[i0+32*j128][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j128][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j128][0][i2][0], &scratch.net_attention_1_q[i0+32*j128][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j128][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j128][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j128][i3][i2]
+						for i4 := range 8 {
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart117Records holds the free ocannlReverserBackwardPart117 records.
+var ocannlReverserBackwardPart117Records rt.Records[ocannlReverserBackwardPart117]
+
+// ocannlReverserBackwardPart118 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart118 struct {
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j129 of the nest (0 <= j129 < 8).
+func (r126 *ocannlReverserBackwardPart118) Part(j129 int) {
+	gNetAttention1WV, scratch := r126.gNetAttention1WV, r126.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j129], &scratch.net_attention_1_v_grad[0][0][0][i3+j129], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j129], &scratch.net_attention_1_v_grad[0][0][0][i3+j129], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j129]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j129 : 256*i2+32*i3+32*j129+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart118Records holds the free ocannlReverserBackwardPart118 records.
+var ocannlReverserBackwardPart118Records rt.Records[ocannlReverserBackwardPart118]
+
+// ocannlReverserBackwardPart119 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart119 struct {
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j130 of the nest (0 <= j130 < 8).
+func (r127 *ocannlReverserBackwardPart119) Part(j130 int) {
+	pNetAttention1WV, scratch := r127.pNetAttention1WV, r127.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j128][0][0], &scratch.net_attention_1_v_grad[32*j128][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j130][0][0], &scratch.net_attention_1_v_grad[32*j130][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j128][0][0], &scratch.net_attention_1_v_grad[32*j128][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j130][0][0], &scratch.net_attention_1_v_grad[32*j130][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j128][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j130][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j128][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j130][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j128][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j130][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j128][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j130][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j128][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j130][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc49 := net_h_gradRow2[i4]
 							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -12264,27 +12300,27 @@ func (r125 *ocannlReverserBackwardPart117) Part(j128 int) {
 	}
 }
 
-// ocannlReverserBackwardPart117Records holds the free ocannlReverserBackwardPart117 records.
-var ocannlReverserBackwardPart117Records rt.Records[ocannlReverserBackwardPart117]
+// ocannlReverserBackwardPart119Records holds the free ocannlReverserBackwardPart119 records.
+var ocannlReverserBackwardPart119Records rt.Records[ocannlReverserBackwardPart119]
 
-// ocannlReverserBackwardPart118 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart120 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart118 struct {
+type ocannlReverserBackwardPart120 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j129 of the nest (0 <= j129 < 8).
-func (r126 *ocannlReverserBackwardPart118) Part(j129 int) {
-	gNetAttention1WK, scratch := r126.gNetAttention1WK, r126.scratch
+// Part runs part j131 of the nest (0 <= j131 < 8).
+func (r128 *ocannlReverserBackwardPart120) Part(j131 int) {
+	gNetAttention1WK, scratch := r128.gNetAttention1WK, r128.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j129], &scratch.net_attention_1_k_grad[0][0][0][i3+j129], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j131], &scratch.net_attention_1_k_grad[0][0][0][i3+j131], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j129], &scratch.net_attention_1_k_grad[0][0][0][i3+j129], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j131], &scratch.net_attention_1_k_grad[0][0][0][i3+j131], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -12292,8 +12328,8 @@ func (r126 *ocannlReverserBackwardPart118) Part(j129 int) {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j129]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j129 : 256*i2+32*i3+32*j129+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j131]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j131 : 256*i2+32*i3+32*j131+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -12304,39 +12340,39 @@ func (r126 *ocannlReverserBackwardPart118) Part(j129 int) {
 	}
 }
 
-// ocannlReverserBackwardPart118Records holds the free ocannlReverserBackwardPart118 records.
-var ocannlReverserBackwardPart118Records rt.Records[ocannlReverserBackwardPart118]
+// ocannlReverserBackwardPart120Records holds the free ocannlReverserBackwardPart120 records.
+var ocannlReverserBackwardPart120Records rt.Records[ocannlReverserBackwardPart120]
 
-// ocannlReverserBackwardPart119 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart121 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart119 struct {
+type ocannlReverserBackwardPart121 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j130 of the nest (0 <= j130 < 8).
-func (r127 *ocannlReverserBackwardPart119) Part(j130 int) {
-	pNetAttention1WK, scratch := r127.pNetAttention1WK, r127.scratch
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r129 *ocannlReverserBackwardPart121) Part(j132 int) {
+	pNetAttention1WK, scratch := r129.pNetAttention1WK, r129.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j130][0][0], &scratch.net_attention_1_k_grad[32*j130][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j132][0][0], &scratch.net_attention_1_k_grad[32*j132][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j130][0][0], &scratch.net_attention_1_k_grad[32*j130][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j132][0][0], &scratch.net_attention_1_k_grad[32*j132][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j130][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j132][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j130][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j132][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j130][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j132][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j130][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j132][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j130][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j132][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc50 := net_h_gradRow3[i4]
 							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -12352,27 +12388,27 @@ func (r127 *ocannlReverserBackwardPart119) Part(j130 int) {
 	}
 }
 
-// ocannlReverserBackwardPart119Records holds the free ocannlReverserBackwardPart119 records.
-var ocannlReverserBackwardPart119Records rt.Records[ocannlReverserBackwardPart119]
+// ocannlReverserBackwardPart121Records holds the free ocannlReverserBackwardPart121 records.
+var ocannlReverserBackwardPart121Records rt.Records[ocannlReverserBackwardPart121]
 
-// ocannlReverserBackwardPart120 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart122 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart120 struct {
+type ocannlReverserBackwardPart122 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j131 of the nest (0 <= j131 < 8).
-func (r128 *ocannlReverserBackwardPart120) Part(j131 int) {
-	gNetAttention1WQ, scratch := r128.gNetAttention1WQ, r128.scratch
+// Part runs part j133 of the nest (0 <= j133 < 8).
+func (r130 *ocannlReverserBackwardPart122) Part(j133 int) {
+	gNetAttention1WQ, scratch := r130.gNetAttention1WQ, r130.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j131], &scratch.net_attention_1_q_grad[0][0][0][i3+j131], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j133], &scratch.net_attention_1_q_grad[0][0][0][i3+j133], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j131], &scratch.net_attention_1_q_grad[0][0][0][i3+j131], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j133], &scratch.net_attention_1_q_grad[0][0][0][i3+j133], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -12380,8 +12416,8 @@ func (r128 *ocannlReverserBackwardPart120) Part(j131 int) {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j131]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j131 : 256*i2+32*i3+32*j131+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j133]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j133 : 256*i2+32*i3+32*j133+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -12392,39 +12428,39 @@ func (r128 *ocannlReverserBackwardPart120) Part(j131 int) {
 	}
 }
 
-// ocannlReverserBackwardPart120Records holds the free ocannlReverserBackwardPart120 records.
-var ocannlReverserBackwardPart120Records rt.Records[ocannlReverserBackwardPart120]
+// ocannlReverserBackwardPart122Records holds the free ocannlReverserBackwardPart122 records.
+var ocannlReverserBackwardPart122Records rt.Records[ocannlReverserBackwardPart122]
 
-// ocannlReverserBackwardPart121 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart123 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart121 struct {
+type ocannlReverserBackwardPart123 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j132 of the nest (0 <= j132 < 8).
-func (r129 *ocannlReverserBackwardPart121) Part(j132 int) {
-	pNetAttention1WQ, scratch := r129.pNetAttention1WQ, r129.scratch
+// Part runs part j134 of the nest (0 <= j134 < 8).
+func (r131 *ocannlReverserBackwardPart123) Part(j134 int) {
+	pNetAttention1WQ, scratch := r131.pNetAttention1WQ, r131.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j132][0][0], &scratch.net_attention_1_q_grad[32*j132][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j134][0][0], &scratch.net_attention_1_q_grad[32*j134][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j132][0][0], &scratch.net_attention_1_q_grad[32*j132][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j134][0][0], &scratch.net_attention_1_q_grad[32*j134][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j132][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j134][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j132][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j134][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j132][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j134][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j132][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j134][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j132][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j134][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc51 := net_h_gradRow4[i4]
 							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -12440,26 +12476,26 @@ func (r129 *ocannlReverserBackwardPart121) Part(j132 int) {
 	}
 }
 
-// ocannlReverserBackwardPart121Records holds the free ocannlReverserBackwardPart121 records.
-var ocannlReverserBackwardPart121Records rt.Records[ocannlReverserBackwardPart121]
+// ocannlReverserBackwardPart123Records holds the free ocannlReverserBackwardPart123 records.
+var ocannlReverserBackwardPart123Records rt.Records[ocannlReverserBackwardPart123]
 
-// ocannlReverserBackwardPart122 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart124 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart122 struct {
+type ocannlReverserBackwardPart124 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j133 of the nest (0 <= j133 < 8).
-func (r130 *ocannlReverserBackwardPart122) Part(j133 int) {
-	scratch := r130.scratch
+// Part runs part j135 of the nest (0 <= j135 < 8).
+func (r132 *ocannlReverserBackwardPart124) Part(j135 int) {
+	scratch := r132.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_h_1_grad[32*j133][0][0], &scratch.net_h_grad[32*j133][0][0])
+		ocannlMap63AVX2(&scratch.net_h_1_grad[32*j135][0][0], &scratch.net_h_grad[32*j135][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j133][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j133][i1]
+				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j135][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j135][i1]
 				for i2 := range 32 {
 					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
 				}
@@ -12468,27 +12504,27 @@ func (r130 *ocannlReverserBackwardPart122) Part(j133 int) {
 	}
 }
 
-// ocannlReverserBackwardPart122Records holds the free ocannlReverserBackwardPart122 records.
-var ocannlReverserBackwardPart122Records rt.Records[ocannlReverserBackwardPart122]
+// ocannlReverserBackwardPart124Records holds the free ocannlReverserBackwardPart124 records.
+var ocannlReverserBackwardPart124Records rt.Records[ocannlReverserBackwardPart124]
 
-// ocannlReverserBackwardPart123 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart125 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart123 struct {
+type ocannlReverserBackwardPart125 struct {
 	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j134 of the nest (0 <= j134 < 8).
-func (r131 *ocannlReverserBackwardPart123) Part(j134 int) {
-	gNetPos, scratch := r131.gNetPos, r131.scratch
+// Part runs part j136 of the nest (0 <= j136 < 8).
+func (r133 *ocannlReverserBackwardPart125) Part(j136 int) {
+	gNetPos, scratch := r133.gNetPos, r133.scratch
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetPos[32*j134], &scratch.net_h_grad[0][j134][0])
+		ocannlReduce22AVX2(&gNetPos[32*j136], &scratch.net_h_grad[0][j136][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j134]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j134 : 32*i1+32*j134+32])
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j136]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j136 : 32*i1+32*j136+32])
 				for i2 := range 32 {
 					gNetPosRow[i2] += net_h_gradRow6[i2]
 				}
@@ -12497,32 +12533,32 @@ func (r131 *ocannlReverserBackwardPart123) Part(j134 int) {
 	}
 }
 
-// ocannlReverserBackwardPart123Records holds the free ocannlReverserBackwardPart123 records.
-var ocannlReverserBackwardPart123Records rt.Records[ocannlReverserBackwardPart123]
+// ocannlReverserBackwardPart125Records holds the free ocannlReverserBackwardPart125 records.
+var ocannlReverserBackwardPart125Records rt.Records[ocannlReverserBackwardPart125]
 
-// ocannlReverserBackwardPart124 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart126 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart124 struct {
+type ocannlReverserBackwardPart126 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j135 of the nest (0 <= j135 < 8).
-func (r132 *ocannlReverserBackwardPart124) Part(j135 int) {
-	gNetEmb, tokens, scratch := r132.gNetEmb, r132.tokens, r132.scratch
+// Part runs part j137 of the nest (0 <= j137 < 8).
+func (r134 *ocannlReverserBackwardPart126) Part(j137 int) {
+	gNetEmb, tokens, scratch := r134.gNetEmb, r134.tokens, r134.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&gNetEmb[40*j135], &scratch.net_h_1_grad[0][0][4*j135], &tokens[0][0][0])
+		ocannlGemm26AVX512(&gNetEmb[40*j137], &scratch.net_h_1_grad[0][0][4*j137], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&gNetEmb[40*j135], &scratch.net_h_1_grad[0][0][4*j135], &tokens[0][0][0])
+		ocannlGemm26AVX2(&gNetEmb[40*j137], &scratch.net_h_1_grad[0][0][4*j137], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j135]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j135 : 10*i2+40*j135+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j137]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j137 : 10*i2+40*j137+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -12532,5 +12568,5 @@ func (r132 *ocannlReverserBackwardPart124) Part(j135 int) {
 	}
 }
 
-// ocannlReverserBackwardPart124Records holds the free ocannlReverserBackwardPart124 records.
-var ocannlReverserBackwardPart124Records rt.Records[ocannlReverserBackwardPart124]
+// ocannlReverserBackwardPart126Records holds the free ocannlReverserBackwardPart126 records.
+var ocannlReverserBackwardPart126Records rt.Records[ocannlReverserBackwardPart126]

@@ -246,70 +246,70 @@ func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap45AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
-//
-//go:noescape
-func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap48AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
-//
-//go:noescape
-func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap49AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap51AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
+// ocannlMap51AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
 func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap52AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap52AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
 func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap53AVX512 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+// ocannlMap53AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap53AVX512(c *float32, x0 *float32)
+func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap58AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
+// ocannlMap54AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap60AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap55AVX512 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap55AVX512(c *float32, x0 *float32)
 
-// ocannlMap68AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap60AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap69AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap62AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap69AVX512(c *float32, x0 *float32)
+func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap74AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap70AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap74AVX512(c *float32, x0 *float32)
+func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap76AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap71AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
-func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap71AVX512(c *float32, x0 *float32)
+
+// ocannlMap75AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
+//
+//go:noescape
+func ocannlMap75AVX512(c *float32, x0 *float32)
+
+// ocannlMap77AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+//
+//go:noescape
+func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
 //
@@ -671,170 +671,175 @@ func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,32).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap45AVX2(c *float32, x0 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap46AVX2(c *float32, x0 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap47AVX2(c *float32, x0 *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap50AVX2(c *float32, x0 *float32)
 
-// ocannlMap51AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
+// ocannlMap51AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
 func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap52AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap52AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
 func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap53AVX2 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+// ocannlMap53AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap53AVX2(c *float32, x0 *float32)
+func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap54AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
+// ocannlMap54AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap54AVX2(c *float32, x0 *float32)
+func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap55AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
+// ocannlMap55AVX2 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap55AVX2(c *float32, x0 *float32)
 
 // ocannlMap56AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap56AVX2(c *float32, x0 *float32)
 
-// ocannlMap57AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap57AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap57AVX2(c *float32, x0 *float32)
+func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap58AVX2 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
+// ocannlMap58AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap58AVX2(c *float32, x0 *float32)
 
-// ocannlMap59AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+// ocannlMap59AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap59AVX2(c *float32, x0 *float32)
 
-// ocannlMap60AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap60AVX2 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap61AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
+// ocannlMap61AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap61AVX2(c *float32, x0 *float32)
 
-// ocannlMap62AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
+// ocannlMap62AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap63AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap63AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap63AVX2(c *float32, x0 *float32)
 
-// ocannlMap64AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
+// ocannlMap64AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap64AVX2(c *float32, x0 *float32)
+func ocannlMap64AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap65AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+// ocannlMap65AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
 func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap66AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
+// ocannlMap66AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap66AVX2(c *float32, x0 *float32)
 
-// ocannlMap67AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap67AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap67AVX2(c *float32, x0 *float32)
+func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap68AVX2 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap68AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
 //
 //go:noescape
-func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap68AVX2(c *float32, x0 *float32)
 
-// ocannlMap69AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap69AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap69AVX2(c *float32, x0 *float32)
 
-// ocannlMap70AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap70AVX2 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap71AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(x0,0).
+// ocannlMap71AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
 func ocannlMap71AVX2(c *float32, x0 *float32)
 
-// ocannlMap72AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap72AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap72AVX2(c *float32, x0 *float32)
+func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap73AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+// ocannlMap73AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap73AVX2(c *float32, x0 *float32)
 
-// ocannlMap74AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap74AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap74AVX2(c *float32, x0 *float32)
+func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap75AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+// ocannlMap75AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
-func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap75AVX2(c *float32, x0 *float32)
 
-// ocannlMap76AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap76AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap77AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+// ocannlMap77AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap78AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //

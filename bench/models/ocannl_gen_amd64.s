@@ -6685,9 +6685,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6709,9 +6709,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6734,9 +6734,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6763,9 +6763,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6792,9 +6792,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6825,9 +6825,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6854,9 +6854,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6874,9 +6874,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6899,9 +6899,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6932,9 +6932,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6957,9 +6957,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX512(c *float32, x0 *float32)
+// func ocannlMap71AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6983,9 +6983,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX512(c *float32, x0 *float32)
+// func ocannlMap75AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7006,9 +7006,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14371,7 +14371,7 @@ TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, CX
+	MOVQ         $0x00000020, CX
 
 row1:
 	MOVQ $0x00000008, DX
@@ -14393,7 +14393,7 @@ TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, CX
+	MOVQ         $0x00000020, CX
 
 row1:
 	MOVQ $0x00000010, DX
@@ -14415,7 +14415,7 @@ TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, CX
+	MOVQ         $0x00000020, CX
 
 row1:
 	VMOVUPS Y0, (AX)
@@ -14432,7 +14432,7 @@ TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, CX
+	MOVQ         $0x00000020, CX
 
 row1:
 	MOVQ $0x00000002, DX
@@ -15210,7 +15210,7 @@ TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
-	MOVQ         $0x00000100, CX
+	MOVQ         $0x00000020, CX
 
 row1:
 	MOVQ $0x00000008, DX
@@ -15233,7 +15233,7 @@ TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
-	MOVQ         $0x00000100, CX
+	MOVQ         $0x00000020, CX
 
 row1:
 	MOVQ $0x00000010, DX
@@ -15256,7 +15256,7 @@ TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
-	MOVQ         $0x00000100, CX
+	MOVQ         $0x00000020, CX
 
 row1:
 	VMOVUPS Y0, (AX)
@@ -15274,7 +15274,7 @@ TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
-	MOVQ         $0x00000100, CX
+	MOVQ         $0x00000020, CX
 
 row1:
 	MOVQ $0x00000002, DX
@@ -15848,9 +15848,71 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap46AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap47AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15879,9 +15941,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15908,9 +15970,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15919,31 +15981,31 @@ TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap47AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap50AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap47AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap50AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap47AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap50AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap47AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap47AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap47AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap47AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap50AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap50AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap50AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap50AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -15954,123 +16016,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap47AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap47AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap50AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16104,9 +16166,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16133,29 +16195,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VSQRTPS Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16186,9 +16228,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16215,9 +16257,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16235,9 +16277,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16254,9 +16296,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16278,9 +16320,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16298,9 +16340,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16322,9 +16364,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16347,9 +16389,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32)
+// func ocannlMap61AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16367,9 +16409,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16409,9 +16451,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX2(c *float32, x0 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16429,9 +16471,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16458,9 +16500,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16484,14 +16526,14 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX2(c *float32, x0 *float32)
+// func ocannlMap66AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000020, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -16504,9 +16546,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16534,9 +16576,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX2(c *float32, x0 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16556,9 +16598,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX2(c *float32, x0 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16581,9 +16623,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16606,9 +16648,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16632,9 +16674,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16659,9 +16701,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32)
+// func ocannlMap73AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16679,29 +16721,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32)
+// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16723,9 +16745,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32, x0 *float32)
+// func ocannlMap75AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16744,9 +16766,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16768,9 +16790,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16799,9 +16821,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -236,18 +236,8 @@ func ocannlMap44AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
 }
 
-// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
-}
-
-// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
-}
-
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap48AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
 }
 
@@ -267,32 +257,42 @@ func ocannlMap52AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
-
-// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
+func ocannlMap53AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
 }
 
+// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap54AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
+}
+
+// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX512 called without assembly") }
+
 // ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap60AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
 }
 
-// ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap68AVX512 called without assembly")
+// ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap62AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap62AVX512 called without assembly")
 }
 
-// ocannlMap69AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX512 called without assembly") }
+// ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap70AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap70AVX512 called without assembly")
+}
 
-// ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap74AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX512 called without assembly") }
+// ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap71AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap71AVX512 called without assembly") }
 
-// ocannlMap76AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap76AVX512 called without assembly")
+// ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap75AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap75AVX512 called without assembly") }
+
+// ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap77AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap77AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -522,18 +522,16 @@ func ocannlMap44AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap48AVX2 called without assembly")
-}
+func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
@@ -550,42 +548,44 @@ func ocannlMap51AVX2(c, x0, x1, x2 *float32) {
 func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
+func ocannlMap53AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap53AVX2 called without assembly")
+}
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap55AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
+func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
 
 // ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
+func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap60AVX2 called without assembly")
-}
+func ocannlMap60AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
 
 // ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap61AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
 
 // ocannlMap62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
+func ocannlMap62AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap62AVX2 called without assembly")
+}
 
 // ocannlMap63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap63AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
+func ocannlMap63AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
 
 // ocannlMap64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
+func ocannlMap64AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
 
 // ocannlMap65AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 called without assembly") }
@@ -594,10 +594,10 @@ func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 cal
 func ocannlMap66AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
 
 // ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
+func ocannlMap67AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
 
 // ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
+func ocannlMap68AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
 
 // ocannlMap69AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap69AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
@@ -609,24 +609,27 @@ func ocannlMap70AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap70AVX2 cal
 func ocannlMap71AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
 
 // ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
+func ocannlMap72AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
 
 // ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
+func ocannlMap73AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
 
 // ocannlMap74AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap74AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
+func ocannlMap74AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
 
 // ocannlMap75AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap75AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap75AVX2 called without assembly") }
+func ocannlMap75AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap75AVX2 called without assembly") }
 
 // ocannlMap76AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap76AVX2 called without assembly")
-}
+func ocannlMap76AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap76AVX2 called without assembly") }
 
 // ocannlMap77AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
+func ocannlMap77AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap77AVX2 called without assembly")
+}
+
+// ocannlMap78AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap78AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

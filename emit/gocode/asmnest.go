@@ -219,6 +219,9 @@ func (k *kgen) asmRegionFill(t int, lo, hi []int, v float64) ([][]jen.Code, stri
 			idx[a] = loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: 1, Var: vars[a]}}}
 		}
 	}
+	if len(k.fillOff0) > 0 {
+		idx[0].Terms = append(idx[0].Terms, k.fillOff0...)
+	}
 	i := k.asm.AddMap(spec)
 	tiers := k.asm.Tiers()
 	calls := make([][]jen.Code, len(tiers))

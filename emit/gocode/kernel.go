@@ -160,6 +160,9 @@ type kgen struct {
 	// open is the chain of parallel nests being built, which a nest
 	// below the size rule may join (joinSplit).
 	open *seqChain
+	// fillOff0 is added to the first axis's index of the region fills
+	// (a parallel margin reset's part offset, parReset).
+	fillOff0 []loopir.IndexTerm
 	// parLocal marks the tensors a nest large enough to run in parallel
 	// touches: with a scratch, they go there whatever their size (a
 	// stack array cannot be shared with the pool's goroutines).
@@ -763,6 +766,9 @@ func (k *kgen) regionFillGo(t int, lo, hi []int, cv val, full bool) []jen.Code {
 		vars[a] = k.synthVar()
 		idx[a] = loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: 1, Var: vars[a]}}}
 	}
+	if len(k.fillOff0) > 0 {
+		idx[0].Terms = append(idx[0].Terms, k.fillOff0...)
+	}
 	var body jen.Code = k.directAccess(t, idx).Op("=").Add(cv.c)
 	for a := len(lo) - 1; a >= 0; a-- {
 		if vars[a] < 0 {
@@ -842,16 +848,27 @@ func (k *kgen) function() (jen.Code, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(code) > 0 && len(k.opUnits) == 0 && sq.hoists(opTensors(o)) {
+			sq.hoisted = append(sq.hoisted, code...)
+			continue
+		}
 		if len(code) > 0 {
-			u := pureUnit(code, k.opUnits)
-			if u == nil || !sq.admits(u) {
+			us := pureUnits(code, k.opUnits)
+			if us == nil || !sq.admitsAll(us) {
 				body = k.flushSeq(&sq, body)
+				if !sq.admitsAll(us) {
+					us = nil // its nests do not chain with each other
+				}
 			}
 			if len(body) > 0 {
 				body = append(body, jen.Line())
 			}
-			if u != nil {
-				sq.add(u, len(body), code[0])
+			for i, u := range us {
+				desc := code[0]
+				if i > 0 {
+					desc = jen.Null() // the operation's comment is the first nest's
+				}
+				sq.add(u, len(body), desc)
 			}
 			body = append(body, code...)
 		}
@@ -1081,6 +1098,10 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 			}
 			out = append(out, k.fill(s)...)
 		case *loopir.ResetPadding:
+			if code, ok := k.parReset(s); ok {
+				out = append(out, code...)
+				continue
+			}
 			out = append(out, k.resetPadding(s)...)
 		case *loopir.For:
 			var code []jen.Code
@@ -1396,4 +1417,23 @@ func (k *kgen) padCopy(t int, out bool) []jen.Code {
 		}
 	}
 	return []jen.Code{jen.Comment(comment), body}
+}
+
+// opTensors is the set of tensors an operation's statements touch.
+func opTensors(o *loopir.Operation) map[int]bool {
+	ts := map[int]bool{}
+	visitStmts(o.Body, func(s loopir.Stmt) {
+		switch s := s.(type) {
+		case *loopir.Store:
+			ts[s.Tensor] = true
+			visitExpr(s.Value, func(l *loopir.Load) { ts[l.Tensor] = true })
+		case *loopir.Fill:
+			ts[s.Tensor] = true
+		case *loopir.ResetPadding:
+			ts[s.Tensor] = true
+		case *loopir.FetchStmt:
+			ts[s.Tensor] = true
+		}
+	})
+	return ts
 }

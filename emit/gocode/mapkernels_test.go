@@ -291,3 +291,43 @@ func seqJobs(fn string) (longest int, preFilled bool) {
 	}
 	return longest, preFilled
 }
+
+// TestParallelMarginReset: in a model's kernels (a pool parameter, one
+// region per call), the margins of a padded batch of images (a relu's
+// output read by a same-padded convolution, and its gradient) are reset
+// in parts of the batch, chained with the nests around them, and the
+// operations without a parallel nest that touch nothing the chain
+// touches move before its job; both tiers against the interpreter,
+// twice on a poisoned scratch (a part resetting too little would leave
+// garbage in a margin).
+func TestParallelMarginReset(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the assembly kernels are amd64 only")
+	}
+	if testing.Short() {
+		t.Skip("builds a module (slow)")
+	}
+	const src = "input x : 256 | 8, 8, 8\ninput k : 3, 3, 8 -> 4\nlet h = relu x\n" +
+		"let y = h +* \"... | oh=+kh, ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc..\" k\n" +
+		"let l = (y *. y) ++ \"...|... => 0\""
+	params := []pspec{pa("x"), pa("k"), out(pa("l"))}
+	fwd := withScratch(build(t, ecase{"ResetFwd", "float64", src, params}), "ResetFwdS", 0)
+	bwd := withScratch(buildBackward(t, ecase{"ResetBwd", "float64", src, params}, "l", []string{"k"}), "ResetBwdS", 0)
+	fwd.k.PoolParam, bwd.k.PoolParam = true, true
+	bs := []*built{fwd, bwd}
+	set := asm.NewSet(asm.Tiers()...)
+	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{fwd.k, bwd.k}, Asm: set, Parallel: true})
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	for _, b := range bs {
+		fn := funcText(t, string(gen), b.k.Name)
+		if !strings.Contains(string(gen), "// "+b.k.Name+"Part") || !strings.Contains(string(gen), "rows of h, their margins") {
+			t.Errorf("%s: no margin reset in parts", b.k.Name)
+		}
+		if longest, _ := seqJobs(fn); longest < 2 {
+			t.Errorf("%s: the margin reset chains with no nest:\n%s", b.k.Name, fn)
+		}
+	}
+	runTiers(t, gen, set, bs)
+}

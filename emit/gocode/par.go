@@ -1170,3 +1170,70 @@ func (k *kgen) parFills(fills []*loopir.Fill) ([]jen.Code, bool) {
 	}
 	return k.parRunDoc(ts, fmt.Sprintf("filling 1/%d of the first dim of %d arrays", fillParts, len(ts)), "the filled arrays", fillParts, part, body, nil), true
 }
+
+// ParMinResetCells is the least number of margin cells of a parallel
+// margin reset (parReset).
+const ParMinResetCells = 1 << 14
+
+// parReset emits the margin reset of a padded tensor whose first axis is
+// not padded (a batch of images padded for a convolution) as parts of
+// that axis run by the pool, part p resetting the margins of its rows,
+// in a model's kernel (one region per call) when the margins hold at
+// least ParMinResetCells cells; ok is false otherwise (nothing emitted).
+// Its parts write only their rows, so it chains with the nests around
+// it that split the batch the same way (seq.go): the batch-256 CNN step
+// reset 300 KB of margins three times per step serially. The cells and
+// values written are those of the serial reset.
+func (k *kgen) parReset(s *loopir.ResetPadding) ([]jen.Code, bool) {
+	t := s.Tensor
+	ti := &k.p.Tensors[t]
+	st := &k.ts[t].st
+	if !k.par || !k.k.PoolParam || k.inLoop > 0 || !padded(ti) || st.kind == sConst || len(ti.BufDims) < 2 ||
+		ti.Padding[0].Left != 0 || ti.Padding[0].Right != 0 || st.kind == sLocal && !st.scratch && !k.heapLocal(t) {
+		return nil, false
+	}
+	if k.ts[t].marginKnown && (sameFloat(k.ts[t].marginVal, s.Value) || (k.ts[t].fresh && s.Value == 0 && !math.Signbit(s.Value))) {
+		return nil, false // resetPadding emits nothing
+	}
+	inner := 1
+	for a := range ti.Dims {
+		inner *= ti.Dims[a]
+	}
+	e := ti.BufDims[0]
+	parts := parParts(e)
+	if parts == 0 || balance(parts) == 0 || prod(ti.BufDims)-inner < ParMinResetCells {
+		return nil, false
+	}
+	size := e / parts
+	part := k.synthVar()
+	k.free = map[int]bool{part: true}
+	k.fillOff0 = []loopir.IndexTerm{{Coeff: size, Var: part}}
+	var body []jen.Code
+	n := len(ti.BufDims)
+	for a := 1; a < n; a++ {
+		for side := range 2 {
+			lo, hi := make([]int, n), make([]int, n)
+			for b := range n {
+				switch {
+				case b == 0:
+					lo[b], hi[b] = 0, size
+				case b < a:
+					lo[b], hi[b] = ti.Padding[b].Left, ti.Padding[b].Left+ti.Dims[b]
+				case b > a:
+					lo[b], hi[b] = 0, ti.BufDims[b]
+				case side == 0:
+					lo[b], hi[b] = 0, ti.Padding[b].Left
+				default:
+					lo[b], hi[b] = ti.Padding[b].Left+ti.Dims[b], ti.BufDims[b]
+				}
+			}
+			body = append(body, k.regionFill(t, lo, hi, s.Value)...)
+		}
+	}
+	k.free, k.fillOff0 = nil, nil
+	k.ts[t].fresh = false
+	k.ts[t].marginKnown, k.ts[t].marginVal = true, s.Value
+	k.nextUnit = &parUnit{parts: parts, extent: e, rows: map[int]bool{t: true}, writes: map[int]bool{t: true}}
+	what := "the rows of " + st.name
+	return k.parRunDoc([]int{t}, fmt.Sprintf("for each %d rows of %s, their margins", size, ti.Name), what, parts, part, body, nil), true
+}

@@ -54,6 +54,9 @@ func harnessCallScratch(w *strings.Builder, b *built, takes bool) {
 		fmt.Fprintf(w, "\t\tc%d := append([]%s(nil), %s...)\n", i, b.c.elem, v)
 		args = append(args, b.arg(i, v))
 	}
+	if b.k.PoolParam {
+		args = append(args, "nil") // the default pool (the kernel must have a parallel nest)
+	}
 	if takes {
 		args = append(args, "&sc")
 	}

@@ -24,8 +24,10 @@ import (
 // chain may touch it. What a nest needs before its parts (a fill of its
 // output for the Go loops, an assembly kernel's pre-fill) runs before
 // the chain's job, so the nest joins only when no earlier nest of the
-// chain touches that output. Other code between the nests (a serial
-// fill, a nest left serial) ends a chain. The parts compute what they computed as
+// chain touches that output. An operation without a parallel nest that
+// touches nothing the chain's nests touch (a scalar, a fill of gradients
+// the forward nests do not touch) runs before the chain's job; other
+// code between the nests ends a chain. The parts compute what they computed as
 // separate jobs, so the bits do not change, on any number of threads.
 
 // parUnit is one parallel nest as parRunDoc emits it, with the accesses
@@ -70,18 +72,33 @@ func (k *kgen) rowAccess(st *loopir.Store, split *loopir.For, parts int) *parUni
 	return u
 }
 
-// pureUnit returns the parallel nest an operation's code consists of
-// (its description comment, then the nest's statements), or nil.
-func pureUnit(code []jen.Code, units []*parUnit) *parUnit {
-	if len(units) != 1 {
+// pureUnits returns the parallel nests an operation's code consists of
+// (its description comment, then each nest's statements, what runs
+// before its parts included, in order), or nil.
+func pureUnits(code []jen.Code, units []*parUnit) []*parUnit {
+	if len(units) == 0 {
 		return nil
 	}
-	u := units[0]
-	n := 1 + len(u.pre)
-	if len(code) != n+len(u.code) || len(u.code) == 0 || code[n] != u.code[0] {
+	i := 1
+	for _, u := range units {
+		if len(u.code) == 0 {
+			return nil
+		}
+		for _, c := range u.pre {
+			if i >= len(code) || code[i] != c {
+				return nil
+			}
+			i++
+		}
+		if i+len(u.code) > len(code) || code[i] != u.code[0] {
+			return nil
+		}
+		i += len(u.code)
+	}
+	if i != len(code) {
 		return nil
 	}
-	return u
+	return units
 }
 
 // seqChain is the chain being built: its nests and where each one's
@@ -90,6 +107,33 @@ type seqChain struct {
 	units []*parUnit
 	start int        // the body index of the first operation's comment
 	descs []jen.Code // each operation's description comment
+	// hoisted is the code of the operations without a parallel nest met
+	// while the chain was open that touch nothing its nests touch: it
+	// runs before the chain's job (see hoists).
+	hoisted []jen.Code
+}
+
+// hoists reports whether an operation touching tensors ts (and running
+// no parallel nest) may move before the chain's job: no nest of the
+// chain touches any of them. Nests joining the chain later run after it
+// as they did, so only the earlier ones matter.
+func (c *seqChain) hoists(ts map[int]bool) bool {
+	if len(c.units) == 0 {
+		return false
+	}
+	for _, u := range c.units {
+		for t := range ts {
+			if _, touched := u.rows[t]; touched {
+				return false
+			}
+			for _, w := range u.preWrites {
+				if w == t {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // admits reports whether u may join the chain (see the rule above).
@@ -116,6 +160,22 @@ func (c *seqChain) admits(u *parUnit) bool {
 	return true
 }
 
+// admitsAll reports whether the nests us, in order, may all join the
+// chain (an empty chain starts with the first).
+func (c *seqChain) admitsAll(us []*parUnit) bool {
+	if len(us) == 0 {
+		return false
+	}
+	d := seqChain{units: append([]*parUnit(nil), c.units...)}
+	for _, u := range us {
+		if len(d.units) > 0 && !d.admits(u) || len(d.units) >= rt.MaxSeq {
+			return false
+		}
+		d.units = append(d.units, u)
+	}
+	return true
+}
+
 // add appends u, whose operation's code starts at body index at with
 // comment desc.
 func (c *seqChain) add(u *parUnit, at int, desc jen.Code) {
@@ -132,9 +192,20 @@ func (c *seqChain) add(u *parUnit, at int, desc jen.Code) {
 func (k *kgen) flushSeq(c *seqChain, body []jen.Code) []jen.Code {
 	defer func() { *c = seqChain{} }()
 	if len(c.units) < 2 {
+		// The operations moved out of the way of a chain that did not
+		// form run where they were: after the one nest.
+		for i, h := range c.hoisted {
+			if i > 0 || len(body) > 0 {
+				body = append(body, jen.Line())
+			}
+			body = append(body, h)
+		}
 		return body
 	}
 	out := body[:c.start:c.start]
+	for _, h := range c.hoisted {
+		out = append(out, h, jen.Line())
+	}
 	args := []jen.Code{jen.Lit(c.units[0].parts)}
 	for i, u := range c.units {
 		if i > 0 {

@@ -942,6 +942,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 		}
 	}
 
+	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
+
+	scratch.net_attention_1_scores_2[0] = 2.828427
+
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserTrainLossPart0Records.Get()
@@ -965,9 +969,34 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	rec4 := ocannlReverserTrainLossPart3Records.Get()
 	rec4.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlReverserTrainLossPart4Records.Get()
+	rec5.scratch = scratch
+
+	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlReverserTrainLossPart5Records.Get()
+	rec6.scratch = scratch
+
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlReverserTrainLossPart6Records.Get()
+	rec7.scratch = scratch
+
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+
+	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// 8 parts of i0 on the pool.
+	rec9 := ocannlReverserTrainLossPart8Records.Get()
+	rec9.scratch = scratch
+
+	// The 9 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7, rec8, rec9)
 	*rec = ocannlReverserTrainLossPart0{}
 	ocannlReverserTrainLossPart0Records.Put(rec)
 	*rec2 = ocannlReverserTrainLossPart1{}
@@ -976,54 +1005,6 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart2Records.Put(rec3)
 	*rec4 = ocannlReverserTrainLossPart3{}
 	ocannlReverserTrainLossPart3Records.Put(rec4)
-
-	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	scratch.net_attention_1_scores_2[0] = 2.828427
-
-	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
-					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
-					}
-				}
-			}
-		}
-	}
-
-	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlReverserTrainLossPart4Records.Get()
-	rec5.scratch = scratch
-
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserTrainLossPart5Records.Get()
-	rec6.scratch = scratch
-
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserTrainLossPart6Records.Get()
-	rec7.scratch = scratch
-
-	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserTrainLossPart7Records.Get()
-	rec8.scratch = scratch
-
-	// The 4 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec5, rec6, rec7, rec8)
 	*rec5 = ocannlReverserTrainLossPart4{}
 	ocannlReverserTrainLossPart4Records.Put(rec5)
 	*rec6 = ocannlReverserTrainLossPart5{}
@@ -1032,6 +1013,8 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart6Records.Put(rec7)
 	*rec8 = ocannlReverserTrainLossPart7{}
 	ocannlReverserTrainLossPart7Records.Put(rec8)
+	*rec9 = ocannlReverserTrainLossPart8{}
+	ocannlReverserTrainLossPart8Records.Put(rec9)
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -1079,29 +1062,29 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlReverserTrainLossPart8Records.Get()
-	rec9.pNetAttention1WO = pNetAttention1WO
-	rec9.scratch = scratch
-
-	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserTrainLossPart9Records.Get()
+	rec10.pNetAttention1WO = pNetAttention1WO
 	rec10.scratch = scratch
 
-	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
+	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserTrainLossPart10Records.Get()
 	rec11.scratch = scratch
 
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
+	// 8 parts of i0 on the pool.
+	rec12 := ocannlReverserTrainLossPart11Records.Get()
+	rec12.scratch = scratch
+
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec9, rec10, rec11)
-	*rec9 = ocannlReverserTrainLossPart8{}
-	ocannlReverserTrainLossPart8Records.Put(rec9)
+	region.RunSeq(8, rec10, rec11, rec12)
 	*rec10 = ocannlReverserTrainLossPart9{}
 	ocannlReverserTrainLossPart9Records.Put(rec10)
 	*rec11 = ocannlReverserTrainLossPart10{}
 	ocannlReverserTrainLossPart10Records.Put(rec11)
+	*rec12 = ocannlReverserTrainLossPart11{}
+	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1156,11 +1139,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserTrainLossPart11Records.Get()
-	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlReverserTrainLossPart11{}
-	ocannlReverserTrainLossPart11Records.Put(rec12)
+	rec13 := ocannlReverserTrainLossPart12Records.Get()
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlReverserTrainLossPart12{}
+	ocannlReverserTrainLossPart12Records.Put(rec13)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1225,12 +1208,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec13 := ocannlReverserTrainLossPart12Records.Get()
-	rec13.pNetDense1W = pNetDense1W
-	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlReverserTrainLossPart12{}
-	ocannlReverserTrainLossPart12Records.Put(rec13)
+	rec14 := ocannlReverserTrainLossPart13Records.Get()
+	rec14.pNetDense1W = pNetDense1W
+	rec14.scratch = scratch
+	region.Run(rec14, 8)
+	*rec14 = ocannlReverserTrainLossPart13{}
+	ocannlReverserTrainLossPart13Records.Put(rec14)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	// float32 pointwise kernel over 256 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
@@ -1244,11 +1227,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r14 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-					if !(r14 > 0) {
-						r14 = 0
+					r15 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					if !(r15 > 0) {
+						r15 = 0
 					}
-					net_linear_1_xRow[i2] = r14
+					net_linear_1_xRow[i2] = r15
 				}
 			}
 		}
@@ -1256,30 +1239,30 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserTrainLossPart13Records.Get()
-	rec14.pNetLinear1W = pNetLinear1W
-	rec14.scratch = scratch
+	rec15 := ocannlReverserTrainLossPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserTrainLossPart14Records.Get()
-	rec15.pNetLinear1B = pNetLinear1B
-	rec15.scratch = scratch
+	rec16 := ocannlReverserTrainLossPart15Records.Get()
+	rec16.pNetLinear1B = pNetLinear1B
+	rec16.scratch = scratch
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserTrainLossPart15Records.Get()
-	rec16.scratch = scratch
+	rec17 := ocannlReverserTrainLossPart16Records.Get()
+	rec17.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec14, rec15, rec16)
-	*rec14 = ocannlReverserTrainLossPart13{}
-	ocannlReverserTrainLossPart13Records.Put(rec14)
+	region.RunSeq(8, rec15, rec16, rec17)
 	*rec15 = ocannlReverserTrainLossPart14{}
 	ocannlReverserTrainLossPart14Records.Put(rec15)
 	*rec16 = ocannlReverserTrainLossPart15{}
 	ocannlReverserTrainLossPart15Records.Put(rec16)
+	*rec17 = ocannlReverserTrainLossPart16{}
+	ocannlReverserTrainLossPart16Records.Put(rec17)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1334,11 +1317,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserTrainLossPart16Records.Get()
-	rec17.scratch = scratch
-	region.Run(rec17, 8)
-	*rec17 = ocannlReverserTrainLossPart16{}
-	ocannlReverserTrainLossPart16Records.Put(rec17)
+	rec18 := ocannlReverserTrainLossPart17Records.Get()
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
+	*rec18 = ocannlReverserTrainLossPart17{}
+	ocannlReverserTrainLossPart17Records.Put(rec18)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1790,20 +1773,21 @@ type ocannlReverserTrainLossPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserTrainLossPart4) Part(j5 int) {
 	scratch := r5.scratch
-	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j5][0][0][0], &scratch.net_attention_1_scores[4*j5][0][0][0])
+	// float32 pointwise kernel over 1024 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_attention_1_scores[4*j5][0][0][0], &scratch.net_attention_1_scores_1[4*j5][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_attention_1_scores[4*j5][0][0][0], &scratch.net_attention_1_scores_1[4*j5][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		// reduction accumulated in a local variable.
+		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j5][i1][i2]
-					acc6 := float32(math.Inf(-1))
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0+4*j5][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0+4*j5][i1][i2]
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
 					}
-					scratch.net_attention_1_m[i0+4*j5][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -1822,19 +1806,20 @@ type ocannlReverserTrainLossPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_attention_1_ex[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0], &scratch.net_attention_1_m[4*j6][0][0][0])
+		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+4*j6][i1][i2]
-					net_attention_1_mV := scratch.net_attention_1_m[i0+4*j6][i1][i2][0]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+4*j6][i1][i2]
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j6][i1][i2]
+					acc6 := float32(math.Inf(-1))
 					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
+					scratch.net_attention_1_m[i0+4*j6][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -1853,20 +1838,19 @@ type ocannlReverserTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j7][0][0][0], &scratch.net_attention_1_ex[4*j7][0][0][0])
+		ocannlMap2AVX2(&scratch.net_attention_1_ex[4*j7][0][0][0], &scratch.net_attention_1_scores[4*j7][0][0][0], &scratch.net_attention_1_m[4*j7][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j7][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+4*j7][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0+4*j7][i1][i2][0]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+4*j7][i1][i2]
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
-					scratch.net_attention_1_attn_1[i0+4*j7][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -1885,21 +1869,20 @@ type ocannlReverserTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_attention_1_attn[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0], &scratch.net_attention_1_attn_1[4*j8][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_attention_1_attn[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0], &scratch.net_attention_1_attn_1[4*j8][0][0][0])
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+4*j8][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+4*j8][i1][i2][0]
-					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+4*j8][i1][i2]
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j8][i1][i2]
+					acc7 := float32(0)
 					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+						acc7 += net_attention_1_exRow2[i3]
 					}
+					scratch.net_attention_1_attn_1[i0+4*j8][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -1912,32 +1895,27 @@ var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 // ocannlReverserTrainLossPart8 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart8 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
-	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
-	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r9.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j9][0][0][0])
+		ocannlMap3AVX512(&scratch.net_attention_1_attn[4*j9][0][0][0], &scratch.net_attention_1_ex[4*j9][0][0][0], &scratch.net_attention_1_attn_1[4*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j9][0][0][0])
+		ocannlMap3AVX2(&scratch.net_attention_1_attn[4*j9][0][0][0], &scratch.net_attention_1_ex[4*j9][0][0][0], &scratch.net_attention_1_attn_1[4*j9][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j9][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+4*j9][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+4*j9][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+4*j9][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
 					}
-					scratch.net_layer_norm_1_x_1[i0+4*j9][i1][i2] = acc9
 				}
 			}
 		}
@@ -1950,25 +1928,32 @@ var ocannlReverserTrainLossPart8Records rt.Records[ocannlReverserTrainLossPart8]
 // ocannlReverserTrainLossPart9 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart9 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
-	scratch := r10.scratch
-	// float32 pointwise kernel over 1024 elements (c = add(x0,x1)): AVX512, AVX2.
+	pNetAttention1WO, scratch := r10.pNetAttention1WO, r10.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[4*j10][0][0], &scratch.net_h[4*j10][0][0], &scratch.net_layer_norm_1_x_1[4*j10][0][0])
+		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j10][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[4*j10][0][0], &scratch.net_h[4*j10][0][0], &scratch.net_layer_norm_1_x_1[4*j10][0][0])
+		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j10][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0+4*j10][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+4*j10][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+4*j10][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j10][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
+					}
+					scratch.net_layer_norm_1_x_1[i0+4*j10][i1][i2] = acc9
 				}
 			}
 		}
@@ -1987,19 +1972,20 @@ type ocannlReverserTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j11][0][0], &scratch.net_layer_norm_1_x[4*j11][0][0])
+	// float32 pointwise kernel over 1024 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[4*j11][0][0], &scratch.net_h[4*j11][0][0], &scratch.net_layer_norm_1_x_1[4*j11][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[4*j11][0][0], &scratch.net_h[4*j11][0][0], &scratch.net_layer_norm_1_x_1[4*j11][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j11][i1]
-				acc10 := float32(0)
+				net_hRow5 := &scratch.net_h[i0+4*j11][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+4*j11][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+4*j11][i1]
 				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
-				scratch.net_layer_norm_1_mean_1[i0+4*j11][i1][0] = acc10
 			}
 		}
 	}
@@ -2014,22 +2000,22 @@ type ocannlReverserTrainLossPart11 struct {
 	scratch *ocannlReverserTrainLossScratch
 }
 
-// Part runs part j13 of the nest (0 <= j13 < 8).
-func (r12 *ocannlReverserTrainLossPart11) Part(j13 int) {
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r12 *ocannlReverserTrainLossPart11) Part(j12 int) {
 	scratch := r12.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j13][0][0], &scratch.net_layer_norm_1_var_1[4*j13][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j12][0][0], &scratch.net_layer_norm_1_x[4*j12][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j13][i1]
-				acc11 := float32(0)
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j12][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
-				scratch.net_layer_norm_1_var_2[i0+4*j13][i1][0] = acc11
+				scratch.net_layer_norm_1_mean_1[i0+4*j12][i1][0] = acc10
 			}
 		}
 	}
@@ -2039,33 +2025,27 @@ func (r12 *ocannlReverserTrainLossPart11) Part(j13 int) {
 var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart11]
 
 // ocannlReverserTrainLossPart12 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart12 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
-// Part runs part j15 of the nest (0 <= j15 < 8).
-func (r13 *ocannlReverserTrainLossPart12) Part(j15 int) {
-	pNetDense1W, scratch := r13.pNetDense1W, r13.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j15], &pNetDense1W[256*j15], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j15], &pNetDense1W[256*j15], &scratch.net_x1[0][0][0])
+// Part runs part j14 of the nest (0 <= j14 < 8).
+func (r13 *ocannlReverserTrainLossPart12) Part(j14 int) {
+	scratch := r13.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j15 : 32*i2+256*j15+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j15] = acc12
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j14][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+4*j14][i1][0] = acc11
 			}
 		}
 	}
@@ -2075,32 +2055,32 @@ func (r13 *ocannlReverserTrainLossPart12) Part(j15 int) {
 var ocannlReverserTrainLossPart12Records rt.Records[ocannlReverserTrainLossPart12]
 
 // ocannlReverserTrainLossPart13 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserTrainLossPart13 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
-func (r15 *ocannlReverserTrainLossPart13) Part(j16 int) {
-	pNetLinear1W, scratch := r15.pNetLinear1W, r15.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r14 *ocannlReverserTrainLossPart13) Part(j16 int) {
+	pNetDense1W, scratch := r14.pNetDense1W, r14.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j16][0][0])
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j16], &pNetDense1W[256*j16], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j16][0][0])
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j16], &pNetDense1W[256*j16], &scratch.net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j16][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j16 : 32*i2+256*j16+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					scratch.net_layer_norm_2_x_1[i0+4*j16][i1][i2] = acc13
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j16] = acc12
 				}
 			}
 		}
@@ -2113,26 +2093,30 @@ var ocannlReverserTrainLossPart13Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart14 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart14 struct {
-	pNetLinear1B *[32]float32
+	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r16 *ocannlReverserTrainLossPart14) Part(j17 int) {
-	pNetLinear1B, scratch := r16.pNetLinear1B, r16.scratch
-	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j17][0][0], &scratch.net_x1[4*j17][0][0], &scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1B[0])
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j17][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j17][0][0], &scratch.net_x1[4*j17][0][0], &scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1B[0])
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j17][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+4*j17][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j17][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j17][i1]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j17][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j17][i1][i2] = acc13
 				}
 			}
 		}
@@ -2145,25 +2129,27 @@ var ocannlReverserTrainLossPart14Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart15 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart15 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r17 *ocannlReverserTrainLossPart15) Part(j18 int) {
-	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j18][0][0], &scratch.net_layer_norm_2_x[4*j18][0][0])
+	pNetLinear1B, scratch := r17.pNetLinear1B, r17.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j18][0][0], &scratch.net_x1[4*j18][0][0], &scratch.net_layer_norm_2_x_1[4*j18][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j18][0][0], &scratch.net_x1[4*j18][0][0], &scratch.net_layer_norm_2_x_1[4*j18][0][0], &pNetLinear1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j18][i1]
-				acc14 := float32(0)
+				net_x1Row3 := &scratch.net_x1[i0+4*j18][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j18][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j18][i1]
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
-				scratch.net_layer_norm_2_mean_1[i0+4*j18][i1][0] = acc14
 			}
 		}
 	}
@@ -2178,22 +2164,22 @@ type ocannlReverserTrainLossPart16 struct {
 	scratch *ocannlReverserTrainLossScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r18 *ocannlReverserTrainLossPart16) Part(j20 int) {
+// Part runs part j19 of the nest (0 <= j19 < 8).
+func (r18 *ocannlReverserTrainLossPart16) Part(j19 int) {
 	scratch := r18.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j20][0][0], &scratch.net_layer_norm_2_var_1[4*j20][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j19][0][0], &scratch.net_layer_norm_2_x[4*j19][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j20][i1]
-				acc15 := float32(0)
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j19][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+4*j20][i1][0] = acc15
+				scratch.net_layer_norm_2_mean_1[i0+4*j19][i1][0] = acc14
 			}
 		}
 	}
@@ -2201,6 +2187,36 @@ func (r18 *ocannlReverserTrainLossPart16) Part(j20 int) {
 
 // ocannlReverserTrainLossPart16Records holds the free ocannlReverserTrainLossPart16 records.
 var ocannlReverserTrainLossPart16Records rt.Records[ocannlReverserTrainLossPart16]
+
+// ocannlReverserTrainLossPart17 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart17 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r19 *ocannlReverserTrainLossPart17) Part(j21 int) {
+	scratch := r19.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j21][0][0], &scratch.net_layer_norm_2_var_1[4*j21][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j21][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+4*j21][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart17Records holds the free ocannlReverserTrainLossPart17 records.
+var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart17]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -3384,6 +3400,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
+	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
+
+	scratch.net_attention_1_scores_2[0] = 2.828427
+
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserBackwardPart0Records.Get()
@@ -3407,9 +3427,34 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec4 := ocannlReverserBackwardPart3Records.Get()
 	rec4.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlReverserBackwardPart4Records.Get()
+	rec5.scratch = scratch
+
+	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlReverserBackwardPart5Records.Get()
+	rec6.scratch = scratch
+
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlReverserBackwardPart6Records.Get()
+	rec7.scratch = scratch
+
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserBackwardPart7Records.Get()
+	rec8.scratch = scratch
+
+	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// 8 parts of i0 on the pool.
+	rec9 := ocannlReverserBackwardPart8Records.Get()
+	rec9.scratch = scratch
+
+	// The 9 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7, rec8, rec9)
 	*rec = ocannlReverserBackwardPart0{}
 	ocannlReverserBackwardPart0Records.Put(rec)
 	*rec2 = ocannlReverserBackwardPart1{}
@@ -3418,54 +3463,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart2Records.Put(rec3)
 	*rec4 = ocannlReverserBackwardPart3{}
 	ocannlReverserBackwardPart3Records.Put(rec4)
-
-	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	scratch.net_attention_1_scores_2[0] = 2.828427
-
-	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
-					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
-					}
-				}
-			}
-		}
-	}
-
-	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlReverserBackwardPart4Records.Get()
-	rec5.scratch = scratch
-
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserBackwardPart5Records.Get()
-	rec6.scratch = scratch
-
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserBackwardPart6Records.Get()
-	rec7.scratch = scratch
-
-	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserBackwardPart7Records.Get()
-	rec8.scratch = scratch
-
-	// The 4 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec5, rec6, rec7, rec8)
 	*rec5 = ocannlReverserBackwardPart4{}
 	ocannlReverserBackwardPart4Records.Put(rec5)
 	*rec6 = ocannlReverserBackwardPart5{}
@@ -3474,6 +3471,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart6Records.Put(rec7)
 	*rec8 = ocannlReverserBackwardPart7{}
 	ocannlReverserBackwardPart7Records.Put(rec8)
+	*rec9 = ocannlReverserBackwardPart8{}
+	ocannlReverserBackwardPart8Records.Put(rec9)
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -3521,29 +3520,29 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlReverserBackwardPart8Records.Get()
-	rec9.pNetAttention1WO = pNetAttention1WO
-	rec9.scratch = scratch
-
-	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserBackwardPart9Records.Get()
+	rec10.pNetAttention1WO = pNetAttention1WO
 	rec10.scratch = scratch
 
-	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
+	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserBackwardPart10Records.Get()
 	rec11.scratch = scratch
 
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
+	// 8 parts of i0 on the pool.
+	rec12 := ocannlReverserBackwardPart11Records.Get()
+	rec12.scratch = scratch
+
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec9, rec10, rec11)
-	*rec9 = ocannlReverserBackwardPart8{}
-	ocannlReverserBackwardPart8Records.Put(rec9)
+	region.RunSeq(8, rec10, rec11, rec12)
 	*rec10 = ocannlReverserBackwardPart9{}
 	ocannlReverserBackwardPart9Records.Put(rec10)
 	*rec11 = ocannlReverserBackwardPart10{}
 	ocannlReverserBackwardPart10Records.Put(rec11)
+	*rec12 = ocannlReverserBackwardPart11{}
+	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -3598,11 +3597,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserBackwardPart11Records.Get()
-	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlReverserBackwardPart11{}
-	ocannlReverserBackwardPart11Records.Put(rec12)
+	rec13 := ocannlReverserBackwardPart12Records.Get()
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlReverserBackwardPart12{}
+	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -3685,12 +3684,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec13 := ocannlReverserBackwardPart12Records.Get()
-	rec13.pNetDense1W = pNetDense1W
-	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlReverserBackwardPart12{}
-	ocannlReverserBackwardPart12Records.Put(rec13)
+	rec14 := ocannlReverserBackwardPart13Records.Get()
+	rec14.pNetDense1W = pNetDense1W
+	rec14.scratch = scratch
+	region.Run(rec14, 8)
+	*rec14 = ocannlReverserBackwardPart13{}
+	ocannlReverserBackwardPart13Records.Put(rec14)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -3722,11 +3721,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r14 := net_linear_1_x_2Row2[i2]
-					if !(r14 > 0) {
-						r14 = 0
+					r15 := net_linear_1_x_2Row2[i2]
+					if !(r15 > 0) {
+						r15 = 0
 					}
-					net_linear_1_xRow[i2] = r14
+					net_linear_1_xRow[i2] = r15
 				}
 			}
 		}
@@ -3734,30 +3733,30 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserBackwardPart13Records.Get()
-	rec14.pNetLinear1W = pNetLinear1W
-	rec14.scratch = scratch
+	rec15 := ocannlReverserBackwardPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserBackwardPart14Records.Get()
-	rec15.pNetLinear1B = pNetLinear1B
-	rec15.scratch = scratch
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.pNetLinear1B = pNetLinear1B
+	rec16.scratch = scratch
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.scratch = scratch
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec14, rec15, rec16)
-	*rec14 = ocannlReverserBackwardPart13{}
-	ocannlReverserBackwardPart13Records.Put(rec14)
+	region.RunSeq(8, rec15, rec16, rec17)
 	*rec15 = ocannlReverserBackwardPart14{}
 	ocannlReverserBackwardPart14Records.Put(rec15)
 	*rec16 = ocannlReverserBackwardPart15{}
 	ocannlReverserBackwardPart15Records.Put(rec16)
+	*rec17 = ocannlReverserBackwardPart16{}
+	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -3812,11 +3811,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.scratch = scratch
-	region.Run(rec17, 8)
-	*rec17 = ocannlReverserBackwardPart16{}
-	ocannlReverserBackwardPart16Records.Put(rec17)
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
+	*rec18 = ocannlReverserBackwardPart17{}
+	ocannlReverserBackwardPart17Records.Put(rec18)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -4274,15 +4273,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r19 float32
+					var r20 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r19 = 1
+						r20 = 1
 					}
-					r20 := float32(0)
-					if r19 != 0 {
-						r20 = train_cross_entropy_1_m_gradV
+					r21 := float32(0)
+					if r20 != 0 {
+						r21 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r20
+					train_cross_entropy_1_logits_gradRow2[i2] += r21
 				}
 			}
 		}
@@ -4410,44 +4409,44 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.scratch = scratch
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.scratch = scratch
-
-	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
-	// 8 parts of i0 on the pool.
 	rec20 := ocannlReverserBackwardPart19Records.Get()
 	rec20.scratch = scratch
 
+	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
+	// 8 parts of i0 on the pool.
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.scratch = scratch
+
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec18, rec19, rec20)
+	region.RunSeq(8, rec19, rec20, rec21)
 	// The 8 partial sums, added in part order.
-	for j23 := range 32 {
-		acc25 := gNetLayerNorm2Beta[j23]
-		acc25 += rec18.gNetLayerNorm2BetaPartial[0][j23]
-		acc25 += rec18.gNetLayerNorm2BetaPartial[1][j23]
-		acc25 += rec18.gNetLayerNorm2BetaPartial[2][j23]
-		acc25 += rec18.gNetLayerNorm2BetaPartial[3][j23]
-		acc25 += rec18.gNetLayerNorm2BetaPartial[4][j23]
-		acc25 += rec18.gNetLayerNorm2BetaPartial[5][j23]
-		acc25 += rec18.gNetLayerNorm2BetaPartial[6][j23]
-		acc25 += rec18.gNetLayerNorm2BetaPartial[7][j23]
-		gNetLayerNorm2Beta[j23] = acc25
+	for j24 := range 32 {
+		acc25 := gNetLayerNorm2Beta[j24]
+		acc25 += rec19.gNetLayerNorm2BetaPartial[0][j24]
+		acc25 += rec19.gNetLayerNorm2BetaPartial[1][j24]
+		acc25 += rec19.gNetLayerNorm2BetaPartial[2][j24]
+		acc25 += rec19.gNetLayerNorm2BetaPartial[3][j24]
+		acc25 += rec19.gNetLayerNorm2BetaPartial[4][j24]
+		acc25 += rec19.gNetLayerNorm2BetaPartial[5][j24]
+		acc25 += rec19.gNetLayerNorm2BetaPartial[6][j24]
+		acc25 += rec19.gNetLayerNorm2BetaPartial[7][j24]
+		gNetLayerNorm2Beta[j24] = acc25
 	}
-	rec18.scratch = nil
-	ocannlReverserBackwardPart17Records.Put(rec18)
-	*rec19 = ocannlReverserBackwardPart18{}
+	rec19.scratch = nil
 	ocannlReverserBackwardPart18Records.Put(rec19)
 	*rec20 = ocannlReverserBackwardPart19{}
 	ocannlReverserBackwardPart19Records.Put(rec20)
+	*rec21 = ocannlReverserBackwardPart20{}
+	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
@@ -4480,43 +4479,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
-	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.scratch = scratch
-
-	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_centered_grad = [32][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec22.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec21, rec22)
-	// The 8 partial sums, added in part order.
-	for j28 := range 32 {
-		acc28 := gNetLayerNorm2Gamma[j28]
-		acc28 += rec21.gNetLayerNorm2GammaPartial[0][j28]
-		acc28 += rec21.gNetLayerNorm2GammaPartial[1][j28]
-		acc28 += rec21.gNetLayerNorm2GammaPartial[2][j28]
-		acc28 += rec21.gNetLayerNorm2GammaPartial[3][j28]
-		acc28 += rec21.gNetLayerNorm2GammaPartial[4][j28]
-		acc28 += rec21.gNetLayerNorm2GammaPartial[5][j28]
-		acc28 += rec21.gNetLayerNorm2GammaPartial[6][j28]
-		acc28 += rec21.gNetLayerNorm2GammaPartial[7][j28]
-		gNetLayerNorm2Gamma[j28] = acc28
-	}
-	rec21.scratch = nil
-	ocannlReverserBackwardPart20Records.Put(rec21)
-	*rec22 = ocannlReverserBackwardPart21{}
-	ocannlReverserBackwardPart21Records.Put(rec22)
-
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
+
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
 	} else {
@@ -4530,85 +4496,81 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_var_2_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_2_var_1_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
-				}
-			}
-		}
+	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.scratch = scratch
+
+	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_centered_grad = [32][8][32]float32{}
 	}
+	// 8 parts of i0 on the pool.
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec23.scratch = scratch
+
+	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_2_var_1_grad = [32][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.scratch = scratch
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.scratch = scratch
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.scratch = scratch
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.scratch = scratch
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.scratch = scratch
-	region.Run(rec23, 8)
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.scratch = scratch
+
+	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec22, rec23, rec24, rec25, rec26, rec27, rec28)
+	// The 8 partial sums, added in part order.
+	for j29 := range 32 {
+		acc28 := gNetLayerNorm2Gamma[j29]
+		acc28 += rec22.gNetLayerNorm2GammaPartial[0][j29]
+		acc28 += rec22.gNetLayerNorm2GammaPartial[1][j29]
+		acc28 += rec22.gNetLayerNorm2GammaPartial[2][j29]
+		acc28 += rec22.gNetLayerNorm2GammaPartial[3][j29]
+		acc28 += rec22.gNetLayerNorm2GammaPartial[4][j29]
+		acc28 += rec22.gNetLayerNorm2GammaPartial[5][j29]
+		acc28 += rec22.gNetLayerNorm2GammaPartial[6][j29]
+		acc28 += rec22.gNetLayerNorm2GammaPartial[7][j29]
+		gNetLayerNorm2Gamma[j29] = acc28
+	}
+	rec22.scratch = nil
+	ocannlReverserBackwardPart21Records.Put(rec22)
 	*rec23 = ocannlReverserBackwardPart22{}
 	ocannlReverserBackwardPart22Records.Put(rec23)
+	*rec24 = ocannlReverserBackwardPart23{}
+	ocannlReverserBackwardPart23Records.Put(rec24)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
+	*rec26 = ocannlReverserBackwardPart25{}
+	ocannlReverserBackwardPart25Records.Put(rec26)
+	*rec27 = ocannlReverserBackwardPart26{}
+	ocannlReverserBackwardPart26Records.Put(rec27)
+	*rec28 = ocannlReverserBackwardPart27{}
+	ocannlReverserBackwardPart27Records.Put(rec28)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -4628,9 +4590,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4696,154 +4658,154 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.scratch = scratch
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.gNetLinear1W = gNetLinear1W
-	rec25.scratch = scratch
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.gNetLinear1W = gNetLinear1W
+	rec30.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.pNetLinear1W = pNetLinear1W
-	rec26.scratch = scratch
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.pNetLinear1W = pNetLinear1W
+	rec31.scratch = scratch
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_2_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.scratch = scratch
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.scratch = scratch
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
 
 	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec24, rec25, rec26, rec27, rec28, rec29)
+	region.RunSeq(8, rec29, rec30, rec31, rec32, rec33, rec34)
 	// The 8 partial sums, added in part order.
-	for j34 := range 32 {
-		acc31 := gNetLinear1B[j34]
-		acc31 += rec24.gNetLinear1BPartial[0][j34]
-		acc31 += rec24.gNetLinear1BPartial[1][j34]
-		acc31 += rec24.gNetLinear1BPartial[2][j34]
-		acc31 += rec24.gNetLinear1BPartial[3][j34]
-		acc31 += rec24.gNetLinear1BPartial[4][j34]
-		acc31 += rec24.gNetLinear1BPartial[5][j34]
-		acc31 += rec24.gNetLinear1BPartial[6][j34]
-		acc31 += rec24.gNetLinear1BPartial[7][j34]
-		gNetLinear1B[j34] = acc31
-	}
-	rec24.scratch = nil
-	ocannlReverserBackwardPart23Records.Put(rec24)
-	*rec25 = ocannlReverserBackwardPart24{}
-	ocannlReverserBackwardPart24Records.Put(rec25)
-	*rec26 = ocannlReverserBackwardPart25{}
-	ocannlReverserBackwardPart25Records.Put(rec26)
-	*rec27 = ocannlReverserBackwardPart26{}
-	ocannlReverserBackwardPart26Records.Put(rec27)
-	*rec28 = ocannlReverserBackwardPart27{}
-	ocannlReverserBackwardPart27Records.Put(rec28)
-	// The 8 partial sums, added in part order.
-	for j40 := range 64 {
-		acc34 := gNetDense1B[j40]
-		acc34 += rec29.gNetDense1BPartial[0][j40]
-		acc34 += rec29.gNetDense1BPartial[1][j40]
-		acc34 += rec29.gNetDense1BPartial[2][j40]
-		acc34 += rec29.gNetDense1BPartial[3][j40]
-		acc34 += rec29.gNetDense1BPartial[4][j40]
-		acc34 += rec29.gNetDense1BPartial[5][j40]
-		acc34 += rec29.gNetDense1BPartial[6][j40]
-		acc34 += rec29.gNetDense1BPartial[7][j40]
-		gNetDense1B[j40] = acc34
+	for j39 := range 32 {
+		acc31 := gNetLinear1B[j39]
+		acc31 += rec29.gNetLinear1BPartial[0][j39]
+		acc31 += rec29.gNetLinear1BPartial[1][j39]
+		acc31 += rec29.gNetLinear1BPartial[2][j39]
+		acc31 += rec29.gNetLinear1BPartial[3][j39]
+		acc31 += rec29.gNetLinear1BPartial[4][j39]
+		acc31 += rec29.gNetLinear1BPartial[5][j39]
+		acc31 += rec29.gNetLinear1BPartial[6][j39]
+		acc31 += rec29.gNetLinear1BPartial[7][j39]
+		gNetLinear1B[j39] = acc31
 	}
 	rec29.scratch = nil
 	ocannlReverserBackwardPart28Records.Put(rec29)
+	*rec30 = ocannlReverserBackwardPart29{}
+	ocannlReverserBackwardPart29Records.Put(rec30)
+	*rec31 = ocannlReverserBackwardPart30{}
+	ocannlReverserBackwardPart30Records.Put(rec31)
+	*rec32 = ocannlReverserBackwardPart31{}
+	ocannlReverserBackwardPart31Records.Put(rec32)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
+	// The 8 partial sums, added in part order.
+	for j45 := range 64 {
+		acc34 := gNetDense1B[j45]
+		acc34 += rec34.gNetDense1BPartial[0][j45]
+		acc34 += rec34.gNetDense1BPartial[1][j45]
+		acc34 += rec34.gNetDense1BPartial[2][j45]
+		acc34 += rec34.gNetDense1BPartial[3][j45]
+		acc34 += rec34.gNetDense1BPartial[4][j45]
+		acc34 += rec34.gNetDense1BPartial[5][j45]
+		acc34 += rec34.gNetDense1BPartial[6][j45]
+		acc34 += rec34.gNetDense1BPartial[7][j45]
+		gNetDense1B[j45] = acc34
+	}
+	rec34.scratch = nil
+	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.gNetDense1W = gNetDense1W
-	rec30.scratch = scratch
-	region.Run(rec30, 8)
-	*rec30 = ocannlReverserBackwardPart29{}
-	ocannlReverserBackwardPart29Records.Put(rec30)
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.gNetDense1W = gNetDense1W
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.pNetDense1W = pNetDense1W
-	rec31.scratch = scratch
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.pNetDense1W = pNetDense1W
+	rec36.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_4_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.scratch = scratch
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.scratch = scratch
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.scratch = scratch
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.scratch = scratch
 
 	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec31, rec32, rec33, rec34, rec35)
-	*rec31 = ocannlReverserBackwardPart30{}
-	ocannlReverserBackwardPart30Records.Put(rec31)
-	*rec32 = ocannlReverserBackwardPart31{}
-	ocannlReverserBackwardPart31Records.Put(rec32)
+	region.RunSeq(8, rec36, rec37, rec38, rec39, rec40)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 	// The 8 partial sums, added in part order.
-	for j45 := range 32 {
-		acc37 := gNetLayerNorm1Beta[j45]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[0][j45]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[1][j45]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[2][j45]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[3][j45]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[4][j45]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[5][j45]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[6][j45]
-		acc37 += rec33.gNetLayerNorm1BetaPartial[7][j45]
-		gNetLayerNorm1Beta[j45] = acc37
+	for j50 := range 32 {
+		acc37 := gNetLayerNorm1Beta[j50]
+		acc37 += rec38.gNetLayerNorm1BetaPartial[0][j50]
+		acc37 += rec38.gNetLayerNorm1BetaPartial[1][j50]
+		acc37 += rec38.gNetLayerNorm1BetaPartial[2][j50]
+		acc37 += rec38.gNetLayerNorm1BetaPartial[3][j50]
+		acc37 += rec38.gNetLayerNorm1BetaPartial[4][j50]
+		acc37 += rec38.gNetLayerNorm1BetaPartial[5][j50]
+		acc37 += rec38.gNetLayerNorm1BetaPartial[6][j50]
+		acc37 += rec38.gNetLayerNorm1BetaPartial[7][j50]
+		gNetLayerNorm1Beta[j50] = acc37
 	}
-	rec33.scratch = nil
-	ocannlReverserBackwardPart32Records.Put(rec33)
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec38.scratch = nil
+	ocannlReverserBackwardPart37Records.Put(rec38)
+	*rec39 = ocannlReverserBackwardPart38{}
+	ocannlReverserBackwardPart38Records.Put(rec39)
+	*rec40 = ocannlReverserBackwardPart39{}
+	ocannlReverserBackwardPart39Records.Put(rec40)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
@@ -4876,43 +4838,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
-	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
-
-	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_centered_grad = [32][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec37.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec36, rec37)
-	// The 8 partial sums, added in part order.
-	for j50 := range 32 {
-		acc40 := gNetLayerNorm1Gamma[j50]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[0][j50]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[1][j50]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[2][j50]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[3][j50]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[4][j50]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[5][j50]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[6][j50]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[7][j50]
-		gNetLayerNorm1Gamma[j50] = acc40
-	}
-	rec36.scratch = nil
-	ocannlReverserBackwardPart35Records.Put(rec36)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
-
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
+
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
@@ -4926,85 +4855,81 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_var_2_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_1_var_1_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
-				}
-			}
-		}
+	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
+	// 8 parts of i0 on the pool.
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
+
+	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_centered_grad = [32][8][32]float32{}
 	}
+	// 8 parts of i0 on the pool.
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec42.scratch = scratch
+
+	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_var_1_grad = [32][8][32]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_x_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.scratch = scratch
-	region.Run(rec38, 8)
-	*rec38 = ocannlReverserBackwardPart37{}
-	ocannlReverserBackwardPart37Records.Put(rec38)
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.scratch = scratch
+
+	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec41, rec42, rec43, rec44, rec45, rec46, rec47)
+	// The 8 partial sums, added in part order.
+	for j55 := range 32 {
+		acc40 := gNetLayerNorm1Gamma[j55]
+		acc40 += rec41.gNetLayerNorm1GammaPartial[0][j55]
+		acc40 += rec41.gNetLayerNorm1GammaPartial[1][j55]
+		acc40 += rec41.gNetLayerNorm1GammaPartial[2][j55]
+		acc40 += rec41.gNetLayerNorm1GammaPartial[3][j55]
+		acc40 += rec41.gNetLayerNorm1GammaPartial[4][j55]
+		acc40 += rec41.gNetLayerNorm1GammaPartial[5][j55]
+		acc40 += rec41.gNetLayerNorm1GammaPartial[6][j55]
+		acc40 += rec41.gNetLayerNorm1GammaPartial[7][j55]
+		gNetLayerNorm1Gamma[j55] = acc40
+	}
+	rec41.scratch = nil
+	ocannlReverserBackwardPart40Records.Put(rec41)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -5024,9 +4949,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5075,36 +5000,36 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.gNetAttention1WO = gNetAttention1WO
-	rec39.scratch = scratch
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.gNetAttention1WO = gNetAttention1WO
+	rec48.scratch = scratch
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.pNetAttention1WO = pNetAttention1WO
-	rec40.scratch = scratch
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.pNetAttention1WO = pNetAttention1WO
+	rec49.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec39, rec40, rec41)
-	*rec39 = ocannlReverserBackwardPart38{}
-	ocannlReverserBackwardPart38Records.Put(rec39)
-	*rec40 = ocannlReverserBackwardPart39{}
-	ocannlReverserBackwardPart39Records.Put(rec40)
-	*rec41 = ocannlReverserBackwardPart40{}
-	ocannlReverserBackwardPart40Records.Put(rec41)
+	region.RunSeq(8, rec48, rec49, rec50)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5160,65 +5085,65 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.scratch = scratch
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.scratch = scratch
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.scratch = scratch
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.scratch = scratch
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.scratch = scratch
+	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.scratch = scratch
 
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec42, rec43, rec44, rec45, rec46, rec47, rec48)
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
-	*rec44 = ocannlReverserBackwardPart43{}
-	ocannlReverserBackwardPart43Records.Put(rec44)
-	*rec45 = ocannlReverserBackwardPart44{}
-	ocannlReverserBackwardPart44Records.Put(rec45)
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
+	region.RunSeq(8, rec51, rec52, rec53, rec54, rec55, rec56, rec57)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
+	*rec55 = ocannlReverserBackwardPart54{}
+	ocannlReverserBackwardPart54Records.Put(rec55)
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
+	*rec57 = ocannlReverserBackwardPart56{}
+	ocannlReverserBackwardPart56Records.Put(rec57)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5298,82 +5223,84 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 	// 8 parts of i3 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.gNetAttention1WV = gNetAttention1WV
-	rec49.scratch = scratch
-	region.Run(rec49, 8)
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.gNetAttention1WV = gNetAttention1WV
+	rec58.scratch = scratch
+	region.Run(rec58, 8)
+	*rec58 = ocannlReverserBackwardPart57{}
+	ocannlReverserBackwardPart57Records.Put(rec58)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.pNetAttention1WV = pNetAttention1WV
-	rec50.scratch = scratch
-	region.Run(rec50, 8)
-	*rec50 = ocannlReverserBackwardPart49{}
-	ocannlReverserBackwardPart49Records.Put(rec50)
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.pNetAttention1WV = pNetAttention1WV
+	rec59.scratch = scratch
+	region.Run(rec59, 8)
+	*rec59 = ocannlReverserBackwardPart58{}
+	ocannlReverserBackwardPart58Records.Put(rec59)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	// 8 parts of i3 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.gNetAttention1WK = gNetAttention1WK
-	rec51.scratch = scratch
-	region.Run(rec51, 8)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
+	rec60 := ocannlReverserBackwardPart59Records.Get()
+	rec60.gNetAttention1WK = gNetAttention1WK
+	rec60.scratch = scratch
+	region.Run(rec60, 8)
+	*rec60 = ocannlReverserBackwardPart59{}
+	ocannlReverserBackwardPart59Records.Put(rec60)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.pNetAttention1WK = pNetAttention1WK
-	rec52.scratch = scratch
-	region.Run(rec52, 8)
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
+	rec61 := ocannlReverserBackwardPart60Records.Get()
+	rec61.pNetAttention1WK = pNetAttention1WK
+	rec61.scratch = scratch
+	region.Run(rec61, 8)
+	*rec61 = ocannlReverserBackwardPart60{}
+	ocannlReverserBackwardPart60Records.Put(rec61)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	// 8 parts of i3 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.gNetAttention1WQ = gNetAttention1WQ
-	rec53.scratch = scratch
-	region.Run(rec53, 8)
-	*rec53 = ocannlReverserBackwardPart52{}
-	ocannlReverserBackwardPart52Records.Put(rec53)
+	rec62 := ocannlReverserBackwardPart61Records.Get()
+	rec62.gNetAttention1WQ = gNetAttention1WQ
+	rec62.scratch = scratch
+	region.Run(rec62, 8)
+	*rec62 = ocannlReverserBackwardPart61{}
+	ocannlReverserBackwardPart61Records.Put(rec62)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.pNetAttention1WQ = pNetAttention1WQ
-	rec54.scratch = scratch
+	rec63 := ocannlReverserBackwardPart62Records.Get()
+	rec63.pNetAttention1WQ = pNetAttention1WQ
+	rec63.scratch = scratch
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
+	rec64 := ocannlReverserBackwardPart63Records.Get()
+	rec64.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec54, rec55)
-	*rec54 = ocannlReverserBackwardPart53{}
-	ocannlReverserBackwardPart53Records.Put(rec54)
-	*rec55 = ocannlReverserBackwardPart54{}
-	ocannlReverserBackwardPart54Records.Put(rec55)
+	region.RunSeq(8, rec63, rec64)
+	*rec63 = ocannlReverserBackwardPart62{}
+	ocannlReverserBackwardPart62Records.Put(rec63)
+	*rec64 = ocannlReverserBackwardPart63{}
+	ocannlReverserBackwardPart63Records.Put(rec64)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.gNetPos = gNetPos
-	rec56.scratch = scratch
-	region.Run(rec56, 8)
-	*rec56 = ocannlReverserBackwardPart55{}
-	ocannlReverserBackwardPart55Records.Put(rec56)
+	rec65 := ocannlReverserBackwardPart64Records.Get()
+	rec65.gNetPos = gNetPos
+	rec65.scratch = scratch
+	region.Run(rec65, 8)
+	*rec65 = ocannlReverserBackwardPart64{}
+	ocannlReverserBackwardPart64Records.Put(rec65)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
+
 	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+
 	if ocannlAVX512 {
 		ocannlGemm18AVX512(&gNetEmb[0], &scratch.net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
@@ -5668,20 +5595,21 @@ type ocannlReverserBackwardPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserBackwardPart4) Part(j5 int) {
 	scratch := r5.scratch
-	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j5][0][0][0], &scratch.net_attention_1_scores[4*j5][0][0][0])
+	// float32 pointwise kernel over 1024 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_attention_1_scores[4*j5][0][0][0], &scratch.net_attention_1_scores_1[4*j5][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_attention_1_scores[4*j5][0][0][0], &scratch.net_attention_1_scores_1[4*j5][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		// reduction accumulated in a local variable.
+		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j5][i1][i2]
-					acc6 := float32(math.Inf(-1))
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0+4*j5][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0+4*j5][i1][i2]
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
 					}
-					scratch.net_attention_1_m[i0+4*j5][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -5700,19 +5628,20 @@ type ocannlReverserBackwardPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_attention_1_ex[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0], &scratch.net_attention_1_m[4*j6][0][0][0])
+		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+4*j6][i1][i2]
-					net_attention_1_mV := scratch.net_attention_1_m[i0+4*j6][i1][i2][0]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+4*j6][i1][i2]
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+4*j6][i1][i2]
+					acc6 := float32(math.Inf(-1))
 					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
+					scratch.net_attention_1_m[i0+4*j6][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -5731,20 +5660,19 @@ type ocannlReverserBackwardPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j7][0][0][0], &scratch.net_attention_1_ex[4*j7][0][0][0])
+		ocannlMap2AVX2(&scratch.net_attention_1_ex[4*j7][0][0][0], &scratch.net_attention_1_scores[4*j7][0][0][0], &scratch.net_attention_1_m[4*j7][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j7][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+4*j7][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0+4*j7][i1][i2][0]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+4*j7][i1][i2]
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
-					scratch.net_attention_1_attn_1[i0+4*j7][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -5763,21 +5691,20 @@ type ocannlReverserBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_attention_1_attn[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0], &scratch.net_attention_1_attn_1[4*j8][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_attention_1_attn[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0], &scratch.net_attention_1_attn_1[4*j8][0][0][0])
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+4*j8][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+4*j8][i1][i2][0]
-					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+4*j8][i1][i2]
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+4*j8][i1][i2]
+					acc7 := float32(0)
 					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+						acc7 += net_attention_1_exRow2[i3]
 					}
+					scratch.net_attention_1_attn_1[i0+4*j8][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -5790,32 +5717,27 @@ var ocannlReverserBackwardPart7Records rt.Records[ocannlReverserBackwardPart7]
 // ocannlReverserBackwardPart8 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart8 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
-	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
-	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r9.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j9][0][0][0])
+		ocannlMap3AVX512(&scratch.net_attention_1_attn[4*j9][0][0][0], &scratch.net_attention_1_ex[4*j9][0][0][0], &scratch.net_attention_1_attn_1[4*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j9][0][0][0])
+		ocannlMap3AVX2(&scratch.net_attention_1_attn[4*j9][0][0][0], &scratch.net_attention_1_ex[4*j9][0][0][0], &scratch.net_attention_1_attn_1[4*j9][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j9][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+4*j9][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+4*j9][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+4*j9][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
 					}
-					scratch.net_layer_norm_1_x_1[i0+4*j9][i1][i2] = acc9
 				}
 			}
 		}
@@ -5828,25 +5750,32 @@ var ocannlReverserBackwardPart8Records rt.Records[ocannlReverserBackwardPart8]
 // ocannlReverserBackwardPart9 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart9 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
-	scratch := r10.scratch
-	// float32 pointwise kernel over 1024 elements (c = add(x0,x1)): AVX512, AVX2.
+	pNetAttention1WO, scratch := r10.pNetAttention1WO, r10.scratch
+	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[4*j10][0][0], &scratch.net_h[4*j10][0][0], &scratch.net_layer_norm_1_x_1[4*j10][0][0])
+		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j10][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[4*j10][0][0], &scratch.net_h[4*j10][0][0], &scratch.net_layer_norm_1_x_1[4*j10][0][0])
+		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j10][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0+4*j10][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+4*j10][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+4*j10][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+4*j10][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
+					}
+					scratch.net_layer_norm_1_x_1[i0+4*j10][i1][i2] = acc9
 				}
 			}
 		}
@@ -5865,19 +5794,20 @@ type ocannlReverserBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j11][0][0], &scratch.net_layer_norm_1_x[4*j11][0][0])
+	// float32 pointwise kernel over 1024 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_layer_norm_1_x[4*j11][0][0], &scratch.net_h[4*j11][0][0], &scratch.net_layer_norm_1_x_1[4*j11][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_layer_norm_1_x[4*j11][0][0], &scratch.net_h[4*j11][0][0], &scratch.net_layer_norm_1_x_1[4*j11][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j11][i1]
-				acc10 := float32(0)
+				net_hRow5 := &scratch.net_h[i0+4*j11][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+4*j11][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+4*j11][i1]
 				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
-				scratch.net_layer_norm_1_mean_1[i0+4*j11][i1][0] = acc10
 			}
 		}
 	}
@@ -5892,22 +5822,22 @@ type ocannlReverserBackwardPart11 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j13 of the nest (0 <= j13 < 8).
-func (r12 *ocannlReverserBackwardPart11) Part(j13 int) {
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r12 *ocannlReverserBackwardPart11) Part(j12 int) {
 	scratch := r12.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j13][0][0], &scratch.net_layer_norm_1_var_1[4*j13][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j12][0][0], &scratch.net_layer_norm_1_x[4*j12][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j13][i1]
-				acc11 := float32(0)
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+4*j12][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
-				scratch.net_layer_norm_1_var_2[i0+4*j13][i1][0] = acc11
+				scratch.net_layer_norm_1_mean_1[i0+4*j12][i1][0] = acc10
 			}
 		}
 	}
@@ -5917,33 +5847,27 @@ func (r12 *ocannlReverserBackwardPart11) Part(j13 int) {
 var ocannlReverserBackwardPart11Records rt.Records[ocannlReverserBackwardPart11]
 
 // ocannlReverserBackwardPart12 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart12 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j15 of the nest (0 <= j15 < 8).
-func (r13 *ocannlReverserBackwardPart12) Part(j15 int) {
-	pNetDense1W, scratch := r13.pNetDense1W, r13.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j15], &pNetDense1W[256*j15], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j15], &pNetDense1W[256*j15], &scratch.net_x1[0][0][0])
+// Part runs part j14 of the nest (0 <= j14 < 8).
+func (r13 *ocannlReverserBackwardPart12) Part(j14 int) {
+	scratch := r13.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j15 : 32*i2+256*j15+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j15] = acc12
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j14][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+4*j14][i1][0] = acc11
 			}
 		}
 	}
@@ -5953,32 +5877,32 @@ func (r13 *ocannlReverserBackwardPart12) Part(j15 int) {
 var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
 
 // ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart13 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
-func (r15 *ocannlReverserBackwardPart13) Part(j16 int) {
-	pNetLinear1W, scratch := r15.pNetLinear1W, r15.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r14 *ocannlReverserBackwardPart13) Part(j16 int) {
+	pNetDense1W, scratch := r14.pNetDense1W, r14.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j16][0][0])
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j16], &pNetDense1W[256*j16], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j16][0][0])
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j16], &pNetDense1W[256*j16], &scratch.net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j16][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j16 : 32*i2+256*j16+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					scratch.net_layer_norm_2_x_1[i0+4*j16][i1][i2] = acc13
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j16] = acc12
 				}
 			}
 		}
@@ -5991,26 +5915,30 @@ var ocannlReverserBackwardPart13Records rt.Records[ocannlReverserBackwardPart13]
 // ocannlReverserBackwardPart14 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart14 struct {
-	pNetLinear1B *[32]float32
+	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r16 *ocannlReverserBackwardPart14) Part(j17 int) {
-	pNetLinear1B, scratch := r16.pNetLinear1B, r16.scratch
-	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j17][0][0], &scratch.net_x1[4*j17][0][0], &scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1B[0])
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j17][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j17][0][0], &scratch.net_x1[4*j17][0][0], &scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1B[0])
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j17][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+4*j17][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j17][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j17][i1]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j17][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j17][i1][i2] = acc13
 				}
 			}
 		}
@@ -6023,25 +5951,27 @@ var ocannlReverserBackwardPart14Records rt.Records[ocannlReverserBackwardPart14]
 // ocannlReverserBackwardPart15 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart15 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r17 *ocannlReverserBackwardPart15) Part(j18 int) {
-	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j18][0][0], &scratch.net_layer_norm_2_x[4*j18][0][0])
+	pNetLinear1B, scratch := r17.pNetLinear1B, r17.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j18][0][0], &scratch.net_x1[4*j18][0][0], &scratch.net_layer_norm_2_x_1[4*j18][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j18][0][0], &scratch.net_x1[4*j18][0][0], &scratch.net_layer_norm_2_x_1[4*j18][0][0], &pNetLinear1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j18][i1]
-				acc14 := float32(0)
+				net_x1Row3 := &scratch.net_x1[i0+4*j18][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j18][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j18][i1]
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
-				scratch.net_layer_norm_2_mean_1[i0+4*j18][i1][0] = acc14
 			}
 		}
 	}
@@ -6056,22 +5986,22 @@ type ocannlReverserBackwardPart16 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r18 *ocannlReverserBackwardPart16) Part(j20 int) {
+// Part runs part j19 of the nest (0 <= j19 < 8).
+func (r18 *ocannlReverserBackwardPart16) Part(j19 int) {
 	scratch := r18.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j20][0][0], &scratch.net_layer_norm_2_var_1[4*j20][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j19][0][0], &scratch.net_layer_norm_2_x[4*j19][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j20][i1]
-				acc15 := float32(0)
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j19][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+4*j20][i1][0] = acc15
+				scratch.net_layer_norm_2_mean_1[i0+4*j19][i1][0] = acc14
 			}
 		}
 	}
@@ -6083,34 +6013,25 @@ var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
 // ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart17 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r21 *ocannlReverserBackwardPart17) Part(j22 int) {
-	scratch, gNetLayerNorm2BetaPartial := r21.scratch, &r21.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j22] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r19 *ocannlReverserBackwardPart17) Part(j21 int) {
+	scratch := r19.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j22][0], &scratch.net_x2_grad[4*j22][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j21][0][0], &scratch.net_layer_norm_2_var_1[4*j21][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j22]
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j22][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j22][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j22][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j22][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j21][i1]
+				acc15 := float32(0)
 				for i2 := range 32 {
-					acc24 := gNetLayerNorm2BetaPartialRow[i2]
-					acc24 += net_x2_gradRow3[i2]
-					acc24 += net_x2_gradRow4[i2]
-					acc24 += net_x2_gradRow5[i2]
-					acc24 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc24
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_2_var_2[i0+4*j21][i1][0] = acc15
 			}
 		}
 	}
@@ -6122,23 +6043,33 @@ var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
 // ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart18 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r22 *ocannlReverserBackwardPart18) Part(j24 int) {
-	scratch := r22.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r22 *ocannlReverserBackwardPart18) Part(j23 int) {
+	scratch, gNetLayerNorm2BetaPartial := r22.scratch, &r22.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j23] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x2_1_grad[4*j24][0][0], &scratch.net_x2_4_grad[4*j24][0][0], &scratch.net_x2_3[4*j24][0][0])
+		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j23][0], &scratch.net_x2_grad[4*j23][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j23]
 		for i0 := range 4 {
-			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+4*j24][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+4*j24][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j24][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j23][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j23][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j23][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j23][i1+3]
 				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+					acc24 := gNetLayerNorm2BetaPartialRow[i2]
+					acc24 += net_x2_gradRow3[i2]
+					acc24 += net_x2_gradRow4[i2]
+					acc24 += net_x2_gradRow5[i2]
+					acc24 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc24
 				}
 			}
 		}
@@ -6157,21 +6088,18 @@ type ocannlReverserBackwardPart19 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r23 *ocannlReverserBackwardPart19) Part(j25 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j25][0][0], &scratch.net_x2_4_grad[4*j25][0][0], &scratch.net_x2_1[4*j25][0][0], &scratch.net_x2_3[4*j25][0][0])
+		ocannlMap30AVX2(&scratch.net_x2_1_grad[4*j25][0][0], &scratch.net_x2_4_grad[4*j25][0][0], &scratch.net_x2_3[4*j25][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j25][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j25][i1]
-				v := scratch.net_x2_3[i0+4*j25][i1][0] * scratch.net_x2_3[i0+4*j25][i1][0]
-				acc26 := scratch.net_x2_3_grad[i0+4*j25][i1][0]
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+4*j25][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+4*j25][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j25][i1]
 				for i2 := range 32 {
-					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
-				scratch.net_x2_3_grad[i0+4*j25][i1][0] = acc26
 			}
 		}
 	}
@@ -6183,30 +6111,62 @@ var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 // ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart20 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r24 *ocannlReverserBackwardPart20) Part(j26 int) {
+	scratch := r24.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j26][0][0], &scratch.net_x2_4_grad[4*j26][0][0], &scratch.net_x2_1[4*j26][0][0], &scratch.net_x2_3[4*j26][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j26][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j26][i1]
+				v := scratch.net_x2_3[i0+4*j26][i1][0] * scratch.net_x2_3[i0+4*j26][i1][0]
+				acc26 := scratch.net_x2_3_grad[i0+4*j26][i1][0]
+				for i2 := range 32 {
+					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				scratch.net_x2_3_grad[i0+4*j26][i1][0] = acc26
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart20Records holds the free ocannlReverserBackwardPart20 records.
+var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
+
+// ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart21 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r24 *ocannlReverserBackwardPart20) Part(j27 int) {
-	scratch, gNetLayerNorm2GammaPartial := r24.scratch, &r24.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j27] = [32]float32{}
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r25 *ocannlReverserBackwardPart21) Part(j28 int) {
+	scratch, gNetLayerNorm2GammaPartial := r25.scratch, &r25.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j28] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j27][0], &scratch.net_x2_1_grad[4*j27][0][0], &scratch.net_layer_norm_2_centered[4*j27][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j28][0], &scratch.net_x2_1_grad[4*j28][0][0], &scratch.net_layer_norm_2_centered[4*j28][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j27]
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j28]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j27][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j27][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j27][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j27][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j27][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j27][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j27][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j27][i1+3]
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j28][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j28][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j28][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j28][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j28][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j28][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j28][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j28][i1+3]
 				for i2 := range 32 {
 					acc27 := gNetLayerNorm2GammaPartialRow[i2]
 					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
@@ -6220,60 +6180,30 @@ func (r24 *ocannlReverserBackwardPart20) Part(j27 int) {
 	}
 }
 
-// ocannlReverserBackwardPart20Records holds the free ocannlReverserBackwardPart20 records.
-var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
-
-// ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart21 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
-}
-
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r25 *ocannlReverserBackwardPart21) Part(j29 int) {
-	pNetLayerNorm2Gamma, scratch := r25.pNetLayerNorm2Gamma, r25.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered_grad[4*j29][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j29][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+4*j29][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+4*j29][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
 // ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
 var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 
 // ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart22 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r26 *ocannlReverserBackwardPart22) Part(j31 int) {
-	scratch := r26.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r26 *ocannlReverserBackwardPart22) Part(j30 int) {
+	pNetLayerNorm2Gamma, scratch := r26.pNetLayerNorm2Gamma, r26.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j31][0][0], &scratch.net_layer_norm_2_centered_grad[4*j31][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered_grad[4*j30][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j30][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j31][i1]
-				acc29 := scratch.net_layer_norm_2_mean_grad[i0+4*j31][i1][0]
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+4*j30][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+4*j30][i1]
 				for i2 := range 32 {
-					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+4*j31][i1][0] = acc29
 			}
 		}
 	}
@@ -6285,33 +6215,22 @@ var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
 // ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart23 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear1BPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r27 *ocannlReverserBackwardPart23) Part(j33 int) {
-	scratch, gNetLinear1BPartial := r27.scratch, &r27.gNetLinear1BPartial
-	gNetLinear1BPartial[j33] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r27 *ocannlReverserBackwardPart23) Part(j32 int) {
+	scratch := r27.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1BPartial[j33][0], &scratch.net_layer_norm_2_x_2_grad[4*j33][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j32][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j33]
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j33][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j33][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j33][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j33][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+4*j32][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+4*j32][i1]
 				for i2 := range 32 {
-					acc30 := gNetLinear1BPartialRow[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow3[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow4[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow5[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow6[i2]
-					gNetLinear1BPartialRow[i2] = acc30
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -6322,30 +6241,27 @@ func (r27 *ocannlReverserBackwardPart23) Part(j33 int) {
 var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 
 // ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart24 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r28 *ocannlReverserBackwardPart24) Part(j35 int) {
-	gNetLinear1W, scratch := r28.gNetLinear1W, r28.scratch
-	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r28 *ocannlReverserBackwardPart24) Part(j33 int) {
+	scratch := r28.scratch
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1W[256*j35], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j35], &scratch.net_linear_1_x[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[4*j33][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j33][0][0], &scratch.net_layer_norm_2_centered[4*j33][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1W[256*j35], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j35], &scratch.net_linear_1_x[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[4*j33][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j33][0][0], &scratch.net_layer_norm_2_centered[4*j33][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j35]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j35 : 64*i2+256*j35+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
-					}
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j33][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+4*j33][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+4*j33][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -6358,40 +6274,25 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 // ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart25 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r29 *ocannlReverserBackwardPart25) Part(j36 int) {
-	pNetLinear1W, scratch := r29.pNetLinear1W, r29.scratch
-	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r29 *ocannlReverserBackwardPart25) Part(j34 int) {
+	scratch := r29.scratch
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j36][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j36][0][0], &pNetLinear1W[0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &scratch.net_layer_norm_2_centered[4*j34][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j34][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j36][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j36][0][0], &pNetLinear1W[0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &scratch.net_layer_norm_2_centered[4*j34][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j34][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j36][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j36][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j36][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j36][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j36][i1][i2+3]
-					for i3 := range 64 {
-						acc32 := net_linear_1_x_gradRow[i3]
-						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc32
-					}
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+4*j34][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j34][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+4*j34][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -6407,28 +6308,19 @@ type ocannlReverserBackwardPart26 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r32 *ocannlReverserBackwardPart26) Part(j37 int) {
-	scratch := r32.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r30 *ocannlReverserBackwardPart26) Part(j35 int) {
+	scratch := r30.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_linear_1_x_2_grad[4*j37][0][0], &scratch.net_linear_1_x_2[4*j37][0][0], &scratch.net_linear_1_x_grad[4*j37][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_x_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered_grad[4*j35][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j37][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j37][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j37][i1]
-				for i2 := range 64 {
-					var r30 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r30 = 1
-					}
-					r31 := float32(0)
-					if r30 != 0 {
-						r31 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r31
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j35][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+4*j35][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -6444,20 +6336,22 @@ type ocannlReverserBackwardPart27 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r33 *ocannlReverserBackwardPart27) Part(j38 int) {
-	scratch := r33.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r31 *ocannlReverserBackwardPart27) Part(j36 int) {
+	scratch := r31.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_linear_1_x_1_grad[4*j38][0][0], &scratch.net_linear_1_x_2_grad[4*j38][0][0])
+		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered_grad[4*j36][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j38][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+4*j38][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j36][i1]
+				acc29 := scratch.net_layer_norm_2_mean_grad[i0+4*j36][i1][0]
+				for i2 := range 32 {
+					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_2_mean_grad[i0+4*j36][i1][0] = acc29
 			}
 		}
 	}
@@ -6469,33 +6363,33 @@ var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
 // ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart28 struct {
-	scratch            *ocannlReverserBackwardScratch
-	gNetDense1BPartial [8][64]float32
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r34 *ocannlReverserBackwardPart28) Part(j39 int) {
-	scratch, gNetDense1BPartial := r34.scratch, &r34.gNetDense1BPartial
-	gNetDense1BPartial[j39] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r32 *ocannlReverserBackwardPart28) Part(j38 int) {
+	scratch, gNetLinear1BPartial := r32.scratch, &r32.gNetLinear1BPartial
+	gNetLinear1BPartial[j38] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetDense1BPartial[j39][0], &scratch.net_linear_1_x_2_grad[4*j39][0][0])
+		ocannlReduce8AVX2(&gNetLinear1BPartial[j38][0], &scratch.net_layer_norm_2_x_2_grad[4*j38][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j39]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j38]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j39][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j39][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j39][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j39][i1+3]
-				for i2 := range 64 {
-					acc33 := gNetDense1BPartialRow[i2]
-					acc33 += net_linear_1_x_2_gradRow3[i2]
-					acc33 += net_linear_1_x_2_gradRow4[i2]
-					acc33 += net_linear_1_x_2_gradRow5[i2]
-					acc33 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc33
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j38][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j38][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j38][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j38][i1+3]
+				for i2 := range 32 {
+					acc30 := gNetLinear1BPartialRow[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc30
 				}
 			}
 		}
@@ -6506,29 +6400,29 @@ func (r34 *ocannlReverserBackwardPart28) Part(j39 int) {
 var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 
 // ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart29 struct {
-	gNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	gNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r35 *ocannlReverserBackwardPart29) Part(j41 int) {
-	gNetDense1W, scratch := r35.gNetDense1W, r35.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r33 *ocannlReverserBackwardPart29) Part(j40 int) {
+	gNetLinear1W, scratch := r33.gNetLinear1W, r33.scratch
+	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j41], &scratch.net_linear_1_x_1_grad[0][0][8*j41], &scratch.net_x1[0][0][0])
+		ocannlGemm9AVX512(&gNetLinear1W[256*j40], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j40], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j41], &scratch.net_linear_1_x_1_grad[0][0][8*j41], &scratch.net_x1[0][0][0])
+		ocannlGemm9AVX2(&gNetLinear1W[256*j40], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j40], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j41]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j41 : 32*i2+256*j41+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j40]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j40 : 64*i2+256*j40+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -6542,39 +6436,39 @@ var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 // ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart30 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r36 *ocannlReverserBackwardPart30) Part(j42 int) {
-	pNetDense1W, scratch := r36.pNetDense1W, r36.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r34 *ocannlReverserBackwardPart30) Part(j41 int) {
+	pNetLinear1W, scratch := r34.pNetLinear1W, r34.scratch
+	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j42][0][0], &scratch.net_linear_1_x_1_grad[4*j42][0][0], &pNetDense1W[0])
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j41][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j41][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j42][0][0], &scratch.net_linear_1_x_1_grad[4*j42][0][0], &pNetDense1W[0])
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j41][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j41][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j42][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j42][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j42][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j42][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j42][i1][i2+3]
-					for i3 := range 32 {
-						acc35 := net_x1_gradRow2[i3]
-						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc35 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc35 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc35 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc35
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j41][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j41][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j41][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j41][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j41][i1][i2+3]
+					for i3 := range 64 {
+						acc32 := net_linear_1_x_gradRow[i3]
+						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc32
 					}
 				}
 			}
@@ -6591,19 +6485,28 @@ type ocannlReverserBackwardPart31 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r37 *ocannlReverserBackwardPart31) Part(j43 int) {
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r37 *ocannlReverserBackwardPart31) Part(j42 int) {
 	scratch := r37.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x1_4_grad[4*j43][0][0], &scratch.net_x1_grad[4*j43][0][0])
+		ocannlMap39AVX2(&scratch.net_linear_1_x_2_grad[4*j42][0][0], &scratch.net_linear_1_x_2[4*j42][0][0], &scratch.net_linear_1_x_grad[4*j42][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+4*j43][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+4*j43][i1]
-				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j42][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j42][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j42][i1]
+				for i2 := range 64 {
+					var r35 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r35 = 1
+					}
+					r36 := float32(0)
+					if r35 != 0 {
+						r36 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r36
 				}
 			}
 		}
@@ -6616,26 +6519,201 @@ var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 // ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart32 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r38 *ocannlReverserBackwardPart32) Part(j43 int) {
+	scratch := r38.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap40AVX2(&scratch.net_linear_1_x_1_grad[4*j43][0][0], &scratch.net_linear_1_x_2_grad[4*j43][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j43][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+4*j43][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
+var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
+
+// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart33 struct {
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
+}
+
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r39 *ocannlReverserBackwardPart33) Part(j44 int) {
+	scratch, gNetDense1BPartial := r39.scratch, &r39.gNetDense1BPartial
+	gNetDense1BPartial[j44] = [64]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&gNetDense1BPartial[j44][0], &scratch.net_linear_1_x_2_grad[4*j44][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j44]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1+3]
+				for i2 := range 64 {
+					acc33 := gNetDense1BPartialRow[i2]
+					acc33 += net_linear_1_x_2_gradRow3[i2]
+					acc33 += net_linear_1_x_2_gradRow4[i2]
+					acc33 += net_linear_1_x_2_gradRow5[i2]
+					acc33 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc33
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
+var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
+
+// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart34 struct {
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
+}
+
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r40 *ocannlReverserBackwardPart34) Part(j46 int) {
+	gNetDense1W, scratch := r40.gNetDense1W, r40.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&gNetDense1W[256*j46], &scratch.net_linear_1_x_1_grad[0][0][8*j46], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm11AVX2(&gNetDense1W[256*j46], &scratch.net_linear_1_x_1_grad[0][0][8*j46], &scratch.net_x1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j46]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j46 : 32*i2+256*j46+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
+var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
+
+// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart35 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
+}
+
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r41 *ocannlReverserBackwardPart35) Part(j47 int) {
+	pNetDense1W, scratch := r41.pNetDense1W, r41.scratch
+	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j47][0][0], &scratch.net_linear_1_x_1_grad[4*j47][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j47][0][0], &scratch.net_linear_1_x_1_grad[4*j47][0][0], &pNetDense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j47][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j47][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j47][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j47][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j47][i1][i2+3]
+					for i3 := range 32 {
+						acc35 := net_x1_gradRow2[i3]
+						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc35 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc35 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc35 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc35
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
+var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
+
+// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart36 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r42 *ocannlReverserBackwardPart36) Part(j48 int) {
+	scratch := r42.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_x1_4_grad[4*j48][0][0], &scratch.net_x1_grad[4*j48][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+4*j48][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+4*j48][i1]
+				for i2 := range 32 {
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
+var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
+
+// ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart37 struct {
 	scratch                   *ocannlReverserBackwardScratch
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r38 *ocannlReverserBackwardPart32) Part(j44 int) {
-	scratch, gNetLayerNorm1BetaPartial := r38.scratch, &r38.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j44] = [32]float32{}
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r43 *ocannlReverserBackwardPart37) Part(j49 int) {
+	scratch, gNetLayerNorm1BetaPartial := r43.scratch, &r43.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j49] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j44][0], &scratch.net_x1_grad[4*j44][0][0])
+		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j49][0], &scratch.net_x1_grad[4*j49][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j44]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j49]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j44][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j44][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j44][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j44][i1+3]
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j49][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j49][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j49][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j49][i1+3]
 				for i2 := range 32 {
 					acc36 := gNetLayerNorm1BetaPartialRow[i2]
 					acc36 += net_x1_gradRow4[i2]
@@ -6649,27 +6727,27 @@ func (r38 *ocannlReverserBackwardPart32) Part(j44 int) {
 	}
 }
 
-// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
-var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
+// ocannlReverserBackwardPart37Records holds the free ocannlReverserBackwardPart37 records.
+var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 
-// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart33 struct {
+type ocannlReverserBackwardPart38 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r39 *ocannlReverserBackwardPart33) Part(j46 int) {
-	scratch := r39.scratch
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r44 *ocannlReverserBackwardPart38) Part(j51 int) {
+	scratch := r44.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x1_1_grad[4*j46][0][0], &scratch.net_x1_4_grad[4*j46][0][0], &scratch.net_x1_3[4*j46][0][0])
+		ocannlMap30AVX2(&scratch.net_x1_1_grad[4*j51][0][0], &scratch.net_x1_4_grad[4*j51][0][0], &scratch.net_x1_3[4*j51][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+4*j46][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+4*j46][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j46][i1]
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+4*j51][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+4*j51][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j51][i1]
 				for i2 := range 32 {
 					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
@@ -6678,68 +6756,68 @@ func (r39 *ocannlReverserBackwardPart33) Part(j46 int) {
 	}
 }
 
-// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
-var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
+// ocannlReverserBackwardPart38Records holds the free ocannlReverserBackwardPart38 records.
+var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 
-// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart34 struct {
+type ocannlReverserBackwardPart39 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r40 *ocannlReverserBackwardPart34) Part(j47 int) {
-	scratch := r40.scratch
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r45 *ocannlReverserBackwardPart39) Part(j52 int) {
+	scratch := r45.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j47][0][0], &scratch.net_x1_4_grad[4*j47][0][0], &scratch.net_x1_1[4*j47][0][0], &scratch.net_x1_3[4*j47][0][0])
+		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j52][0][0], &scratch.net_x1_4_grad[4*j52][0][0], &scratch.net_x1_1[4*j52][0][0], &scratch.net_x1_3[4*j52][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j47][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j47][i1]
-				v2 := scratch.net_x1_3[i0+4*j47][i1][0] * scratch.net_x1_3[i0+4*j47][i1][0]
-				acc38 := scratch.net_x1_3_grad[i0+4*j47][i1][0]
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j52][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j52][i1]
+				v2 := scratch.net_x1_3[i0+4*j52][i1][0] * scratch.net_x1_3[i0+4*j52][i1][0]
+				acc38 := scratch.net_x1_3_grad[i0+4*j52][i1][0]
 				for i2 := range 32 {
 					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
-				scratch.net_x1_3_grad[i0+4*j47][i1][0] = acc38
+				scratch.net_x1_3_grad[i0+4*j52][i1][0] = acc38
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
-var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
+// ocannlReverserBackwardPart39Records holds the free ocannlReverserBackwardPart39 records.
+var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
 
-// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart35 struct {
+type ocannlReverserBackwardPart40 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r41 *ocannlReverserBackwardPart35) Part(j49 int) {
-	scratch, gNetLayerNorm1GammaPartial := r41.scratch, &r41.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j49] = [32]float32{}
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r46 *ocannlReverserBackwardPart40) Part(j54 int) {
+	scratch, gNetLayerNorm1GammaPartial := r46.scratch, &r46.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j54] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j49][0], &scratch.net_x1_1_grad[4*j49][0][0], &scratch.net_layer_norm_1_centered[4*j49][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j54][0], &scratch.net_x1_1_grad[4*j54][0][0], &scratch.net_layer_norm_1_centered[4*j54][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j49]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j54]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j49][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j49][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j49][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j49][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j49][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j49][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j49][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j49][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j54][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j54][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j54][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j54][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j54][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j54][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j54][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j54][i1+3]
 				for i2 := range 32 {
 					acc39 := gNetLayerNorm1GammaPartialRow[i2]
 					acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
@@ -6753,217 +6831,29 @@ func (r41 *ocannlReverserBackwardPart35) Part(j49 int) {
 	}
 }
 
-// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
-var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
-
-// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart36 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
-}
-
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r42 *ocannlReverserBackwardPart36) Part(j51 int) {
-	pNetLayerNorm1Gamma, scratch := r42.pNetLayerNorm1Gamma, r42.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered_grad[4*j51][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j51][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j51][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j51][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
-var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
-
-// ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart37 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r43 *ocannlReverserBackwardPart37) Part(j53 int) {
-	scratch := r43.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j53][0][0], &scratch.net_layer_norm_1_centered_grad[4*j53][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j53][i1]
-				acc41 := scratch.net_layer_norm_1_mean_grad[i0+4*j53][i1][0]
-				for i2 := range 32 {
-					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
-				}
-				scratch.net_layer_norm_1_mean_grad[i0+4*j53][i1][0] = acc41
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart37Records holds the free ocannlReverserBackwardPart37 records.
-var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
-
-// ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart38 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r44 *ocannlReverserBackwardPart38) Part(j55 int) {
-	gNetAttention1WO, scratch := r44.gNetAttention1WO, r44.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WO[128*j55], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j55], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WO[128*j55], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j55], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j55]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j55+8*i3 : 32*i2+128*j55+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart38Records holds the free ocannlReverserBackwardPart38 records.
-var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
-
-// ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart39 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r45 *ocannlReverserBackwardPart39) Part(j56 int) {
-	pNetAttention1WO, scratch := r45.pNetAttention1WO, r45.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j56][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j56][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j56][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j56][0][0], &pNetAttention1WO[0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j56][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j56][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart39Records holds the free ocannlReverserBackwardPart39 records.
-var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
-
-// ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart40 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r46 *ocannlReverserBackwardPart40) Part(j57 int) {
-	scratch := r46.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
-	if ocannlAVX512 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j57][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j57][0][i2][0], &scratch.net_attention_1_v[i0+4*j57][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j57][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j57][0][i2][0], &scratch.net_attention_1_v[i0+4*j57][0][i2][0])
-			}
-		}
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 4 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j57]
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j57][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j57][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j57][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j57][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j57][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc42 := net_attention_1_attn_gradRow[i4]
-							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc42
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // ocannlReverserBackwardPart40Records holds the free ocannlReverserBackwardPart40 records.
 var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
 
 // ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart41 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r47 *ocannlReverserBackwardPart41) Part(j58 int) {
-	scratch := r47.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r47 *ocannlReverserBackwardPart41) Part(j56 int) {
+	pNetLayerNorm1Gamma, scratch := r47.pNetLayerNorm1Gamma, r47.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j58][0][0][0], &scratch.net_attention_1_attn_grad[4*j58][0][0][0], &scratch.net_attention_1_ex[4*j58][0][0][0], &scratch.net_attention_1_attn_1[4*j58][0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered_grad[4*j56][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j56][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j58][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j58][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+4*j58][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j58][i1][i2][0]
-					acc43 := scratch.net_attention_1_attn_1_grad[i0+4*j58][i1][i2][0]
-					for i3 := range 8 {
-						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
-					}
-					scratch.net_attention_1_attn_1_grad[i0+4*j58][i1][i2][0] = acc43
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j56][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j56][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
 			}
 		}
@@ -6979,23 +6869,19 @@ type ocannlReverserBackwardPart42 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r48 *ocannlReverserBackwardPart42) Part(j59 int) {
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r48 *ocannlReverserBackwardPart42) Part(j58 int) {
 	scratch := r48.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_attention_1_ex_grad[4*j59][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j59][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_attention_1_ex_grad[4*j59][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j59][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j58][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j58][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j59][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j59][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
-					}
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j58][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+4*j58][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
 			}
 		}
@@ -7011,22 +6897,22 @@ type ocannlReverserBackwardPart43 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r49 *ocannlReverserBackwardPart43) Part(j60 int) {
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r49 *ocannlReverserBackwardPart43) Part(j59 int) {
 	scratch := r49.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_attention_1_ex_1_grad[4*j60][0][0][0], &scratch.net_attention_1_ex_grad[4*j60][0][0][0], &scratch.net_attention_1_ex[4*j60][0][0][0])
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j59][0][0], &scratch.net_layer_norm_1_centered[4*j59][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j59][0][0], &scratch.net_layer_norm_1_centered[4*j59][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j60][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j60][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j60][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
-					}
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j59][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j59][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j59][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -7042,21 +6928,22 @@ type ocannlReverserBackwardPart44 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r50 *ocannlReverserBackwardPart44) Part(j61 int) {
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r50 *ocannlReverserBackwardPart44) Part(j60 int) {
 	scratch := r50.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_attention_1_scores_grad[4*j61][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j61][0][0][0])
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j60][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j60][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j61][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+4*j61][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
-					}
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j60][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j60][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -7072,23 +6959,19 @@ type ocannlReverserBackwardPart45 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r51 *ocannlReverserBackwardPart45) Part(j62 int) {
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r51 *ocannlReverserBackwardPart45) Part(j61 int) {
 	scratch := r51.scratch
-	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j62][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j62][0][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_x_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered_grad[4*j61][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j62][i1][i2]
-					acc44 := scratch.net_attention_1_m_grad[i0+4*j62][i1][i2][0]
-					for i3 := range 8 {
-						acc44 -= net_attention_1_ex_1_gradRow3[i3]
-					}
-					scratch.net_attention_1_m_grad[i0+4*j62][i1][i2][0] = acc44
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j61][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+4*j61][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -7104,34 +6987,22 @@ type ocannlReverserBackwardPart46 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r54 *ocannlReverserBackwardPart46) Part(j63 int) {
-	scratch := r54.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_attention_1_scores_grad[4*j63][0][0][0], &scratch.net_attention_1_m[4*j63][0][0][0], &scratch.net_attention_1_scores[4*j63][0][0][0], &scratch.net_attention_1_m_grad[4*j63][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_attention_1_scores_grad[4*j63][0][0][0], &scratch.net_attention_1_m[4*j63][0][0][0], &scratch.net_attention_1_scores[4*j63][0][0][0], &scratch.net_attention_1_m_grad[4*j63][0][0][0])
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r52 *ocannlReverserBackwardPart46) Part(j62 int) {
+	scratch := r52.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered_grad[4*j62][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j63][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j63][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j63][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+4*j63][i1][i2]
-					for i3 := range 8 {
-						var r52 float32
-						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r52 = 1
-						}
-						r53 := float32(0)
-						if r52 != 0 {
-							r53 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r53
-					}
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j62][i1]
+				acc41 := scratch.net_layer_norm_1_mean_grad[i0+4*j62][i1][0]
+				for i2 := range 32 {
+					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0+4*j62][i1][0] = acc41
 			}
 		}
 	}
@@ -7141,26 +7012,31 @@ func (r54 *ocannlReverserBackwardPart46) Part(j63 int) {
 var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
 
 // ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart47 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j64 of the nest (0 <= j64 < 8).
-func (r55 *ocannlReverserBackwardPart47) Part(j64 int) {
-	scratch := r55.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_attention_1_scores_1_grad[4*j64][0][0][0], &scratch.net_attention_1_scores_grad[4*j64][0][0][0], &scratch.net_attention_1_scores_2[0])
+func (r53 *ocannlReverserBackwardPart47) Part(j64 int) {
+	gNetAttention1WO, scratch := r53.gNetAttention1WO, r53.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&gNetAttention1WO[128*j64], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j64], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&gNetAttention1WO[128*j64], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j64], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+4*j64][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j64][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j64]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j64+8*i3 : 32*i2+128*j64+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
 					}
 				}
 			}
@@ -7172,34 +7048,30 @@ func (r55 *ocannlReverserBackwardPart47) Part(j64 int) {
 var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
 
 // ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart48 struct {
-	gNetAttention1WV *[1024]float32
+	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j65 of the nest (0 <= j65 < 8).
-func (r56 *ocannlReverserBackwardPart48) Part(j65 int) {
-	gNetAttention1WV, scratch := r56.gNetAttention1WV, r56.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r54 *ocannlReverserBackwardPart48) Part(j65 int) {
+	pNetAttention1WO, scratch := r54.pNetAttention1WO, r54.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WV[32*i3+32*j65], &scratch.net_attention_1_v_grad[0][0][0][i3+j65], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j65][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j65][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WV[32*i3+32*j65], &scratch.net_attention_1_v_grad[0][0][0][i3+j65], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j65][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j65][0][0], &pNetAttention1WO[0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j65]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j65 : 256*i2+32*i3+32*j65+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j65][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
 					}
 				}
@@ -7214,40 +7086,44 @@ var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
 // ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart49 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j66 of the nest (0 <= j66 < 8).
-func (r57 *ocannlReverserBackwardPart49) Part(j66 int) {
-	pNetAttention1WV, scratch := r57.pNetAttention1WV, r57.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r55 *ocannlReverserBackwardPart49) Part(j66 int) {
+	scratch := r55.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j66][0][0], &scratch.net_attention_1_v_grad[4*j66][0][0][0], &pNetAttention1WV[0])
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j66][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j66][0][i2][0], &scratch.net_attention_1_v[i0+4*j66][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j66][0][0], &scratch.net_attention_1_v_grad[4*j66][0][0][0], &pNetAttention1WV[0])
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j66][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j66][0][i2][0], &scratch.net_attention_1_v[i0+4*j66][0][i2][0])
+			}
+		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j66]
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j66][i1]
 				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j66][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j66][i1][i2][i3]
-						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j66][i1][i2][i3+1]
-						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j66][i1][i2][i3+2]
-						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j66][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc46 := net_h_gradRow2[i4]
-							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc46 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc46 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc46 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc46
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j66][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j66][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j66][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j66][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc42 := net_attention_1_attn_gradRow[i4]
+							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc42
 						}
 					}
 				}
@@ -7260,36 +7136,30 @@ func (r57 *ocannlReverserBackwardPart49) Part(j66 int) {
 var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 
 // ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart50 struct {
-	gNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j67 of the nest (0 <= j67 < 8).
-func (r58 *ocannlReverserBackwardPart50) Part(j67 int) {
-	gNetAttention1WK, scratch := r58.gNetAttention1WK, r58.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WK[32*i3+32*j67], &scratch.net_attention_1_k_grad[0][0][0][i3+j67], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WK[32*i3+32*j67], &scratch.net_attention_1_k_grad[0][0][0][i3+j67], &scratch.net_h[0][0][0])
-		}
+func (r56 *ocannlReverserBackwardPart50) Part(j67 int) {
+	scratch := r56.scratch
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j67][0][0][0], &scratch.net_attention_1_attn_grad[4*j67][0][0][0], &scratch.net_attention_1_ex[4*j67][0][0][0], &scratch.net_attention_1_attn_1[4*j67][0][0][0])
 	} else {
-		for i0 := range 32 {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j67]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j67 : 256*i2+32*i3+32*j67+32])
-						for i4 := range 32 {
-							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
-						}
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j67][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j67][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+4*j67][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j67][i1][i2][0]
+					acc43 := scratch.net_attention_1_attn_1_grad[i0+4*j67][i1][i2][0]
+					for i3 := range 8 {
+						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_attention_1_attn_1_grad[i0+4*j67][i1][i2][0] = acc43
 				}
 			}
 		}
@@ -7302,41 +7172,25 @@ var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
 // ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart51 struct {
-	pNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j68 of the nest (0 <= j68 < 8).
-func (r59 *ocannlReverserBackwardPart51) Part(j68 int) {
-	pNetAttention1WK, scratch := r59.pNetAttention1WK, r59.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r57 *ocannlReverserBackwardPart51) Part(j68 int) {
+	scratch := r57.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j68][0][0], &scratch.net_attention_1_k_grad[4*j68][0][0][0], &pNetAttention1WK[0])
+		ocannlMap42AVX512(&scratch.net_attention_1_ex_grad[4*j68][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j68][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j68][0][0], &scratch.net_attention_1_k_grad[4*j68][0][0][0], &pNetAttention1WK[0])
+		ocannlMap42AVX2(&scratch.net_attention_1_ex_grad[4*j68][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j68][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j68][i1]
 				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j68][i1][i2][i3]
-						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j68][i1][i2][i3+1]
-						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j68][i1][i2][i3+2]
-						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j68][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc47 := net_h_gradRow3[i4]
-							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc47 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc47 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc47 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc47
-						}
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j68][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j68][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -7348,35 +7202,26 @@ func (r59 *ocannlReverserBackwardPart51) Part(j68 int) {
 var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
 
 // ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart52 struct {
-	gNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j69 of the nest (0 <= j69 < 8).
-func (r60 *ocannlReverserBackwardPart52) Part(j69 int) {
-	gNetAttention1WQ, scratch := r60.gNetAttention1WQ, r60.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WQ[32*i3+32*j69], &scratch.net_attention_1_q_grad[0][0][0][i3+j69], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WQ[32*i3+32*j69], &scratch.net_attention_1_q_grad[0][0][0][i3+j69], &scratch.net_h[0][0][0])
-		}
+func (r58 *ocannlReverserBackwardPart52) Part(j69 int) {
+	scratch := r58.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_attention_1_ex_1_grad[4*j69][0][0][0], &scratch.net_attention_1_ex_grad[4*j69][0][0][0], &scratch.net_attention_1_ex[4*j69][0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j69]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j69 : 256*i2+32*i3+32*j69+32])
-						for i4 := range 32 {
-							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
-						}
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j69][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j69][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j69][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
 				}
 			}
@@ -7390,41 +7235,23 @@ var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]
 // ocannlReverserBackwardPart53 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart53 struct {
-	pNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j70 of the nest (0 <= j70 < 8).
-func (r61 *ocannlReverserBackwardPart53) Part(j70 int) {
-	pNetAttention1WQ, scratch := r61.pNetAttention1WQ, r61.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j70][0][0], &scratch.net_attention_1_q_grad[4*j70][0][0][0], &pNetAttention1WQ[0])
-	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j70][0][0], &scratch.net_attention_1_q_grad[4*j70][0][0][0], &pNetAttention1WQ[0])
+func (r59 *ocannlReverserBackwardPart53) Part(j70 int) {
+	scratch := r59.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_attention_1_scores_grad[4*j70][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j70][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j70][i1]
 				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j70][i1][i2][i3]
-						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j70][i1][i2][i3+1]
-						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j70][i1][i2][i3+2]
-						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j70][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc48 := net_h_gradRow4[i4]
-							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc48 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc48 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc48 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc48
-						}
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j70][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+4*j70][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
 					}
 				}
 			}
@@ -7442,18 +7269,22 @@ type ocannlReverserBackwardPart54 struct {
 }
 
 // Part runs part j71 of the nest (0 <= j71 < 8).
-func (r62 *ocannlReverserBackwardPart54) Part(j71 int) {
-	scratch := r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+func (r60 *ocannlReverserBackwardPart54) Part(j71 int) {
+	scratch := r60.scratch
+	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_h_1_grad[4*j71][0][0], &scratch.net_h_grad[4*j71][0][0])
+		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j71][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+4*j71][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+4*j71][i1]
-				for i2 := range 32 {
-					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j71][i1][i2]
+					acc44 := scratch.net_attention_1_m_grad[i0+4*j71][i1][i2][0]
+					for i3 := range 8 {
+						acc44 -= net_attention_1_ex_1_gradRow3[i3]
+					}
+					scratch.net_attention_1_m_grad[i0+4*j71][i1][i2][0] = acc44
 				}
 			}
 		}
@@ -7464,25 +7295,38 @@ func (r62 *ocannlReverserBackwardPart54) Part(j71 int) {
 var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
 
 // ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart55 struct {
-	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j72 of the nest (0 <= j72 < 8).
 func (r63 *ocannlReverserBackwardPart55) Part(j72 int) {
-	gNetPos, scratch := r63.gNetPos, r63.scratch
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[32*j72], &scratch.net_h_grad[0][j72][0])
+	scratch := r63.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_attention_1_scores_grad[4*j72][0][0][0], &scratch.net_attention_1_m[4*j72][0][0][0], &scratch.net_attention_1_scores[4*j72][0][0][0], &scratch.net_attention_1_m_grad[4*j72][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap44AVX2(&scratch.net_attention_1_scores_grad[4*j72][0][0][0], &scratch.net_attention_1_m[4*j72][0][0][0], &scratch.net_attention_1_scores[4*j72][0][0][0], &scratch.net_attention_1_m_grad[4*j72][0][0][0])
 	} else {
-		for i0 := range 32 {
-			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j72]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j72 : 32*i1+32*j72+32])
-				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j72][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j72][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j72][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+4*j72][i1][i2]
+					for i3 := range 8 {
+						var r61 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r61 = 1
+						}
+						r62 := float32(0)
+						if r61 != 0 {
+							r62 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r62
+					}
 				}
 			}
 		}
@@ -7491,6 +7335,358 @@ func (r63 *ocannlReverserBackwardPart55) Part(j72 int) {
 
 // ocannlReverserBackwardPart55Records holds the free ocannlReverserBackwardPart55 records.
 var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
+
+// ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart56 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r64 *ocannlReverserBackwardPart56) Part(j73 int) {
+	scratch := r64.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap45AVX2(&scratch.net_attention_1_scores_1_grad[4*j73][0][0][0], &scratch.net_attention_1_scores_grad[4*j73][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+4*j73][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j73][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart56Records holds the free ocannlReverserBackwardPart56 records.
+var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
+
+// ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart57 struct {
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r65 *ocannlReverserBackwardPart57) Part(j74 int) {
+	gNetAttention1WV, scratch := r65.gNetAttention1WV, r65.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm16AVX512(&gNetAttention1WV[32*i3+32*j74], &scratch.net_attention_1_v_grad[0][0][0][i3+j74], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm16AVX2(&gNetAttention1WV[32*i3+32*j74], &scratch.net_attention_1_v_grad[0][0][0][i3+j74], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j74]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j74 : 256*i2+32*i3+32*j74+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart57Records holds the free ocannlReverserBackwardPart57 records.
+var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
+
+// ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart58 struct {
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r66 *ocannlReverserBackwardPart58) Part(j75 int) {
+	pNetAttention1WV, scratch := r66.pNetAttention1WV, r66.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j75][0][0], &scratch.net_attention_1_v_grad[4*j75][0][0][0], &pNetAttention1WV[0])
+	} else if ocannlAVX2 {
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j75][0][0], &scratch.net_attention_1_v_grad[4*j75][0][0][0], &pNetAttention1WV[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j75][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j75][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j75][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j75][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j75][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc46 := net_h_gradRow2[i4]
+							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc46 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc46 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc46 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc46
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart58Records holds the free ocannlReverserBackwardPart58 records.
+var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
+
+// ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart59 struct {
+	gNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r67 *ocannlReverserBackwardPart59) Part(j76 int) {
+	gNetAttention1WK, scratch := r67.gNetAttention1WK, r67.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm16AVX512(&gNetAttention1WK[32*i3+32*j76], &scratch.net_attention_1_k_grad[0][0][0][i3+j76], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm16AVX2(&gNetAttention1WK[32*i3+32*j76], &scratch.net_attention_1_k_grad[0][0][0][i3+j76], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow7 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j76]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j76 : 256*i2+32*i3+32*j76+32])
+						for i4 := range 32 {
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
+var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
+
+// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart60 struct {
+	pNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r68 *ocannlReverserBackwardPart60) Part(j77 int) {
+	pNetAttention1WK, scratch := r68.pNetAttention1WK, r68.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j77][0][0], &scratch.net_attention_1_k_grad[4*j77][0][0][0], &pNetAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j77][0][0], &scratch.net_attention_1_k_grad[4*j77][0][0][0], &pNetAttention1WK[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j77][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j77][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j77][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j77][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j77][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc47 := net_h_gradRow3[i4]
+							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc47 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc47 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc47 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc47
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart60Records holds the free ocannlReverserBackwardPart60 records.
+var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
+
+// ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart61 struct {
+	gNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r69 *ocannlReverserBackwardPart61) Part(j78 int) {
+	gNetAttention1WQ, scratch := r69.gNetAttention1WQ, r69.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm16AVX512(&gNetAttention1WQ[32*i3+32*j78], &scratch.net_attention_1_q_grad[0][0][0][i3+j78], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm16AVX2(&gNetAttention1WQ[32*i3+32*j78], &scratch.net_attention_1_q_grad[0][0][0][i3+j78], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow8 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j78]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j78 : 256*i2+32*i3+32*j78+32])
+						for i4 := range 32 {
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart61Records holds the free ocannlReverserBackwardPart61 records.
+var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
+
+// ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart62 struct {
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r70 *ocannlReverserBackwardPart62) Part(j79 int) {
+	pNetAttention1WQ, scratch := r70.pNetAttention1WQ, r70.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j79][0][0], &scratch.net_attention_1_q_grad[4*j79][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j79][0][0], &scratch.net_attention_1_q_grad[4*j79][0][0][0], &pNetAttention1WQ[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j79][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j79][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j79][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j79][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j79][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc48 := net_h_gradRow4[i4]
+							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc48 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc48 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc48 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc48
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart62Records holds the free ocannlReverserBackwardPart62 records.
+var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
+
+// ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart63 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r71 *ocannlReverserBackwardPart63) Part(j80 int) {
+	scratch := r71.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_h_1_grad[4*j80][0][0], &scratch.net_h_grad[4*j80][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &scratch.net_h_grad[i0+4*j80][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+4*j80][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart63Records holds the free ocannlReverserBackwardPart63 records.
+var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
+
+// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlReverserBackwardPart64 struct {
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r72 *ocannlReverserBackwardPart64) Part(j81 int) {
+	gNetPos, scratch := r72.gNetPos, r72.scratch
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetPos[32*j81], &scratch.net_h_grad[0][j81][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j81]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j81 : 32*i1+32*j81+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
+var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
 
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
@@ -7870,6 +8066,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	region := pool.Enter()
 	defer region.Leave()
 
+	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
+
+	scratch.net_attention_1_scores_2[0] = 2.828427
+
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// 8 parts of i0 on the pool.
 	rec := ocannlReverserPredictPart0Records.Get()
@@ -7906,9 +8106,58 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec6 := ocannlReverserPredictPart5Records.Get()
 	rec6.scratch = scratch
 
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlReverserPredictPart6Records.Get()
+	rec7.scratch = scratch
+
+	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserPredictPart7Records.Get()
+	rec8.scratch = scratch
+
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
+	// 8 parts of i0 on the pool.
+	rec9 := ocannlReverserPredictPart8Records.Get()
+	rec9.scratch = scratch
+
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlReverserPredictPart9Records.Get()
+	rec10.scratch = scratch
+
+	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlReverserPredictPart10Records.Get()
+	rec11.scratch = scratch
+
+	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx = [64][8][4][8]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec12 := ocannlReverserPredictPart11Records.Get()
+	rec12.scratch = scratch
+
+	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	// 8 parts of i0 on the pool.
+	rec13 := ocannlReverserPredictPart12Records.Get()
+	rec13.pNetAttention1WO = pNetAttention1WO
+	rec13.scratch = scratch
+
+	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
+	// 8 parts of i0 on the pool.
+	rec14 := ocannlReverserPredictPart13Records.Get()
+	rec14.scratch = scratch
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
+	// 8 parts of i0 on the pool.
+	rec15 := ocannlReverserPredictPart14Records.Get()
+	rec15.scratch = scratch
+
+	// The 15 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14, rec15)
 	*rec = ocannlReverserPredictPart0{}
 	ocannlReverserPredictPart0Records.Put(rec)
 	*rec2 = ocannlReverserPredictPart1{}
@@ -7921,78 +8170,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart4Records.Put(rec5)
 	*rec6 = ocannlReverserPredictPart5{}
 	ocannlReverserPredictPart5Records.Put(rec6)
-
-	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	scratch.net_attention_1_scores_2[0] = 2.828427
-
-	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
-		for i0 := range 64 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
-					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
-					}
-				}
-			}
-		}
-	}
-
-	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserPredictPart6Records.Get()
-	rec7.scratch = scratch
-
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1, with _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m fused
-	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserPredictPart7Records.Get()
-	rec8.scratch = scratch
-
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// 8 parts of i0 on the pool.
-	rec9 := ocannlReverserPredictPart8Records.Get()
-	rec9.scratch = scratch
-
-	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserPredictPart9Records.Get()
-	rec10.scratch = scratch
-
-	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ctx = [64][8][4][8]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserPredictPart10Records.Get()
-	rec11.scratch = scratch
-
-	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserPredictPart11Records.Get()
-	rec12.pNetAttention1WO = pNetAttention1WO
-	rec12.scratch = scratch
-
-	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// 8 parts of i0 on the pool.
-	rec13 := ocannlReverserPredictPart12Records.Get()
-	rec13.scratch = scratch
-
-	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserPredictPart13Records.Get()
-	rec14.scratch = scratch
-
-	// The 8 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14)
 	*rec7 = ocannlReverserPredictPart6{}
 	ocannlReverserPredictPart6Records.Put(rec7)
 	*rec8 = ocannlReverserPredictPart7{}
@@ -8009,6 +8186,8 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart12Records.Put(rec13)
 	*rec14 = ocannlReverserPredictPart13{}
 	ocannlReverserPredictPart13Records.Put(rec14)
+	*rec15 = ocannlReverserPredictPart14{}
+	ocannlReverserPredictPart14Records.Put(rec15)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -8063,11 +8242,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserPredictPart14Records.Get()
-	rec15.scratch = scratch
-	region.Run(rec15, 8)
-	*rec15 = ocannlReverserPredictPart14{}
-	ocannlReverserPredictPart14Records.Put(rec15)
+	rec16 := ocannlReverserPredictPart15Records.Get()
+	rec16.scratch = scratch
+	region.Run(rec16, 8)
+	*rec16 = ocannlReverserPredictPart15{}
+	ocannlReverserPredictPart15Records.Put(rec16)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -8132,38 +8311,36 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserPredictPart15Records.Get()
-	rec16.pNetDense1W = pNetDense1W
-	rec16.scratch = scratch
+	rec17 := ocannlReverserPredictPart16Records.Get()
+	rec17.pNetDense1W = pNetDense1W
+	rec17.scratch = scratch
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserPredictPart16Records.Get()
-	rec17.pNetDense1B = pNetDense1B
-	rec17.scratch = scratch
+	rec18 := ocannlReverserPredictPart17Records.Get()
+	rec18.pNetDense1B = pNetDense1B
+	rec18.scratch = scratch
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserPredictPart17Records.Get()
-	rec18.pNetLinear1W = pNetLinear1W
-	rec18.scratch = scratch
+	rec19 := ocannlReverserPredictPart18Records.Get()
+	rec19.pNetLinear1W = pNetLinear1W
+	rec19.scratch = scratch
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserPredictPart18Records.Get()
-	rec19.pNetLinear1B = pNetLinear1B
-	rec19.scratch = scratch
+	rec20 := ocannlReverserPredictPart19Records.Get()
+	rec20.pNetLinear1B = pNetLinear1B
+	rec20.scratch = scratch
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserPredictPart19Records.Get()
-	rec20.scratch = scratch
+	rec21 := ocannlReverserPredictPart20Records.Get()
+	rec21.scratch = scratch
 
 	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec16, rec17, rec18, rec19, rec20)
-	*rec16 = ocannlReverserPredictPart15{}
-	ocannlReverserPredictPart15Records.Put(rec16)
+	region.RunSeq(8, rec17, rec18, rec19, rec20, rec21)
 	*rec17 = ocannlReverserPredictPart16{}
 	ocannlReverserPredictPart16Records.Put(rec17)
 	*rec18 = ocannlReverserPredictPart17{}
@@ -8172,6 +8349,8 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart18Records.Put(rec19)
 	*rec20 = ocannlReverserPredictPart19{}
 	ocannlReverserPredictPart19Records.Put(rec20)
+	*rec21 = ocannlReverserPredictPart20{}
+	ocannlReverserPredictPart20Records.Put(rec21)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -8226,11 +8405,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserPredictPart20Records.Get()
-	rec21.scratch = scratch
-	region.Run(rec21, 8)
-	*rec21 = ocannlReverserPredictPart20{}
-	ocannlReverserPredictPart20Records.Put(rec21)
+	rec22 := ocannlReverserPredictPart21Records.Get()
+	rec22.scratch = scratch
+	region.Run(rec22, 8)
+	*rec22 = ocannlReverserPredictPart21{}
+	ocannlReverserPredictPart21Records.Put(rec22)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -8295,24 +8474,24 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _predict.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserPredictPart21Records.Get()
-	rec22.pNetLinear2W = pNetLinear2W
-	rec22.scratch = scratch
+	rec23 := ocannlReverserPredictPart22Records.Get()
+	rec23.pNetLinear2W = pNetLinear2W
+	rec23.scratch = scratch
 
 	// predict = pointwise "+" of _predict.1, net.linear#2.b
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserPredictPart22Records.Get()
-	rec23.out = out
-	rec23.pNetLinear2B = pNetLinear2B
-	rec23.scratch = scratch
+	rec24 := ocannlReverserPredictPart23Records.Get()
+	rec24.out = out
+	rec24.pNetLinear2B = pNetLinear2B
+	rec24.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec22, rec23)
-	*rec22 = ocannlReverserPredictPart21{}
-	ocannlReverserPredictPart21Records.Put(rec22)
+	region.RunSeq(8, rec23, rec24)
 	*rec23 = ocannlReverserPredictPart22{}
 	ocannlReverserPredictPart22Records.Put(rec23)
+	*rec24 = ocannlReverserPredictPart23{}
+	ocannlReverserPredictPart23Records.Put(rec24)
 }
 
 // ocannlReverserPredictScratch holds the local arrays of ocannlReverserPredict too large for the stack. Their
@@ -8599,20 +8778,21 @@ type ocannlReverserPredictPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserPredictPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_attention_1_m[8*j7][0][0][0], &scratch.net_attention_1_scores[8*j7][0][0][0])
+	// float32 pointwise kernel over 2048 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		// reduction accumulated in a local variable.
+		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 8 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+8*j7][i1][i2]
-					acc6 := float32(math.Inf(-1))
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0+8*j7][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0+8*j7][i1][i2]
 					for i3 := range 8 {
-						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
 					}
-					scratch.net_attention_1_m[i0+8*j7][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -8631,19 +8811,20 @@ type ocannlReverserPredictPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserPredictPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 pointwise kernel over 256 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_attention_1_ex[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0], &scratch.net_attention_1_m[8*j8][0][0][0])
+		ocannlReduce16AVX2(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+8*j8][i1][i2]
-					net_attention_1_mV := scratch.net_attention_1_m[i0+8*j8][i1][i2][0]
-					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+8*j8][i1][i2]
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+8*j8][i1][i2]
+					acc6 := float32(math.Inf(-1))
 					for i3 := range 8 {
-						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 					}
+					scratch.net_attention_1_m[i0+8*j8][i1][i2][0] = acc6
 				}
 			}
 		}
@@ -8662,20 +8843,19 @@ type ocannlReverserPredictPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
 	scratch := r9.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 256 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.net_attention_1_attn_1[8*j9][0][0][0], &scratch.net_attention_1_ex[8*j9][0][0][0])
+		ocannlMap47AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+8*j9][i1][i2]
-					acc7 := float32(0)
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+8*j9][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0+8*j9][i1][i2][0]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0+8*j9][i1][i2]
 					for i3 := range 8 {
-						acc7 += net_attention_1_exRow2[i3]
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_scoresRow3[i3] - net_attention_1_mV)))
 					}
-					scratch.net_attention_1_attn_1[i0+8*j9][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -8694,21 +8874,20 @@ type ocannlReverserPredictPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserPredictPart9) Part(j10 int) {
 	scratch := r10.scratch
-	// float32 pointwise kernel over 256 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_attention_1_attn[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0], &scratch.net_attention_1_attn_1[8*j10][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_attention_1_attn[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0], &scratch.net_attention_1_attn_1[8*j10][0][0][0])
+	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+8*j10][i1][i2]
-					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+8*j10][i1][i2][0]
-					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+8*j10][i1][i2]
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+8*j10][i1][i2]
+					acc7 := float32(0)
 					for i3 := range 8 {
-						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+						acc7 += net_attention_1_exRow2[i3]
 					}
+					scratch.net_attention_1_attn_1[i0+8*j10][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -8727,17 +8906,50 @@ type ocannlReverserPredictPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserPredictPart10) Part(j11 int) {
 	scratch := r11.scratch
+	// float32 pointwise kernel over 256 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+	} else {
+		for i0 := range 8 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+8*j11][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+8*j11][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+8*j11][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart10Records holds the free ocannlReverserPredictPart10 records.
+var ocannlReverserPredictPart10Records rt.Records[ocannlReverserPredictPart10]
+
+// ocannlReverserPredictPart11 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart11 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r12 *ocannlReverserPredictPart11) Part(j12 int) {
+	scratch := r12.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 8 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0+8*j11][0][i2][0], &scratch.net_attention_1_attn[i0+8*j11][0][i2][0], &scratch.net_attention_1_v[i0+8*j11][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0+8*j12][0][i2][0], &scratch.net_attention_1_attn[i0+8*j12][0][i2][0], &scratch.net_attention_1_v[i0+8*j12][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0+8*j11][0][i2][0], &scratch.net_attention_1_attn[i0+8*j11][0][i2][0], &scratch.net_attention_1_v[i0+8*j11][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0+8*j12][0][i2][0], &scratch.net_attention_1_attn[i0+8*j12][0][i2][0], &scratch.net_attention_1_v[i0+8*j12][0][i2][0])
 			}
 		}
 	} else {
@@ -8745,16 +8957,16 @@ func (r11 *ocannlReverserPredictPart10) Part(j11 int) {
 		for i0 := range 8 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+8*j11][i1][i2]
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+8*j12][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+8*j11][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+8*j11][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+8*j11][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+8*j11][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+8*j11][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+8*j11][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+8*j11][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+8*j11][i4+3][i2]
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+8*j12][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+8*j12][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+8*j12][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+8*j12][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+8*j12][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+8*j12][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+8*j12][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+8*j12][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
 							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
@@ -8770,24 +8982,24 @@ func (r11 *ocannlReverserPredictPart10) Part(j11 int) {
 	}
 }
 
-// ocannlReverserPredictPart10Records holds the free ocannlReverserPredictPart10 records.
-var ocannlReverserPredictPart10Records rt.Records[ocannlReverserPredictPart10]
+// ocannlReverserPredictPart11Records holds the free ocannlReverserPredictPart11 records.
+var ocannlReverserPredictPart11Records rt.Records[ocannlReverserPredictPart11]
 
-// ocannlReverserPredictPart11 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// ocannlReverserPredictPart12 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
-type ocannlReverserPredictPart11 struct {
+type ocannlReverserPredictPart12 struct {
 	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserPredictScratch
 }
 
-// Part runs part j12 of the nest (0 <= j12 < 8).
-func (r12 *ocannlReverserPredictPart11) Part(j12 int) {
-	pNetAttention1WO, scratch := r12.pNetAttention1WO, r12.scratch
+// Part runs part j13 of the nest (0 <= j13 < 8).
+func (r13 *ocannlReverserPredictPart12) Part(j13 int) {
+	pNetAttention1WO, scratch := r13.pNetAttention1WO, r13.scratch
 	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j12][0][0][0])
+		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j13][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j12][0][0][0])
+		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j13][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8796,43 +9008,12 @@ func (r12 *ocannlReverserPredictPart11) Part(j12 int) {
 					acc9 := float32(0)
 					for i3 := range 4 {
 						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j12][i1][i3]
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j13][i1][i3]
 						for i4 := range 8 {
 							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_layer_norm_1_x_1[i0+8*j12][i1][i2] = acc9
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserPredictPart11Records holds the free ocannlReverserPredictPart11 records.
-var ocannlReverserPredictPart11Records rt.Records[ocannlReverserPredictPart11]
-
-// ocannlReverserPredictPart12 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
-type ocannlReverserPredictPart12 struct {
-	scratch *ocannlReverserPredictScratch
-}
-
-// Part runs part j13 of the nest (0 <= j13 < 8).
-func (r13 *ocannlReverserPredictPart12) Part(j13 int) {
-	scratch := r13.scratch
-	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_1_x[8*j13][0][0], &scratch.net_h[8*j13][0][0], &scratch.net_layer_norm_1_x_1[8*j13][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_1_x[8*j13][0][0], &scratch.net_h[8*j13][0][0], &scratch.net_layer_norm_1_x_1[8*j13][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 8 {
-				net_hRow5 := &scratch.net_h[i0+8*j13][i1]
-				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+8*j13][i1]
-				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+8*j13][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+					scratch.net_layer_norm_1_x_1[i0+8*j13][i1][i2] = acc9
 				}
 			}
 		}
@@ -8851,19 +9032,20 @@ type ocannlReverserPredictPart13 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r14 *ocannlReverserPredictPart13) Part(j14 int) {
 	scratch := r14.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_1[8*j14][0][0], &scratch.net_layer_norm_1_x[8*j14][0][0])
+	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap49AVX512(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap49AVX2(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+8*j14][i1]
-				acc10 := float32(0)
+				net_hRow5 := &scratch.net_h[i0+8*j14][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+8*j14][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+8*j14][i1]
 				for i2 := range 32 {
-					acc10 += net_layer_norm_1_xRow2[i2]
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
 				}
-				scratch.net_layer_norm_1_mean_1[i0+8*j14][i1][0] = acc10
 			}
 		}
 	}
@@ -8878,22 +9060,22 @@ type ocannlReverserPredictPart14 struct {
 	scratch *ocannlReverserPredictScratch
 }
 
-// Part runs part j16 of the nest (0 <= j16 < 8).
-func (r15 *ocannlReverserPredictPart14) Part(j16 int) {
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r15 *ocannlReverserPredictPart14) Part(j15 int) {
 	scratch := r15.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_var_2[8*j16][0][0], &scratch.net_layer_norm_1_var_1[8*j16][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+8*j16][i1]
-				acc11 := float32(0)
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+8*j15][i1]
+				acc10 := float32(0)
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					acc10 += net_layer_norm_1_xRow2[i2]
 				}
-				scratch.net_layer_norm_1_var_2[i0+8*j16][i1][0] = acc11
+				scratch.net_layer_norm_1_mean_1[i0+8*j15][i1][0] = acc10
 			}
 		}
 	}
@@ -8905,31 +9087,25 @@ var ocannlReverserPredictPart14Records rt.Records[ocannlReverserPredictPart14]
 // ocannlReverserPredictPart15 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart15 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r16 *ocannlReverserPredictPart15) Part(j18 int) {
-	pNetDense1W, scratch := r16.pNetDense1W, r16.scratch
-	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j18][0][0], &pNetDense1W[0], &scratch.net_x1[8*j18][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j18][0][0], &pNetDense1W[0], &scratch.net_x1[8*j18][0][0])
+// Part runs part j17 of the nest (0 <= j17 < 8).
+func (r16 *ocannlReverserPredictPart15) Part(j17 int) {
+	scratch := r16.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_var_1[8*j17][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+8*j18][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0+8*j18][i1][i2] = acc12
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+8*j17][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_1_var_2[i0+8*j17][i1][0] = acc11
 			}
 		}
 	}
@@ -8941,29 +9117,30 @@ var ocannlReverserPredictPart15Records rt.Records[ocannlReverserPredictPart15]
 // ocannlReverserPredictPart16 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart16 struct {
-	pNetDense1B *[64]float32
+	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserPredictScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
-func (r18 *ocannlReverserPredictPart16) Part(j19 int) {
-	pNetDense1B, scratch := r18.pNetDense1B, r18.scratch
-	// float32 pointwise kernel over 64 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+func (r17 *ocannlReverserPredictPart16) Part(j19 int) {
+	pNetDense1W, scratch := r17.pNetDense1W, r17.scratch
+	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_linear_1_x[8*j19][0][0], &scratch.net_linear_1_x_1[8*j19][0][0], &pNetDense1B[0])
+		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j19][0][0], &pNetDense1W[0], &scratch.net_x1[8*j19][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_linear_1_x[8*j19][0][0], &scratch.net_linear_1_x_1[8*j19][0][0], &pNetDense1B[0])
+		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j19][0][0], &pNetDense1W[0], &scratch.net_x1[8*j19][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j19][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j19][i1]
+				net_x1Row2 := &scratch.net_x1[i0+8*j19][i1]
 				for i2 := range 64 {
-					r17 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-					if !(r17 > 0) {
-						r17 = 0
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					net_linear_1_xRow[i2] = r17
+					scratch.net_linear_1_x_1[i0+8*j19][i1][i2] = acc12
 				}
 			}
 		}
@@ -8976,30 +9153,29 @@ var ocannlReverserPredictPart16Records rt.Records[ocannlReverserPredictPart16]
 // ocannlReverserPredictPart17 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart17 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserPredictScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserPredictScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r19 *ocannlReverserPredictPart17) Part(j20 int) {
-	pNetLinear1W, scratch := r19.pNetLinear1W, r19.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetDense1B, scratch := r19.pNetDense1B, r19.scratch
+	// float32 pointwise kernel over 64 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j20][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j20][0][0])
+		ocannlMap56AVX512(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j20][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j20][0][0])
+		ocannlMap56AVX2(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j20][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j20][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j20][i1]
+				for i2 := range 64 {
+					r18 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					if !(r18 > 0) {
+						r18 = 0
 					}
-					scratch.net_layer_norm_2_x_1[i0+8*j20][i1][i2] = acc13
+					net_linear_1_xRow[i2] = r18
 				}
 			}
 		}
@@ -9012,26 +9188,30 @@ var ocannlReverserPredictPart17Records rt.Records[ocannlReverserPredictPart17]
 // ocannlReverserPredictPart18 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart18 struct {
-	pNetLinear1B *[32]float32
+	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserPredictScratch
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r20 *ocannlReverserPredictPart18) Part(j21 int) {
-	pNetLinear1B, scratch := r20.pNetLinear1B, r20.scratch
-	// float32 pointwise kernel over 64 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	pNetLinear1W, scratch := r20.pNetLinear1W, r20.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_layer_norm_2_x[8*j21][0][0], &scratch.net_x1[8*j21][0][0], &scratch.net_layer_norm_2_x_1[8*j21][0][0], &pNetLinear1B[0])
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j21][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j21][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_layer_norm_2_x[8*j21][0][0], &scratch.net_x1[8*j21][0][0], &scratch.net_layer_norm_2_x_1[8*j21][0][0], &pNetLinear1B[0])
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j21][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j21][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+8*j21][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+8*j21][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+8*j21][i1]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j21][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+8*j21][i1][i2] = acc13
 				}
 			}
 		}
@@ -9044,25 +9224,27 @@ var ocannlReverserPredictPart18Records rt.Records[ocannlReverserPredictPart18]
 // ocannlReverserPredictPart19 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart19 struct {
-	scratch *ocannlReverserPredictScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserPredictScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r21 *ocannlReverserPredictPart19) Part(j22 int) {
-	scratch := r21.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j22][0][0], &scratch.net_layer_norm_2_x[8*j22][0][0])
+	pNetLinear1B, scratch := r21.pNetLinear1B, r21.scratch
+	// float32 pointwise kernel over 64 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap57AVX2(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+8*j22][i1]
-				acc14 := float32(0)
+				net_x1Row3 := &scratch.net_x1[i0+8*j22][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+8*j22][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+8*j22][i1]
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
-				scratch.net_layer_norm_2_mean_1[i0+8*j22][i1][0] = acc14
 			}
 		}
 	}
@@ -9077,22 +9259,22 @@ type ocannlReverserPredictPart20 struct {
 	scratch *ocannlReverserPredictScratch
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r22 *ocannlReverserPredictPart20) Part(j24 int) {
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r22 *ocannlReverserPredictPart20) Part(j23 int) {
 	scratch := r22.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j24][0][0], &scratch.net_layer_norm_2_var_1[8*j24][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j24][i1]
-				acc15 := float32(0)
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+8*j23][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+8*j24][i1][0] = acc15
+				scratch.net_layer_norm_2_mean_1[i0+8*j23][i1][0] = acc14
 			}
 		}
 	}
@@ -9104,31 +9286,25 @@ var ocannlReverserPredictPart20Records rt.Records[ocannlReverserPredictPart20]
 // ocannlReverserPredictPart21 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart21 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r23 *ocannlReverserPredictPart21) Part(j26 int) {
-	pNetLinear2W, scratch := r23.pNetLinear2W, r23.scratch
-	// float32 dot kernel M=10 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.predict_1[8*j26][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j26][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.predict_1[8*j26][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j26][0][0])
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r23 *ocannlReverserPredictPart21) Part(j25 int) {
+	scratch := r23.scratch
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_var_1[8*j25][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+8*j26][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.predict_1[i0+8*j26][i1][i2] = acc16
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j25][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_2_var_2[i0+8*j25][i1][0] = acc15
 			}
 		}
 	}
@@ -9140,26 +9316,30 @@ var ocannlReverserPredictPart21Records rt.Records[ocannlReverserPredictPart21]
 // ocannlReverserPredictPart22 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart22 struct {
-	out          *[64][8][10]float32
-	pNetLinear2B *[10]float32
+	pNetLinear2W *[320]float32
 	scratch      *ocannlReverserPredictScratch
 }
 
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r24 *ocannlReverserPredictPart22) Part(j27 int) {
-	out, pNetLinear2B, scratch := r24.out, r24.pNetLinear2B, r24.scratch
-	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	pNetLinear2W, scratch := r24.pNetLinear2W, r24.scratch
+	// float32 dot kernel M=10 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&out[8*j27][0][0], &scratch.predict_1[8*j27][0][0], &pNetLinear2B[0])
+		ocannlGemm23AVX512(&scratch.predict_1[8*j27][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j27][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&out[8*j27][0][0], &scratch.predict_1[8*j27][0][0], &pNetLinear2B[0])
+		ocannlGemm23AVX2(&scratch.predict_1[8*j27][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j27][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				predict_1Row := &scratch.predict_1[i0+8*j27][i1]
-				outRow := &out[i0+8*j27][i1]
+				net_x2Row2 := &scratch.net_x2[i0+8*j27][i1]
 				for i2 := range 10 {
-					outRow[i2] = predict_1Row[i2] + pNetLinear2B[i2]
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.predict_1[i0+8*j27][i1][i2] = acc16
 				}
 			}
 		}
@@ -9168,3 +9348,35 @@ func (r24 *ocannlReverserPredictPart22) Part(j27 int) {
 
 // ocannlReverserPredictPart22Records holds the free ocannlReverserPredictPart22 records.
 var ocannlReverserPredictPart22Records rt.Records[ocannlReverserPredictPart22]
+
+// ocannlReverserPredictPart23 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart23 struct {
+	out          *[64][8][10]float32
+	pNetLinear2B *[10]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r25 *ocannlReverserPredictPart23) Part(j28 int) {
+	out, pNetLinear2B, scratch := r25.out, r25.pNetLinear2B, r25.scratch
+	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap58AVX2(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 8 {
+			for i1 := range 8 {
+				predict_1Row := &scratch.predict_1[i0+8*j28][i1]
+				outRow := &out[i0+8*j28][i1]
+				for i2 := range 10 {
+					outRow[i2] = predict_1Row[i2] + pNetLinear2B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart23Records holds the free ocannlReverserPredictPart23 records.
+var ocannlReverserPredictPart23Records rt.Records[ocannlReverserPredictPart23]

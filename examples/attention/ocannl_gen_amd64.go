@@ -141,7 +141,7 @@ func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX512 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 1024 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
@@ -226,15 +226,15 @@ func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap36AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
-func ocannlMap37AVX512(c *float32, x0 *float32)
+func ocannlMap38AVX512(c *float32, x0 *float32)
 
 // ocannlMap42AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
@@ -246,7 +246,7 @@ func ocannlMap42AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
@@ -416,7 +416,7 @@ func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX2 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 1024 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
@@ -591,27 +591,27 @@ func ocannlMap34AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap35AVX2(c *float32, x0 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap37AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap37AVX2(c *float32, x0 *float32)
 
-// ocannlMap38AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
-func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap38AVX2(c *float32, x0 *float32)
 
-// ocannlMap39AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap39AVX2(c *float32, x0 *float32)
+func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap40AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap40AVX2(c *float32, x0 *float32)
@@ -641,7 +641,7 @@ func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)

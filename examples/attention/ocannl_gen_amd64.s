@@ -4193,7 +4193,7 @@ TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000200, DX
+	MOVQ         $0x00000040, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -4659,7 +4659,7 @@ TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -4676,9 +4676,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4767,7 +4767,7 @@ TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000400, DX
+	MOVQ         $0x00000080, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -8784,7 +8784,7 @@ TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000400, DX
+	MOVQ         $0x00000080, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -10103,7 +10103,7 @@ TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000020, DX
 
 row1:
 	VBROADCASTSS (CX), Y1
@@ -10129,7 +10129,7 @@ TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000080, BX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -10149,6 +10149,26 @@ e1:
 // func ocannlMap37AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap38AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10172,9 +10192,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10199,26 +10219,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
 // func ocannlMap40AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
@@ -10226,7 +10226,7 @@ TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, DX
+	MOVQ         $0x00000100, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -10371,7 +10371,7 @@ TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 e1:
 	VMOVUPS (CX), Y1

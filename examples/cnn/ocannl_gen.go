@@ -2719,6 +2719,15 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	region := pool.Enter()
 	defer region.Leave()
 
+	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+
+	for i0 := range 2 {
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
+		for i1 := range 2 {
+			net_max_pool_1_y_1Row[i1] = 0
+		}
+	}
+
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 8 parts of i0 on the pool.
 	rec := ocannlCNNPredictPart0Records.Get()
@@ -2740,14 +2749,6 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	*rec2 = ocannlCNNPredictPart1{}
 	ocannlCNNPredictPart1Records.Put(rec2)
 
-	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
-	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
-		for i1 := range 2 {
-			net_max_pool_1_y_1Row[i1] = 0
-		}
-	}
-
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// 8 parts of the filled arrays on the pool.
 	rec3 := ocannlCNNPredictPart2Records.Get()
@@ -2763,96 +2764,45 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	ocannlCNNPredictPart3Records.Put(rec4)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
-	} else {
-		for j5 := range 256 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
-	} else {
-		for j8 := range 256 {
-			for j9 := 6; j9 < 8; j9++ {
-				for j10 := range 8 {
-					for j11 := range 8 {
-						scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
-					}
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j12 := 1; j12 < 6; j12++ {
-			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j12][0][0])
-		}
-	} else {
-		for j13 := range 256 {
-			for j14 := 1; j14 < 6; j14++ {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j16 := 1; j16 < 6; j16++ {
-			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j16][6][0])
-		}
-	} else {
-		for j17 := range 256 {
-			for j18 := 1; j18 < 6; j18++ {
-				for j19 := 6; j19 < 8; j19++ {
-					for j20 := range 8 {
-						scratch.net_max_pool_1_y[j17][j18][j19][j20] = 0
-					}
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of the rows of net_max_pool_1_y on the pool.
 	rec5 := ocannlCNNPredictPart4Records.Get()
-	rec5.pNetConv2Kernel = pNetConv2Kernel
 	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlCNNPredictPart4{}
-	ocannlCNNPredictPart4Records.Put(rec5)
+
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlCNNPredictPart5Records.Get()
+	rec6.pNetConv2Kernel = pNetConv2Kernel
+	rec6.scratch = scratch
 
 	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlCNNPredictPart5Records.Get()
-	rec6.pNetConv2Bias = pNetConv2Bias
-	rec6.scratch = scratch
+	rec7 := ocannlCNNPredictPart6Records.Get()
+	rec7.pNetConv2Bias = pNetConv2Bias
+	rec7.scratch = scratch
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNPredictPart6Records.Get()
-	rec7.pNetHeadW = pNetHeadW
-	rec7.scratch = scratch
+	rec8 := ocannlCNNPredictPart7Records.Get()
+	rec8.pNetHeadW = pNetHeadW
+	rec8.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec6, rec7)
+	region.RunSeq(8, rec5, rec6, rec7, rec8)
+	*rec5 = ocannlCNNPredictPart4{}
+	ocannlCNNPredictPart4Records.Put(rec5)
 	*rec6 = ocannlCNNPredictPart5{}
 	ocannlCNNPredictPart5Records.Put(rec6)
 	*rec7 = ocannlCNNPredictPart6{}
 	ocannlCNNPredictPart6Records.Put(rec7)
+	*rec8 = ocannlCNNPredictPart7{}
+	ocannlCNNPredictPart7Records.Put(rec8)
 
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap23AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap23AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &scratch.predict_1[i0]
@@ -3035,45 +2985,65 @@ func (r5 *ocannlCNNPredictPart3) Part(j4 int) {
 var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
 
 // ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 32 rows of net.max_pool#1/y, their margins (see rt.Pool).
 type ocannlCNNPredictPart4 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNPredictScratch
+	scratch *ocannlCNNPredictScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r6 *ocannlCNNPredictPart4) Part(j21 int) {
-	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j21][i1][i2][0], &scratch.net_max_pool_1_y[32*j21][i1][i2][0], &pNetConv2Kernel[0])
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
+	scratch := r6.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j5][0][0][0])
+	} else {
+		for j6 := range 32 {
+			for j7 := range 8 {
+				for j8 := range 8 {
+					scratch.net_max_pool_1_y[j6+32*j5][0][j7][j8] = 0
+				}
 			}
 		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j21][i1][i2][0], &scratch.net_max_pool_1_y[32*j21][i1][i2][0], &pNetConv2Kernel[0])
+	}
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[32*j5][6][0][0])
+	} else {
+		for j9 := range 32 {
+			for j10 := 6; j10 < 8; j10++ {
+				for j11 := range 8 {
+					for j12 := range 8 {
+						scratch.net_max_pool_1_y[j9+32*j5][j10][j11][j12] = 0
+					}
+				}
 			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						acc3 := float32(0)
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j21][i1+i4][i2+i5]
-								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								for i6 := range 8 {
-									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
-								}
-							}
-						}
-						scratch.net_conv2_y[i0+32*j21][i1][i2][i3] = acc3
+		for j14 := range 32 {
+			for j15 := 1; j15 < 6; j15++ {
+				for j16 := range 8 {
+					scratch.net_max_pool_1_y[j14+32*j5][j15][0][j16] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
+		}
+	} else {
+		for j18 := range 32 {
+			for j19 := 1; j19 < 6; j19++ {
+				for j20 := 6; j20 < 8; j20++ {
+					for j21 := range 8 {
+						scratch.net_max_pool_1_y[j18+32*j5][j19][j20][j21] = 0
 					}
 				}
 			}
@@ -3087,30 +3057,43 @@ var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
 // ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNPredictPart5 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNPredictScratch
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNPredictScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
-func (r8 *ocannlCNNPredictPart5) Part(j22 int) {
-	pNetConv2Bias, scratch := r8.pNetConv2Bias, r8.scratch
-	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+func (r7 *ocannlCNNPredictPart5) Part(j22 int) {
+	pNetConv2Kernel, scratch := r7.pNetConv2Kernel, r7.scratch
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_conv2_y[32*j22][0][0][0], &pNetConv2Bias[0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				ocannlGemm1AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_head_x[32*j22][0][0][0], &scratch.net_conv2_y[32*j22][0][0][0], &pNetConv2Bias[0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				ocannlGemm1AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j22][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0+32*j22][i1][i2]
 					for i3 := range 16 {
-						r7 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
-						if !(r7 > 0) {
-							r7 = 0
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0+32*j22][i1+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
+							}
 						}
-						net_head_xRow[i3] = r7
+						scratch.net_conv2_y[i0+32*j22][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -3124,18 +3107,55 @@ var ocannlCNNPredictPart5Records rt.Records[ocannlCNNPredictPart5]
 // ocannlCNNPredictPart6 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNPredictPart6 struct {
-	pNetHeadW *[1600]float32
-	scratch   *ocannlCNNPredictScratch
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNPredictScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r9 *ocannlCNNPredictPart6) Part(j23 int) {
-	pNetHeadW, scratch := r9.pNetHeadW, r9.scratch
+	pNetConv2Bias, scratch := r9.pNetConv2Bias, r9.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j23][i1][i2]
+					for i3 := range 16 {
+						r8 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						if !(r8 > 0) {
+							r8 = 0
+						}
+						net_head_xRow[i3] = r8
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart6Records holds the free ocannlCNNPredictPart6 records.
+var ocannlCNNPredictPart6Records rt.Records[ocannlCNNPredictPart6]
+
+// ocannlCNNPredictPart7 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart7 struct {
+	pNetHeadW *[1600]float32
+	scratch   *ocannlCNNPredictScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r10 *ocannlCNNPredictPart7) Part(j24 int) {
+	pNetHeadW, scratch := r10.pNetHeadW, r10.scratch
 	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.predict_1[32*j23][0], &pNetHeadW[0], &scratch.net_head_x[32*j23][0][0][0])
+		ocannlGemm2AVX512(&scratch.predict_1[32*j24][0], &pNetHeadW[0], &scratch.net_head_x[32*j24][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.predict_1[32*j23][0], &pNetHeadW[0], &scratch.net_head_x[32*j23][0][0][0])
+		ocannlGemm2AVX2(&scratch.predict_1[32*j24][0], &pNetHeadW[0], &scratch.net_head_x[32*j24][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -3144,17 +3164,17 @@ func (r9 *ocannlCNNPredictPart6) Part(j23 int) {
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_xRow2 := &scratch.net_head_x[i0+32*j23][i2][i3]
+						net_head_xRow2 := &scratch.net_head_x[i0+32*j24][i2][i3]
 						for i4 := range 16 {
 							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
 						}
 					}
 				}
-				scratch.predict_1[i0+32*j23][i1] = acc4
+				scratch.predict_1[i0+32*j24][i1] = acc4
 			}
 		}
 	}
 }
 
-// ocannlCNNPredictPart6Records holds the free ocannlCNNPredictPart6 records.
-var ocannlCNNPredictPart6Records rt.Records[ocannlCNNPredictPart6]
+// ocannlCNNPredictPart7Records holds the free ocannlCNNPredictPart7 records.
+var ocannlCNNPredictPart7Records rt.Records[ocannlCNNPredictPart7]

@@ -81,10 +81,10 @@ func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap13AVX512(c *float32, x0 *float32)
 
-// ocannlMap27AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
 //
@@ -241,30 +241,10 @@ func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap22AVX2(c *float32, x0 *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float32)
-
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
-//
-//go:noescape
-func ocannlMap24AVX2(c *float32)
-
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
-//
-//go:noescape
-func ocannlMap25AVX2(c *float32)
-
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
-//
-//go:noescape
-func ocannlMap26AVX2(c *float32)
-
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 4 elements.
 //

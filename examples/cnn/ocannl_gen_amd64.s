@@ -1326,9 +1326,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4528,92 +4528,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, CX
-
-row1:
-	MOVQ $0x00000008, DX
-
-e2:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+1792, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, CX
-
-row1:
-	MOVQ $0x00000010, DX
-
-e2:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+1536, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap25AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, CX
-
-row1:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+2016, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, CX
-
-row1:
-	MOVQ $0x00000002, DX
-
-e2:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+1984, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -3663,6 +3663,15 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	region := pool.Enter()
 	defer region.Leave()
 
+	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+
+	for i0 := range 2 {
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
+		for i1 := range 2 {
+			net_max_pool_1_y_1Row[i1] = 0
+		}
+	}
+
 	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
 	// 4 parts of i0 on the pool.
 	rec := ocannlLeNetTrainLossPart0Records.Get()
@@ -3684,14 +3693,6 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	*rec2 = ocannlLeNetTrainLossPart1{}
 	ocannlLeNetTrainLossPart1Records.Put(rec2)
 
-	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
-	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
-		for i1 := range 2 {
-			net_max_pool_1_y_1Row[i1] = 0
-		}
-	}
-
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -3707,35 +3708,12 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 			}
 		}
 	}
-	// float64 pointwise kernel over 24x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i4 := range 2 {
-			for i5 := range 2 {
-				ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0], &scratch.net_max_pool_1_x[0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-		for i0 := range 4 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1][i2]
-					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
-						for i3 := range 4 {
-							acc2 := net_max_pool_1_yRow[i3]
-							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-							net_max_pool_1_yRow[i3] = acc2
-						}
-					}
-				}
-			}
-		}
-	}
+	// 4 parts of i0 on the pool.
+	rec3 := ocannlLeNetTrainLossPart2Records.Get()
+	rec3.scratch = scratch
+	region.Run(rec3, 4)
+	*rec3 = ocannlLeNetTrainLossPart2{}
+	ocannlLeNetTrainLossPart2Records.Put(rec3)
 
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -3787,11 +3765,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 					net_conv2d_valid_2_yRow := &scratch.net_conv2d_valid_2_y[i0][i1][i2]
 					net_max_pool_2_xRow := &scratch.net_max_pool_2_x[i0][i1][i2]
 					for i3 := range 6 {
-						r4 := net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
-						if !(r4 > 0) {
-							r4 = 0
+						r5 := net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
+						if !(r5 > 0) {
+							r5 = 0
 						}
-						net_max_pool_2_xRow[i3] = r4
+						net_max_pool_2_xRow[i3] = r5
 					}
 				}
 			}
@@ -3807,11 +3785,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1
-	for j7 := range 4 {
-		for j8 := range 2 {
-			for j9 := range 2 {
-				for j10 := range 6 {
-					scratch.net_max_pool_2_y[j7][j8][j9][j10] = math.Inf(-1)
+	for j8 := range 4 {
+		for j9 := range 2 {
+			for j10 := range 2 {
+				for j11 := range 6 {
+					scratch.net_max_pool_2_y[j8][j9][j10][j11] = math.Inf(-1)
 				}
 			}
 		}
@@ -3876,11 +3854,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		net_dense_1_x_1Row := &scratch.net_dense_1_x_1[i0]
 		net_dense_1_xRow := &scratch.net_dense_1_x[i0]
 		for i1 := range 16 {
-			r5 := net_dense_1_x_1Row[i1] + pNetDense2B[i1]
-			if !(r5 > 0) {
-				r5 = 0
+			r6 := net_dense_1_x_1Row[i1] + pNetDense2B[i1]
+			if !(r6 > 0) {
+				r6 = 0
 			}
-			net_dense_1_xRow[i1] = r5
+			net_dense_1_xRow[i1] = r6
 		}
 	}
 
@@ -3910,11 +3888,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 		net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0]
 		net_linear_1_xRow := &scratch.net_linear_1_x[i0]
 		for i1 := range 12 {
-			r6 := net_linear_1_x_1Row[i1] + pNetDense1B[i1]
-			if !(r6 > 0) {
-				r6 = 0
+			r7 := net_linear_1_x_1Row[i1] + pNetDense1B[i1]
+			if !(r7 > 0) {
+				r7 = 0
 			}
-			net_linear_1_xRow[i1] = r6
+			net_linear_1_xRow[i1] = r7
 		}
 	}
 
@@ -4118,6 +4096,49 @@ func (r3 *ocannlLeNetTrainLossPart1) Part(j2 int) {
 
 // ocannlLeNetTrainLossPart1Records holds the free ocannlLeNetTrainLossPart1 records.
 var ocannlLeNetTrainLossPart1Records rt.Records[ocannlLeNetTrainLossPart1]
+
+// ocannlLeNetTrainLossPart2 is the task record of a loop nest of ocannlLeNetTrainLoss that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlLeNetTrainLossPart2 struct {
+	scratch *ocannlLeNetTrainLossScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 4).
+func (r4 *ocannlLeNetTrainLossPart2) Part(j7 int) {
+	scratch := r4.scratch
+	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j7][0][0][0], &scratch.net_max_pool_1_x[j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 1 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+j7][i1][i2]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+j7][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+j7][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+						for i3 := range 4 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetTrainLossPart2Records holds the free ocannlLeNetTrainLossPart2 records.
+var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 
 // ocannlLeNetBackward runs a tensor program generated by ocannlgen.
 //
@@ -4670,6 +4691,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	region := pool.Enter()
 	defer region.Leave()
 
+	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+
+	for i0 := range 2 {
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
+		for i1 := range 2 {
+			net_max_pool_1_y_1Row[i1] = 0
+		}
+	}
+
 	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
 	// 4 parts of i0 on the pool.
 	rec := ocannlLeNetBackwardPart0Records.Get()
@@ -4698,14 +4728,6 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	*rec3 = ocannlLeNetBackwardPart2{}
 	ocannlLeNetBackwardPart2Records.Put(rec3)
 
-	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
-	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
-		for i1 := range 2 {
-			net_max_pool_1_y_1Row[i1] = 0
-		}
-	}
-
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
@@ -4721,35 +4743,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			}
 		}
 	}
-	// float64 pointwise kernel over 24x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i4 := range 2 {
-			for i5 := range 2 {
-				ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0], &scratch.net_max_pool_1_x[0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-		for i0 := range 4 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1][i2]
-					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
-						for i3 := range 4 {
-							acc2 := net_max_pool_1_yRow[i3]
-							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-							net_max_pool_1_yRow[i3] = acc2
-						}
-					}
-				}
-			}
-		}
-	}
+	// 4 parts of i0 on the pool.
+	rec4 := ocannlLeNetBackwardPart3Records.Get()
+	rec4.scratch = scratch
+	region.Run(rec4, 4)
+	*rec4 = ocannlLeNetBackwardPart3{}
+	ocannlLeNetBackwardPart3Records.Put(rec4)
 
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -4821,11 +4820,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_2_x_1Row2 := &scratch.net_max_pool_2_x_1[i0][i1][i2]
 					net_max_pool_2_xRow := &scratch.net_max_pool_2_x[i0][i1][i2]
 					for i3 := range 6 {
-						r5 := net_max_pool_2_x_1Row2[i3]
-						if !(r5 > 0) {
-							r5 = 0
+						r6 := net_max_pool_2_x_1Row2[i3]
+						if !(r6 > 0) {
+							r6 = 0
 						}
-						net_max_pool_2_xRow[i3] = r5
+						net_max_pool_2_xRow[i3] = r6
 					}
 				}
 			}
@@ -4841,11 +4840,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1
-	for j8 := range 4 {
-		for j9 := range 2 {
-			for j10 := range 2 {
-				for j11 := range 6 {
-					scratch.net_max_pool_2_y[j8][j9][j10][j11] = math.Inf(-1)
+	for j9 := range 4 {
+		for j10 := range 2 {
+			for j11 := range 2 {
+				for j12 := range 6 {
+					scratch.net_max_pool_2_y[j9][j10][j11][j12] = math.Inf(-1)
 				}
 			}
 		}
@@ -4919,11 +4918,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_dense_1_x_2Row2 := &scratch.net_dense_1_x_2[i0]
 		net_dense_1_xRow := &scratch.net_dense_1_x[i0]
 		for i1 := range 16 {
-			r6 := net_dense_1_x_2Row2[i1]
-			if !(r6 > 0) {
-				r6 = 0
+			r7 := net_dense_1_x_2Row2[i1]
+			if !(r7 > 0) {
+				r7 = 0
 			}
-			net_dense_1_xRow[i1] = r6
+			net_dense_1_xRow[i1] = r7
 		}
 	}
 
@@ -4962,11 +4961,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0]
 		net_linear_1_xRow := &scratch.net_linear_1_x[i0]
 		for i1 := range 12 {
-			r7 := net_linear_1_x_2Row2[i1]
-			if !(r7 > 0) {
-				r7 = 0
+			r8 := net_linear_1_x_2Row2[i1]
+			if !(r8 > 0) {
+				r8 = 0
 			}
-			net_linear_1_xRow[i1] = r7
+			net_linear_1_xRow[i1] = r8
 		}
 	}
 
@@ -5203,15 +5202,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
-			var r8 float64
+			var r9 float64
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r8 = 1
+				r9 = 1
 			}
-			r9 := float64(0)
-			if r8 != 0 {
-				r9 = train_cross_entropy_1_m_gradV
+			r10 := float64(0)
+			if r9 != 0 {
+				r10 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r9
+			train_cross_entropy_1_logits_gradRow2[i1] += r10
 		}
 	}
 
@@ -5290,15 +5289,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0]
 		net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0]
 		for i1 := range 12 {
-			var r10 float64
+			var r11 float64
 			if 0 < net_linear_1_x_2Row3[i1] {
-				r10 = 1
+				r11 = 1
 			}
-			r11 := float64(0)
-			if r10 != 0 {
-				r11 = net_linear_1_x_gradRow2[i1]
+			r12 := float64(0)
+			if r11 != 0 {
+				r12 = net_linear_1_x_gradRow2[i1]
 			}
-			net_linear_1_x_2_gradRow[i1] += r11
+			net_linear_1_x_2_gradRow[i1] += r12
 		}
 	}
 
@@ -5388,15 +5387,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_dense_1_x_gradRow2 := &scratch.net_dense_1_x_grad[i0]
 		net_dense_1_x_2_gradRow := &scratch.net_dense_1_x_2_grad[i0]
 		for i1 := range 16 {
-			var r12 float64
+			var r13 float64
 			if 0 < net_dense_1_x_2Row3[i1] {
-				r12 = 1
+				r13 = 1
 			}
-			r13 := float64(0)
-			if r12 != 0 {
-				r13 = net_dense_1_x_gradRow2[i1]
+			r14 := float64(0)
+			if r13 != 0 {
+				r14 = net_dense_1_x_gradRow2[i1]
 			}
-			net_dense_1_x_2_gradRow[i1] += r13
+			net_dense_1_x_2_gradRow[i1] += r14
 		}
 	}
 
@@ -5488,15 +5487,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						net_max_pool_2_y_1Row2 := &scratch.net_max_pool_2_y_1[i4]
 						net_max_pool_2_x_gradRow := &scratch.net_max_pool_2_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r14 float64
+							var r15 float64
 							if net_max_pool_2_yV == (net_max_pool_2_xRow4[2*i2+i5][i3] + net_max_pool_2_y_1Row2[i5]) {
-								r14 = 1
+								r15 = 1
 							}
-							r15 := float64(0)
-							if r14 != 0 {
-								r15 = net_max_pool_2_y_gradV
+							r16 := float64(0)
+							if r15 != 0 {
+								r16 = net_max_pool_2_y_gradV
 							}
-							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r15
+							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r16
 						}
 					}
 				}
@@ -5517,15 +5516,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_2_x_gradRow2 := &scratch.net_max_pool_2_x_grad[i0][i1][i2]
 					net_max_pool_2_x_1_gradRow := &scratch.net_max_pool_2_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
-						var r16 float64
+						var r17 float64
 						if 0 < net_max_pool_2_x_1Row3[i3] {
-							r16 = 1
+							r17 = 1
 						}
-						r17 := float64(0)
-						if r16 != 0 {
-							r17 = net_max_pool_2_x_gradRow2[i3]
+						r18 := float64(0)
+						if r17 != 0 {
+							r18 = net_max_pool_2_x_gradRow2[i3]
 						}
-						net_max_pool_2_x_1_gradRow[i3] += r17
+						net_max_pool_2_x_1_gradRow[i3] += r18
 					}
 				}
 			}
@@ -5577,21 +5576,21 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 4 parts of i0 on the pool.
-	rec4 := ocannlLeNetBackwardPart3Records.Get()
-	rec4.pNetConv2dValid2Kernel = pNetConv2dValid2Kernel
-	rec4.scratch = scratch
-	region.Run(rec4, 4)
-	*rec4 = ocannlLeNetBackwardPart3{}
-	ocannlLeNetBackwardPart3Records.Put(rec4)
+	rec5 := ocannlLeNetBackwardPart4Records.Get()
+	rec5.pNetConv2dValid2Kernel = pNetConv2dValid2Kernel
+	rec5.scratch = scratch
+	region.Run(rec5, 4)
+	*rec5 = ocannlLeNetBackwardPart4{}
+	ocannlLeNetBackwardPart4Records.Put(rec5)
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
 	// 6 parts of i3 on the pool.
-	rec5 := ocannlLeNetBackwardPart4Records.Get()
-	rec5.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
-	rec5.scratch = scratch
-	region.Run(rec5, 6)
-	*rec5 = ocannlLeNetBackwardPart4{}
-	ocannlLeNetBackwardPart4Records.Put(rec5)
+	rec6 := ocannlLeNetBackwardPart5Records.Get()
+	rec6.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
+	rec6.scratch = scratch
+	region.Run(rec6, 6)
+	*rec6 = ocannlLeNetBackwardPart5{}
+	ocannlLeNetBackwardPart5Records.Put(rec6)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	for i0 := range 4 {
@@ -5605,15 +5604,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
 						net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r20 float64
+							var r21 float64
 							if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-								r20 = 1
+								r21 = 1
 							}
-							r21 := float64(0)
-							if r20 != 0 {
-								r21 = net_max_pool_1_y_gradV
+							r22 := float64(0)
+							if r21 != 0 {
+								r22 = net_max_pool_1_y_gradV
 							}
-							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r21
+							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r22
 						}
 					}
 				}
@@ -5634,15 +5633,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r22 float64
+						var r23 float64
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r22 = 1
+							r23 = 1
 						}
-						r23 := float64(0)
-						if r22 != 0 {
-							r23 = net_max_pool_1_x_gradRow2[i3]
+						r24 := float64(0)
+						if r23 != 0 {
+							r24 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r23
+						net_max_pool_1_x_1_gradRow[i3] += r24
 					}
 				}
 			}
@@ -5877,20 +5876,63 @@ var ocannlLeNetBackwardPart2Records rt.Records[ocannlLeNetBackwardPart2]
 // ocannlLeNetBackwardPart3 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlLeNetBackwardPart3 struct {
+	scratch *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 4).
+func (r5 *ocannlLeNetBackwardPart3) Part(j8 int) {
+	scratch := r5.scratch
+	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j8][0][0][0], &scratch.net_max_pool_1_x[j8][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 1 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+j8][i1][i2]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+j8][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+j8][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+						for i3 := range 4 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetBackwardPart3Records holds the free ocannlLeNetBackwardPart3 records.
+var ocannlLeNetBackwardPart3Records rt.Records[ocannlLeNetBackwardPart3]
+
+// ocannlLeNetBackwardPart4 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlLeNetBackwardPart4 struct {
 	pNetConv2dValid2Kernel *[216]float64
 	scratch                *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j12 of the nest (0 <= j12 < 4).
-func (r18 *ocannlLeNetBackwardPart3) Part(j12 int) {
-	pNetConv2dValid2Kernel, scratch := r18.pNetConv2dValid2Kernel, r18.scratch
+// Part runs part j13 of the nest (0 <= j13 < 4).
+func (r19 *ocannlLeNetBackwardPart4) Part(j13 int) {
+	pNetConv2dValid2Kernel, scratch := r19.pNetConv2dValid2Kernel, r19.scratch
 	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j12][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j12][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j13][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j13][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
 					}
 				}
 			}
@@ -5900,11 +5942,11 @@ func (r18 *ocannlLeNetBackwardPart3) Part(j12 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_conv2d_valid_2_y_gradV := scratch.net_conv2d_valid_2_y_grad[i0+j12][i1][i2][i3]
+						net_conv2d_valid_2_y_gradV := scratch.net_conv2d_valid_2_y_grad[i0+j13][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j12][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j13][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2d_valid_2_y_gradV * pNetConv2dValid2KernelRow2[i6]
 								}
@@ -5917,26 +5959,26 @@ func (r18 *ocannlLeNetBackwardPart3) Part(j12 int) {
 	}
 }
 
-// ocannlLeNetBackwardPart3Records holds the free ocannlLeNetBackwardPart3 records.
-var ocannlLeNetBackwardPart3Records rt.Records[ocannlLeNetBackwardPart3]
+// ocannlLeNetBackwardPart4Records holds the free ocannlLeNetBackwardPart4 records.
+var ocannlLeNetBackwardPart4Records rt.Records[ocannlLeNetBackwardPart4]
 
-// ocannlLeNetBackwardPart4 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
+// ocannlLeNetBackwardPart5 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlLeNetBackwardPart4 struct {
+type ocannlLeNetBackwardPart5 struct {
 	gNetConv2dValid2Kernel *[216]float64
 	scratch                *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j13 of the nest (0 <= j13 < 6).
-func (r19 *ocannlLeNetBackwardPart4) Part(j13 int) {
-	gNetConv2dValid2Kernel, scratch := r19.gNetConv2dValid2Kernel, r19.scratch
+// Part runs part j14 of the nest (0 <= j14 < 6).
+func (r20 *ocannlLeNetBackwardPart5) Part(j14 int) {
+	gNetConv2dValid2Kernel, scratch := r20.gNetConv2dValid2Kernel, r20.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j13+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j13])
+						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j14+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j14])
 					}
 				}
 			}
@@ -5946,11 +5988,11 @@ func (r19 *ocannlLeNetBackwardPart4) Part(j13 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_conv2d_valid_2_y_gradV2 := scratch.net_conv2d_valid_2_y_grad[i0][i1][i2][i3+j13]
+						net_conv2d_valid_2_y_gradV2 := scratch.net_conv2d_valid_2_y_grad[i0][i1][i2][i3+j14]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j13+12*i4+4*i5 : 36*i3+36*j13+12*i4+4*i5+4])
+								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j14+12*i4+4*i5 : 36*i3+36*j14+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2d_valid_2_y_gradV2
 								}
@@ -5963,8 +6005,8 @@ func (r19 *ocannlLeNetBackwardPart4) Part(j13 int) {
 	}
 }
 
-// ocannlLeNetBackwardPart4Records holds the free ocannlLeNetBackwardPart4 records.
-var ocannlLeNetBackwardPart4Records rt.Records[ocannlLeNetBackwardPart4]
+// ocannlLeNetBackwardPart5Records holds the free ocannlLeNetBackwardPart5 records.
+var ocannlLeNetBackwardPart5Records rt.Records[ocannlLeNetBackwardPart5]
 
 // ocannlLeNetPredict runs a tensor program generated by ocannlgen.
 //
@@ -6227,7 +6269,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	if ocannlAVX2 {
 		for i3 := range 2 {
 			for i4 := range 2 {
-				ocannlMap13AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
+				ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
 			}
 		}
 	} else {
@@ -6813,9 +6855,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
 	// float64 pointwise kernel over 128 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap13AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap13AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -6845,7 +6887,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
 			for j4 := range 7 {
@@ -6862,7 +6904,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -7872,9 +7914,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap16AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap16AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7893,11 +7935,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap18AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap17AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap18AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap17AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -7957,9 +7999,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap16AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap16AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7977,9 +8019,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap18AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap18AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8009,7 +8051,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap14AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j17 := range 2 {
 			for j18 := range 7 {
@@ -8026,7 +8068,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap15AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -8670,16 +8712,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	*rec = ocannlVGGBackwardPart0{}
 	ocannlVGGBackwardPart0Records.Put(rec)
 
-	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
-	// 6 parts of i3 on the pool.
-	rec2 := ocannlVGGBackwardPart1Records.Get()
-	rec2.gNetVggBlock1Conv2d1Kernel = gNetVggBlock1Conv2d1Kernel
-	rec2.scratch = scratch
-	region.Run(rec2, 6)
-	*rec2 = ocannlVGGBackwardPart1{}
-	ocannlVGGBackwardPart1Records.Put(rec2)
-
 	// backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
+
 	for j41 := range 2 {
 		for j42 := range 7 {
 			for j43 := range 6 {
@@ -8687,6 +8721,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
+
 	for j44 := range 2 {
 		for j45 := 5; j45 < 7; j45++ {
 			for j46 := range 7 {
@@ -8696,6 +8731,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
+
 	for j48 := range 2 {
 		for j49 := 1; j49 < 5; j49++ {
 			for j50 := range 6 {
@@ -8703,6 +8739,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
+
 	for j51 := range 2 {
 		for j52 := 1; j52 < 5; j52++ {
 			for j53 := 5; j53 < 7; j53++ {
@@ -8712,9 +8749,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
+
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap19AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_vgg_block_1_conv2d_1_x_1_grad = [2][4][4][6]float64{}
 		for i0 := range 2 {
@@ -8740,6 +8779,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#2/y.grad
+
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -8753,7 +8793,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#2.bias.grad
+
 	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
 		ocannlReduce15AVX2(&gNetVggBlock1Conv2d2Bias[0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
@@ -8777,7 +8819,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.max_pool#1/y.grad
+
 	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -8809,100 +8853,87 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
+	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
+	// 6 parts of i3 on the pool.
+	rec2 := ocannlVGGBackwardPart1Records.Get()
+	rec2.gNetVggBlock1Conv2d1Kernel = gNetVggBlock1Conv2d1Kernel
+	rec2.scratch = scratch
+
 	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				for i3 := range 6 {
-					for i4 := range 3 {
-						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 6 {
-						net_vgg_block_1_conv2d_2_y_gradV2 := scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_vgg_block_2_max_pool_1_yRow3 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								for i6 := range 4 {
-									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_2_y_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 6 parts of i3 on the pool.
+	rec3 := ocannlVGGBackwardPart2Records.Get()
+	rec3.gNetVggBlock1Conv2d2Kernel = gNetVggBlock1Conv2d2Kernel
+	rec3.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(6, rec2, rec3)
+	*rec2 = ocannlVGGBackwardPart1{}
+	ocannlVGGBackwardPart1Records.Put(rec2)
+	*rec3 = ocannlVGGBackwardPart2{}
+	ocannlVGGBackwardPart2Records.Put(rec3)
 
 	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.vgg_block#2.max_pool#1/x.grad
-	for j55 := range 2 {
-		for j56 := range 7 {
-			for j57 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j55][0][j56][j57] = math.Inf(-1)
+	for j56 := range 2 {
+		for j57 := range 7 {
+			for j58 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j56][0][j57][j58] = math.Inf(-1)
 			}
 		}
 	}
-	for j58 := range 2 {
-		for j59 := 5; j59 < 7; j59++ {
-			for j60 := range 7 {
-				for j61 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j58][j59][j60][j61] = math.Inf(-1)
+	for j59 := range 2 {
+		for j60 := 5; j60 < 7; j60++ {
+			for j61 := range 7 {
+				for j62 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j59][j60][j61][j62] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j62 := range 2 {
-		for j63 := 1; j63 < 5; j63++ {
-			for j64 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j62][j63][0][j64] = math.Inf(-1)
+	for j63 := range 2 {
+		for j64 := 1; j64 < 5; j64++ {
+			for j65 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j63][j64][0][j65] = math.Inf(-1)
 			}
 		}
 	}
-	for j65 := range 2 {
-		for j66 := 1; j66 < 5; j66++ {
-			for j67 := 5; j67 < 7; j67++ {
-				for j68 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j65][j66][j67][j68] = math.Inf(-1)
+	for j66 := range 2 {
+		for j67 := 1; j67 < 5; j67++ {
+			for j68 := 5; j68 < 7; j68++ {
+				for j69 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j66][j67][j68][j69] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j69 := range 2 {
-		for j70 := range 7 {
-			for j71 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j69][0][j70][j71] = 0
+	for j70 := range 2 {
+		for j71 := range 7 {
+			for j72 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j70][0][j71][j72] = 0
 			}
 		}
 	}
-	for j72 := range 2 {
-		for j73 := 5; j73 < 7; j73++ {
-			for j74 := range 7 {
-				for j75 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j72][j73][j74][j75] = 0
+	for j73 := range 2 {
+		for j74 := 5; j74 < 7; j74++ {
+			for j75 := range 7 {
+				for j76 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j73][j74][j75][j76] = 0
 				}
 			}
 		}
 	}
-	for j76 := range 2 {
-		for j77 := 1; j77 < 5; j77++ {
-			for j78 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j76][j77][0][j78] = 0
+	for j77 := range 2 {
+		for j78 := 1; j78 < 5; j78++ {
+			for j79 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j77][j78][0][j79] = 0
 			}
 		}
 	}
-	for j79 := range 2 {
-		for j80 := 1; j80 < 5; j80++ {
-			for j81 := 5; j81 < 7; j81++ {
-				for j82 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j79][j80][j81][j82] = 0
+	for j80 := range 2 {
+		for j81 := 1; j81 < 5; j81++ {
+			for j82 := 5; j82 < 7; j82++ {
+				for j83 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j80][j81][j82][j83] = 0
 				}
 			}
 		}
@@ -8918,15 +8949,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						net_vgg_block_2_max_pool_1_y_1Row2 := &scratch.net_vgg_block_2_max_pool_1_y_1[i4]
 						net_vgg_block_2_max_pool_1_x_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r15 float64
+							var r16 float64
 							if net_vgg_block_2_max_pool_1_yV == (net_vgg_block_2_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_2_max_pool_1_y_1Row2[i5]) {
-								r15 = 1
+								r16 = 1
 							}
-							r16 := float64(0)
-							if r15 != 0 {
-								r16 = net_vgg_block_2_max_pool_1_y_gradV
+							r17 := float64(0)
+							if r16 != 0 {
+								r17 = net_vgg_block_2_max_pool_1_y_gradV
 							}
-							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r16
+							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r17
 						}
 					}
 				}
@@ -8937,7 +8968,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap20AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_max_pool_1_x_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -8947,15 +8978,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					net_vgg_block_2_max_pool_1_x_gradRow2 := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_x_1_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r17 float64
+						var r18 float64
 						if 0 < net_vgg_block_2_max_pool_1_x_1Row3[i3] {
-							r17 = 1
+							r18 = 1
 						}
-						r18 := float64(0)
-						if r17 != 0 {
-							r18 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
+						r19 := float64(0)
+						if r18 != 0 {
+							r19 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r18
+						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r19
 					}
 				}
 			}
@@ -8965,7 +8996,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap21AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -9009,59 +9040,56 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.conv2d#1/x.grad
 	// 2 parts of i0 on the pool.
-	rec3 := ocannlVGGBackwardPart2Records.Get()
-	rec3.pNetVggBlock2Conv2d1Kernel = pNetVggBlock2Conv2d1Kernel
-	rec3.scratch = scratch
-	region.Run(rec3, 2)
-	*rec3 = ocannlVGGBackwardPart2{}
-	ocannlVGGBackwardPart2Records.Put(rec3)
-
-	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
-	// 4 parts of i3 on the pool.
 	rec4 := ocannlVGGBackwardPart3Records.Get()
-	rec4.gNetVggBlock2Conv2d1Kernel = gNetVggBlock2Conv2d1Kernel
+	rec4.pNetVggBlock2Conv2d1Kernel = pNetVggBlock2Conv2d1Kernel
 	rec4.scratch = scratch
-	region.Run(rec4, 4)
+	region.Run(rec4, 2)
 	*rec4 = ocannlVGGBackwardPart3{}
 	ocannlVGGBackwardPart3Records.Put(rec4)
 
 	// backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
-	for j85 := range 2 {
-		for j86 := range 11 {
-			for j87 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j85][0][j86][j87] = 0
+
+	for j86 := range 2 {
+		for j87 := range 11 {
+			for j88 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j86][0][j87][j88] = 0
 			}
 		}
 	}
-	for j88 := range 2 {
-		for j89 := 9; j89 < 11; j89++ {
-			for j90 := range 11 {
-				for j91 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j88][j89][j90][j91] = 0
+
+	for j89 := range 2 {
+		for j90 := 9; j90 < 11; j90++ {
+			for j91 := range 11 {
+				for j92 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j89][j90][j91][j92] = 0
 				}
 			}
 		}
 	}
-	for j92 := range 2 {
-		for j93 := 1; j93 < 9; j93++ {
-			for j94 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j92][j93][0][j94] = 0
+
+	for j93 := range 2 {
+		for j94 := 1; j94 < 9; j94++ {
+			for j95 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j93][j94][0][j95] = 0
 			}
 		}
 	}
-	for j95 := range 2 {
-		for j96 := 1; j96 < 9; j96++ {
-			for j97 := 9; j97 < 11; j97++ {
-				for j98 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j95][j96][j97][j98] = 0
+
+	for j96 := range 2 {
+		for j97 := 1; j97 < 9; j97++ {
+			for j98 := 9; j98 < 11; j98++ {
+				for j99 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j96][j97][j98][j99] = 0
 				}
 			}
 		}
 	}
+
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap23AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap22AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_x_1_grad = [2][8][8][4]float64{}
@@ -9072,15 +9100,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					net_vgg_block_2_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_vgg_block_2_conv2d_1_x_1_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r21 float64
+						var r22 float64
 						if 0 < net_vgg_block_2_conv2d_1_x_1Row3[i3] {
-							r21 = 1
+							r22 = 1
 						}
-						r22 := float64(0)
-						if r21 != 0 {
-							r22 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
+						r23 := float64(0)
+						if r22 != 0 {
+							r23 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r22
+						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r23
 					}
 				}
 			}
@@ -9088,9 +9116,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
+
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlMap21AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_2_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -9107,7 +9137,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
+
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
 		ocannlReduce19AVX2(&gNetVggBlock2Conv2d2Bias[0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
@@ -9132,14 +9164,25 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
+	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
 	// 4 parts of i3 on the pool.
 	rec5 := ocannlVGGBackwardPart4Records.Get()
-	rec5.gNetVggBlock2Conv2d2Kernel = gNetVggBlock2Conv2d2Kernel
+	rec5.gNetVggBlock2Conv2d1Kernel = gNetVggBlock2Conv2d1Kernel
 	rec5.scratch = scratch
-	region.Run(rec5, 4)
+
+	// backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
+	// 4 parts of i3 on the pool.
+	rec6 := ocannlVGGBackwardPart5Records.Get()
+	rec6.gNetVggBlock2Conv2d2Kernel = gNetVggBlock2Conv2d2Kernel
+	rec6.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(4, rec5, rec6)
 	*rec5 = ocannlVGGBackwardPart4{}
 	ocannlVGGBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlVGGBackwardPart5{}
+	ocannlVGGBackwardPart5Records.Put(rec6)
 }
 
 // ocannlVGGBackwardScratch holds the local arrays of ocannlVGGBackward too large for the stack. Their
@@ -9288,39 +9331,39 @@ func (r12 *ocannlVGGBackwardPart1) Part(j40 int) {
 // ocannlVGGBackwardPart1Records holds the free ocannlVGGBackwardPart1 records.
 var ocannlVGGBackwardPart1Records rt.Records[ocannlVGGBackwardPart1]
 
-// ocannlVGGBackwardPart2 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlVGGBackwardPart2 is the task record of a loop nest of ocannlVGGBackward that runs in 6 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlVGGBackwardPart2 struct {
-	pNetVggBlock2Conv2d1Kernel *[144]float64
+	gNetVggBlock1Conv2d2Kernel *[216]float64
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 2).
-func (r19 *ocannlVGGBackwardPart2) Part(j83 int) {
-	pNetVggBlock2Conv2d1Kernel, scratch := r19.pNetVggBlock2Conv2d1Kernel, r19.scratch
+// Part runs part j55 of the nest (0 <= j55 < 6).
+func (r15 *ocannlVGGBackwardPart2) Part(j55 int) {
+	gNetVggBlock1Conv2d2Kernel, scratch := r15.gNetVggBlock1Conv2d2Kernel, r15.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i0 := range 1 {
-			for i1 := range 8 {
-				for i2 := range 8 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j83][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j83][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j55+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3+j55])
 					}
 				}
 			}
 		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_y_gradV := scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j83][i1][i2][i3]
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_vgg_block_1_conv2d_2_y_gradV2 := scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3+j55]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j83][i1+i4][i2+i5]
+								net_vgg_block_2_max_pool_1_yRow3 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
+								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+36*j55+12*i4+4*i5 : 36*i3+36*j55+12*i4+4*i5+4])
 								for i6 := range 4 {
-									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_conv2d_1_y_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
+									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_2_y_gradV2
 								}
 							}
 						}
@@ -9334,39 +9377,39 @@ func (r19 *ocannlVGGBackwardPart2) Part(j83 int) {
 // ocannlVGGBackwardPart2Records holds the free ocannlVGGBackwardPart2 records.
 var ocannlVGGBackwardPart2Records rt.Records[ocannlVGGBackwardPart2]
 
-// ocannlVGGBackwardPart3 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlVGGBackwardPart3 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlVGGBackwardPart3 struct {
-	gNetVggBlock2Conv2d1Kernel *[144]float64
+	pNetVggBlock2Conv2d1Kernel *[144]float64
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 4).
+// Part runs part j84 of the nest (0 <= j84 < 2).
 func (r20 *ocannlVGGBackwardPart3) Part(j84 int) {
-	gNetVggBlock2Conv2d1Kernel, scratch := r20.gNetVggBlock2Conv2d1Kernel, r20.scratch
-	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	pNetVggBlock2Conv2d1Kernel, scratch := r20.pNetVggBlock2Conv2d1Kernel, r20.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 8 {
-				for i3 := range 1 {
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j84+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j84])
+						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j84][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j84][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
 		}
 	} else {
-		for i0 := range 2 {
+		for i0 := range 1 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					for i3 := range 1 {
-						net_vgg_block_2_conv2d_1_y_gradV2 := scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3+j84]
+					for i3 := range 4 {
+						net_vgg_block_2_conv2d_1_y_gradV := scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j84][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j84+12*i4+4*i5 : 36*i3+36*j84+12*i4+4*i5+4])
+								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j84][i1+i4][i2+i5]
 								for i6 := range 4 {
-									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_conv2d_1_y_gradV2
+									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_conv2d_1_y_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
 								}
 							}
 						}
@@ -9383,20 +9426,20 @@ var ocannlVGGBackwardPart3Records rt.Records[ocannlVGGBackwardPart3]
 // ocannlVGGBackwardPart4 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
 type ocannlVGGBackwardPart4 struct {
-	gNetVggBlock2Conv2d2Kernel *[72]float64
+	gNetVggBlock2Conv2d1Kernel *[144]float64
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 4).
-func (r23 *ocannlVGGBackwardPart4) Part(j99 int) {
-	gNetVggBlock2Conv2d2Kernel, scratch := r23.gNetVggBlock2Conv2d2Kernel, r23.scratch
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+// Part runs part j85 of the nest (0 <= j85 < 4).
+func (r21 *ocannlVGGBackwardPart4) Part(j85 int) {
+	gNetVggBlock2Conv2d1Kernel, scratch := r21.gNetVggBlock2Conv2d1Kernel, r21.scratch
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j99+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j99])
+						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j85+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j85])
 					}
 				}
 			}
@@ -9406,13 +9449,13 @@ func (r23 *ocannlVGGBackwardPart4) Part(j99 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 1 {
-						net_vgg_block_2_conv2d_2_y_gradV := scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3+j99]
+						net_vgg_block_2_conv2d_1_y_gradV2 := scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3+j85]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j99+6*i4+2*i5 : 18*i3+18*j99+6*i4+2*i5+2])
-								for i6 := range 2 {
-									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_2_y_gradV
+								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
+								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j85+12*i4+4*i5 : 36*i3+36*j85+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_conv2d_1_y_gradV2
 								}
 							}
 						}
@@ -9425,6 +9468,52 @@ func (r23 *ocannlVGGBackwardPart4) Part(j99 int) {
 
 // ocannlVGGBackwardPart4Records holds the free ocannlVGGBackwardPart4 records.
 var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
+
+// ocannlVGGBackwardPart5 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlVGGBackwardPart5 struct {
+	gNetVggBlock2Conv2d2Kernel *[72]float64
+	scratch                    *ocannlVGGBackwardScratch
+}
+
+// Part runs part j100 of the nest (0 <= j100 < 4).
+func (r24 *ocannlVGGBackwardPart5) Part(j100 int) {
+	gNetVggBlock2Conv2d2Kernel, scratch := r24.gNetVggBlock2Conv2d2Kernel, r24.scratch
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j100+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j100])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 1 {
+						net_vgg_block_2_conv2d_2_y_gradV := scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3+j100]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
+								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j100+6*i4+2*i5 : 18*i3+18*j100+6*i4+2*i5+2])
+								for i6 := range 2 {
+									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_2_y_gradV
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlVGGBackwardPart5Records holds the free ocannlVGGBackwardPart5 records.
+var ocannlVGGBackwardPart5Records rt.Records[ocannlVGGBackwardPart5]
 
 // ocannlResNetTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -9827,9 +9916,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap23AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap23AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10606,9 +10695,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap16AVX512(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap16AVX2(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -10627,11 +10716,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap18AVX512(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
+			ocannlMap17AVX512(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap18AVX2(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
+			ocannlMap17AVX2(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -10691,9 +10780,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap24AVX512(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap24AVX2(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10794,9 +10883,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(add(x0,x1),add(x2,x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap25AVX512(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap25AVX2(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10815,9 +10904,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap26AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap26AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11175,7 +11264,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
+		ocannlMap27AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11194,7 +11283,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap28AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11222,7 +11311,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_main_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11241,7 +11330,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_shortcut_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11260,7 +11349,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_3_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11358,7 +11447,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_2_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11511,7 +11600,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap30AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_block_1_h_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11539,7 +11628,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_1_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11598,6 +11687,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	ocannlResNetBackwardPart1Records.Put(rec2)
 
 	// backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
+
 	for j29 := range 2 {
 		for j30 := range 11 {
 			for j31 := range 4 {
@@ -11605,6 +11695,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
+
 	for j32 := range 2 {
 		for j33 := 9; j33 < 11; j33++ {
 			for j34 := range 11 {
@@ -11614,6 +11705,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
+
 	for j36 := range 2 {
 		for j37 := 1; j37 < 9; j37++ {
 			for j38 := range 4 {
@@ -11621,6 +11713,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
+
 	for j39 := range 2 {
 		for j40 := 1; j40 < 9; j40++ {
 			for j41 := 9; j41 < 11; j41++ {
@@ -11630,10 +11723,12 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
+
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap23AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap22AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_stem_1_grad = [2][8][8][4]float64{}
@@ -11660,9 +11755,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
+
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
+		ocannlMap21AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -11679,7 +11776,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
+
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+
 	if ocannlAVX2 {
 		ocannlReduce19AVX2(&gNetConv2d1Bias[0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else {
@@ -11705,7 +11804,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+
 	// float64 m-vector kernel M=4 N=3x3 K=8x8x2: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
+
 	if ocannlAVX2 {
 		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.imagesPad[0][0][0][0])
 	} else {
@@ -13122,9 +13223,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap31AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap31AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -13652,9 +13753,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
 	// float64 pointwise kernel over 72 rows of 5 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap32AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap32AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14400,9 +14501,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap33AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap33AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14420,9 +14521,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap34AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap34AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14815,7 +14916,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap35AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14842,7 +14943,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap36AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14942,7 +15043,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap37AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -16296,7 +16397,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap38AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -16834,7 +16935,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap38AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -17301,7 +17402,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap39AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -20149,7 +20250,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap38AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -20720,7 +20821,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap38AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21220,7 +21321,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap39AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -25259,7 +25360,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap40AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -25805,7 +25906,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap40AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -27436,7 +27537,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap40AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -27982,7 +28083,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap40AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -31131,7 +31232,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap41AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
 			net_y_gradRow := &net_y_grad[i0]

@@ -6057,9 +6057,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6082,9 +6082,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6106,9 +6106,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float64, x0 *float64)
+// func ocannlMap17AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6132,9 +6132,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float64, x0 *float64)
+// func ocannlMap18AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6152,9 +6152,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6186,9 +6186,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6210,9 +6210,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6243,9 +6243,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float64, x0 *float64)
+// func ocannlMap26AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6263,9 +6263,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float64, x0 *float64)
+// func ocannlMap31AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6288,9 +6288,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6313,9 +6313,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6337,9 +6337,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float64, x0 *float64)
+// func ocannlMap34AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -12501,7 +12501,7 @@ TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
 	VBROADCASTSD (DX), Y0
-	MOVQ         $0x00000018, DX
+	MOVQ         $0x00000006, DX
 
 rowb1:
 	MOVQ $0x00000006, BX
@@ -12805,42 +12805,6 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	VBROADCASTSD (DX), Y0
-	MOVQ         $0x00000006, DX
-
-rowb1:
-	MOVQ $0x00000006, BX
-
-row2:
-	VMOVUPS   (CX), Y1
-	VADDPD    Y0, Y1, Y1
-	VMOVUPS   (AX), Y2
-	VMAXPD    Y1, Y2, Y3
-	VMAXPD    Y2, Y1, Y4
-	VANDPD    Y4, Y3, Y3
-	VCMPPD    $0x03, Y1, Y2, Y4
-	VADDPD    Y1, Y2, Y1
-	VBLENDVPD Y4, Y1, Y3, Y1
-	VMOVUPS   Y1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row2
-	ADDQ      $+384, CX
-	DECQ      DX
-	JNZ       rowb1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000080, BX
 
@@ -12859,9 +12823,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float64)
+// func ocannlMap14AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
@@ -12876,9 +12840,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12913,9 +12877,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12937,9 +12901,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64)
+// func ocannlMap17AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12963,9 +12927,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float64, x0 *float64)
+// func ocannlMap18AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12983,9 +12947,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13022,9 +12986,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13049,9 +13013,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64)
+// func ocannlMap21AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13069,9 +13033,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13102,9 +13066,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13141,9 +13105,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13170,9 +13134,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13208,9 +13172,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float64, x0 *float64)
+// func ocannlMap26AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13228,9 +13192,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float64, x0 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13260,9 +13224,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13287,9 +13251,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float64, x0 *float64)
+// func ocannlMap29AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13307,9 +13271,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13346,9 +13310,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float64, x0 *float64)
+// func ocannlMap31AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13366,9 +13330,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13399,9 +13363,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13430,9 +13394,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float64, x0 *float64)
+// func ocannlMap34AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13450,9 +13414,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13477,9 +13441,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float64, x0 *float64)
+// func ocannlMap36AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13497,9 +13461,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13547,9 +13511,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13561,6 +13525,141 @@ row1:
 	VBROADCASTSD (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap38AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap38AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap38AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap38AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap38AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap38AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap38AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap38AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap38AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap39AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x0000000c, DX
+
+e1:
+	VMOVUPS      (CX), Y0
 	VMOVUPD      ocannlMap39AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
 	VMOVUPD      ocannlMap39AVX2Consts<>+32(SB), Y1
@@ -13597,9 +13696,8 @@ row1:
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	ADDQ         $+8, DX
-	DECQ         BX
-	JNZ          row1
+	DECQ         DX
+	JNZ          e1
 	VZEROUPPER
 	RET
 
@@ -13692,7 +13790,7 @@ TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x0000000c, DX
+	MOVQ         $0x00000008, DX
 
 e1:
 	VMOVUPS      (CX), Y0
@@ -13820,142 +13918,8 @@ DATA ocannlMap40AVX2Consts<>+632(SB)/8, $0x00000000000003ff
 GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $640
 
 // func ocannlMap41AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000008, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap41AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap41AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap41AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap41AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap41AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap41AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap41AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap41AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap41AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap41AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap41AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap41AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap41AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap41AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap41AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap41AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap41AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap41AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap41AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap41AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap41AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap41AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap41AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap41AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap41AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap41AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap41AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap41AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap41AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap41AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap41AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap41AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap41AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap41AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap41AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap41AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap41AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap41AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap41AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap41AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap41AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap41AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap41AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap41AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap41AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap41AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap41AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap41AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap41AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap41AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap41AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap41AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap41AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap41AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap41AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap41AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap41AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap41AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap41AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap41AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap41AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap41AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap41AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap41AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap41AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap41AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap41AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap41AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap41AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap41AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap41AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap41AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap41AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap41AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap41AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap41AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap41AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap41AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap41AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap41AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap41AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap41AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap41AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap41AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap41AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap41AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap41AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap41AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap41AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap41AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap41AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap41AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap41AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap42AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
