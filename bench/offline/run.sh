@@ -11,7 +11,9 @@
 # AB=FILE (another commit's bench binary, built with
 # `go build -ldflags='-s -w' -o FILE .` in its bench/) alternates its
 # thread-scaling run with the kit's, three turns each (an A/B on the
-# same CPUs within minutes).
+# same CPUs within minutes); TURNS=N runs the thread-scaling table N
+# times (default 1, or 3 with AB), REPS=N sets its turns per
+# implementation (default 5).
 set -u
 R=$PWD
 K=$(mktemp -d)
@@ -100,14 +102,14 @@ if [ -z "${NOBENCH1:-}" ]; then
   OCANNLGEN_TEST_BINS=$K/bin PYTHON3=$(command -v python3) taskset -c $C1 bash bench/trainstep.sh 3
 fi
 echo "== threads (cpus $C2)"
-turns=1
-[ -n "${AB:-}" ] && turns=3
+turns=${TURNS:-1}
+[ -n "${AB:-}" ] && turns=${TURNS:-3}
 for i in $(seq $turns); do
-  [ -n "${AB:-}" ] && echo "-- turn $i: this kit"
-  (cd "$R/bench" && OPENBLAS_NUM_THREADS=2 GOMAXPROCS=2 taskset -c $C2 "$K/bin/bench" -scaling -reps 5)
+  echo "-- turn $i: this kit"
+  (cd "$R/bench" && OPENBLAS_NUM_THREADS=2 GOMAXPROCS=2 taskset -c $C2 "$K/bin/bench" -scaling -reps "${REPS:-5}")
   if [ -n "${AB:-}" ]; then
     echo "-- turn $i: $AB"
-    (cd "$R/bench" && OPENBLAS_NUM_THREADS=2 GOMAXPROCS=2 taskset -c $C2 "$(realpath "$R/$AB" 2>/dev/null || echo "$AB")" -scaling -reps 5)
+    (cd "$R/bench" && OPENBLAS_NUM_THREADS=2 GOMAXPROCS=2 taskset -c $C2 "$(realpath "$R/$AB" 2>/dev/null || echo "$AB")" -scaling -reps "${REPS:-5}")
   fi
 done
 taskset -c $C2 python3 bench/torch_trainstep.py 3 2 256
