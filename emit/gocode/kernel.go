@@ -520,20 +520,7 @@ func (k *kgen) marginsStayZero(t int) bool {
 			if s.Tensor != t {
 				return
 			}
-			for a, x := range s.Index {
-				lo, hi := x.Offset, x.Offset
-				for _, tm := range x.Terms {
-					v := tm.Coeff * (ext[tm.Var] - 1)
-					if v < 0 {
-						lo += v
-					} else {
-						hi += v
-					}
-				}
-				if a >= len(ti.Padding) || lo < ti.Padding[a].Left || hi >= ti.Padding[a].Left+ti.Dims[a] {
-					ok = false
-				}
-			}
+			ok = ok && !storeOutside(ti, s, ext)
 		case *loopir.Fill:
 			ok = ok && (s.Tensor != t || sameFloat(s.Value, 0))
 		case *loopir.ResetPadding:
@@ -1175,6 +1162,26 @@ func (k *kgen) fillRun(stmts []loopir.Stmt, elide, asmFill *elision, done map[*l
 	return code, ok
 }
 
+// storeOutside reports whether store s into padded tensor ti may write
+// a margin cell, its loop variables ranging over [0, ext[v]).
+func storeOutside(ti *loopir.TensorInfo, s *loopir.Store, ext map[int]int) bool {
+	for a, x := range s.Index {
+		lo, hi := x.Offset, x.Offset
+		for _, tm := range x.Terms {
+			v := tm.Coeff * (ext[tm.Var] - 1)
+			if v < 0 {
+				lo += v
+			} else {
+				hi += v
+			}
+		}
+		if a >= len(ti.Padding) || lo < ti.Padding[a].Left || hi >= ti.Padding[a].Left+ti.Dims[a] {
+			return true
+		}
+	}
+	return false
+}
+
 // noteWrites updates the freshness and margin knowledge after stores.
 func (k *kgen) noteWrites(s loopir.Stmt) {
 	ext := map[int]int{}
@@ -1191,22 +1198,8 @@ func (k *kgen) noteWrites(s loopir.Stmt) {
 			t := s.Tensor
 			k.ts[t].fresh = false
 			ti := &k.p.Tensors[t]
-			if !padded(ti) {
-				return
-			}
-			for a, x := range s.Index {
-				lo, hi := x.Offset, x.Offset
-				for _, tm := range x.Terms {
-					v := tm.Coeff * (ext[tm.Var] - 1)
-					if v < 0 {
-						lo += v
-					} else {
-						hi += v
-					}
-				}
-				if lo < ti.Padding[a].Left || hi >= ti.Padding[a].Left+ti.Dims[a] {
-					k.ts[t].marginKnown = false
-				}
+			if padded(ti) && storeOutside(ti, s, ext) {
+				k.ts[t].marginKnown = false
 			}
 		}
 	}
@@ -1229,19 +1222,13 @@ func (k *kgen) fill(s *loopir.Fill) []jen.Code {
 
 func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
-func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
-	t := s.Tensor
-	ti := &k.p.Tensors[t]
-	if !padded(ti) || k.ts[t].st.kind == sConst {
-		return nil
-	}
-	if k.ts[t].marginKnown && (sameFloat(k.ts[t].marginVal, s.Value) || (k.ts[t].fresh && s.Value == 0 && !math.Signbit(s.Value))) {
-		return nil
-	}
-	var out []jen.Code
+// marginBoxes returns the boxes [lo, hi) covering a padded tensor's
+// margins: one per axis a and side, where the axes before a span the
+// interior, axis a a margin, the axes after a the whole buffer (empty
+// boxes included).
+func marginBoxes(ti *loopir.TensorInfo) [][2][]int {
 	n := len(ti.BufDims)
-	// One box per axis a: axes before a span the interior, axis a a
-	// margin, axes after a the whole buffer.
+	var boxes [][2][]int
 	for a := range n {
 		for side := range 2 {
 			lo, hi := make([]int, n), make([]int, n)
@@ -1257,8 +1244,24 @@ func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
 					lo[b], hi[b] = ti.Padding[b].Left+ti.Dims[b], ti.BufDims[b]
 				}
 			}
-			out = append(out, k.regionFill(t, lo, hi, s.Value)...)
+			boxes = append(boxes, [2][]int{lo, hi})
 		}
+	}
+	return boxes
+}
+
+func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
+	t := s.Tensor
+	ti := &k.p.Tensors[t]
+	if !padded(ti) || k.ts[t].st.kind == sConst {
+		return nil
+	}
+	if k.ts[t].marginKnown && (sameFloat(k.ts[t].marginVal, s.Value) || (k.ts[t].fresh && s.Value == 0 && !math.Signbit(s.Value))) {
+		return nil
+	}
+	var out []jen.Code
+	for _, b := range marginBoxes(ti) {
+		out = append(out, k.regionFill(t, b[0], b[1], s.Value)...)
 	}
 	k.ts[t].fresh = false
 	k.ts[t].marginKnown, k.ts[t].marginVal = true, s.Value

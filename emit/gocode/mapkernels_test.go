@@ -248,14 +248,7 @@ func TestChainedNests(t *testing.T) {
 	const src = "input x : 2048 | 64\nleaf w1 : 64 -> 32 = 0\nleaf b1 : 32 = 0\nleaf w2 : 32 -> 8 = 0\n" +
 		"let m = x ++ \"b|i => i\"\nlet z = x - m\nlet h = relu (w1 * z + b1)\nlet y = w2 * h\nlet l = (y *. y) ++ \"...|... => 0\""
 	params := []pspec{pa("x"), pa("w1"), pa("b1"), pa("w2"), out(pa("l"))}
-	fwd := withScratch(build(t, ecase{"ChainFwd", "float64", src, params}), "ChainFwdS", 0)
-	bwd := withScratch(buildBackward(t, ecase{"ChainBwd", "float64", src, params}, "l", []string{"w1", "b1", "w2"}), "ChainBwdS", 0)
-	bs := []*built{fwd, bwd}
-	set := asm.NewSet(asm.Tiers()...)
-	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{fwd.k, bwd.k}, Asm: set, Parallel: true})
-	if err != nil {
-		t.Fatalf("Render: %v", err)
-	}
+	fwd, bwd, set, gen := renderFwdBwd(t, "Chain", src, params, []string{"w1", "b1", "w2"}, false)
 	// The forward pass's maps are below the size rule: they join the
 	// chain of the contractions around them (joinSplit), five nests in one
 	// job. The backward pass has nests whose Go loops need their output
@@ -267,7 +260,7 @@ func TestChainedNests(t *testing.T) {
 	if _, preFilled := seqJobs(funcText(t, string(gen), bwd.k.Name)); !preFilled {
 		t.Errorf("%s: no chain holds a nest with a pre-fill", bwd.k.Name)
 	}
-	runTiers(t, gen, set, bs)
+	runTiers(t, gen, set, []*built{fwd, bwd})
 }
 
 // seqJobs reads a generated function's RunSeq jobs: the most nests one
@@ -311,16 +304,8 @@ func TestParallelMarginReset(t *testing.T) {
 		"let y = h +* \"... | oh=+kh, ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc..\" k\n" +
 		"let l = (y *. y) ++ \"...|... => 0\""
 	params := []pspec{pa("x"), pa("k"), out(pa("l"))}
-	fwd := withScratch(build(t, ecase{"ResetFwd", "float64", src, params}), "ResetFwdS", 0)
-	bwd := withScratch(buildBackward(t, ecase{"ResetBwd", "float64", src, params}, "l", []string{"k"}), "ResetBwdS", 0)
-	fwd.k.PoolParam, bwd.k.PoolParam = true, true
-	bs := []*built{fwd, bwd}
-	set := asm.NewSet(asm.Tiers()...)
-	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{fwd.k, bwd.k}, Asm: set, Parallel: true})
-	if err != nil {
-		t.Fatalf("Render: %v", err)
-	}
-	for _, b := range bs {
+	fwd, bwd, set, gen := renderFwdBwd(t, "Reset", src, params, []string{"k"}, true)
+	for _, b := range []*built{fwd, bwd} {
 		fn := funcText(t, string(gen), b.k.Name)
 		if !strings.Contains(string(gen), "// "+b.k.Name+"Part") || !strings.Contains(string(gen), "rows of h, their margins") {
 			t.Errorf("%s: no margin reset in parts", b.k.Name)
@@ -329,5 +314,23 @@ func TestParallelMarginReset(t *testing.T) {
 			t.Errorf("%s: the margin reset chains with no nest:\n%s", b.k.Name, fn)
 		}
 	}
-	runTiers(t, gen, set, bs)
+	runTiers(t, gen, set, []*built{fwd, bwd})
+}
+
+// renderFwdBwd builds the float64 forward kernel <name>FwdS of src and
+// the backward <name>BwdS of its loss l into the parameters grads, both
+// with every local in a scratch (and a pool parameter when pool, as a
+// model's), and renders them with the assembly kernels and parallel
+// nests.
+func renderFwdBwd(t *testing.T, name, src string, params []pspec, grads []string, pool bool) (fwd, bwd *built, set *asm.Set, gen []byte) {
+	t.Helper()
+	fwd = withScratch(build(t, ecase{name + "Fwd", "float64", src, params}), name+"FwdS", 0)
+	bwd = withScratch(buildBackward(t, ecase{name + "Bwd", "float64", src, params}, "l", grads), name+"BwdS", 0)
+	fwd.k.PoolParam, bwd.k.PoolParam = pool, pool
+	set = asm.NewSet(asm.Tiers()...)
+	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{fwd.k, bwd.k}, Asm: set, Parallel: true})
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	return fwd, bwd, set, gen
 }

@@ -1209,26 +1209,9 @@ func (k *kgen) parReset(s *loopir.ResetPadding) ([]jen.Code, bool) {
 	k.free = map[int]bool{part: true}
 	k.fillOff0 = []loopir.IndexTerm{{Coeff: size, Var: part}}
 	var body []jen.Code
-	n := len(ti.BufDims)
-	for a := 1; a < n; a++ {
-		for side := range 2 {
-			lo, hi := make([]int, n), make([]int, n)
-			for b := range n {
-				switch {
-				case b == 0:
-					lo[b], hi[b] = 0, size
-				case b < a:
-					lo[b], hi[b] = ti.Padding[b].Left, ti.Padding[b].Left+ti.Dims[b]
-				case b > a:
-					lo[b], hi[b] = 0, ti.BufDims[b]
-				case side == 0:
-					lo[b], hi[b] = 0, ti.Padding[b].Left
-				default:
-					lo[b], hi[b] = ti.Padding[b].Left+ti.Dims[b], ti.BufDims[b]
-				}
-			}
-			body = append(body, k.regionFill(t, lo, hi, s.Value)...)
-		}
+	for _, b := range marginBoxes(ti)[2:] { // axis 0 has no margin
+		b[0][0], b[1][0] = 0, size // the part's rows (at offset fillOff0)
+		body = append(body, k.regionFill(t, b[0], b[1], s.Value)...)
 	}
 	k.free, k.fillOff0 = nil, nil
 	k.ts[t].fresh = false
