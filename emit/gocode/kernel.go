@@ -506,33 +506,22 @@ func (k *kgen) marginsStayZero(t int) bool {
 		return false
 	}
 	ok := true
-	ext := map[int]int{}
-	var walk func(s loopir.Stmt)
-	walk = func(s loopir.Stmt) {
-		switch s := s.(type) {
-		case *loopir.For:
-			ext[s.Var] = s.Extent
-			for _, c := range s.Body {
-				walk(c)
-			}
-			delete(ext, s.Var)
-		case *loopir.Store:
-			if s.Tensor != t {
-				return
-			}
-			ok = ok && !storeOutside(ti, s, ext)
-		case *loopir.Fill:
-			ok = ok && (s.Tensor != t || sameFloat(s.Value, 0))
-		case *loopir.ResetPadding:
-			ok = ok && (s.Tensor != t || sameFloat(s.Value, 0))
-		case *loopir.FetchStmt:
-			ok = ok && s.Tensor != t
-		}
-	}
 	for _, o := range k.p.Ops {
 		for _, s := range o.Body {
-			walk(s)
+			visitStores(s, func(st *loopir.Store, ext map[int]int) {
+				ok = ok && (st.Tensor != t || !storeOutside(ti, st, ext))
+			})
 		}
+		visitStmts(o.Body, func(s loopir.Stmt) {
+			switch s := s.(type) {
+			case *loopir.Fill:
+				ok = ok && (s.Tensor != t || sameFloat(s.Value, 0))
+			case *loopir.ResetPadding:
+				ok = ok && (s.Tensor != t || sameFloat(s.Value, 0))
+			case *loopir.FetchStmt:
+				ok = ok && s.Tensor != t
+			}
+		})
 	}
 	return ok
 }
@@ -1182,8 +1171,9 @@ func storeOutside(ti *loopir.TensorInfo, s *loopir.Store, ext map[int]int) bool 
 	return false
 }
 
-// noteWrites updates the freshness and margin knowledge after stores.
-func (k *kgen) noteWrites(s loopir.Stmt) {
+// visitStores calls f on every store of s with the extents of the loops
+// around it.
+func visitStores(s loopir.Stmt, f func(st *loopir.Store, ext map[int]int)) {
 	ext := map[int]int{}
 	var walk func(s loopir.Stmt)
 	walk = func(s loopir.Stmt) {
@@ -1195,15 +1185,21 @@ func (k *kgen) noteWrites(s loopir.Stmt) {
 			}
 			delete(ext, s.Var)
 		case *loopir.Store:
-			t := s.Tensor
-			k.ts[t].fresh = false
-			ti := &k.p.Tensors[t]
-			if padded(ti) && storeOutside(ti, s, ext) {
-				k.ts[t].marginKnown = false
-			}
+			f(s, ext)
 		}
 	}
 	walk(s)
+}
+
+// noteWrites updates the freshness and margin knowledge after stores.
+func (k *kgen) noteWrites(s loopir.Stmt) {
+	visitStores(s, func(st *loopir.Store, ext map[int]int) {
+		t := st.Tensor
+		k.ts[t].fresh = false
+		if ti := &k.p.Tensors[t]; padded(ti) && storeOutside(ti, st, ext) {
+			k.ts[t].marginKnown = false
+		}
+	})
 }
 
 func (k *kgen) fill(s *loopir.Fill) []jen.Code {
