@@ -507,10 +507,10 @@ func (t *orderTask) Part(i int) {
 	t.mu.Unlock()
 }
 
-// TestJobBlocks: a thread runs its own block of parts first, in order,
+// TestPoolJobBlocks: a thread runs its own block of parts first, in order,
 // then the rest of the others' blocks; every part runs once whatever the
 // threads and parts.
-func TestJobBlocks(t *testing.T) {
+func TestPoolJobBlocks(t *testing.T) {
 	j := &job{claims: make([]claim, 3)}
 	task := &orderTask{runs: make([]int, 8)}
 	j.task, j.parts, j.blocks = task, 8, 3
