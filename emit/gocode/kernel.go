@@ -1246,13 +1246,20 @@ func marginBoxes(ti *loopir.TensorInfo) [][2][]int {
 	return boxes
 }
 
+// marginsHold reports whether a margin reset would write what the
+// tensor's margins already hold (nothing to emit).
+func (k *kgen) marginsHold(s *loopir.ResetPadding) bool {
+	t := s.Tensor
+	return k.ts[t].marginKnown && (sameFloat(k.ts[t].marginVal, s.Value) || (k.ts[t].fresh && s.Value == 0 && !math.Signbit(s.Value)))
+}
+
 func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
 	t := s.Tensor
 	ti := &k.p.Tensors[t]
 	if !padded(ti) || k.ts[t].st.kind == sConst {
 		return nil
 	}
-	if k.ts[t].marginKnown && (sameFloat(k.ts[t].marginVal, s.Value) || (k.ts[t].fresh && s.Value == 0 && !math.Signbit(s.Value))) {
+	if k.marginsHold(s) {
 		return nil
 	}
 	var out []jen.Code

@@ -140,12 +140,7 @@ func TestCoversOnce(t *testing.T) {
 // with NaN. In float64: the loss sums 200k squares, beyond float32's
 // tolerance.
 func TestGeneratedMapKernelsParallel(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("the assembly kernels are amd64 only")
-	}
-	if testing.Short() {
-		t.Skip("builds a module (slow)")
-	}
+	skipAsmModule(t)
 	src := strings.Replace(poolLossSrc, "16 |", "1024 |", 1)
 	b := buildBackward(t, ecase{"PoolBackwardPar64", "float64", src, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"})
 	bs := []*built{withScratch(b, "PoolBackwardPar64S", 0)}
@@ -167,12 +162,7 @@ func TestGeneratedMapKernelsParallel(t *testing.T) {
 // tiers against the interpreter, twice on a scratch poisoned with NaN
 // (a kernel adding instead of storing would keep the NaN).
 func TestAbsorbedContractionFill(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("the assembly kernels are amd64 only")
-	}
-	if testing.Short() {
-		t.Skip("builds a module (slow)")
-	}
+	skipAsmModule(t)
 	const src = "input x : 512 | 64\nleaf w1 : 64 -> 32 = 0\nleaf w2 : 32 -> 8 = 0\nlet h = w1 * x\nlet y = w2 * h\nlet l = (y *. y) ++ \"...|... => 0\""
 	var bs []*built
 	for _, batch := range []string{"512", "2048"} {
@@ -239,12 +229,7 @@ func runTiers(t *testing.T, gen []byte, set *asm.Set, bs []*built) {
 // chain reads m before it is combined, or rows another part has not
 // written yet).
 func TestChainedNests(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("the assembly kernels are amd64 only")
-	}
-	if testing.Short() {
-		t.Skip("builds a module (slow)")
-	}
+	skipAsmModule(t)
 	const src = "input x : 2048 | 64\nleaf w1 : 64 -> 32 = 0\nleaf b1 : 32 = 0\nleaf w2 : 32 -> 8 = 0\n" +
 		"let m = x ++ \"b|i => i\"\nlet z = x - m\nlet h = relu (w1 * z + b1)\nlet y = w2 * h\nlet l = (y *. y) ++ \"...|... => 0\""
 	params := []pspec{pa("x"), pa("w1"), pa("b1"), pa("w2"), out(pa("l"))}
@@ -294,12 +279,7 @@ func seqJobs(fn string) (longest int, preFilled bool) {
 // twice on a poisoned scratch (a part resetting too little would leave
 // garbage in a margin).
 func TestParallelMarginReset(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("the assembly kernels are amd64 only")
-	}
-	if testing.Short() {
-		t.Skip("builds a module (slow)")
-	}
+	skipAsmModule(t)
 	const src = "input x : 256 | 8, 8, 8\ninput k : 3, 3, 8 -> 4\nlet h = relu x\n" +
 		"let y = h +* \"... | oh=+kh, ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc..\" k\n" +
 		"let l = (y *. y) ++ \"...|... => 0\""
@@ -333,4 +313,16 @@ func renderFwdBwd(t *testing.T, name, src string, params []pspec, grads []string
 		t.Fatalf("Render: %v", err)
 	}
 	return fwd, bwd, set, gen
+}
+
+// skipAsmModule skips a test that builds and runs a module with the
+// assembly kernels: off amd64, and in -short mode (slow).
+func skipAsmModule(t *testing.T) {
+	t.Helper()
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the assembly kernels are amd64 only")
+	}
+	if testing.Short() {
+		t.Skip("builds a module (slow)")
+	}
 }

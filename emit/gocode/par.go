@@ -1192,7 +1192,7 @@ func (k *kgen) parReset(s *loopir.ResetPadding) ([]jen.Code, bool) {
 		ti.Padding[0].Left != 0 || ti.Padding[0].Right != 0 || st.kind == sLocal && !st.scratch && !k.heapLocal(t) {
 		return nil, false
 	}
-	if k.ts[t].marginKnown && (sameFloat(k.ts[t].marginVal, s.Value) || (k.ts[t].fresh && s.Value == 0 && !math.Signbit(s.Value))) {
+	if k.marginsHold(s) {
 		return nil, false // resetPadding emits nothing
 	}
 	inner := 1
