@@ -2,6 +2,7 @@ package rt
 
 import (
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -545,5 +546,71 @@ func TestPoolJobBlocks(t *testing.T) {
 			}
 		}
 		p.Close()
+	}
+}
+
+// scaleTask is a memory-light Go loop split into parts: each iteration
+// of part j updates one cell of its slice, like a generated Go loop.
+type scaleTask struct{ x, y []float32 }
+
+func (t *scaleTask) Part(j int) {
+	n := len(t.y) / 8
+	y, x := t.y[j*n:(j+1)*n], t.x[j*n:(j+1)*n]
+	for i := range y {
+		y[i] = y[i]*0.999 + x[i]
+	}
+}
+
+// BenchmarkPoolBreakEven measures the rule that decides whether a loop
+// nest runs in parts (docs/design.md, Parallel loop nests; the table in
+// docs/benchmarks.md): a nest of n Go loop iterations in 8 parts, run
+// serially on the caller, as one pool call per nest (the worker polling
+// from the previous call, or asleep), and as a nest of a region (a model
+// kernel's nests share one). Run it with GOMAXPROCS=2 and compare the
+// ns/op of the four forms at each size.
+func BenchmarkPoolBreakEven(b *testing.B) {
+	for _, lg := range []int{10, 11, 12, 13, 14, 15, 16} {
+		n := 1 << lg
+		// y starts 100 cells into its array so that x[i] and y[i] are not
+		// 4 KiB apart (a load after a store to an address 4 KiB away
+		// stalls on x86), whatever n.
+		task := &scaleTask{x: make([]float32, n), y: make([]float32, n+100)[100:]}
+		for i := range task.x {
+			task.x[i] = float32(i%13) * 0.25
+		}
+		b.Run("iters=2^"+strconv.Itoa(lg)+"/serial", func(b *testing.B) {
+			for b.Loop() {
+				for j := range 8 {
+					task.Part(j)
+				}
+			}
+		})
+		for _, asleep := range []bool{false, true} {
+			name := "/pool"
+			if asleep {
+				name = "/pool-asleep"
+			}
+			b.Run("iters=2^"+strconv.Itoa(lg)+name, func(b *testing.B) {
+				p := NewPool(2)
+				defer p.Close()
+				if asleep {
+					p.SetRegionSpin(0)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					p.Run(task, 8)
+				}
+			})
+		}
+		b.Run("iters=2^"+strconv.Itoa(lg)+"/region", func(b *testing.B) {
+			p := NewPool(2)
+			defer p.Close()
+			r := p.Enter()
+			defer r.Leave()
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Run(task, 8)
+			}
+		})
 	}
 }
