@@ -578,7 +578,8 @@ func BenchmarkPoolBreakEven(b *testing.B) {
 		for i := range task.x {
 			task.x[i] = float32(i%13) * 0.25
 		}
-		b.Run("iters=2^"+strconv.Itoa(lg)+"/serial", func(b *testing.B) {
+		size := "iters=2^" + strconv.Itoa(lg)
+		b.Run(size+"/serial", func(b *testing.B) {
 			for b.Loop() {
 				for j := range 8 {
 					task.Part(j)
@@ -590,7 +591,7 @@ func BenchmarkPoolBreakEven(b *testing.B) {
 			if asleep {
 				name = "/pool-asleep"
 			}
-			b.Run("iters=2^"+strconv.Itoa(lg)+name, func(b *testing.B) {
+			b.Run(size+name, func(b *testing.B) {
 				p := NewPool(2)
 				defer p.Close()
 				if asleep {
@@ -602,7 +603,7 @@ func BenchmarkPoolBreakEven(b *testing.B) {
 				}
 			})
 		}
-		b.Run("iters=2^"+strconv.Itoa(lg)+"/region", func(b *testing.B) {
+		b.Run(size+"/region", func(b *testing.B) {
 			p := NewPool(2)
 			defer p.Close()
 			r := p.Enter()
