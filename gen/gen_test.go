@@ -499,6 +499,7 @@ func TestModelBootstrap(t *testing.T) {
 		"ocannlAdam64TrainLoss", "ocannlAdam64Backward", "ocannlAdamW64TrainLoss", "ocannlAdamW64Backward", "ocannlAdamW32TrainLoss", "ocannlAdamW32Backward",
 		"ocannlSGDClip64TrainLoss", "ocannlSGDClip64Backward",
 		"ocannlSideTrainLoss", "ocannlSideBackward", "ocannlSidePredict",
+		"ocannlTorchConvPredict",
 		"ocannlWideTrainLoss", "ocannlWideBackward", "ocannlWidePredict", "ocannlWideOne"}
 	if !slices.Equal(first[0].Kernels, want) {
 		t.Errorf("kernels %v, want %v", first[0].Kernels, want)

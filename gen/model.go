@@ -282,6 +282,7 @@ func (c *modelCompiler) params() *Error {
 	c.gm = &gocode.Model{Type: c.typeName, Name: genTypeName(c.typeName), Elem: c.elem, Loss: -1}
 	c.index = map[string]int{}
 	fieldOwner := map[string]string{}
+	roles := c.inf.ParamRoles()
 	for _, p := range c.m.Params {
 		s, ok := c.inf.Shapes[p.ID]
 		if !ok {
@@ -296,6 +297,7 @@ func (c *modelCompiler) params() *Error {
 		if err != nil {
 			return err
 		}
+		mp.Role, mp.Spatial = rtRole(roles[p.ID])
 		c.index[p.ID] = len(c.gm.Params)
 		c.gm.Params = append(c.gm.Params, mp)
 	}
@@ -309,6 +311,22 @@ func (c *modelCompiler) params() *Error {
 			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm, LREnd: o.LREnd, Steps: o.Steps}
 	}
 	return nil
+}
+
+// rtRole is the rt.Role constant of a parameter's role and its window
+// axes (for a conv kernel).
+func rtRole(r model.Role) (string, []int) {
+	switch r.Kind {
+	case model.RoleConvKernel:
+		return "RoleConvKernel", r.Spatial
+	case model.RoleLinearWeight:
+		return "RoleLinearWeight", nil
+	case model.RoleNormScale:
+		return "RoleNormScale", nil
+	case model.RoleBias:
+		return "RoleBias", nil
+	}
+	return "RoleOther", nil
 }
 
 // param describes parameter p, of shape s, stored in field f.

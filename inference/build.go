@@ -541,7 +541,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 			args = append(args, id)
 		}
 		op := &Op{Kind: OpBlock, Prim: "id", Accum: "add", InitNeutral: true, RHS: args, Pos: e.Pos,
-			SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos), Desc: fmt.Sprintf("concatenation \"++^\" %q", e.Spec)}
+			SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos), Desc: fmt.Sprintf("concatenation \"++^\" %q", e.Spec), node: e}
 		return b.specOp(op, e.Captures, hint)
 	case *program.Slice:
 		x, err := b.expr(e.X, hint)
@@ -652,7 +652,7 @@ func (b *builder) einsumExpr(e *program.Einsum, hint string) (int, error) {
 		args = append(args, y)
 	}
 	op := &Op{Kind: OpEinsum, RHS: args, Pos: e.Pos, SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos),
-		InitNeutral: true, Desc: fmt.Sprintf("einsum %q %q", e.Op, e.Spec)}
+		InitNeutral: true, Desc: fmt.Sprintf("einsum %q %q", e.Op, e.Spec), node: e}
 	switch e.Op {
 	case "+*":
 		op.Prim, op.Accum = "mul", "add"
@@ -927,8 +927,12 @@ func (b *builder) emitSpecEqs(op *Op, lhs int, lhsRows [3]row, rhsRows [][3]row)
 		for i, rr := range rhsRows {
 			t := b.g.Tensors[op.RHS[i]]
 			t.usedInSpec = true
-			so := slotOrigin(&sp.RHS[i], fmt.Sprintf("argument %d (%s)", i+1, t.Name))
+			what := fmt.Sprintf("argument %d (%s)", i+1, t.Name)
 			for k := range 3 {
+				// One origin per row, so that a rank mismatch names the
+				// operand's row (OperandRank).
+				so := slotOrigin(&sp.RHS[i], what)
+				b.s.origins[so].slot = &slotRef{node: op.node, arg: i, row: spec.Kind(k), slot: &sp.RHS[i], tensor: op.RHS[i]}
 				b.rowEq(rr[k], t.rows[k], so)
 			}
 		}

@@ -51,6 +51,13 @@ type Error struct {
 	Op string
 	// Err is the underlying error, if any (e.g. a spec syntax error).
 	Err error
+	// Operand details a rank mismatch caused by an operand of a spec
+	// operation whose number of axes its slot does not allow; nil
+	// otherwise.
+	Operand *OperandRank
+
+	// slot is the operand slot row of the failing constraint, if any.
+	slot *slotRef
 }
 
 func (e *Error) Error() string {

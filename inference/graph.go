@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/spec"
+	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
 // TensorKind classifies a tensor of the graph.
@@ -247,6 +248,9 @@ type Op struct {
 
 	origin int32
 	env    *specEnv
+	// node is the program expression of a spec operation (an
+	// *program.Einsum or *program.Concat), for OperandRank.
+	node program.Expr
 }
 
 // Graph is an elaborated program: its tensors, operations in program

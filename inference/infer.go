@@ -60,7 +60,7 @@ func InferObserved(p *program.Program, observe func(stage string, dump func(io.W
 	sts := stages(p)
 	for i, st := range sts {
 		if err := st.run(b); err != nil {
-			return nil, err
+			return nil, b.explainOperand(err)
 		}
 		if observe != nil {
 			if err := observe(st.name, b.dump); err != nil {

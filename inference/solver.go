@@ -107,6 +107,9 @@ type origin struct {
 	op      string // human description of the operation
 	pos     spec.Pos
 	specCol int
+	// slot is set on the equations of an operand's row with its slot's
+	// row (OperandRank).
+	slot *slotRef
 }
 
 // solver is one inference problem.
@@ -195,7 +198,7 @@ func (s *solver) wrap(err error, o int32) error {
 		return err
 	}
 	or := s.origins[o]
-	e := &Error{Kind: se.kind, Msg: se.msg, Pos: or.pos, Op: or.op, SpecCol: or.specCol}
+	e := &Error{Kind: se.kind, Msg: se.msg, Pos: or.pos, Op: or.op, SpecCol: or.specCol, slot: or.slot}
 	return e
 }
 

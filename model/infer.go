@@ -72,6 +72,8 @@ func (m *Model) Infer() (*Inferred, error) {
 					firstErr = &EntryError{Entry: e.Name, Err: err}
 					if be := batchMismatch(e, r.Shapes, pinned[i], err); be != nil {
 						firstErr = be
+					} else if ae := argShapeError(e, err); ae != nil {
+						firstErr = ae
 					}
 				}
 				continue

@@ -58,6 +58,11 @@ type Entry struct {
 	// ParamPos is where each parameter is first used in this entry (the
 	// inline parameter, or the application site for a library layer).
 	ParamPos map[string]spec.Pos
+
+	// argUses maps each spec operation of Prog inlined from a layer body
+	// to its operands that are the layer's tensor arguments (nil for the
+	// others), to explain shape errors at the application (argshape.go).
+	argUses map[program.Expr][]*argUse
 }
 
 // InitKind is how a parameter is initialized.
@@ -175,6 +180,9 @@ type instance struct {
 	def  *layerDef
 	cfg  map[string]cfgVal
 	path string
+	// name is the name a let bound the instance to, "" for an anonymous
+	// instance.
+	name string
 	// children are the instances bound by let in the body, and the
 	// anonymous instances keyed by their call.
 	children map[string]*instance
@@ -207,6 +215,11 @@ type scope struct {
 	at func(spec.Pos) spec.Pos
 	// lexical is true in a layer body: unknown names are errors there.
 	lexical bool
+	// app is the application whose body this is (nil in an entry), and
+	// fromArg maps the body's names that are a tensor argument, or a let
+	// computed from one by pointwise functions, to the argument's index.
+	app     *application
+	fromArg map[string]int
 }
 
 // expander holds the state of one expansion.
@@ -285,6 +298,7 @@ func Expand(user, std *program.Program) (*Model, error) {
 			if err != nil {
 				return nil, err
 			}
+			inst.name = s.Name
 			x.top[s.Name] = inst
 		case *program.EntryStmt:
 			if entryNames[s.Name] {
@@ -525,7 +539,7 @@ func (x *expander) bindConfig(def *layerDef, args []program.ConfigArg, site spec
 func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 	x.out, x.used, x.stack, x.apps = nil, map[string]bool{}, nil, 0
 	x.names = map[string]bool{}
-	ent := &Entry{Name: e.Name, Loss: e.Loss, Pos: e.Pos, ParamPos: map[string]spec.Pos{}}
+	ent := &Entry{Name: e.Name, Loss: e.Loss, Pos: e.Pos, ParamPos: map[string]spec.Pos{}, argUses: map[program.Expr][]*argUse{}}
 	x.entry = ent
 	x.entryTop = x.newInstance(nil, nil, e.Name)
 	resetApps(x.top)
@@ -692,6 +706,7 @@ func (x *expander) bodyStmt(s program.Stmt, sc *scope) error {
 				if inst, err = x.instantiate(in, path, sc); err != nil {
 					return err
 				}
+				inst.name = s.Name
 				if sc.inst != nil {
 					sc.inst.children[s.Name] = inst
 				} else {
@@ -701,9 +716,13 @@ func (x *expander) bodyStmt(s program.Stmt, sc *scope) error {
 			sc.vars[s.Name] = binding{inst: inst}
 			return nil
 		}
+		arg, derived := x.derivedArg(s.Expr, sc)
 		e, err := x.expr(s.Expr, sc)
 		if err != nil {
 			return err
+		}
+		if derived {
+			sc.fromArg[s.Name] = arg
 		}
 		name := sc.prefix + s.Name
 		if x.used[name] && !aliases(e, name) {
@@ -779,7 +798,8 @@ func (x *expander) apply(inst *instance, args []program.Expr, site spec.Pos, sc 
 	if inst.apps > 1 {
 		prefix = inst.path + "@" + strconv.Itoa(inst.apps) + "/"
 	}
-	body := &scope{vars: map[string]binding{}, inst: inst, prefix: prefix, paramPath: inst.path, anonOwner: inst, lexical: true}
+	body := &scope{vars: map[string]binding{}, inst: inst, prefix: prefix, paramPath: inst.path, anonOwner: inst, lexical: true,
+		app: &application{inst: inst, site: x.at(sc, site), outer: sc.app}, fromArg: map[string]int{}}
 	if inst.def.std {
 		callSite := x.at(sc, site)
 		body.at = func(spec.Pos) spec.Pos { return callSite }
@@ -797,11 +817,20 @@ func (x *expander) apply(inst *instance, args []program.Expr, site spec.Pos, sc 
 			return nil, err
 		}
 		name := l.Args[i].Name
+		body.fromArg[name] = i
+		aa := appArg{expr: a, outer: -1}
+		if k, ok := x.derivedArg(a, sc); ok {
+			aa.outer = k
+		}
 		if id, ok := e.(*program.Ident); ok {
 			body.vars[name] = binding{tensor: id.Name}
+			aa.tensor = id.Name
+			body.app.args = append(body.app.args, aa)
 			continue
 		}
 		flat := prefix + name
+		aa.tensor = flat
+		body.app.args = append(body.app.args, aa)
 		x.names[flat] = true
 		x.out = append(x.out, &program.LetStmt{Pos: e.ExprPos(), Name: flat, Expr: e})
 		body.vars[name] = binding{tensor: flat}
@@ -901,11 +930,14 @@ func (x *expander) expr(e program.Expr, sc *scope) (program.Expr, error) {
 		if r.X, err = x.expr(e.X, sc); err != nil {
 			return nil, err
 		}
+		operands := []program.Expr{e.X}
 		if e.Y != nil {
 			if r.Y, err = x.expr(e.Y, sc); err != nil {
 				return nil, err
 			}
+			operands = append(operands, e.Y)
 		}
+		x.recordArgUses(r, operands, sc)
 		return r, nil
 	case *program.Concat:
 		spec, err := x.interpolate(e.Spec, e.SpecPos, sc)
@@ -920,6 +952,7 @@ func (x *expander) expr(e program.Expr, sc *scope) (program.Expr, error) {
 			}
 			r.Operands = append(r.Operands, a)
 		}
+		x.recordArgUses(r, e.Operands, sc)
 		return r, nil
 	case *program.InlineParam:
 		return x.inlineParam(e, sc)

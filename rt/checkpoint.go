@@ -75,7 +75,7 @@ func checkpointHeader(step int, optimizer string) []byte {
 // checkpoint must hold the state of the named optimizer (ErrOptimizer
 // otherwise) and exactly the tensors of ts. On any error nothing in ts is
 // modified. Errors wrap ErrBadMagic (also for a parameter file written by
-// Save), ErrVersion, ErrTruncated, ErrChecksum or ErrCorrupt for a damaged
+// Save or a safetensors file, saying which function reads it), ErrVersion, ErrTruncated, ErrChecksum or ErrCorrupt for a damaged
 // header, and are Load's for the tensors (a damaged file, or one error
 // per mismatching tensor).
 func LoadCheckpoint(r io.Reader, optimizer string, ts []Tensor) (int, error) {
@@ -92,11 +92,10 @@ func LoadCheckpoint(r io.Reader, optimizer string, ts []Tensor) (int, error) {
 		}
 		return 0, fmt.Errorf("rt: load checkpoint: %w", err)
 	}
-	switch string(hdr[:8]) {
-	case checkpointMagic:
-	case fileMagic:
-		return 0, fmt.Errorf("rt: load checkpoint: this is a parameter file (written by Save; read it with Load), not a checkpoint: %w", ErrBadMagic)
-	default:
+	if string(hdr[:8]) != checkpointMagic {
+		if what := otherFormat(hdr[:8], r, checkpointMagic); what != "" {
+			return 0, fmt.Errorf("rt: load checkpoint: not a checkpoint: %s: %w", what, ErrBadMagic)
+		}
 		return 0, fmt.Errorf("rt: load checkpoint: header %q: %w", hdr[:8], ErrBadMagic)
 	}
 	if _, err := io.ReadFull(r, hdr[8:24]); err != nil {

@@ -48,4 +48,10 @@
 // [Save] and [Load] write and read a named set of tensors in a small
 // binary format, documented on [Save]. [Load] fills the caller's tensors
 // in place and checks every name, shape and element type.
+// [SaveCheckpoint] and [LoadCheckpoint] add the optimizer's state.
+// [LoadSafetensors] and [SaveSafetensors] exchange parameters with PyTorch
+// and JAX in the safetensors format; a tensor's [Role] gives its layout in
+// a PyTorch state_dict, which [SafetensorsOptions].Layout converts, and a
+// tensor whose layout its shape cannot tell is never loaded by shape
+// alone ([ErrAmbiguousLayout]).
 package rt

@@ -27,6 +27,17 @@ type Tensor struct {
 	Data32 []float32
 	// Data64 holds a float64 tensor's elements.
 	Data64 []float64
+	// Role is what the tensor is in its model (generated ParamTensors set
+	// it, e.g. RoleConvKernel): it gives the tensor's layout in a PyTorch
+	// state_dict (PyTorchPerm), which SafetensorsOptions.Layout converts.
+	// The zero value, RoleUnknown, converts no layout. Save and Load
+	// ignore it.
+	Role Role
+	// Spatial lists the window axes (increasing indices into Dims) of a
+	// RoleConvKernel tensor, e.g. [1 2] for a `kh, kw, ic -> oc` kernel
+	// stored [oc][kh][kw][ic]; nil for a rank-4 conv kernel means [1 2].
+	// It must be nil for the other roles.
+	Spatial []int
 }
 
 // FormatVersion is the version of the parameter file format that Save
@@ -79,19 +90,37 @@ const (
 )
 
 // ShapeError reports a stored tensor whose dims differ from the expected
-// ones. Load's error wraps it (errors.As).
+// ones. The errors of Load, LoadCheckpoint and LoadSafetensors wrap it
+// (errors.As).
 type ShapeError struct {
-	// Name is the tensor's name.
+	// Name is the tensor's name (the parameter's, Tensor.Name).
 	Name string
+	// FileName is the tensor's name in the file when it differs from
+	// Name (SafetensorsOptions.Names), "" otherwise.
+	FileName string
 	// File are the dims stored in the file.
 	File []int
-	// Want are the dims of the caller's tensor.
+	// Want are the dims of the caller's tensor (after the layout
+	// conversion LoadSafetensors applies).
 	Want []int
+	// Hint, when not empty, says how to load the tensor: the file's
+	// shape is a permutation of the expected one that a known layout
+	// (PyTorch's) explains.
+	Hint string
 }
 
-// Error names the tensor and both shapes.
+// Error names the tensor (and its name in the file), both shapes and the
+// hint.
 func (e *ShapeError) Error() string {
-	return fmt.Sprintf("rt: load: tensor %q: shape mismatch: file has %v, expected %v", e.Name, e.File, e.Want)
+	name := fmt.Sprintf("%q", e.Name)
+	if e.FileName != "" && e.FileName != e.Name {
+		name += fmt.Sprintf(" (file %q)", e.FileName)
+	}
+	msg := fmt.Sprintf("rt: load: tensor %s: shape mismatch: file has %v, expected %v", name, e.File, e.Want)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
 }
 
 // elemName names an element type code.
@@ -107,6 +136,9 @@ func elemName(c byte) string {
 func (t *Tensor) info(op string) (byte, int, error) {
 	if t.Data32 != nil && t.Data64 != nil {
 		return 0, 0, fmt.Errorf("rt: %s: tensor %q: both Data32 and Data64 are set: %w", op, t.Name, ErrInvalid)
+	}
+	if err := t.checkRole(op); err != nil {
+		return 0, 0, err
 	}
 	n := 1
 	for _, d := range t.Dims {
@@ -368,13 +400,16 @@ func parsePayload(p []byte) ([]entry, error) {
 // in the file and every tensor of the file in ts, with equal dims and
 // element type; each tensor's data slice must already have the length of
 // its dims. On any error nothing in ts is modified. Errors wrap
-// ErrBadMagic, ErrVersion, ErrTruncated, ErrChecksum or ErrCorrupt for a
-// damaged file; for a well-formed file that does not match ts, the error
-// joins one error per problem: ErrMissing, ErrExtra, ErrElemType (each
-// naming the tensor) or a *ShapeError naming the tensor and both shapes;
-// a tensor holding NaN or infinite values gives ErrNonFinite (Save writes
-// such values, Load refuses them). Load reads exactly the file's bytes
-// from r.
+// ErrBadMagic (saying which function reads the file when it is a
+// checkpoint or a safetensors file), ErrVersion, ErrTruncated,
+// ErrChecksum or ErrCorrupt for a damaged file; for a well-formed file
+// that does not match ts, the error joins one error per problem:
+// ErrMissing, ErrExtra, ErrElemType (each naming the tensor) or a
+// *ShapeError naming the tensor and both shapes (with a hint when the
+// file holds the tensor in PyTorch's layout); a tensor holding NaN or
+// infinite values gives ErrNonFinite (Save writes such values, Load
+// refuses them). Load reads exactly the file's bytes from r (or, for a
+// file of another format, at most one byte more).
 func Load(r io.Reader, ts []Tensor) error {
 	if err := checkSet("load", ts); err != nil {
 		return err
@@ -390,6 +425,9 @@ func Load(r io.Reader, ts []Tensor) error {
 		return fmt.Errorf("rt: load: %w", err)
 	}
 	if string(hdr[:8]) != fileMagic {
+		if what := otherFormat(hdr[:8], r, fileMagic); what != "" {
+			return fmt.Errorf("rt: load: %s: %w", what, ErrBadMagic)
+		}
 		return fmt.Errorf("rt: load: header %q: %w", hdr[:8], ErrBadMagic)
 	}
 	if _, err := io.ReadFull(r, hdr[8:20]); err != nil {
@@ -441,7 +479,7 @@ func Load(r io.Reader, ts []Tensor) error {
 			errs = append(errs, fmt.Errorf("rt: load: tensor %q: file holds %s data, expected %s: %w", t.Name, elemName(e.elem), elemName(c), ErrElemType))
 		}
 		if !slices.Equal(e.dims, t.Dims) {
-			errs = append(errs, &ShapeError{Name: t.Name, File: e.dims, Want: slices.Clone(t.Dims)})
+			errs = append(errs, &ShapeError{Name: t.Name, File: e.dims, Want: slices.Clone(t.Dims), Hint: loadHint(t, e.dims)})
 		}
 	}
 	for i := range ts {
@@ -511,6 +549,53 @@ func checkFinite(e *entry) error {
 		return nil
 	}
 	return fmt.Errorf("rt: load: tensor %q: %d NaN or infinite value(s), the first at offset %d: %w", e.name, bad, first, ErrNonFinite)
+}
+
+// otherFormat recognizes the start of the files of rt's other loaders
+// (the 8 bytes head, not of the format whose magic is own; for a
+// safetensors file it reads one more byte from r) and says which function
+// reads it, or returns "".
+func otherFormat(head []byte, r io.Reader, own string) string {
+	if len(head) < 8 {
+		return ""
+	}
+	switch string(head[:8]) {
+	case own:
+		return ""
+	case fileMagic:
+		return "this is a parameter file (written by Save); read it with Load (a model's Load method)"
+	case checkpointMagic:
+		return "this is a training checkpoint (written by SaveCheckpoint); read it with LoadCheckpoint (a model's LoadCheckpoint method)"
+	}
+	if own == "safetensors" {
+		return ""
+	}
+	// A safetensors file starts with the length of its JSON header.
+	if n := binary.LittleEndian.Uint64(head); n >= 2 && n <= maxSafetensorsHeader {
+		var b [1]byte
+		if _, err := io.ReadFull(r, b[:]); err == nil && b[0] == '{' {
+			return "this is a safetensors file; read it with LoadSafetensors (a model's LoadSafetensors method)"
+		}
+	}
+	return ""
+}
+
+// loadHint explains a shape mismatch of Load that PyTorch's layout of the
+// tensor explains: the parameter file format converts no layout.
+func loadHint(t *Tensor, file []int) string {
+	perm := t.torchExplains(file)
+	if perm == nil {
+		return ""
+	}
+	names := t.axisNames()
+	how := fmt.Sprintf("SafetensorsOptions{Layout: rt.LayoutPyTorch} (or Permute[%q] = %s)", t.Name, permGo(perm))
+	what := fmt.Sprintf("PyTorch's layout %s of this %s (ocannlgen's is %s)", layoutText(names, perm), t.what(), layoutText(names, nil))
+	if t.Role == RoleUnknown {
+		how = fmt.Sprintf("SafetensorsOptions{Permute: {%q: %s}}", t.Name, permGo(perm))
+		what = fmt.Sprintf("PyTorch's nn.Conv2d layout %s of this %s tensor", layoutText(names, perm), layoutText(names, nil))
+	}
+	return fmt.Sprintf("the file's shape is %s, and the parameter file format converts no layout: "+
+		"write the tensor as a safetensors file and read that with LoadSafetensors and %s", what, how)
 }
 
 // readErr turns a short read of part of the file into ErrTruncated.

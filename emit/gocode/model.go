@@ -53,6 +53,12 @@ type ModelParam struct {
 	Shape string
 	Dims  []int
 	Init  ModelInit
+	// Role names the rt.Role constant of the parameter (RoleConvKernel),
+	// set in ParamTensors; "" for none (rt.RoleUnknown).
+	Role string
+	// Spatial are a conv kernel's window axes (rt.Tensor.Spatial), nil
+	// otherwise.
+	Spatial []int
 }
 
 // Size is the number of cells.
@@ -714,7 +720,9 @@ func (g *modelGen) update() {
 func (g *modelGen) persistence() {
 	jf, recv := g.jf, g.recv
 	// Persistence.
-	doc(jf, "ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.")
+	doc(jf, "ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each\n"+
+		"with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a\n"+
+		"PyTorch state_dict (rt.SafetensorsOptions.Layout).")
 	jf.Add(recv().Id("ParamTensors").Params().Index().Qual(rtPath, "Tensor").Block(
 		jen.Return(jen.Index().Qual(rtPath, "Tensor").Values(g.tensors("Params", "")...)),
 	))
@@ -735,17 +743,23 @@ func (g *modelGen) persistence() {
 	jf.Line()
 	doc(jf, "SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):\n"+
 		"each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an\n"+
-		"`in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may\n"+
-		"be nil.")
+		"`in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch\n"+
+		"in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or\n"+
+		"the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back\n"+
+		"without options. opt may be nil.")
 	jf.Add(recv().Id("SaveSafetensors").Params(jen.Id("w").Qual("io", "Writer"), jen.Id("opt").Op("*").Qual(rtPath, "SafetensorsOptions")).Error().Block(
 		jen.Return(jen.Qual(rtPath, "SaveSafetensors").Call(jen.Id("w"), jen.Id("m").Dot("ParamTensors").Call(), jen.Id("opt"))),
 	))
 	jf.Line()
 	doc(jf, "LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one\n"+
 		"exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names\n"+
-		"(fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear\n"+
-		"weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or\n"+
-		"mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.")
+		"(fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the\n"+
+		"equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for\n"+
+		"ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute\n"+
+		"overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose\n"+
+		"layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is\n"+
+		"given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous\n"+
+		"tensor is listed in the error, and on any error m is left unchanged. opt may be nil.")
 	jf.Add(recv().Id("LoadSafetensors").Params(jen.Id("r").Qual("io", "Reader"), jen.Id("opt").Op("*").Qual(rtPath, "SafetensorsOptions")).Error().Block(
 		jen.Return(jen.Qual(rtPath, "LoadSafetensors").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call(), jen.Id("opt"))),
 	))
@@ -786,11 +800,24 @@ func (g *modelGen) tensors(set, prefix string) []jen.Code {
 		for _, d := range p.Dims {
 			dims = append(dims, jen.Lit(d))
 		}
-		ts = append(ts, jen.Values(jen.Dict{
+		fields := jen.Dict{
 			jen.Id("Name"):    jen.Lit(prefix + p.ID),
 			jen.Id("Dims"):    jen.Index().Int().Values(dims...),
 			jen.Id(dataField): g.sliceOf(set, i),
-		}))
+		}
+		// The parameters' roles (their layout in a PyTorch state_dict);
+		// the optimizer's state is never exchanged with PyTorch.
+		if set == "Params" && prefix == "" && p.Role != "" {
+			fields[jen.Id("Role")] = jen.Qual(rtPath, p.Role)
+			if p.Spatial != nil {
+				var sp []jen.Code
+				for _, a := range p.Spatial {
+					sp = append(sp, jen.Lit(a))
+				}
+				fields[jen.Id("Spatial")] = jen.Index().Int().Values(sp...)
+			}
+		}
+		ts = append(ts, jen.Values(fields))
 	}
 	return ts
 }

@@ -154,72 +154,90 @@ func (m *ocannlReverser) TrainStep(tokens *[32][8][10]float32, targets *[32][8][
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlReverser) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data32: m.Params.NetEmb[:],
 		Dims:   []int{32, 10},
 		Name:   "net.emb",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetPos[:],
 		Dims:   []int{8, 32},
 		Name:   "net.pos",
+		Role:   rt.RoleOther,
 	}, {
 		Data32: m.Params.NetAttention1WQ[:],
 		Dims:   []int{4, 8, 32},
 		Name:   "net.attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetAttention1WK[:],
 		Dims:   []int{4, 8, 32},
 		Name:   "net.attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetAttention1WV[:],
 		Dims:   []int{4, 8, 32},
 		Name:   "net.attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetAttention1WO[:],
 		Dims:   []int{32, 4, 8},
 		Name:   "net.attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetLayerNorm1Gamma[:],
 		Dims:   []int{32},
 		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data32: m.Params.NetLayerNorm1Beta[:],
 		Dims:   []int{32},
 		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetDense1W[:],
 		Dims:   []int{64, 32},
 		Name:   "net.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetDense1B[:],
 		Dims:   []int{64},
 		Name:   "net.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetLinear1W[:],
 		Dims:   []int{32, 64},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetLinear1B[:],
 		Dims:   []int{32},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetLayerNorm2Gamma[:],
 		Dims:   []int{32},
 		Name:   "net.layer_norm#2.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data32: m.Params.NetLayerNorm2Beta[:],
 		Dims:   []int{32},
 		Name:   "net.layer_norm#2.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetLinear2W[:],
 		Dims:   []int{10, 32},
 		Name:   "net.linear#2.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetLinear2B[:],
 		Dims:   []int{10},
 		Name:   "net.linear#2.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -237,17 +255,23 @@ func (m *ocannlReverser) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlReverser) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlReverser) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -272,66 +296,82 @@ func (m *ocannlReverser) checkpointTensors() []rt.Tensor {
 		Data32: m.Params.NetEmb[:],
 		Dims:   []int{32, 10},
 		Name:   "net.emb",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetPos[:],
 		Dims:   []int{8, 32},
 		Name:   "net.pos",
+		Role:   rt.RoleOther,
 	}, {
 		Data32: m.Params.NetAttention1WQ[:],
 		Dims:   []int{4, 8, 32},
 		Name:   "net.attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetAttention1WK[:],
 		Dims:   []int{4, 8, 32},
 		Name:   "net.attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetAttention1WV[:],
 		Dims:   []int{4, 8, 32},
 		Name:   "net.attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetAttention1WO[:],
 		Dims:   []int{32, 4, 8},
 		Name:   "net.attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetLayerNorm1Gamma[:],
 		Dims:   []int{32},
 		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data32: m.Params.NetLayerNorm1Beta[:],
 		Dims:   []int{32},
 		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetDense1W[:],
 		Dims:   []int{64, 32},
 		Name:   "net.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetDense1B[:],
 		Dims:   []int{64},
 		Name:   "net.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetLinear1W[:],
 		Dims:   []int{32, 64},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetLinear1B[:],
 		Dims:   []int{32},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetLayerNorm2Gamma[:],
 		Dims:   []int{32},
 		Name:   "net.layer_norm#2.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data32: m.Params.NetLayerNorm2Beta[:],
 		Dims:   []int{32},
 		Name:   "net.layer_norm#2.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetLinear2W[:],
 		Dims:   []int{10, 32},
 		Name:   "net.linear#2.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetLinear2B[:],
 		Dims:   []int{10},
 		Name:   "net.linear#2.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.momentum.NetEmb[:],
 		Dims:   []int{32, 10},

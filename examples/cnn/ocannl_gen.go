@@ -114,32 +114,42 @@ func (m *ocannlCNN) TrainStep(images *[32][12][12][1]float32, labels *[32][4]flo
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlCNN) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data32: m.Params.NetConv1Kernel[:],
-		Dims:   []int{8, 3, 3, 1},
-		Name:   "net.conv1.kernel",
+		Data32:  m.Params.NetConv1Kernel[:],
+		Dims:    []int{8, 3, 3, 1},
+		Name:    "net.conv1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data32: m.Params.NetConv1Bias[:],
 		Dims:   []int{8},
 		Name:   "net.conv1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data32: m.Params.NetConv2Kernel[:],
-		Dims:   []int{16, 3, 3, 8},
-		Name:   "net.conv2.kernel",
+		Data32:  m.Params.NetConv2Kernel[:],
+		Dims:    []int{16, 3, 3, 8},
+		Name:    "net.conv2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data32: m.Params.NetConv2Bias[:],
 		Dims:   []int{16},
 		Name:   "net.conv2.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetHeadW[:],
 		Dims:   []int{4, 5, 5, 16},
 		Name:   "net.head.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetHeadB[:],
 		Dims:   []int{4},
 		Name:   "net.head.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -157,17 +167,23 @@ func (m *ocannlCNN) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlCNN) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlCNN) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -189,29 +205,37 @@ func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 // as rt.Tensor views of m.
 func (m *ocannlCNN) checkpointTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data32: m.Params.NetConv1Kernel[:],
-		Dims:   []int{8, 3, 3, 1},
-		Name:   "net.conv1.kernel",
+		Data32:  m.Params.NetConv1Kernel[:],
+		Dims:    []int{8, 3, 3, 1},
+		Name:    "net.conv1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data32: m.Params.NetConv1Bias[:],
 		Dims:   []int{8},
 		Name:   "net.conv1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data32: m.Params.NetConv2Kernel[:],
-		Dims:   []int{16, 3, 3, 8},
-		Name:   "net.conv2.kernel",
+		Data32:  m.Params.NetConv2Kernel[:],
+		Dims:    []int{16, 3, 3, 8},
+		Name:    "net.conv2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data32: m.Params.NetConv2Bias[:],
 		Dims:   []int{16},
 		Name:   "net.conv2.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetHeadW[:],
 		Dims:   []int{4, 5, 5, 16},
 		Name:   "net.head.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetHeadB[:],
 		Dims:   []int{4},
 		Name:   "net.head.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.momentum.NetConv1Kernel[:],
 		Dims:   []int{8, 3, 3, 1},

@@ -130,32 +130,40 @@ func (m *ocannlMoons) TrainStep(points *[32][2]float32, labels *[32][1]float32) 
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMoons) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data32: m.Params.NetW1[:],
 		Dims:   []int{16, 2},
 		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetB1[:],
 		Dims:   []int{16},
 		Name:   "net.b1",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetW2[:],
 		Dims:   []int{16, 16},
 		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetB2[:],
 		Dims:   []int{16},
 		Name:   "net.b2",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetW3[:],
 		Dims:   []int{1, 16},
 		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetB3[:],
 		Dims:   []int{1},
 		Name:   "net.b3",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -173,17 +181,23 @@ func (m *ocannlMoons) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMoons) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMoons) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -208,26 +222,32 @@ func (m *ocannlMoons) checkpointTensors() []rt.Tensor {
 		Data32: m.Params.NetW1[:],
 		Dims:   []int{16, 2},
 		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetB1[:],
 		Dims:   []int{16},
 		Name:   "net.b1",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetW2[:],
 		Dims:   []int{16, 16},
 		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetB2[:],
 		Dims:   []int{16},
 		Name:   "net.b2",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.Params.NetW3[:],
 		Dims:   []int{1, 16},
 		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetB3[:],
 		Dims:   []int{1},
 		Name:   "net.b3",
+		Role:   rt.RoleBias,
 	}, {
 		Data32: m.momentum.NetW1[:],
 		Dims:   []int{16, 2},

@@ -128,48 +128,62 @@ func (m *ocannlLeNet) TrainStep(images *[4][14][14][1]float64, labels *[4][3]flo
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlLeNet) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.NetConv2dValid1Kernel[:],
-		Dims:   []int{4, 3, 3, 1},
-		Name:   "net.conv2d_valid#1.kernel",
+		Data64:  m.Params.NetConv2dValid1Kernel[:],
+		Dims:    []int{4, 3, 3, 1},
+		Name:    "net.conv2d_valid#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetConv2dValid1Bias[:],
 		Dims:   []int{4},
 		Name:   "net.conv2d_valid#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetConv2dValid2Kernel[:],
-		Dims:   []int{6, 3, 3, 4},
-		Name:   "net.conv2d_valid#2.kernel",
+		Data64:  m.Params.NetConv2dValid2Kernel[:],
+		Dims:    []int{6, 3, 3, 4},
+		Name:    "net.conv2d_valid#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetConv2dValid2Bias[:],
 		Dims:   []int{6},
 		Name:   "net.conv2d_valid#2.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetDense2W[:],
 		Dims:   []int{16, 2, 2, 6},
 		Name:   "net.dense#2.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetDense2B[:],
 		Dims:   []int{16},
 		Name:   "net.dense#2.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetDense1W[:],
 		Dims:   []int{12, 16},
 		Name:   "net.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetDense1B[:],
 		Dims:   []int{12},
 		Name:   "net.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{3, 12},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{3},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -187,17 +201,23 @@ func (m *ocannlLeNet) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlLeNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlLeNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -219,45 +239,57 @@ func (m *ocannlLeNet) UnmarshalBinary(data []byte) error {
 // as rt.Tensor views of m.
 func (m *ocannlLeNet) checkpointTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.NetConv2dValid1Kernel[:],
-		Dims:   []int{4, 3, 3, 1},
-		Name:   "net.conv2d_valid#1.kernel",
+		Data64:  m.Params.NetConv2dValid1Kernel[:],
+		Dims:    []int{4, 3, 3, 1},
+		Name:    "net.conv2d_valid#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetConv2dValid1Bias[:],
 		Dims:   []int{4},
 		Name:   "net.conv2d_valid#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetConv2dValid2Kernel[:],
-		Dims:   []int{6, 3, 3, 4},
-		Name:   "net.conv2d_valid#2.kernel",
+		Data64:  m.Params.NetConv2dValid2Kernel[:],
+		Dims:    []int{6, 3, 3, 4},
+		Name:    "net.conv2d_valid#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetConv2dValid2Bias[:],
 		Dims:   []int{6},
 		Name:   "net.conv2d_valid#2.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetDense2W[:],
 		Dims:   []int{16, 2, 2, 6},
 		Name:   "net.dense#2.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetDense2B[:],
 		Dims:   []int{16},
 		Name:   "net.dense#2.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetDense1W[:],
 		Dims:   []int{12, 16},
 		Name:   "net.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetDense1B[:],
 		Dims:   []int{12},
 		Name:   "net.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{3, 12},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{3},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.NetConv2dValid1Kernel[:],
 		Dims:   []int{4, 3, 3, 1},
@@ -460,48 +492,64 @@ func (m *ocannlVGG) TrainStep(images *[2][8][8][2]float64, labels *[2][3]float64
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlVGG) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.NetVggBlock2Conv2d2Kernel[:],
-		Dims:   []int{4, 3, 3, 2},
-		Name:   "net.vgg_block#2.conv2d#2.kernel",
+		Data64:  m.Params.NetVggBlock2Conv2d2Kernel[:],
+		Dims:    []int{4, 3, 3, 2},
+		Name:    "net.vgg_block#2.conv2d#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetVggBlock2Conv2d2Bias[:],
 		Dims:   []int{4},
 		Name:   "net.vgg_block#2.conv2d#2.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetVggBlock2Conv2d1Kernel[:],
-		Dims:   []int{4, 3, 3, 4},
-		Name:   "net.vgg_block#2.conv2d#1.kernel",
+		Data64:  m.Params.NetVggBlock2Conv2d1Kernel[:],
+		Dims:    []int{4, 3, 3, 4},
+		Name:    "net.vgg_block#2.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetVggBlock2Conv2d1Bias[:],
 		Dims:   []int{4},
 		Name:   "net.vgg_block#2.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetVggBlock1Conv2d2Kernel[:],
-		Dims:   []int{6, 3, 3, 4},
-		Name:   "net.vgg_block#1.conv2d#2.kernel",
+		Data64:  m.Params.NetVggBlock1Conv2d2Kernel[:],
+		Dims:    []int{6, 3, 3, 4},
+		Name:    "net.vgg_block#1.conv2d#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetVggBlock1Conv2d2Bias[:],
 		Dims:   []int{6},
 		Name:   "net.vgg_block#1.conv2d#2.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetVggBlock1Conv2d1Kernel[:],
-		Dims:   []int{6, 3, 3, 6},
-		Name:   "net.vgg_block#1.conv2d#1.kernel",
+		Data64:  m.Params.NetVggBlock1Conv2d1Kernel[:],
+		Dims:    []int{6, 3, 3, 6},
+		Name:    "net.vgg_block#1.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetVggBlock1Conv2d1Bias[:],
 		Dims:   []int{6},
 		Name:   "net.vgg_block#1.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{3, 2, 2, 6},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{3},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -519,17 +567,23 @@ func (m *ocannlVGG) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlVGG) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlVGG) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -551,45 +605,59 @@ func (m *ocannlVGG) UnmarshalBinary(data []byte) error {
 // as rt.Tensor views of m.
 func (m *ocannlVGG) checkpointTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.NetVggBlock2Conv2d2Kernel[:],
-		Dims:   []int{4, 3, 3, 2},
-		Name:   "net.vgg_block#2.conv2d#2.kernel",
+		Data64:  m.Params.NetVggBlock2Conv2d2Kernel[:],
+		Dims:    []int{4, 3, 3, 2},
+		Name:    "net.vgg_block#2.conv2d#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetVggBlock2Conv2d2Bias[:],
 		Dims:   []int{4},
 		Name:   "net.vgg_block#2.conv2d#2.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetVggBlock2Conv2d1Kernel[:],
-		Dims:   []int{4, 3, 3, 4},
-		Name:   "net.vgg_block#2.conv2d#1.kernel",
+		Data64:  m.Params.NetVggBlock2Conv2d1Kernel[:],
+		Dims:    []int{4, 3, 3, 4},
+		Name:    "net.vgg_block#2.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetVggBlock2Conv2d1Bias[:],
 		Dims:   []int{4},
 		Name:   "net.vgg_block#2.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetVggBlock1Conv2d2Kernel[:],
-		Dims:   []int{6, 3, 3, 4},
-		Name:   "net.vgg_block#1.conv2d#2.kernel",
+		Data64:  m.Params.NetVggBlock1Conv2d2Kernel[:],
+		Dims:    []int{6, 3, 3, 4},
+		Name:    "net.vgg_block#1.conv2d#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetVggBlock1Conv2d2Bias[:],
 		Dims:   []int{6},
 		Name:   "net.vgg_block#1.conv2d#2.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetVggBlock1Conv2d1Kernel[:],
-		Dims:   []int{6, 3, 3, 6},
-		Name:   "net.vgg_block#1.conv2d#1.kernel",
+		Data64:  m.Params.NetVggBlock1Conv2d1Kernel[:],
+		Dims:    []int{6, 3, 3, 6},
+		Name:    "net.vgg_block#1.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetVggBlock1Conv2d1Bias[:],
 		Dims:   []int{6},
 		Name:   "net.vgg_block#1.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{3, 2, 2, 6},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{3},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.NetVggBlock2Conv2d2Kernel[:],
 		Dims:   []int{4, 3, 3, 2},
@@ -764,48 +832,64 @@ func (m *ocannlResNet) TrainStep(images *[2][8][8][1]float64, labels *[2][3]floa
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlResNet) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.NetConv2d1Kernel[:],
-		Dims:   []int{4, 3, 3, 1},
-		Name:   "net.conv2d#1.kernel",
+		Data64:  m.Params.NetConv2d1Kernel[:],
+		Dims:    []int{4, 3, 3, 1},
+		Name:    "net.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetConv2d1Bias[:],
 		Dims:   []int{4},
 		Name:   "net.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetBasicBlock1Conv2d1Kernel[:],
-		Dims:   []int{8, 3, 3, 4},
-		Name:   "net.basic_block#1.conv2d#1.kernel",
+		Data64:  m.Params.NetBasicBlock1Conv2d1Kernel[:],
+		Dims:    []int{8, 3, 3, 4},
+		Name:    "net.basic_block#1.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetBasicBlock1Conv2d1Bias[:],
 		Dims:   []int{8},
 		Name:   "net.basic_block#1.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetBasicBlock1Conv2d2Kernel[:],
-		Dims:   []int{8, 3, 3, 8},
-		Name:   "net.basic_block#1.conv2d#2.kernel",
+		Data64:  m.Params.NetBasicBlock1Conv2d2Kernel[:],
+		Dims:    []int{8, 3, 3, 8},
+		Name:    "net.basic_block#1.conv2d#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetBasicBlock1Conv2d2Bias[:],
 		Dims:   []int{8},
 		Name:   "net.basic_block#1.conv2d#2.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetBasicBlock1Conv2d3Kernel[:],
-		Dims:   []int{8, 1, 1, 4},
-		Name:   "net.basic_block#1.conv2d#3.kernel",
+		Data64:  m.Params.NetBasicBlock1Conv2d3Kernel[:],
+		Dims:    []int{8, 1, 1, 4},
+		Name:    "net.basic_block#1.conv2d#3.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetBasicBlock1Conv2d3Bias[:],
 		Dims:   []int{8},
 		Name:   "net.basic_block#1.conv2d#3.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{3, 8},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{3},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -823,17 +907,23 @@ func (m *ocannlResNet) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlResNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlResNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -855,45 +945,59 @@ func (m *ocannlResNet) UnmarshalBinary(data []byte) error {
 // as rt.Tensor views of m.
 func (m *ocannlResNet) checkpointTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.NetConv2d1Kernel[:],
-		Dims:   []int{4, 3, 3, 1},
-		Name:   "net.conv2d#1.kernel",
+		Data64:  m.Params.NetConv2d1Kernel[:],
+		Dims:    []int{4, 3, 3, 1},
+		Name:    "net.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetConv2d1Bias[:],
 		Dims:   []int{4},
 		Name:   "net.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetBasicBlock1Conv2d1Kernel[:],
-		Dims:   []int{8, 3, 3, 4},
-		Name:   "net.basic_block#1.conv2d#1.kernel",
+		Data64:  m.Params.NetBasicBlock1Conv2d1Kernel[:],
+		Dims:    []int{8, 3, 3, 4},
+		Name:    "net.basic_block#1.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetBasicBlock1Conv2d1Bias[:],
 		Dims:   []int{8},
 		Name:   "net.basic_block#1.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetBasicBlock1Conv2d2Kernel[:],
-		Dims:   []int{8, 3, 3, 8},
-		Name:   "net.basic_block#1.conv2d#2.kernel",
+		Data64:  m.Params.NetBasicBlock1Conv2d2Kernel[:],
+		Dims:    []int{8, 3, 3, 8},
+		Name:    "net.basic_block#1.conv2d#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetBasicBlock1Conv2d2Bias[:],
 		Dims:   []int{8},
 		Name:   "net.basic_block#1.conv2d#2.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetBasicBlock1Conv2d3Kernel[:],
-		Dims:   []int{8, 1, 1, 4},
-		Name:   "net.basic_block#1.conv2d#3.kernel",
+		Data64:  m.Params.NetBasicBlock1Conv2d3Kernel[:],
+		Dims:    []int{8, 1, 1, 4},
+		Name:    "net.basic_block#1.conv2d#3.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetBasicBlock1Conv2d3Bias[:],
 		Dims:   []int{8},
 		Name:   "net.basic_block#1.conv2d#3.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{3, 8},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{3},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.NetConv2d1Kernel[:],
 		Dims:   []int{4, 3, 3, 1},
@@ -1062,24 +1166,31 @@ func (m *ocannlNormalized) TrainStep(images *[2][6][6][1]float64, labels *[2][4]
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlNormalized) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.C1Kernel[:],
-		Dims:   []int{3, 3, 3, 1},
-		Name:   "c1.kernel",
+		Data64:  m.Params.C1Kernel[:],
+		Dims:    []int{3, 3, 3, 1},
+		Name:    "c1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.C1Bias[:],
 		Dims:   []int{3},
 		Name:   "c1.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.HeadW[:],
 		Dims:   []int{4, 6, 6, 3},
 		Name:   "head.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.HeadB[:],
 		Dims:   []int{4},
 		Name:   "head.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1097,17 +1208,23 @@ func (m *ocannlNormalized) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlNormalized) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlNormalized) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1129,21 +1246,26 @@ func (m *ocannlNormalized) UnmarshalBinary(data []byte) error {
 // as rt.Tensor views of m.
 func (m *ocannlNormalized) checkpointTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.C1Kernel[:],
-		Dims:   []int{3, 3, 3, 1},
-		Name:   "c1.kernel",
+		Data64:  m.Params.C1Kernel[:],
+		Dims:    []int{3, 3, 3, 1},
+		Name:    "c1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.C1Bias[:],
 		Dims:   []int{3},
 		Name:   "c1.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.HeadW[:],
 		Dims:   []int{4, 6, 6, 3},
 		Name:   "head.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.HeadB[:],
 		Dims:   []int{4},
 		Name:   "head.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.C1Kernel[:],
 		Dims:   []int{3, 3, 3, 1},
@@ -1318,32 +1440,42 @@ func (m *ocannlMobileNet) TrainStep(images *[2][6][6][3]float64, labels *[2][2]f
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMobileNet) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.NetSeparable1Depthwise1Kernel[:],
-		Dims:   []int{3, 3, 3},
-		Name:   "net.separable#1.depthwise#1.kernel",
+		Data64:  m.Params.NetSeparable1Depthwise1Kernel[:],
+		Dims:    []int{3, 3, 3},
+		Name:    "net.separable#1.depthwise#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetSeparable1Depthwise1Bias[:],
 		Dims:   []int{6, 6, 3},
 		Name:   "net.separable#1.depthwise#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetSeparable1Conv2d1Kernel[:],
-		Dims:   []int{5, 1, 1, 3},
-		Name:   "net.separable#1.conv2d#1.kernel",
+		Data64:  m.Params.NetSeparable1Conv2d1Kernel[:],
+		Dims:    []int{5, 1, 1, 3},
+		Name:    "net.separable#1.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetSeparable1Conv2d1Bias[:],
 		Dims:   []int{5},
 		Name:   "net.separable#1.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{2, 3, 3, 5},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{2},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1361,17 +1493,23 @@ func (m *ocannlMobileNet) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMobileNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMobileNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1393,29 +1531,37 @@ func (m *ocannlMobileNet) UnmarshalBinary(data []byte) error {
 // as rt.Tensor views of m.
 func (m *ocannlMobileNet) checkpointTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data64: m.Params.NetSeparable1Depthwise1Kernel[:],
-		Dims:   []int{3, 3, 3},
-		Name:   "net.separable#1.depthwise#1.kernel",
+		Data64:  m.Params.NetSeparable1Depthwise1Kernel[:],
+		Dims:    []int{3, 3, 3},
+		Name:    "net.separable#1.depthwise#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetSeparable1Depthwise1Bias[:],
 		Dims:   []int{6, 6, 3},
 		Name:   "net.separable#1.depthwise#1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.NetSeparable1Conv2d1Kernel[:],
-		Dims:   []int{5, 1, 1, 3},
-		Name:   "net.separable#1.conv2d#1.kernel",
+		Data64:  m.Params.NetSeparable1Conv2d1Kernel[:],
+		Dims:    []int{5, 1, 1, 3},
+		Name:    "net.separable#1.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.NetSeparable1Conv2d1Bias[:],
 		Dims:   []int{5},
 		Name:   "net.separable#1.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{2, 3, 3, 5},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{2},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.NetSeparable1Depthwise1Kernel[:],
 		Dims:   []int{3, 3, 3},
@@ -1672,128 +1818,160 @@ func (m *ocannlTransformer) TrainStep(ids *[2][4]float64, targets *[2][4][6]floa
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlTransformer) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.NetEmb[:],
 		Dims:   []int{8, 6},
 		Name:   "net.emb",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetPos[:],
 		Dims:   []int{4, 8},
 		Name:   "net.pos",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.NetEncoderBlock2LayerNorm1Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetEncoderBlock2LayerNorm1Beta[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock2MaskedAttention1WQ[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#2.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2MaskedAttention1WK[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#2.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2MaskedAttention1WV[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#2.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2MaskedAttention1WO[:],
 		Dims:   []int{8, 2, 4},
 		Name:   "net.encoder_block#2.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2LayerNorm2Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.layer_norm#2.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetEncoderBlock2LayerNorm2Beta[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.layer_norm#2.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock2Dense1W[:],
 		Dims:   []int{16, 8},
 		Name:   "net.encoder_block#2.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2Dense1B[:],
 		Dims:   []int{16},
 		Name:   "net.encoder_block#2.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock2Linear1W[:],
 		Dims:   []int{8, 16},
 		Name:   "net.encoder_block#2.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2Linear1B[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock1LayerNorm1Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetEncoderBlock1LayerNorm1Beta[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock1MaskedAttention1WQ[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#1.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1MaskedAttention1WK[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#1.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1MaskedAttention1WV[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#1.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1MaskedAttention1WO[:],
 		Dims:   []int{8, 2, 4},
 		Name:   "net.encoder_block#1.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1LayerNorm2Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.layer_norm#2.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetEncoderBlock1LayerNorm2Beta[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.layer_norm#2.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock1Dense1W[:],
 		Dims:   []int{16, 8},
 		Name:   "net.encoder_block#1.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1Dense1B[:],
 		Dims:   []int{16},
 		Name:   "net.encoder_block#1.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock1Linear1W[:],
 		Dims:   []int{8, 16},
 		Name:   "net.encoder_block#1.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1Linear1B[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLayerNorm1Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetLayerNorm1Beta[:],
 		Dims:   []int{8},
 		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{6, 8},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{6},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1811,17 +1989,23 @@ func (m *ocannlTransformer) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlTransformer) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlTransformer) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1846,122 +2030,152 @@ func (m *ocannlTransformer) checkpointTensors() []rt.Tensor {
 		Data64: m.Params.NetEmb[:],
 		Dims:   []int{8, 6},
 		Name:   "net.emb",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetPos[:],
 		Dims:   []int{4, 8},
 		Name:   "net.pos",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.NetEncoderBlock2LayerNorm1Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetEncoderBlock2LayerNorm1Beta[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock2MaskedAttention1WQ[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#2.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2MaskedAttention1WK[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#2.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2MaskedAttention1WV[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#2.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2MaskedAttention1WO[:],
 		Dims:   []int{8, 2, 4},
 		Name:   "net.encoder_block#2.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2LayerNorm2Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.layer_norm#2.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetEncoderBlock2LayerNorm2Beta[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.layer_norm#2.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock2Dense1W[:],
 		Dims:   []int{16, 8},
 		Name:   "net.encoder_block#2.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2Dense1B[:],
 		Dims:   []int{16},
 		Name:   "net.encoder_block#2.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock2Linear1W[:],
 		Dims:   []int{8, 16},
 		Name:   "net.encoder_block#2.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock2Linear1B[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#2.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock1LayerNorm1Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetEncoderBlock1LayerNorm1Beta[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock1MaskedAttention1WQ[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#1.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1MaskedAttention1WK[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#1.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1MaskedAttention1WV[:],
 		Dims:   []int{2, 4, 8},
 		Name:   "net.encoder_block#1.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1MaskedAttention1WO[:],
 		Dims:   []int{8, 2, 4},
 		Name:   "net.encoder_block#1.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1LayerNorm2Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.layer_norm#2.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetEncoderBlock1LayerNorm2Beta[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.layer_norm#2.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock1Dense1W[:],
 		Dims:   []int{16, 8},
 		Name:   "net.encoder_block#1.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1Dense1B[:],
 		Dims:   []int{16},
 		Name:   "net.encoder_block#1.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetEncoderBlock1Linear1W[:],
 		Dims:   []int{8, 16},
 		Name:   "net.encoder_block#1.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetEncoderBlock1Linear1B[:],
 		Dims:   []int{8},
 		Name:   "net.encoder_block#1.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLayerNorm1Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetLayerNorm1Beta[:],
 		Dims:   []int{8},
 		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{6, 8},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{6},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.NetEmb[:],
 		Dims:   []int{8, 6},
@@ -2272,64 +2486,80 @@ func (m *ocannlMixer) TrainStep(patches *[2][4][6]float64, labels *[2][3]float64
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMixer) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{8, 6},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{8},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetMixerBlock1LayerNorm1Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetMixerBlock1LayerNorm1Beta[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetMixerBlock1Tok1[:],
 		Dims:   []int{5, 4},
 		Name:   "net.mixer_block#1.tok1",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.NetMixerBlock1Tok2[:],
 		Dims:   []int{4, 5},
 		Name:   "net.mixer_block#1.tok2",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.NetMixerBlock1Ch2[:],
 		Dims:   []int{8, 12},
 		Name:   "net.mixer_block#1.ch2",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetMixerBlock1LayerNorm2Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.layer_norm#2.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetMixerBlock1LayerNorm2Beta[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.layer_norm#2.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetMixerBlock1Dense1W[:],
 		Dims:   []int{12, 8},
 		Name:   "net.mixer_block#1.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetMixerBlock1Dense1B[:],
 		Dims:   []int{12},
 		Name:   "net.mixer_block#1.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetMixerBlock1Ch2B[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.ch2_b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear2W[:],
 		Dims:   []int{3, 8},
 		Name:   "net.linear#2.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear2B[:],
 		Dims:   []int{3},
 		Name:   "net.linear#2.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -2347,17 +2577,23 @@ func (m *ocannlMixer) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMixer) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMixer) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2382,58 +2618,72 @@ func (m *ocannlMixer) checkpointTensors() []rt.Tensor {
 		Data64: m.Params.NetLinear1W[:],
 		Dims:   []int{8, 6},
 		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear1B[:],
 		Dims:   []int{8},
 		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetMixerBlock1LayerNorm1Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetMixerBlock1LayerNorm1Beta[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetMixerBlock1Tok1[:],
 		Dims:   []int{5, 4},
 		Name:   "net.mixer_block#1.tok1",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.NetMixerBlock1Tok2[:],
 		Dims:   []int{4, 5},
 		Name:   "net.mixer_block#1.tok2",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.NetMixerBlock1Ch2[:],
 		Dims:   []int{8, 12},
 		Name:   "net.mixer_block#1.ch2",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetMixerBlock1LayerNorm2Gamma[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.layer_norm#2.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.NetMixerBlock1LayerNorm2Beta[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.layer_norm#2.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetMixerBlock1Dense1W[:],
 		Dims:   []int{12, 8},
 		Name:   "net.mixer_block#1.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetMixerBlock1Dense1B[:],
 		Dims:   []int{12},
 		Name:   "net.mixer_block#1.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetMixerBlock1Ch2B[:],
 		Dims:   []int{8},
 		Name:   "net.mixer_block#1.ch2_b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetLinear2W[:],
 		Dims:   []int{3, 8},
 		Name:   "net.linear#2.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetLinear2B[:],
 		Dims:   []int{3},
 		Name:   "net.linear#2.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.NetLinear1W[:],
 		Dims:   []int{8, 6},
@@ -2622,40 +2872,50 @@ func (m *ocannlAutoencoder) TrainStep(x *[4][12]float64) float64 {
 	return l
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlAutoencoder) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.EncDense1W[:],
 		Dims:   []int{8, 12},
 		Name:   "enc.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.EncDense1B[:],
 		Dims:   []int{8},
 		Name:   "enc.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.EncLinear1W[:],
 		Dims:   []int{3, 8},
 		Name:   "enc.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.EncLinear1B[:],
 		Dims:   []int{3},
 		Name:   "enc.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.DecWOut[:],
 		Dims:   []int{12, 8},
 		Name:   "dec.w_out",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.DecDense1W[:],
 		Dims:   []int{8, 3},
 		Name:   "dec.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.DecDense1B[:],
 		Dims:   []int{8},
 		Name:   "dec.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.DecBOut[:],
 		Dims:   []int{12},
 		Name:   "dec.b_out",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -2673,17 +2933,23 @@ func (m *ocannlAutoencoder) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlAutoencoder) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlAutoencoder) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2708,34 +2974,42 @@ func (m *ocannlAutoencoder) checkpointTensors() []rt.Tensor {
 		Data64: m.Params.EncDense1W[:],
 		Dims:   []int{8, 12},
 		Name:   "enc.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.EncDense1B[:],
 		Dims:   []int{8},
 		Name:   "enc.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.EncLinear1W[:],
 		Dims:   []int{3, 8},
 		Name:   "enc.linear#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.EncLinear1B[:],
 		Dims:   []int{3},
 		Name:   "enc.linear#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.DecWOut[:],
 		Dims:   []int{12, 8},
 		Name:   "dec.w_out",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.DecDense1W[:],
 		Dims:   []int{8, 3},
 		Name:   "dec.dense#1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.DecDense1B[:],
 		Dims:   []int{8},
 		Name:   "dec.dense#1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.DecBOut[:],
 		Dims:   []int{12},
 		Name:   "dec.b_out",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.EncDense1W[:],
 		Dims:   []int{8, 12},
@@ -2956,32 +3230,40 @@ func (m *ocannlRowsMLP) TrainStep(x *[4][3]float64, y *[4][2]float64, n int) (fl
 	return l, nil
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlRowsMLP) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.NetW1[:],
 		Dims:   []int{6, 3},
 		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB1[:],
 		Dims:   []int{6},
 		Name:   "net.b1",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetW2[:],
 		Dims:   []int{5, 6},
 		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB2[:],
 		Dims:   []int{5},
 		Name:   "net.b2",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetW3[:],
 		Dims:   []int{2, 5},
 		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB3[:],
 		Dims:   []int{2},
 		Name:   "net.b3",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -2999,17 +3281,23 @@ func (m *ocannlRowsMLP) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlRowsMLP) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlRowsMLP) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3034,26 +3322,32 @@ func (m *ocannlRowsMLP) checkpointTensors() []rt.Tensor {
 		Data64: m.Params.NetW1[:],
 		Dims:   []int{6, 3},
 		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB1[:],
 		Dims:   []int{6},
 		Name:   "net.b1",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetW2[:],
 		Dims:   []int{5, 6},
 		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB2[:],
 		Dims:   []int{5},
 		Name:   "net.b2",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetW3[:],
 		Dims:   []int{2, 5},
 		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB3[:],
 		Dims:   []int{2},
 		Name:   "net.b3",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.NetW1[:],
 		Dims:   []int{6, 3},
@@ -3258,32 +3552,40 @@ func (m *ocannlRowsSeq) TrainStep(x *[3][2][3]float64, y *[3][2][2]float64, n in
 	return l, nil
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlRowsSeq) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.NetW1[:],
 		Dims:   []int{6, 3},
 		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB1[:],
 		Dims:   []int{6},
 		Name:   "net.b1",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetW2[:],
 		Dims:   []int{5, 6},
 		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB2[:],
 		Dims:   []int{5},
 		Name:   "net.b2",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetW3[:],
 		Dims:   []int{2, 5},
 		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB3[:],
 		Dims:   []int{2},
 		Name:   "net.b3",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -3301,17 +3603,23 @@ func (m *ocannlRowsSeq) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlRowsSeq) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlRowsSeq) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3336,26 +3644,32 @@ func (m *ocannlRowsSeq) checkpointTensors() []rt.Tensor {
 		Data64: m.Params.NetW1[:],
 		Dims:   []int{6, 3},
 		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB1[:],
 		Dims:   []int{6},
 		Name:   "net.b1",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetW2[:],
 		Dims:   []int{5, 6},
 		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB2[:],
 		Dims:   []int{5},
 		Name:   "net.b2",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.NetW3[:],
 		Dims:   []int{2, 5},
 		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB3[:],
 		Dims:   []int{2},
 		Name:   "net.b3",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.momentum.NetW1[:],
 		Dims:   []int{6, 3},

@@ -55,16 +55,20 @@ func (m *ocannlAdd) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlAdd) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -81,17 +85,23 @@ func (m *ocannlAdd) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlAdd) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlAdd) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -154,16 +164,20 @@ func (m *ocannlSub) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSub) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -180,17 +194,23 @@ func (m *ocannlSub) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSub) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSub) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -253,16 +273,20 @@ func (m *ocannlMul) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMul) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleNormScale,
 	}}
 }
 
@@ -279,17 +303,23 @@ func (m *ocannlMul) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -352,16 +382,20 @@ func (m *ocannlDiv) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlDiv) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -378,17 +412,23 @@ func (m *ocannlDiv) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlDiv) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlDiv) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -448,12 +488,15 @@ func (m *ocannlSelfMul) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSelfMul) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleNormScale,
 	}}
 }
 
@@ -470,17 +513,23 @@ func (m *ocannlSelfMul) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSelfMul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSelfMul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -540,12 +589,15 @@ func (m *ocannlPow2) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlPow2) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -562,17 +614,23 @@ func (m *ocannlPow2) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlPow2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlPow2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -632,12 +690,15 @@ func (m *ocannlPow1) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlPow1) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -654,17 +715,23 @@ func (m *ocannlPow1) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlPow1) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlPow1) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -724,12 +791,15 @@ func (m *ocannlPow3) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlPow3) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -746,17 +816,23 @@ func (m *ocannlPow3) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlPow3) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlPow3) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -816,12 +892,15 @@ func (m *ocannlPowHalf) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlPowHalf) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -838,17 +917,23 @@ func (m *ocannlPowHalf) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlPowHalf) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlPowHalf) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -908,12 +993,15 @@ func (m *ocannlPowNeg) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlPowNeg) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -930,17 +1018,23 @@ func (m *ocannlPowNeg) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlPowNeg) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlPowNeg) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1000,12 +1094,15 @@ func (m *ocannlPow0) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlPow0) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1022,17 +1119,23 @@ func (m *ocannlPow0) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlPow0) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlPow0) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1092,12 +1195,15 @@ func (m *ocannlPowNegBase) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlPowNegBase) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1114,17 +1220,23 @@ func (m *ocannlPowNegBase) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlPowNegBase) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlPowNegBase) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1190,20 +1302,25 @@ func (m *ocannlFma) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlFma) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.C[:],
 		Dims:   []int{3, 4},
 		Name:   "c",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1220,17 +1337,23 @@ func (m *ocannlFma) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlFma) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlFma) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1293,16 +1416,20 @@ func (m *ocannlWhere) Backward(r *[3][4]float64, mask *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlWhere) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1319,17 +1446,23 @@ func (m *ocannlWhere) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlWhere) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlWhere) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1389,12 +1522,15 @@ func (m *ocannlWhereConst) Backward(r *[3][4]float64, mask *[3][4]float64) float
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlWhereConst) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1411,17 +1547,23 @@ func (m *ocannlWhereConst) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlWhereConst) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlWhereConst) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1484,16 +1626,20 @@ func (m *ocannlWhereCompare) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlWhereCompare) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1510,17 +1656,23 @@ func (m *ocannlWhereCompare) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlWhereCompare) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlWhereCompare) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1583,16 +1735,20 @@ func (m *ocannlCompare) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlCompare) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleNormScale,
 	}}
 }
 
@@ -1609,17 +1765,23 @@ func (m *ocannlCompare) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlCompare) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlCompare) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1685,20 +1847,25 @@ func (m *ocannlArith) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlArith) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.C[:],
 		Dims:   []int{3, 4},
 		Name:   "c",
+		Role:   rt.RoleNormScale,
 	}}
 }
 
@@ -1715,17 +1882,23 @@ func (m *ocannlArith) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlArith) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlArith) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1791,20 +1964,25 @@ func (m *ocannlLayerNorm) Backward(r *[3][5]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlLayerNorm) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Z[:],
 		Dims:   []int{3, 5},
 		Name:   "z",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.ObjectiveLayerNorm1Gamma[:],
 		Dims:   []int{5},
 		Name:   "objective.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.ObjectiveLayerNorm1Beta[:],
 		Dims:   []int{5},
 		Name:   "objective.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1821,17 +1999,23 @@ func (m *ocannlLayerNorm) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlLayerNorm) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlLayerNorm) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1897,20 +2081,25 @@ func (m *ocannlLayerNorm2D) Backward(r *[2][2][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlLayerNorm2D) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Z[:],
 		Dims:   []int{2, 2, 3},
 		Name:   "z",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.ObjectiveLayerNorm1Gamma[:],
 		Dims:   []int{2, 3},
 		Name:   "objective.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.ObjectiveLayerNorm1Beta[:],
 		Dims:   []int{2, 3},
 		Name:   "objective.layer_norm#1.beta",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -1927,17 +2116,23 @@ func (m *ocannlLayerNorm2D) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlLayerNorm2D) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlLayerNorm2D) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1997,12 +2192,15 @@ func (m *ocannlSoftmax) Backward(r *[2][3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSoftmax) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Z[:],
 		Dims:   []int{2, 3, 4},
 		Name:   "z",
+		Role:   rt.RoleOther,
 	}}
 }
 
@@ -2019,17 +2217,23 @@ func (m *ocannlSoftmax) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSoftmax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSoftmax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2089,12 +2293,15 @@ func (m *ocannlLogSoftmax) Backward(r *[2][5]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlLogSoftmax) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Z[:],
 		Dims:   []int{2, 5},
 		Name:   "z",
+		Role:   rt.RoleOther,
 	}}
 }
 
@@ -2111,17 +2318,23 @@ func (m *ocannlLogSoftmax) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlLogSoftmax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlLogSoftmax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2184,16 +2397,20 @@ func (m *ocannlCrossEntropy) Backward(x *[4][3]float64, onehot *[4][5]float64) f
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlCrossEntropy) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.ObjectiveNetW[:],
 		Dims:   []int{5, 3},
 		Name:   "objective.net.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveNetB[:],
 		Dims:   []int{5},
 		Name:   "objective.net.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -2210,17 +2427,23 @@ func (m *ocannlCrossEntropy) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlCrossEntropy) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlCrossEntropy) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2295,32 +2518,40 @@ func (m *ocannlHinge) Backward(x *[6][2]float64, labels *[6][1]float64) float64 
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlHinge) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.ObjectiveNetW1[:],
 		Dims:   []int{4, 2},
 		Name:   "objective.net.w1",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveNetB1[:],
 		Dims:   []int{4},
 		Name:   "objective.net.b1",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.ObjectiveNetW2[:],
 		Dims:   []int{3, 4},
 		Name:   "objective.net.w2",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveNetB2[:],
 		Dims:   []int{3},
 		Name:   "objective.net.b2",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.ObjectiveNetW3[:],
 		Dims:   []int{1, 3},
 		Name:   "objective.net.w3",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveNetB3[:],
 		Dims:   []int{1},
 		Name:   "objective.net.b3",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -2337,17 +2568,23 @@ func (m *ocannlHinge) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlHinge) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlHinge) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2416,24 +2653,30 @@ func (m *ocannlDense) Backward(r *[5][3]float64, x *[5][2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlDense) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.ObjectiveL1W[:],
 		Dims:   []int{4, 2},
 		Name:   "objective.l1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveL1B[:],
 		Dims:   []int{4},
 		Name:   "objective.l1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.ObjectiveL2W[:],
 		Dims:   []int{3, 4},
 		Name:   "objective.l2.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveL2B[:],
 		Dims:   []int{3},
 		Name:   "objective.l2.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -2450,17 +2693,23 @@ func (m *ocannlDense) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlDense) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlDense) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2523,16 +2772,20 @@ func (m *ocannlSharedInstance) Backward(r *[5][3]float64, x *[5][3]float64) floa
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSharedInstance) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.ObjectiveLW[:],
 		Dims:   []int{3, 3},
 		Name:   "objective.l.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveLB[:],
 		Dims:   []int{3},
 		Name:   "objective.l.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -2549,17 +2802,23 @@ func (m *ocannlSharedInstance) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSharedInstance) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSharedInstance) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2631,28 +2890,35 @@ func (m *ocannlAttention) Backward(r *[2][4][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlAttention) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.X[:],
 		Dims:   []int{2, 4, 3},
 		Name:   "x",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.ObjectiveAttWQ[:],
 		Dims:   []int{2, 3, 3},
 		Name:   "objective.att.w_q",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveAttWK[:],
 		Dims:   []int{2, 3, 3},
 		Name:   "objective.att.w_k",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveAttWV[:],
 		Dims:   []int{2, 2, 3},
 		Name:   "objective.att.w_v",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveAttWO[:],
 		Dims:   []int{3, 2, 2},
 		Name:   "objective.att.w_o",
+		Role:   rt.RoleLinearWeight,
 	}}
 }
 
@@ -2669,17 +2935,23 @@ func (m *ocannlAttention) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlAttention) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlAttention) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2751,28 +3023,35 @@ func (m *ocannlMaskedAttention) Backward(r *[2][4][3]float64, mask *[4][4]float6
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMaskedAttention) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.X[:],
 		Dims:   []int{2, 4, 3},
 		Name:   "x",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.ObjectiveAttWQ[:],
 		Dims:   []int{2, 3, 3},
 		Name:   "objective.att.w_q",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveAttWK[:],
 		Dims:   []int{2, 3, 3},
 		Name:   "objective.att.w_k",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveAttWV[:],
 		Dims:   []int{2, 2, 3},
 		Name:   "objective.att.w_v",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveAttWO[:],
 		Dims:   []int{3, 2, 2},
 		Name:   "objective.att.w_o",
+		Role:   rt.RoleLinearWeight,
 	}}
 }
 
@@ -2789,17 +3068,23 @@ func (m *ocannlMaskedAttention) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMaskedAttention) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMaskedAttention) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2895,60 +3180,75 @@ func (m *ocannlTransformerBlock) Backward(r *[2][3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlTransformerBlock) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.X[:],
 		Dims:   []int{2, 3, 4},
 		Name:   "x",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.ObjectiveAttWQ[:],
 		Dims:   []int{2, 2, 4},
 		Name:   "objective.att.w_q",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveAttWK[:],
 		Dims:   []int{2, 2, 4},
 		Name:   "objective.att.w_k",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveAttWV[:],
 		Dims:   []int{2, 2, 4},
 		Name:   "objective.att.w_v",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveAttWO[:],
 		Dims:   []int{4, 2, 2},
 		Name:   "objective.att.w_o",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveLn1Gamma[:],
 		Dims:   []int{4},
 		Name:   "objective.ln1.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.ObjectiveLn1Beta[:],
 		Dims:   []int{4},
 		Name:   "objective.ln1.beta",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.ObjectiveF1W[:],
 		Dims:   []int{6, 4},
 		Name:   "objective.f1.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveF1B[:],
 		Dims:   []int{6},
 		Name:   "objective.f1.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.ObjectiveF2W[:],
 		Dims:   []int{4, 6},
 		Name:   "objective.f2.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.ObjectiveF2B[:],
 		Dims:   []int{4},
 		Name:   "objective.f2.b",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.ObjectiveLn2Gamma[:],
 		Dims:   []int{4},
 		Name:   "objective.ln2.gamma",
+		Role:   rt.RoleNormScale,
 	}, {
 		Data64: m.Params.ObjectiveLn2Beta[:],
 		Dims:   []int{4},
 		Name:   "objective.ln2.beta",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -2965,17 +3265,23 @@ func (m *ocannlTransformerBlock) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlTransformerBlock) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlTransformerBlock) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3038,16 +3344,20 @@ func (m *ocannlConcat) Backward(r *[5]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConcat) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.P[:],
 		Dims:   []int{2},
 		Name:   "p",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Q[:],
 		Dims:   []int{3},
 		Name:   "q",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -3064,17 +3374,23 @@ func (m *ocannlConcat) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConcat) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConcat) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3137,16 +3453,20 @@ func (m *ocannlConcat3) Backward(r *[7]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConcat3) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.P[:],
 		Dims:   []int{2},
 		Name:   "p",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Q[:],
 		Dims:   []int{3},
 		Name:   "q",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -3163,17 +3483,23 @@ func (m *ocannlConcat3) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConcat3) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConcat3) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3236,16 +3562,20 @@ func (m *ocannlConcatAxis0) Backward(r *[6][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConcatAxis0) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.P[:],
 		Dims:   []int{2, 3},
 		Name:   "p",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Q[:],
 		Dims:   []int{4, 3},
 		Name:   "q",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -3262,17 +3592,23 @@ func (m *ocannlConcatAxis0) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConcatAxis0) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConcatAxis0) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3341,24 +3677,30 @@ func (m *ocannlBlockMatrix) Backward(r *[3][5]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlBlockMatrix) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.P[:],
 		Dims:   []int{2, 3},
 		Name:   "p",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Q[:],
 		Dims:   []int{2, 2},
 		Name:   "q",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.S[:],
 		Dims:   []int{1, 3},
 		Name:   "s",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.T[:],
 		Dims:   []int{1, 2},
 		Name:   "t",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -3375,17 +3717,23 @@ func (m *ocannlBlockMatrix) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlBlockMatrix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlBlockMatrix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3448,16 +3796,20 @@ func (m *ocannlBatchSlice) Backward(r *[4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlBatchSlice) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 2, 4},
 		Name:   "b",
+		Role:   rt.RoleOther,
 	}}
 }
 
@@ -3474,17 +3826,23 @@ func (m *ocannlBatchSlice) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlBatchSlice) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlBatchSlice) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3547,16 +3905,20 @@ func (m *ocannlSlicePrefix) Backward(r *[3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSlicePrefix) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.X[:],
 		Dims:   []int{5},
 		Name:   "x",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Y[:],
 		Dims:   []int{3},
 		Name:   "y",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -3573,17 +3935,23 @@ func (m *ocannlSlicePrefix) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSlicePrefix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSlicePrefix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3646,16 +4014,20 @@ func (m *ocannlSliceSuffix) Backward(r *[2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSliceSuffix) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.X[:],
 		Dims:   []int{5},
 		Name:   "x",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Y[:],
 		Dims:   []int{2},
 		Name:   "y",
+		Role:   rt.RoleNormScale,
 	}}
 }
 
@@ -3672,17 +4044,23 @@ func (m *ocannlSliceSuffix) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSliceSuffix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSliceSuffix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3742,12 +4120,15 @@ func (m *ocannlSliceMiddle) Backward(r *[4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSliceMiddle) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.X[:],
 		Dims:   []int{9},
 		Name:   "x",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -3764,17 +4145,23 @@ func (m *ocannlSliceMiddle) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSliceMiddle) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSliceMiddle) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3834,12 +4221,15 @@ func (m *ocannlDropFirst) Backward(r *[2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlDropFirst) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.X[:],
 		Dims:   []int{5},
 		Name:   "x",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -3856,17 +4246,23 @@ func (m *ocannlDropFirst) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlDropFirst) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlDropFirst) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3926,12 +4322,15 @@ func (m *ocannlPadBlocks) Backward(r *[10]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlPadBlocks) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.X[:],
 		Dims:   []int{2},
 		Name:   "x",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -3948,17 +4347,23 @@ func (m *ocannlPadBlocks) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlPadBlocks) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlPadBlocks) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4018,12 +4423,15 @@ func (m *ocannlStridedSlice) Backward(r *[3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlStridedSlice) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.X[:],
 		Dims:   []int{6},
 		Name:   "x",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4040,17 +4448,23 @@ func (m *ocannlStridedSlice) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlStridedSlice) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlStridedSlice) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4113,16 +4527,20 @@ func (m *ocannlInterleave) Backward(r *[6]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlInterleave) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.P[:],
 		Dims:   []int{3},
 		Name:   "p",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Q[:],
 		Dims:   []int{3},
 		Name:   "q",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4139,17 +4557,23 @@ func (m *ocannlInterleave) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlInterleave) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlInterleave) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4212,16 +4636,20 @@ func (m *ocannlStack) Backward(r *[2][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlStack) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.P[:],
 		Dims:   []int{3},
 		Name:   "p",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Q[:],
 		Dims:   []int{3},
 		Name:   "q",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4238,17 +4666,23 @@ func (m *ocannlStack) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlStack) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlStack) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4311,16 +4745,20 @@ func (m *ocannlStackInput) Backward(r *[3][2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlStackInput) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.P[:],
 		Dims:   []int{3},
 		Name:   "p",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Q[:],
 		Dims:   []int{3},
 		Name:   "q",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4337,17 +4775,23 @@ func (m *ocannlStackInput) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlStackInput) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlStackInput) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4410,16 +4854,20 @@ func (m *ocannlStackBatch) Backward(r *[2][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlStackBatch) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.P[:],
 		Dims:   []int{3},
 		Name:   "p",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.Q[:],
 		Dims:   []int{3},
 		Name:   "q",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4436,17 +4884,23 @@ func (m *ocannlStackBatch) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlStackBatch) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlStackBatch) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4512,20 +4966,26 @@ func (m *ocannlConvPadded) Backward(r *[2][4][4][3]float64, x *[2][4][4][2]float
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConvPadded) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{4, 4, 2},
 		Name:   "img",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.ObjectiveConv2d1Kernel[:],
-		Dims:   []int{3, 3, 3, 2},
-		Name:   "objective.conv2d#1.kernel",
+		Data64:  m.Params.ObjectiveConv2d1Kernel[:],
+		Dims:    []int{3, 3, 3, 2},
+		Name:    "objective.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.ObjectiveConv2d1Bias[:],
 		Dims:   []int{3},
 		Name:   "objective.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4542,17 +5002,23 @@ func (m *ocannlConvPadded) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConvPadded) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConvPadded) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4618,20 +5084,26 @@ func (m *ocannlConvPaddedStride2) Backward(r *[2][2][2][3]float64, x *[2][4][4][
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConvPaddedStride2) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{4, 4, 2},
 		Name:   "img",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.ObjectiveConv2d1Kernel[:],
-		Dims:   []int{3, 3, 3, 2},
-		Name:   "objective.conv2d#1.kernel",
+		Data64:  m.Params.ObjectiveConv2d1Kernel[:],
+		Dims:    []int{3, 3, 3, 2},
+		Name:    "objective.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.ObjectiveConv2d1Bias[:],
 		Dims:   []int{3},
 		Name:   "objective.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4648,17 +5120,23 @@ func (m *ocannlConvPaddedStride2) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConvPaddedStride2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConvPaddedStride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4724,20 +5202,26 @@ func (m *ocannlConvPaddedK2Stride2) Backward(r *[2][2][2][3]float64, x *[2][4][4
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConvPaddedK2Stride2) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{4, 4, 2},
 		Name:   "img",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.ObjectiveConv2d1Kernel[:],
-		Dims:   []int{3, 2, 2, 2},
-		Name:   "objective.conv2d#1.kernel",
+		Data64:  m.Params.ObjectiveConv2d1Kernel[:],
+		Dims:    []int{3, 2, 2, 2},
+		Name:    "objective.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.ObjectiveConv2d1Bias[:],
 		Dims:   []int{3},
 		Name:   "objective.conv2d#1.bias",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4754,17 +5238,23 @@ func (m *ocannlConvPaddedK2Stride2) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConvPaddedK2Stride2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConvPaddedK2Stride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4830,20 +5320,26 @@ func (m *ocannlConvValid) Backward(r *[2][2][2][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConvValid) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{2, 4, 4, 2},
 		Name:   "img",
+		Role:   rt.RoleOther,
 	}, {
-		Data64: m.Params.ObjectiveConv2dValid1Kernel[:],
-		Dims:   []int{3, 3, 3, 2},
-		Name:   "objective.conv2d_valid#1.kernel",
+		Data64:  m.Params.ObjectiveConv2dValid1Kernel[:],
+		Dims:    []int{3, 3, 3, 2},
+		Name:    "objective.conv2d_valid#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.ObjectiveConv2dValid1Bias[:],
 		Dims:   []int{3},
 		Name:   "objective.conv2d_valid#1.bias",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4860,17 +5356,23 @@ func (m *ocannlConvValid) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConvValid) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConvValid) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4936,20 +5438,26 @@ func (m *ocannlConvValidStride2) Backward(r *[2][2][2][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConvValidStride2) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{2, 5, 5, 2},
 		Name:   "img",
+		Role:   rt.RoleOther,
 	}, {
-		Data64: m.Params.ObjectiveConv2dValid1Kernel[:],
-		Dims:   []int{3, 3, 3, 2},
-		Name:   "objective.conv2d_valid#1.kernel",
+		Data64:  m.Params.ObjectiveConv2dValid1Kernel[:],
+		Dims:    []int{3, 3, 3, 2},
+		Name:    "objective.conv2d_valid#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.ObjectiveConv2dValid1Bias[:],
 		Dims:   []int{3},
 		Name:   "objective.conv2d_valid#1.bias",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -4966,17 +5474,23 @@ func (m *ocannlConvValidStride2) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConvValidStride2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConvValidStride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5048,28 +5562,37 @@ func (m *ocannlConvStack) Backward(r *[2][3][3][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConvStack) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{2, 5, 5, 1},
 		Name:   "img",
+		Role:   rt.RoleOther,
 	}, {
-		Data64: m.Params.ObjectiveC1Kernel[:],
-		Dims:   []int{2, 3, 3, 1},
-		Name:   "objective.c1.kernel",
+		Data64:  m.Params.ObjectiveC1Kernel[:],
+		Dims:    []int{2, 3, 3, 1},
+		Name:    "objective.c1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.ObjectiveC1Bias[:],
 		Dims:   []int{2},
 		Name:   "objective.c1.bias",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.ObjectiveC2Kernel[:],
-		Dims:   []int{3, 3, 3, 2},
-		Name:   "objective.c2.kernel",
+		Data64:  m.Params.ObjectiveC2Kernel[:],
+		Dims:    []int{3, 3, 3, 2},
+		Name:    "objective.c2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.ObjectiveC2Bias[:],
 		Dims:   []int{3},
 		Name:   "objective.c2.bias",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -5086,17 +5609,23 @@ func (m *ocannlConvStack) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConvStack) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConvStack) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5159,16 +5688,21 @@ func (m *ocannlConv1DPadded) Backward(r *[6]float64, x *[6]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConv1DPadded) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Xp[:],
 		Dims:   []int{6},
 		Name:   "xp",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.W[:],
-		Dims:   []int{3},
-		Name:   "w",
+		Data64:  m.Params.W[:],
+		Dims:    []int{3},
+		Name:    "w",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{0},
 	}}
 }
 
@@ -5185,17 +5719,23 @@ func (m *ocannlConv1DPadded) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConv1DPadded) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConv1DPadded) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5258,16 +5798,21 @@ func (m *ocannlConv1DPaddedStride2) Backward(r *[3]float64, x *[6]float64) float
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConv1DPaddedStride2) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Xp[:],
 		Dims:   []int{6},
 		Name:   "xp",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.W[:],
-		Dims:   []int{3},
-		Name:   "w",
+		Data64:  m.Params.W[:],
+		Dims:    []int{3},
+		Name:    "w",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{0},
 	}}
 }
 
@@ -5284,17 +5829,23 @@ func (m *ocannlConv1DPaddedStride2) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConv1DPaddedStride2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConv1DPaddedStride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5357,16 +5908,21 @@ func (m *ocannlConv1DPaddedDilated) Backward(r *[6]float64, x *[6]float64) float
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConv1DPaddedDilated) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Xp[:],
 		Dims:   []int{6},
 		Name:   "xp",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.W[:],
-		Dims:   []int{3},
-		Name:   "w",
+		Data64:  m.Params.W[:],
+		Dims:    []int{3},
+		Name:    "w",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{0},
 	}}
 }
 
@@ -5383,17 +5939,23 @@ func (m *ocannlConv1DPaddedDilated) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConv1DPaddedDilated) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConv1DPaddedDilated) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5456,16 +6018,21 @@ func (m *ocannlConv1DValid) Backward(r *[4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConv1DValid) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Xp[:],
 		Dims:   []int{6},
 		Name:   "xp",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.W[:],
-		Dims:   []int{3},
-		Name:   "w",
+		Data64:  m.Params.W[:],
+		Dims:    []int{3},
+		Name:    "w",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{0},
 	}}
 }
 
@@ -5482,17 +6049,23 @@ func (m *ocannlConv1DValid) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConv1DValid) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConv1DValid) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5555,16 +6128,21 @@ func (m *ocannlConv1DValidStride2Dilated) Backward(r *[4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConv1DValidStride2Dilated) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Xp[:],
 		Dims:   []int{13},
 		Name:   "xp",
+		Role:   rt.RoleBias,
 	}, {
-		Data64: m.Params.W[:],
-		Dims:   []int{3},
-		Name:   "w",
+		Data64:  m.Params.W[:],
+		Dims:    []int{3},
+		Name:    "w",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{0},
 	}}
 }
 
@@ -5581,17 +6159,23 @@ func (m *ocannlConv1DValidStride2Dilated) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlConv1DValidStride2Dilated) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlConv1DValidStride2Dilated) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5651,12 +6235,15 @@ func (m *ocannlMatmulCompose) Backward(r *[2][4]float64, x *[2][3]float64) float
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMatmulCompose) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{4, 3},
 		Name:   "w",
+		Role:   rt.RoleLinearWeight,
 	}}
 }
 
@@ -5673,17 +6260,23 @@ func (m *ocannlMatmulCompose) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMatmulCompose) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMatmulCompose) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5746,16 +6339,20 @@ func (m *ocannlMatmulParams) Backward(r *[4][2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMatmulParams) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{4, 3},
 		Name:   "a",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 2},
 		Name:   "b",
+		Role:   rt.RoleOther,
 	}}
 }
 
@@ -5772,17 +6369,23 @@ func (m *ocannlMatmulParams) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMatmulParams) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMatmulParams) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5845,16 +6448,20 @@ func (m *ocannlMatmulChain) Backward(r *[4][3]float64, x *[4][2]float64) float64
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMatmulChain) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W1[:],
 		Dims:   []int{5, 2},
 		Name:   "w1",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.W2[:],
 		Dims:   []int{3, 5},
 		Name:   "w2",
+		Role:   rt.RoleLinearWeight,
 	}}
 }
 
@@ -5871,17 +6478,23 @@ func (m *ocannlMatmulChain) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMatmulChain) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMatmulChain) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5944,16 +6557,20 @@ func (m *ocannlEinsumMatmul) Backward(r *[2][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlEinsumMatmul) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{2, 3},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -5970,17 +6587,23 @@ func (m *ocannlEinsumMatmul) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlEinsumMatmul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlEinsumMatmul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6043,16 +6666,20 @@ func (m *ocannlEinsumBatched) Backward(r *[2][3][2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlEinsumBatched) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{2, 3, 4},
 		Name:   "a",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{2, 4, 2},
 		Name:   "b",
+		Role:   rt.RoleOther,
 	}}
 }
 
@@ -6069,17 +6696,23 @@ func (m *ocannlEinsumBatched) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlEinsumBatched) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlEinsumBatched) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6142,16 +6775,20 @@ func (m *ocannlEinsumTranspose) Backward(r *[4][2][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlEinsumTranspose) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{2, 3},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{4, 3},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -6168,17 +6805,23 @@ func (m *ocannlEinsumTranspose) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlEinsumTranspose) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlEinsumTranspose) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6241,16 +6884,20 @@ func (m *ocannlEinsumRowVar) Backward(r *[2][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlEinsumRowVar) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{2, 3, 2},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 2, 4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -6267,17 +6914,23 @@ func (m *ocannlEinsumRowVar) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlEinsumRowVar) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlEinsumRowVar) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6340,16 +6993,20 @@ func (m *ocannlEinsumDot) Backward(r *[1]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlEinsumDot) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{5},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{5},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -6366,17 +7023,23 @@ func (m *ocannlEinsumDot) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlEinsumDot) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlEinsumDot) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6439,16 +7102,20 @@ func (m *ocannlEinsumDiag) Backward(r *[3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlEinsumDiag) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 3},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -6465,17 +7132,23 @@ func (m *ocannlEinsumDiag) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlEinsumDiag) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlEinsumDiag) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6538,16 +7211,20 @@ func (m *ocannlOuterSum) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlOuterSum) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -6564,17 +7241,23 @@ func (m *ocannlOuterSum) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlOuterSum) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlOuterSum) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6634,12 +7317,15 @@ func (m *ocannlUnaryEinsum) Backward(r *[4][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlUnaryEinsum) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -6656,17 +7342,23 @@ func (m *ocannlUnaryEinsum) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlUnaryEinsum) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlUnaryEinsum) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6726,12 +7418,15 @@ func (m *ocannlFixedSlice) Backward(r *[3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlFixedSlice) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -6748,17 +7443,23 @@ func (m *ocannlFixedSlice) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlFixedSlice) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlFixedSlice) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6818,12 +7519,15 @@ func (m *ocannlFixedScatter) Backward(r *[3][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlFixedScatter) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -6840,17 +7544,23 @@ func (m *ocannlFixedScatter) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlFixedScatter) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlFixedScatter) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6913,16 +7623,20 @@ func (m *ocannlFixedEinsum) Backward(r *[5]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlFixedEinsum) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{4, 3},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{2, 4, 5},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -6939,17 +7653,23 @@ func (m *ocannlFixedEinsum) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlFixedEinsum) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlFixedEinsum) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7009,12 +7729,15 @@ func (m *ocannlFixedInputAxis) Backward(r *[2][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlFixedInputAxis) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{2, 3, 4},
 		Name:   "a",
+		Role:   rt.RoleOther,
 	}}
 }
 
@@ -7031,17 +7754,23 @@ func (m *ocannlFixedInputAxis) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlFixedInputAxis) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlFixedInputAxis) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7104,16 +7833,20 @@ func (m *ocannlBroadcastBias) Backward(r *[5][4]float64, x *[5][3]float64) float
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlBroadcastBias) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{4, 3},
 		Name:   "w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -7130,17 +7863,23 @@ func (m *ocannlBroadcastBias) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlBroadcastBias) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlBroadcastBias) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7203,16 +7942,20 @@ func (m *ocannlBroadcastScalar) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlBroadcastScalar) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.S[:],
 		Dims:   []int{},
 		Name:   "s",
+		Role:   rt.RoleOther,
 	}, {
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleNormScale,
 	}}
 }
 
@@ -7229,17 +7972,23 @@ func (m *ocannlBroadcastScalar) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlBroadcastScalar) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlBroadcastScalar) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7302,16 +8051,20 @@ func (m *ocannlBroadcastRowCol) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlBroadcastRowCol) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.U[:],
 		Dims:   []int{3},
 		Name:   "u",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.V[:],
 		Dims:   []int{4},
 		Name:   "v",
+		Role:   rt.RoleNormScale,
 	}}
 }
 
@@ -7328,17 +8081,23 @@ func (m *ocannlBroadcastRowCol) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlBroadcastRowCol) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlBroadcastRowCol) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7398,12 +8157,15 @@ func (m *ocannlBroadcastConst) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlBroadcastConst) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleNormScale,
 	}}
 }
 
@@ -7420,17 +8182,23 @@ func (m *ocannlBroadcastConst) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlBroadcastConst) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlBroadcastConst) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7490,12 +8258,15 @@ func (m *ocannlMaxPool) Backward(r *[2][2][2][2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMaxPool) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{2, 4, 4, 2},
 		Name:   "img",
+		Role:   rt.RoleOther,
 	}}
 }
 
@@ -7512,17 +8283,23 @@ func (m *ocannlMaxPool) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMaxPool) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMaxPool) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7582,12 +8359,15 @@ func (m *ocannlMaxPoolOverlap) Backward(r *[2][2][2][2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMaxPoolOverlap) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{2, 4, 4, 2},
 		Name:   "img",
+		Role:   rt.RoleOther,
 	}}
 }
 
@@ -7604,17 +8384,23 @@ func (m *ocannlMaxPoolOverlap) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMaxPoolOverlap) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMaxPoolOverlap) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7680,20 +8466,26 @@ func (m *ocannlMaxPoolConv) Backward(r *[2][2][2][3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlMaxPoolConv) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{2, 6, 6, 1},
 		Name:   "img",
+		Role:   rt.RoleOther,
 	}, {
-		Data64: m.Params.ObjectiveConv2dValid1Kernel[:],
-		Dims:   []int{3, 3, 3, 1},
-		Name:   "objective.conv2d_valid#1.kernel",
+		Data64:  m.Params.ObjectiveConv2dValid1Kernel[:],
+		Dims:    []int{3, 3, 3, 1},
+		Name:    "objective.conv2d_valid#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
 	}, {
 		Data64: m.Params.ObjectiveConv2dValid1Bias[:],
 		Dims:   []int{3},
 		Name:   "objective.conv2d_valid#1.bias",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -7710,17 +8502,23 @@ func (m *ocannlMaxPoolConv) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlMaxPoolConv) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlMaxPoolConv) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7780,12 +8578,15 @@ func (m *ocannlAvgPool) Backward(r *[2][2][2][2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlAvgPool) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Img[:],
 		Dims:   []int{2, 4, 4, 2},
 		Name:   "img",
+		Role:   rt.RoleOther,
 	}}
 }
 
@@ -7802,17 +8603,23 @@ func (m *ocannlAvgPool) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlAvgPool) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlAvgPool) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7872,12 +8679,15 @@ func (m *ocannlReduceMax) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlReduceMax) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleNormScale,
 	}}
 }
 
@@ -7894,17 +8704,23 @@ func (m *ocannlReduceMax) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlReduceMax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlReduceMax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7964,12 +8780,15 @@ func (m *ocannlReduceMaxAll) Backward(r *[1]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlReduceMaxAll) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -7986,17 +8805,23 @@ func (m *ocannlReduceMaxAll) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlReduceMaxAll) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlReduceMaxAll) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8059,16 +8884,20 @@ func (m *ocannlTropicalSame) Backward(r *[3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlTropicalSame) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{3, 4},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8085,17 +8914,23 @@ func (m *ocannlTropicalSame) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlTropicalSame) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlTropicalSame) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8158,16 +8993,20 @@ func (m *ocannlTropicalMatmul) Backward(r *[3][2]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlTropicalMatmul) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.A[:],
 		Dims:   []int{3, 4},
 		Name:   "a",
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.B[:],
 		Dims:   []int{4, 2},
 		Name:   "b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8184,17 +9023,23 @@ func (m *ocannlTropicalMatmul) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlTropicalMatmul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlTropicalMatmul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8254,12 +9099,15 @@ func (m *ocannlSumPoolLabelOnly) Backward(r *[3]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSumPoolLabelOnly) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.Xp[:],
 		Dims:   []int{6},
 		Name:   "xp",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8276,17 +9124,23 @@ func (m *ocannlSumPoolLabelOnly) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSumPoolLabelOnly) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSumPoolLabelOnly) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8352,20 +9206,25 @@ func (m *ocannlSaveA) Backward(x *[2][3]float64, r *[2][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSaveA) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{4, 4},
 		Name:   "w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetW[:],
 		Dims:   []int{4, 3},
 		Name:   "net.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB[:],
 		Dims:   []int{4},
 		Name:   "net.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8382,17 +9241,23 @@ func (m *ocannlSaveA) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSaveA) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSaveA) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8458,20 +9323,25 @@ func (m *ocannlSaveB) Backward(x *[2][2]float64, r *[2][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSaveB) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{4, 4},
 		Name:   "w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetW[:],
 		Dims:   []int{4, 2},
 		Name:   "net.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data64: m.Params.NetB[:],
 		Dims:   []int{4},
 		Name:   "net.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8488,17 +9358,23 @@ func (m *ocannlSaveB) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSaveB) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSaveB) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8564,20 +9440,25 @@ func (m *ocannlSaveF32) Backward(x *[2][3]float32, r *[2][4]float32) float32 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSaveF32) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data32: m.Params.W[:],
 		Dims:   []int{4, 4},
 		Name:   "w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetW[:],
 		Dims:   []int{4, 3},
 		Name:   "net.w",
+		Role:   rt.RoleLinearWeight,
 	}, {
 		Data32: m.Params.NetB[:],
 		Dims:   []int{4},
 		Name:   "net.b",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8594,17 +9475,23 @@ func (m *ocannlSaveF32) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSaveF32) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSaveF32) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8664,12 +9551,15 @@ func (m *ocannlRelu) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlRelu) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8686,17 +9576,23 @@ func (m *ocannlRelu) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlRelu) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlRelu) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8756,12 +9652,15 @@ func (m *ocannlSat01) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSat01) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8778,17 +9677,23 @@ func (m *ocannlSat01) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSat01) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSat01) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8848,12 +9753,15 @@ func (m *ocannlExp) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlExp) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8870,17 +9778,23 @@ func (m *ocannlExp) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlExp) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlExp) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8940,12 +9854,15 @@ func (m *ocannlLog) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlLog) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -8962,17 +9879,23 @@ func (m *ocannlLog) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlLog) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlLog) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9032,12 +9955,15 @@ func (m *ocannlExp2) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlExp2) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9054,17 +9980,23 @@ func (m *ocannlExp2) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlExp2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlExp2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9124,12 +10056,15 @@ func (m *ocannlLog2) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlLog2) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9146,17 +10081,23 @@ func (m *ocannlLog2) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlLog2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlLog2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9216,12 +10157,15 @@ func (m *ocannlSin) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSin) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9238,17 +10182,23 @@ func (m *ocannlSin) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSin) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSin) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9308,12 +10258,15 @@ func (m *ocannlCos) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlCos) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9330,17 +10283,23 @@ func (m *ocannlCos) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlCos) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlCos) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9400,12 +10359,15 @@ func (m *ocannlSqrt) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlSqrt) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9422,17 +10384,23 @@ func (m *ocannlSqrt) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlSqrt) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlSqrt) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9492,12 +10460,15 @@ func (m *ocannlRecip) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlRecip) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9514,17 +10485,23 @@ func (m *ocannlRecip) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlRecip) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlRecip) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9584,12 +10561,15 @@ func (m *ocannlRecipSqrt) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlRecipSqrt) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9606,17 +10586,23 @@ func (m *ocannlRecipSqrt) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlRecipSqrt) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlRecipSqrt) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9676,12 +10662,15 @@ func (m *ocannlNeg) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlNeg) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9698,17 +10687,23 @@ func (m *ocannlNeg) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlNeg) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlNeg) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9768,12 +10763,15 @@ func (m *ocannlNegPrefix) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlNegPrefix) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9790,17 +10788,23 @@ func (m *ocannlNegPrefix) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlNegPrefix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlNegPrefix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9860,12 +10864,15 @@ func (m *ocannlTanh) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlTanh) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9882,17 +10889,23 @@ func (m *ocannlTanh) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlTanh) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlTanh) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9952,12 +10965,15 @@ func (m *ocannlId) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlId) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -9974,17 +10990,23 @@ func (m *ocannlId) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlId) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlId) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10044,12 +11066,15 @@ func (m *ocannlUnaryChain) Backward(r *[3][4]float64) float64 {
 	return m.loss[0]
 }
 
-// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlUnaryChain) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.W[:],
 		Dims:   []int{3, 4},
 		Name:   "w",
+		Role:   rt.RoleBias,
 	}}
 }
 
@@ -10066,17 +11091,23 @@ func (m *ocannlUnaryChain) Load(r io.Reader) error {
 
 // SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
 // each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
-// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
-// be nil.
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
 func (m *ocannlUnaryChain) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
 	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
 }
 
 // LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
 // exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
-// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
-// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
-// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
 func (m *ocannlUnaryChain) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
