@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -363,6 +366,9 @@ func TestSafetensorsShapeHints(t *testing.T) {
 // function reads it; Load's shape mismatch in PyTorch's conv order says
 // how to convert it.
 func TestLoadHints(t *testing.T) {
+	// Every message is also pinned whole in testdata/loaderrors.golden.
+	var golden strings.Builder
+	defer func() { compareGolden(t, "loaderrors.golden", golden.String()) }()
 	src := sampleSet()
 	params := saved(t, src)
 	ckpt := savedCheckpoint(t, 3, "sgd", src)
@@ -386,7 +392,9 @@ func TestLoadHints(t *testing.T) {
 	} {
 		if !errors.Is(c.err, c.is) || c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: %v, want %v saying %q", c.what, c.err, c.is, c.want)
+			continue
 		}
+		fmt.Fprintf(&golden, "%s:\n\t%v\n", c.what, c.err)
 	}
 	// Garbage still gives the plain message.
 	if err := Load(bytes.NewReader([]byte("GARBAGE!more bytes")), blank(src)); !errors.Is(err, ErrBadMagic) || strings.Contains(err.Error(), "read it with") {
@@ -395,6 +403,7 @@ func TestLoadHints(t *testing.T) {
 
 	// A parameter file holding a conv kernel in PyTorch's order.
 	torch := []Tensor{{Name: "c1.kernel", Dims: []int{16, 1, 3, 3}, Data32: torchConvWeight(16, 1, 3, 3)}}
+	hints := map[Role]string{}
 	for role, hint := range map[Role][]string{
 		RoleConvKernel: {"PyTorch's layout [out][in][kh][kw] of this conv kernel", "Layout: rt.LayoutPyTorch", "rt.TorchConv2d()"},
 		RoleUnknown:    {"nn.Conv2d layout [out][in][kh][kw]", `Permute: {"c1.kernel": rt.TorchConv2d()}`},
@@ -411,5 +420,40 @@ func TestLoadHints(t *testing.T) {
 				t.Errorf("role %v: the error does not say %s:\n%v", role, h, err)
 			}
 		}
+		hints[role] = err.Error()
+	}
+	for _, role := range []Role{RoleConvKernel, RoleUnknown} {
+		fmt.Fprintf(&golden, "Load of a PyTorch-order conv kernel (%v):\n\t%s\n", role, hints[role])
+	}
+	// A safetensors file with mapped names: the message names the file's
+	// tensor and says which layout would fit.
+	var tf bytes.Buffer
+	if err := SaveSafetensors(&tf, torch, &SafetensorsOptions{Names: map[string]string{"c1.kernel": "conv1.weight"}}); err != nil {
+		t.Fatal(err)
+	}
+	conv := []Tensor{{Name: "c1.kernel", Dims: []int{16, 3, 3, 1}, Data32: make([]float32, 144), Role: RoleConvKernel, Spatial: []int{1, 2}}}
+	fmt.Fprintf(&golden, "LoadSafetensors of a PyTorch-order kernel, names mapped:\n\t%v\n",
+		LoadSafetensors(bytes.NewReader(tf.Bytes()), conv, &SafetensorsOptions{Names: map[string]string{"c1.kernel": "conv1.weight"}}))
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// compareGolden compares got with testdata/name, or rewrites it with
+// -update.
+func compareGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./rt -run %s -update to create it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test ./rt -run %s -update if intended):\n--- got\n%s--- want\n%s", name, t.Name(), got, want)
 	}
 }
