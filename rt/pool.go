@@ -2,6 +2,7 @@ package rt
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -136,8 +137,15 @@ const DefaultRegionSpin = 200 * time.Microsecond
 // takes the thread to have been preempted.
 const preemptedGap = 20 * time.Microsecond
 
+// MaxThreads bounds the threads of a pool: [NewPool] reduces a larger n
+// to it, and [ParseThreads] rejects a larger OCANNLGEN_THREADS. A call
+// never uses more threads than GOMAXPROCS anyway; the bound keeps a
+// mistyped value (1000000) from starting a million idle workers.
+const MaxThreads = 1024
+
 // NewPool returns a pool of n threads (the calling goroutine counts as
-// one); n <= 0 means runtime.GOMAXPROCS(0) at the time of the call.
+// one); n <= 0 means runtime.GOMAXPROCS(0) at the time of the call, and
+// n above MaxThreads means MaxThreads.
 // NewPool(1) runs everything on the calling goroutine. Workers are
 // started lazily; call Close to stop them when the pool is no longer
 // needed.
@@ -145,7 +153,7 @@ func NewPool(n int) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool{n: max(n, 1), t0: time.Now()}
+	p := &Pool{n: min(max(n, 1), MaxThreads), t0: time.Now()}
 	p.regionSpin.Store(int64(DefaultRegionSpin))
 	p.maxBackoff.Store(int64(DefaultMaxBackoff))
 	return p
@@ -619,24 +627,49 @@ func (p *Pool) Run(t Task, parts int) {
 }
 
 // ThreadsEnvVar is the environment variable that sets the number of
-// threads of the process-default pool ([DefaultPool]): a positive
-// integer; unset, empty or invalid means runtime.GOMAXPROCS(0) when the
-// default pool is first used.
+// threads of the process-default pool ([DefaultPool]): an integer from 1
+// to MaxThreads, or 0 for runtime.GOMAXPROCS(0); unset or empty means
+// GOMAXPROCS too. Any other value is reported on standard error when the
+// default pool is created, which then uses GOMAXPROCS.
 const ThreadsEnvVar = "OCANNLGEN_THREADS"
 
 // ParseThreads parses a value of OCANNLGEN_THREADS: 0 (meaning
-// GOMAXPROCS) for an empty string, an error for anything but a
-// non-negative integer.
+// GOMAXPROCS) for an empty string or "0", n for an integer 1 <= n <=
+// MaxThreads, and an error naming the variable for anything else.
 func ParseThreads(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%s=%q: want a non-negative integer", ThreadsEnvVar, s)
+	switch {
+	case err != nil || n < 0:
+		return 0, fmt.Errorf("%s=%s: want a non-negative integer (0 for GOMAXPROCS)", ThreadsEnvVar, quoteShort(s))
+	case n > MaxThreads:
+		return 0, fmt.Errorf("%s=%s: at most %d threads (a call never uses more than GOMAXPROCS, %d here)", ThreadsEnvVar, quoteShort(s), MaxThreads, runtime.GOMAXPROCS(0))
 	}
 	return n, nil
+}
+
+// quoteShort quotes s, shortened to its first 32 bytes (an environment
+// variable's value is echoed in a message, not copied whole).
+func quoteShort(s string) string {
+	if len(s) <= 32 {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:32]), len(s))
+}
+
+// defaultThreads is the default pool's thread count for the value of
+// OCANNLGEN_THREADS: ParseThreads's, or 0 (GOMAXPROCS) after reporting an
+// invalid value on warn.
+func defaultThreads(value string, warn io.Writer) int {
+	n, err := ParseThreads(value)
+	if err != nil {
+		fmt.Fprintf(warn, "ocannlgen: %v; using GOMAXPROCS (%d threads)\n", err, runtime.GOMAXPROCS(0))
+		return 0
+	}
+	return n
 }
 
 // defaultPool is the process-default pool: the one unavoidable piece of
@@ -650,14 +683,14 @@ var defaultOnce sync.Once
 // DefaultPool returns the process-default pool, used by generated
 // standalone kernels and by models whose Pool field is nil. It is
 // created on first use with OCANNLGEN_THREADS threads (GOMAXPROCS when
-// unset or invalid) unless SetDefaultPool was called first.
+// unset, or invalid: then a line on standard error says why) unless
+// SetDefaultPool was called first.
 func DefaultPool() *Pool {
 	if p := defaultPool.Load(); p != nil {
 		return p
 	}
 	defaultOnce.Do(func() {
-		n, _ := ParseThreads(os.Getenv(ThreadsEnvVar))
-		defaultPool.CompareAndSwap(nil, NewPool(n))
+		defaultPool.CompareAndSwap(nil, NewPool(defaultThreads(os.Getenv(ThreadsEnvVar), os.Stderr)))
 	})
 	return defaultPool.Load()
 }

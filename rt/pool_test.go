@@ -3,6 +3,7 @@ package rt
 import (
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -175,10 +176,43 @@ func TestParseThreads(t *testing.T) {
 			t.Errorf("ParseThreads(%q) = %d, %v; want %d", s, n, err, want)
 		}
 	}
-	for _, s := range []string{"-1", "two", "1.5"} {
-		if _, err := ParseThreads(s); err == nil {
-			t.Errorf("ParseThreads(%q): no error", s)
+	for s, want := range map[string]int{"1024": 1024, "+7": 7} {
+		if n, err := ParseThreads(s); err != nil || n != want {
+			t.Errorf("ParseThreads(%q) = %d, %v; want %d", s, n, err, want)
 		}
+	}
+	for _, s := range []string{"-1", "two", "1.5", "1025", "1000000", "99999999999999999999999", strings.Repeat("9", 1<<16)} {
+		_, err := ParseThreads(s)
+		if err == nil {
+			t.Errorf("ParseThreads(%q): no error", s)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, ThreadsEnvVar+"=") || len(msg) > 200 {
+			t.Errorf("ParseThreads(%.40q): the error does not name the variable, or quotes too much: %.300s", s, msg)
+		}
+	}
+}
+
+// TestThreadsCapped: a mistyped OCANNLGEN_THREADS (a million) neither
+// starts a million workers nor passes silently.
+func TestThreadsCapped(t *testing.T) {
+	p := NewPool(1_000_000)
+	defer p.Close()
+	if p.Threads() != MaxThreads {
+		t.Fatalf("NewPool(1e6).Threads() = %d, want %d", p.Threads(), MaxThreads)
+	}
+	before := runtime.NumGoroutine()
+	p.Run(newSumTask(8), 8)
+	if started := runtime.NumGoroutine() - before; started > MaxThreads {
+		t.Errorf("a call started %d goroutines, want at most %d", started, MaxThreads)
+	}
+	var warn strings.Builder
+	if n := defaultThreads("1000000", &warn); n != 0 || !strings.Contains(warn.String(), "OCANNLGEN_THREADS=\"1000000\": at most 1024 threads") || !strings.Contains(warn.String(), "using GOMAXPROCS") {
+		t.Errorf("defaultThreads(1000000) = %d, warning %q", n, warn.String())
+	}
+	warn.Reset()
+	if n := defaultThreads("3", &warn); n != 3 || warn.Len() != 0 {
+		t.Errorf("defaultThreads(3) = %d, warning %q", n, warn.String())
 	}
 }
 
