@@ -5,6 +5,8 @@ import (
 	"go/token"
 	"sort"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // dirPrefix starts every directive: `//ocannl:VERB ARGS`.
@@ -89,8 +91,8 @@ func parseComment(fset *token.FileSet, c *ast.Comment) (*directive, *Error) {
 	if !strings.HasPrefix(body, "ocannl:") {
 		if off, ok := nearMissOffset(body); ok {
 			return nil, errAt(pos, pos.Column+2+off,
-				"malformed ocannl directive %q: write %s (no space or '+' before ocannl, no space before ':', lowercase)",
-				text, suggestion(body[off:]))
+				"malformed ocannl directive %s: write %s (no space or '+' before ocannl, no space before ':', lowercase)",
+				spec.Quote(text), spec.Clip(suggestion(body[off:])))
 		}
 		return nil, nil
 	}
@@ -105,13 +107,13 @@ func parseComment(fset *token.FileSet, c *ast.Comment) (*directive, *Error) {
 		return nil, errAt(pos, verbCol, "missing directive verb after //ocannl: (known verbs: %s)", verbList())
 	}
 	if i < len(text) && !isSpace(text[i]) {
-		return nil, errAt(pos, pos.Column+i, "expected a space after the directive verb %q, found %q", verb, text[i:i+1])
+		return nil, errAt(pos, pos.Column+i, "expected a space after the directive verb %s, found %q", spec.Quote(verb), text[i:i+1])
 	}
 	if !knownVerbs[verb] {
 		if lv := strings.ToLower(verb); knownVerbs[lv] {
 			return nil, errAt(pos, verbCol, "directive verbs are lowercase: write //ocannl:%s, not //ocannl:%s", lv, verb)
 		}
-		return nil, errAt(pos, verbCol, "unknown directive //ocannl:%s (known verbs: %s)", verb, verbList())
+		return nil, errAt(pos, verbCol, "unknown directive //ocannl:%s (known verbs: %s)", spec.Clip(verb), verbList())
 	}
 	j := i
 	for j < len(text) && isSpace(text[j]) {

@@ -129,6 +129,10 @@ type Result struct {
 	// message starting with "warning: ": a model whose state needs more
 	// than StateWarnBytes.
 	Warnings []*Error
+	// StateSizes are the sizes in bytes of the models' generated structs
+	// on the target (unsafe.Sizeof of ocannlM for model M), by model type
+	// name: what StateWarnBytes is compared with.
+	StateSizes map[string]int64
 }
 
 // loadMode is what the driver needs from go/packages.
@@ -164,8 +168,18 @@ func Generate(patterns []string, opts Options) ([]Result, error) {
 		if dir == "" || p.Name == "" {
 			continue
 		}
-		for _, name := range generatedFiles() {
+		for _, name := range append(generatedFiles(), cuda.OutputFile) {
 			path := filepath.Join(dir, name)
+			if e := notRegular(path); e != nil {
+				// Never read, written or removed through a link: the
+				// loader reads an empty file in its place.
+				foreign[filepath.Join(dir, OutputFile)] = true
+				errs = append(errs, e)
+				if strings.HasSuffix(name, ".go") && name != TestFile {
+					overlay[path] = []byte("package " + p.Name + "\n")
+				}
+				continue
+			}
 			b, err := os.ReadFile(path)
 			if err != nil {
 				continue
@@ -264,8 +278,19 @@ func startPackage(p *packages.Package, opts Options) *pkgGen {
 	if !opts.NoAsm && asmAvailable(p) {
 		g.f.Asm = asm.NewSet(asm.Tiers()...)
 	}
+	// The loaded files by base name, the generated ones aside (their
+	// build constraints are ocannlgen's own).
+	loaded := map[string]*ast.File{}
+	for _, f := range p.Syntax {
+		if name := filepath.Base(p.Fset.Position(f.Package).Filename); !strings.HasPrefix(name, "ocannl_gen") {
+			loaded[name] = f
+		}
+	}
+	files := classifyFiles(dir, loaded, p.Fset)
+	plat := newPlatform(p.Fset, p.Types, p.TypesInfo, p.Syntax, files.constrained)
 	var attempted, misplacedModels map[string]bool
-	g.srcs, g.models, attempted, misplacedModels, g.cudaDir, g.errs = scanPackage(p, g.out)
+	g.srcs, g.models, attempted, misplacedModels, g.cudaDir, g.errs = scanPackage(p, g.out, files.constrained, plat)
+	g.errs = append(g.errs, files.unreadDirectives(attempted, misplacedModels)...)
 	g.collectNames(attempted, misplacedModels)
 	return g
 }
@@ -320,7 +345,7 @@ type pkgGen struct {
 	// functions whose directives are broken); modelTypes the model types.
 	names, modelTypes map[string]bool
 	errs              []*Error
-	warns             []*Error // notes that do not stop generation
+	modelOf           []*modelSrc // the source of each of f.Models
 	f                 *gocode.File
 	kernelNames       []string
 	// cudaDir is the package's //ocannl:cuda directive (nil: no CUDA file).
@@ -412,9 +437,7 @@ func (g *pkgGen) compileModels() {
 		}
 		addGuards(g.f, ms.guards)
 		g.f.Models = append(g.f.Models, gm)
-		if w := stateWarning(ms, gm); w != nil {
-			g.warns = append(g.warns, w)
-		}
+		g.modelOf = append(g.modelOf, ms)
 		for _, kn := range kerns {
 			g.f.Kernels = append(g.f.Kernels, kn)
 			g.kernelNames = append(g.kernelNames, kn.Name)
@@ -448,7 +471,7 @@ func (g *pkgGen) compileKernels() {
 // content changes (with check, only compares), then the CUDA file; a
 // package without kernels has its stale files removed.
 func (g *pkgGen) write(check bool) (*Result, []*Error) {
-	res := &Result{PkgPath: g.p.PkgPath, File: g.out, Kernels: g.kernelNames, Compiled: g.f.Kernels, Warnings: g.warns}
+	res := &Result{PkgPath: g.p.PkgPath, File: g.out, Kernels: g.kernelNames, Compiled: g.f.Kernels}
 	dir := filepath.Dir(g.out)
 	want := map[string][]byte{}
 	if len(g.f.Kernels) > 0 {
@@ -459,6 +482,7 @@ func (g *pkgGen) write(check bool) (*Result, []*Error) {
 		}
 		res.Content = content
 		want[OutputFile] = content
+		g.states(res)
 		// A package given in memory (no directory on disk: tests of the
 		// pipeline) has no files for the test to hash, and gets none.
 		if hash, err := directiveHash(dir); err == nil {
@@ -478,7 +502,9 @@ func (g *pkgGen) write(check bool) (*Result, []*Error) {
 		}
 	}
 	st, err := syncFiles(dir, want, check)
-	if err != nil {
+	if e := (*Error)(nil); errors.As(err, &e) {
+		return nil, []*Error{e}
+	} else if err != nil {
 		return nil, []*Error{{Pos: token.Position{Filename: g.out}, Msg: err.Error()}}
 	}
 	if len(g.f.Kernels) == 0 {
@@ -493,6 +519,33 @@ func (g *pkgGen) write(check bool) (*Result, []*Error) {
 		return nil, []*Error{err}
 	}
 	return res, nil
+}
+
+// states sizes the models' generated structs in the rendered file
+// (Result.StateSizes) and warns about those above StateWarnBytes.
+func (g *pkgGen) states(res *Result) {
+	if len(g.f.Models) == 0 {
+		return
+	}
+	var names []string
+	for _, gm := range g.f.Models {
+		names = append(names, gm.Name)
+	}
+	sizes := stateSizes(res.Content, g.p.Name, names, g.verifier().sizes)
+	for i, gm := range g.f.Models {
+		st := sizes[gm.Name]
+		if st == nil {
+			continue
+		}
+		ms := g.modelOf[i]
+		if res.StateSizes == nil {
+			res.StateSizes = map[string]int64{}
+		}
+		res.StateSizes[ms.spec.Name.Name] = st.total
+		if w := stateWarning(ms, gm, st); w != nil {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
 }
 
 // ocannlgenModule is the module whose rt/cpu the assembly dispatch
@@ -530,6 +583,32 @@ func generatedFiles() []string {
 	return append([]string{OutputFile, TestFile}, asm.FileNames()...)
 }
 
+// notRegular returns the error for a generated file's path that is a
+// symbolic link or anything else that is not a regular file (nil when
+// the path is a regular file or does not exist). Generated files are
+// written in place: writing, removing or comparing through a link would
+// reach a file outside the package directory (or the link's target in
+// another package), so the driver refuses instead, at the link, and
+// touches nothing of the package.
+func notRegular(path string) *Error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return &Error{Pos: token.Position{Filename: path}, Msg: err.Error()}
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return &Error{Pos: token.Position{Filename: path}, Msg: fmt.Sprintf(
+			"%s is a symbolic link (to %s); ocannlgen never writes through a link or outside the package directory: delete the link (the file is generated) or make it a regular file",
+			filepath.Base(path), target)}
+	case !fi.Mode().IsRegular():
+		return &Error{Pos: token.Position{Filename: path}, Msg: fmt.Sprintf(
+			"%s is not a regular file (%s); ocannlgen writes its generated files in place: delete it or rename it", filepath.Base(path), fi.Mode().Type())}
+	}
+	return nil
+}
+
 // syncFiles brings the generated Go, test and assembly files of a package
 // directory to want (name -> content; a file not in want must not
 // exist), or with check only reports what it would do. The status is that
@@ -538,6 +617,13 @@ func generatedFiles() []string {
 // Unneeded.
 func syncFiles(dir string, want map[string][]byte, check bool) (Status, error) {
 	changed, missing := false, false
+	// Nothing is read, written or removed unless every file is a regular
+	// file or absent (Generate's first pass reports this too).
+	for _, name := range generatedFiles() {
+		if e := notRegular(filepath.Join(dir, name)); e != nil {
+			return 0, e
+		}
+	}
 	for _, name := range generatedFiles() {
 		path := filepath.Join(dir, name)
 		old, err := os.ReadFile(path)
@@ -579,6 +665,9 @@ func syncFiles(dir string, want map[string][]byte, check bool) (Status, error) {
 // syncFile makes the file at path hold content (with check, only says
 // whether it does); nil content means the file should not exist.
 func syncFile(path string, content []byte, check bool) (Status, *Error) {
+	if e := notRegular(path); e != nil {
+		return 0, e
+	}
 	old, readErr := os.ReadFile(path)
 	exists := readErr == nil
 	fail := func(err error) (Status, *Error) {
@@ -651,13 +740,15 @@ func addGuards(f *gocode.File, gs []gocode.Guard) {
 // attempted holds the generated names of functions and types whose
 // directives have errors (their use is not a second error); misplacedModels
 // the types a misplaced //ocannl:model block was probably meant for.
-func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*modelSrc, attempted, misplacedModels map[string]bool, cudaDir *directive, errs []*Error) {
-	s := &pkgScan{p: p, attempted: map[string]bool{}, misplacedModels: map[string]bool{}}
+func scanPackage(p *packages.Package, out string, constrained map[string]bool, plat *platform) (srcs []*kernelSrc, models []*modelSrc, attempted, misplacedModels map[string]bool, cudaDir *directive, errs []*Error) {
+	s := &pkgScan{p: p, plat: plat, attempted: map[string]bool{}, misplacedModels: map[string]bool{}}
 	files := slices.Clone(p.Syntax)
 	name := func(f *ast.File) string { return p.Fset.Position(f.Package).Filename }
 	slices.SortFunc(files, func(a, b *ast.File) int { return cmp.Compare(name(a), name(b)) })
 	for _, f := range files {
-		if name(f) == out {
+		if name(f) == out || constrained[filepath.Base(name(f))] {
+			// A file with build constraints is reported by
+			// unreadDirectives instead, on every platform.
 			continue
 		}
 		s.scanFile(f)
@@ -670,6 +761,7 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 // what it has found so far, in the order found.
 type pkgScan struct {
 	p                          *packages.Package
+	plat                       *platform
 	srcs                       []*kernelSrc
 	models                     []*modelSrc
 	attempted, misplacedModels map[string]bool
@@ -804,7 +896,7 @@ func (fs *fileScan) typeDirective(ts *ast.TypeSpec, d *directive, misplaced func
 	case d.Verb == verbModel && ms != nil:
 		fs.errs = append(fs.errs, citeAt(d.Pos, d.VerbCol, "a second //ocannl:model on type "+ts.Name.Name+" (the first is", ms.head.at(0), "the first //ocannl:model", ")"))
 	case d.Verb == verbModel:
-		ms = &modelSrc{fset: fs.p.Fset, pkg: fs.p.Types, spec: ts, head: d}
+		ms = &modelSrc{fset: fs.p.Fset, pkg: fs.p.Types, plat: fs.plat, spec: ts, head: d}
 		fs.byType[ts] = ms
 		fs.models = append(fs.models, ms)
 	case ms == nil && !modelLineVerbs[d.Verb]:
@@ -833,7 +925,7 @@ func (fs *fileScan) funcDirective(fd *ast.FuncDecl, d *directive, misplaced func
 	}
 	k := fs.byFunc[fd]
 	if k == nil {
-		k = &kernelSrc{fset: fs.p.Fset, pkg: fs.p.Types, fn: fd}
+		k = &kernelSrc{fset: fs.p.Fset, pkg: fs.p.Types, plat: fs.plat, fn: fd}
 		if obj, ok := fs.p.TypesInfo.Defs[fd.Name].(*types.Func); ok {
 			k.obj = obj
 		}

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -508,6 +509,10 @@ func TestModelBootstrap(t *testing.T) {
 	if again[0].Status != Unchanged || string(again[0].Content) != string(first[0].Content) {
 		t.Fatal("regeneration is not byte-identical")
 	}
+	// The state size the generator computes (and warns about) is every
+	// model struct's unsafe.Sizeof: go test ./model below checks them.
+	writeStateSizeTest(t, filepath.Join(dir, "model"), "model", first[0].StateSizes,
+		[]string{"API", "Inits", "Small", "Bigger", "Adam64", "AdamW64", "AdamW32", "SGDClip64", "Side", "TorchConv", "Wide"})
 	// -check covers the assembly files: a changed one is stale, and
 	// generation restores it.
 	if first[0].Asm == nil {
@@ -556,4 +561,30 @@ func TestModelBootstrap(t *testing.T) {
 		t.Fatalf("regeneration: %v, want %v with the new batch size", r.Status, Written)
 	}
 	mustGo(t, dir, "build", "./model")
+}
+
+// writeStateSizeTest writes a test into the package directory dir (of
+// package pkg) that compares unsafe.Sizeof of each model's generated
+// struct with the size Generate reported (sizes, by model type name);
+// every model of models must have one.
+func writeStateSizeTest(t *testing.T, dir, pkg string, sizes map[string]int64, models []string) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "package %s\n\nimport (\n\t\"testing\"\n\t\"unsafe\"\n)\n\n", pkg)
+	b.WriteString("// TestStateSizes: the generator's sizes of the model structs are theirs.\n")
+	b.WriteString("func TestStateSizes(t *testing.T) {\n\tfor _, c := range []struct {\n\t\tname      string\n\t\tgot, want uintptr\n\t}{\n")
+	for _, m := range models {
+		n, ok := sizes[m]
+		if !ok || n <= 0 {
+			t.Fatalf("no state size for model %s: %v", m, sizes)
+		}
+		fmt.Fprintf(&b, "\t\t{%q, unsafe.Sizeof(ocannl%s{}), %d},\n", m, m, n)
+	}
+	if len(sizes) != len(models) {
+		t.Fatalf("state sizes %v, want those of %v", sizes, models)
+	}
+	b.WriteString("\t} {\n\t\tif c.got != c.want {\n\t\t\tt.Errorf(\"%s: unsafe.Sizeof %d, the generator's size %d\", c.name, c.got, c.want)\n\t\t}\n\t}\n}\n")
+	if err := os.WriteFile(filepath.Join(dir, "statesize_test.go"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -26,6 +26,7 @@ import (
 type kernelSrc struct {
 	fset *token.FileSet
 	pkg  *types.Package
+	plat *platform // finds sizes declared in files with build constraints
 	fn   *ast.FuncDecl
 	obj  *types.Func // nil when the loader could not type the declaration
 	dirs []*directive
@@ -278,10 +279,25 @@ func (j *kernelJob) signature() {
 	}
 	qual := types.RelativeTo(j.pkg)
 	elem := ""
+	// The type expression of each parameter, in order.
+	var typeExprs []ast.Expr
+	for _, f := range fn.Type.Params.List {
+		for range max(len(f.Names), 1) {
+			typeExprs = append(typeExprs, f.Type)
+		}
+	}
 	for i := range n {
 		v := sig.Params().At(i)
 		p := &param{name: v.Name(), pos: at(v.Pos()), typ: types.TypeString(v.Type(), qual), output: i == n-1}
+		var culprit types.Object
+		if i < len(typeExprs) {
+			culprit = j.plat.exprCulprit(typeExprs[i])
+		}
 		switch {
+		case culprit != nil && p.name != "" && p.name != "_":
+			// Its sizes would be the generating platform's.
+			j.fail(errAt(p.pos, 0, "parameter %s: %s", p.name, platformProblem("its type", culprit)))
+			continue
 		case p.name == "" || p.name == "_":
 			j.fail(errAt(p.pos, 0, "%s: every parameter of an ocannl kernel must be named", name))
 			continue
@@ -289,7 +305,7 @@ func (j *kernelJob) signature() {
 			j.fail(errAt(p.pos, 0, "parameter %s: kernel parameter names must be ASCII letters, digits and '_' (they name tensors of the program language)", p.name))
 			continue
 		case program.IsKeyword(p.name):
-			j.fail(errAt(p.pos, 0, "parameter %s: %q is a reserved word of the program language; rename the parameter", p.name, p.name))
+			j.fail(errAt(p.pos, 0, "parameter %s: %s is a reserved word of the program language; rename the parameter", p.name, spec.Quote(p.name)))
 			continue
 		}
 		if !analyzeType(v.Type(), p) {
@@ -396,7 +412,7 @@ func parseGoString(d *directive, s string, col int, what string) (string, []int,
 		return "", nil, 0, d.errAt(col, "//ocannl:%s takes %s as a Go double-quoted string, not a raw string", d.Verb, what)
 	}
 	if s[0] != '"' {
-		return "", nil, 0, d.errAt(col, "//ocannl:%s needs %s, a Go double-quoted string; found %q", d.Verb, what, clip(s))
+		return "", nil, 0, d.errAt(col, "//ocannl:%s needs %s, a Go double-quoted string; found %s", d.Verb, what, spec.Quote(s))
 	}
 	lit, err := strconv.QuotedPrefix(s)
 	if err != nil {
@@ -425,13 +441,6 @@ func parseGoString(d *directive, s string, col int, what string) (string, []int,
 	return string(val), cols, len(lit), nil
 }
 
-func clip(s string) string {
-	if len(s) > 24 {
-		return s[:24] + "..."
-	}
-	return s
-}
-
 // parseEinsum parses `//ocannl:einsum "SPEC"` (or einmax).
 func (j *kernelJob) parseEinsum(d *directive) {
 	s, cols, n, err := parseGoString(d, d.Arg, d.ArgCol, "a spec")
@@ -441,7 +450,7 @@ func (j *kernelJob) parseEinsum(d *directive) {
 	}
 	if rest := d.Arg[n:]; strings.TrimSpace(rest) != "" {
 		k := n + len(rest) - len(strings.TrimLeft(rest, " \t"))
-		j.fail(d.errAt(d.ArgCol+k, "unexpected text after the spec string of //ocannl:%s: %q", d.Verb, clip(d.Arg[k:])))
+		j.fail(d.errAt(d.ArgCol+k, "unexpected text after the spec string of //ocannl:%s: %s", d.Verb, spec.Quote(d.Arg[k:])))
 		return
 	}
 	j.specCols = cols
@@ -449,9 +458,9 @@ func (j *kernelJob) parseEinsum(d *directive) {
 	if perr != nil {
 		var se *spec.Error
 		if errors.As(perr, &se) {
-			j.fail(d.errAt(j.specCol(se.Col), "in spec %q: %s", s, se.Msg))
+			j.fail(d.errAt(j.specCol(se.Col), "in spec %s: %s", spec.Quote(s), se.Msg))
 		} else {
-			j.fail(d.errAt(d.ArgCol, "in spec %q: %v", s, perr))
+			j.fail(d.errAt(d.ArgCol, "in spec %s: %v", spec.Quote(s), perr))
 		}
 		return
 	}
@@ -463,8 +472,8 @@ func (j *kernelJob) parseEinsum(d *directive) {
 		return
 	}
 	if len(sp.RHS) != nin {
-		j.fail(d.errAt(j.specCol(1), "spec %q has %d operand slot(s) but %s has %d input parameter(s) (the last parameter is the output)",
-			s, len(sp.RHS), j.fn.Name.Name, nin))
+		j.fail(d.errAt(j.specCol(1), "spec %s has %d operand slot(s) but %s has %d input parameter(s) (the last parameter is the output)",
+			spec.Quote(s), len(sp.RHS), j.fn.Name.Name, nin))
 	}
 }
 
@@ -590,12 +599,12 @@ func (j *kernelJob) parseDims(d *directive) {
 		col := d.ArgCol + start
 		eq := strings.IndexByte(tok, '=')
 		if eq < 0 {
-			j.fail(d.errAt(col, "//ocannl:dims: expected NAME=VALUE (no spaces around '='), found %q", tok))
+			j.fail(d.errAt(col, "//ocannl:dims: expected NAME=VALUE (no spaces around '='), found %s", spec.Quote(tok)))
 			return
 		}
 		name, val := tok[:eq], tok[eq+1:]
 		if !isProgName(name) {
-			j.fail(d.errAt(col, "//ocannl:dims: %q is not a label name", name))
+			j.fail(d.errAt(col, "//ocannl:dims: %s is not a label name", spec.Quote(name)))
 			return
 		}
 		e := &dimEntry{dir: d, name: name, nameCol: col, valText: val, valCol: col + eq + 1}
@@ -612,9 +621,9 @@ func (j *kernelJob) parseDims(d *directive) {
 			}
 			e.value = int(v)
 		case isGoIdent(val):
-			v, problem, declared := intConst(j.pkg, val)
+			v, problem, kind := intConst(j.pkg, j.plat, val)
 			if problem != "" {
-				if !declared {
+				if kind == constUndeclared {
 					problem += "; the value must be an integer literal or a package-level integer constant"
 				}
 				j.fail(d.errAt(e.valCol, "//ocannl:dims: %s=%s: %s", name, val, problem))
@@ -637,22 +646,48 @@ func (j *kernelJob) parseDims(d *directive) {
 
 // intConst looks up the package-level integer constant name of pkg (the
 // sizes a //ocannl:dims directive or a model's shape may name). problem
-// describes why name cannot be used ("" when it can); declared reports
-// whether name is a constant at all (the value may still be unsuitable).
-func intConst(pkg *types.Package, name string) (v int, problem string, declared bool) {
+// describes why name cannot be used ("" when it can); kind says what the
+// problem is: name is no constant (constUndeclared), its value is no
+// size (constBadValue), or it depends on a declaration of a file with
+// build constraints (constPlatform: its value may differ between
+// platforms; plat finds it).
+func intConst(pkg *types.Package, plat *platform, name string) (v int, problem string, kind constProblem) {
 	obj := pkg.Scope().Lookup(name)
 	c, ok := obj.(*types.Const)
 	if !ok {
 		if obj != nil {
-			return 0, name + " is not a constant", false
+			return 0, name + " is not a constant", constUndeclared
 		}
-		return 0, name + " is not declared in package " + pkg.Name(), false
+		return 0, name + " is not declared in package " + pkg.Name(), constUndeclared
+	}
+	if culprit := plat.culprit(c); culprit != nil {
+		return 0, platformProblem(name, culprit), constPlatform
 	}
 	n, exact := constant.Int64Val(constant.ToInt(c.Val()))
 	if c.Val().Kind() != constant.Int || !exact || n < 0 || n > maxDim {
-		return 0, fmt.Sprintf("the constant %s = %s is not an integer between 0 and %d", name, c.Val(), maxDim), true
+		return 0, fmt.Sprintf("the constant %s = %s is not an integer between 0 and %d", name, c.Val(), maxDim), constBadValue
 	}
-	return int(n), "", true
+	return int(n), "", constOK
+}
+
+// constProblem classifies intConst's problems.
+type constProblem int
+
+// The problems of intConst.
+const (
+	constOK constProblem = iota
+	constUndeclared
+	constBadValue
+	constPlatform
+)
+
+// sizeHint is what follows the problem of a size's constant (not for a
+// constant that depends on the platform: its own message says what to do).
+func sizeHint(kind constProblem) string {
+	if kind == constPlatform {
+		return ""
+	}
+	return "; a size is an integer literal or a package-level integer constant"
 }
 
 // shapePrefix is the text a //ocannl:shape argument is parsed behind.
@@ -709,9 +744,9 @@ func (j *kernelJob) parseShape(d *directive) {
 		}
 		for i := range r.Dims {
 			if dd := &r.Dims[i]; dd.Name != "" {
-				v, problem, _ := intConst(j.pkg, dd.Name)
+				v, problem, kind := intConst(j.pkg, j.plat, dd.Name)
 				if problem != "" {
-					j.fail(d.errAt(col+dd.Pos.Col-1-len(shapePrefix), "//ocannl:shape %s: %s; a size is an integer literal or a package-level integer constant", name, problem))
+					j.fail(d.errAt(col+dd.Pos.Col-1-len(shapePrefix), "//ocannl:shape %s: %s%s", name, problem, sizeHint(kind)))
 					return
 				}
 				dd.Size = v
@@ -797,7 +832,7 @@ func (j *kernelJob) checkDimsLabels() {
 	labels, rowVars := specNames(j.spec)
 	for _, e := range j.dims {
 		if !labels[e.name] && !rowVars[e.name] {
-			j.fail(e.dir.errAt(e.nameCol, "//ocannl:dims: spec %q has no label or row variable named %s", j.spec.Src, e.name))
+			j.fail(e.dir.errAt(e.nameCol, "//ocannl:dims: spec %s has no label or row variable named %s", spec.Quote(j.spec.Src), spec.Clip(e.name)))
 		}
 	}
 }
@@ -886,16 +921,16 @@ func (j *kernelJob) declare(prog *synthProgram, p *param, slot *spec.Slot, deter
 		// every label fixed by an array (or shaped) parameter or by dims.
 		for k := range 3 {
 			if r := &slot.Rows[k]; r.HasVar {
-				j.fail(pd.errAt(j.specCol(r.VarCol), "parameter %s is a slice (%s) and its spec slot %q has a row variable, so its shape is not determined; give it with //ocannl:shape %s SHAPE",
-					p.name, p.typ, slot.String(), p.name))
+				j.fail(pd.errAt(j.specCol(r.VarCol), "parameter %s is a slice (%s) and its spec slot %s has a row variable, so its shape is not determined; give it with //ocannl:shape %s SHAPE",
+					p.name, p.typ, spec.Quote(slot.String()), p.name))
 				return
 			}
 		}
 		for _, ax := range slotAxes(slot) {
 			for _, lab := range slotAxisLabels([]spec.Axis{ax}) {
 				if !determined[lab] {
-					j.fail(pd.errAt(j.specCol(ax.Col), "parameter %s is a slice (%s): nothing fixes the size of label %s of its spec slot %q; set it with //ocannl:dims %s=N or give the shape with //ocannl:shape %s SHAPE",
-						p.name, p.typ, lab, slot.String(), lab, p.name))
+					j.fail(pd.errAt(j.specCol(ax.Col), "parameter %s is a slice (%s): nothing fixes the size of label %s of its spec slot %s; set it with //ocannl:dims %s=N or give the shape with //ocannl:shape %s SHAPE",
+						p.name, p.typ, spec.Clip(lab), spec.Quote(slot.String()), spec.Clip(lab), p.name))
 					return
 				}
 			}
@@ -913,8 +948,8 @@ func (j *kernelJob) declare(prog *synthProgram, p *param, slot *spec.Slot, deter
 			}
 		}
 		if nv > 1 {
-			j.fail(pd.errAt(slotCol, "parameter %s (%s): its spec slot %q has row variables in more than one row, so splitting the %d array dims into batch, output and input axes is ambiguous; give the shape with //ocannl:shape %s SHAPE",
-				p.name, p.typ, slot.String(), len(p.dims), p.name))
+			j.fail(pd.errAt(slotCol, "parameter %s (%s): its spec slot %s has row variables in more than one row, so splitting the %d array dims into batch, output and input axes is ambiguous; give the shape with //ocannl:shape %s SHAPE",
+				p.name, p.typ, spec.Quote(slot.String()), len(p.dims), p.name))
 		} else {
 			want := fmt.Sprintf("%d axis", fixed)
 			if fixed != 1 {
@@ -923,8 +958,8 @@ func (j *kernelJob) declare(prog *synthProgram, p *param, slot *spec.Slot, deter
 			if nv == 1 {
 				want = "at least " + want
 			}
-			j.fail(pd.errAt(slotCol, "parameter %s has type %s with %d dims but its spec slot %q has %s",
-				p.name, p.typ, len(p.dims), slot.String(), want))
+			j.fail(pd.errAt(slotCol, "parameter %s has type %s with %d dims but its spec slot %s has %s",
+				p.name, p.typ, len(p.dims), spec.Quote(slot.String()), want))
 		}
 		return
 	}
@@ -976,8 +1011,8 @@ func (j *kernelJob) synthesize() *synthProgram {
 			}
 			for _, l := range slotAxisLabels(slotAxes(&j.spec.LHS)) {
 				if !determined[l] && !fromOperands[l] {
-					j.fail(pd.errAt(j.specCol(j.spec.LHS.Col), "output %s is a slice (%s): nothing fixes the size of label %s of the result slot %q; set it with //ocannl:dims %s=N or give the shape with //ocannl:shape %s SHAPE",
-						out.name, out.typ, l, j.spec.LHS.String(), l, out.name))
+					j.fail(pd.errAt(j.specCol(j.spec.LHS.Col), "output %s is a slice (%s): nothing fixes the size of label %s of the result slot %s; set it with //ocannl:dims %s=N or give the shape with //ocannl:shape %s SHAPE",
+						out.name, out.typ, spec.Clip(l), spec.Quote(j.spec.LHS.String()), spec.Clip(l), out.name))
 					return prog
 				}
 			}

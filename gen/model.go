@@ -47,6 +47,7 @@ var reservedMethods = map[string]bool{
 type modelSrc struct {
 	fset *token.FileSet
 	pkg  *types.Package // resolves the Go constants sizes may name
+	plat *platform      // finds sizes declared in files with build constraints
 	// guards are the constants the model's shapes name (set by compileModel).
 	guards []gocode.Guard
 	spec   *ast.TypeSpec
@@ -175,9 +176,9 @@ func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, error) {
 				if d.Name == "" {
 					continue
 				}
-				v, problem, _ := intConst(ms.pkg, d.Name)
+				v, problem, kind := intConst(ms.pkg, ms.plat, d.Name)
 				if problem != "" {
-					return nil, ms.errAt(d.Pos, "the size %s in the shape of %s: %s; a size is an integer literal or a package-level integer constant", d.Name, name, problem)
+					return nil, ms.errAt(d.Pos, "the size %s in the shape of %s: %s%s", d.Name, name, problem, sizeHint(kind))
 				}
 				d.Size = v
 				if g := (gocode.Guard{Name: d.Name, Value: int64(v)}); !slices.Contains(guards, g) {
@@ -230,7 +231,7 @@ func (c *modelCompiler) header() *Error {
 	case "float64":
 		c.elem = "float64"
 	default:
-		return ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %q", ms.head.Arg)
+		return ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %s", spec.Quote(ms.head.Arg))
 	}
 	if _, ok := ms.spec.Type.(*ast.StructType); !ok || ms.spec.TypeParams != nil {
 		return ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", c.typeName, genTypeName(c.typeName))
@@ -583,52 +584,69 @@ func literalCells(inf *model.Inferred, id string) ([]float64, error) {
 
 // StateWarnBytes is the size of a model's state above which Generate
 // warns (Result.Warnings) without failing: 1 GiB. The state counted is
-// what the generated struct holds for certain: the parameters, their
-// gradients, (with momentum) the optimizer's buffer, (for a loss with
-// run-time rows) one row's gradients, and the entry points' results; the
-// kernels' scratch space comes on top. A model this
-// large generates and compiles, and a value of it may then not fit in
-// memory (dense[100000] on a 100000-wide input needs 112 GiB).
+// everything the generated struct (ocannlM of model M) holds, as
+// unsafe.Sizeof reports it on the target: the parameters, their
+// gradients, the optimizer's buffers (SGD's momentum, Adam's two
+// moments), one row's gradients for a loss with run-time rows, the entry
+// points' results, the kernels' scratch space, and the small fields
+// (Pool, Step, LR). The generator sizes the struct from the code it
+// emits (go/types, with the target's sizes), not from a list of what it
+// holds; Result.StateSizes reports it. A runner (NewRunner) holds its
+// own results and scratch on top. A model this large generates and
+// compiles, and a value of it may then not fit in memory
+// (dense[100000] on a 100000-wide input needs 112 GiB).
 const StateWarnBytes = 1 << 30
 
-// stateWarning returns a warning when gm's state needs more than
-// StateWarnBytes, positioned at the //ocannl:model line; nil otherwise.
-func stateWarning(ms *modelSrc, gm *gocode.Model) *Error {
-	elemSize := 4.0
-	if gm.Elem == "float64" {
-		elemSize = 8
+// stateGroups names the fields of a model's generated struct in the
+// warning; the results (out*, loss), the scratch areas (scratch*) and
+// the other fields are counted together.
+var stateGroups = map[string]string{
+	"Params": "Params", "Grads": "Grads", "momentum": "momentum",
+	"adamM": "Adam's first moments", "adamV": "Adam's second moments",
+	"rowGrads": "one row's gradients",
+}
+
+// stateWarning returns a warning when the state of gm (st, the size of
+// its generated struct) needs more than StateWarnBytes, positioned at
+// the //ocannl:model line; nil otherwise.
+func stateWarning(ms *modelSrc, gm *gocode.Model, st *stateSize) *Error {
+	if st == nil || st.total <= StateWarnBytes {
+		return nil
 	}
-	var cells float64 // float64: a product of sizes can exceed an int
+	var order []string
+	sums := map[string]int64{}
+	for _, f := range st.fields {
+		g := stateGroups[f.name]
+		switch {
+		case g != "":
+		case f.name == "loss" || strings.HasPrefix(f.name, "out"):
+			g = "results"
+		case strings.HasPrefix(f.name, "scratch"):
+			g = "the kernels' scratch space"
+		default:
+			g = "the other fields"
+		}
+		if _, seen := sums[g]; !seen && g != "the other fields" {
+			order = append(order, g)
+		}
+		sums[g] += f.size
+	}
+	var parts []string
+	for _, g := range append(order, "the other fields") {
+		if sums[g] > 0 {
+			parts = append(parts, g+" "+byteSize(float64(sums[g])))
+		}
+	}
+	params := 0.0 // float64: a product of sizes can exceed an int
 	for i := range gm.Params {
 		c := 1.0
 		for _, d := range gm.Params[i].Dims {
 			c *= float64(d)
 		}
-		cells += c
+		params += c
 	}
-	copies := []string{"Params", "Grads"}
-	if gm.Optim != nil && gm.Optim.Momentum > 0 {
-		copies = append(copies, "momentum")
-	}
-	if gm.Loss >= 0 && gm.Entries[gm.Loss].Rows > 0 {
-		copies = append(copies, "one row's gradients") // a loss with run-time rows
-	}
-	var results float64
-	for _, e := range gm.Entries {
-		c := 1.0
-		if !e.Loss {
-			for _, d := range e.OutDims {
-				c *= float64(d)
-			}
-		}
-		results += c
-	}
-	total := (cells*float64(len(copies)) + results) * elemSize
-	if total <= StateWarnBytes {
-		return nil
-	}
-	return ms.head.errAt(ms.head.VerbCol, "warning: model %s needs %s for its state (%.0f parameter cells held %d times: %s; %.0f result cells; %s each), more than the %s at which ocannlgen warns: a value of it may not fit in memory",
-		ms.spec.Name.Name, byteSize(total), cells, len(copies), strings.Join(copies, ", "), results, gm.Elem, byteSize(StateWarnBytes))
+	return ms.head.errAt(ms.head.VerbCol, "warning: model %s needs %s for its state (the struct %s: %.0f %s parameters; %s), more than the %s at which ocannlgen warns: a value of it may not fit in memory",
+		ms.spec.Name.Name, byteSize(float64(st.total)), gm.Name, params, gm.Elem, strings.Join(parts, ", "), byteSize(StateWarnBytes))
 }
 
 // byteSize formats a number of bytes in binary units, with one decimal

@@ -190,7 +190,10 @@ func TestPipelineHarness(t *testing.T) {
 	if !strings.Contains(string(content), "func (m *ocannlSmall) TrainStep(") {
 		t.Fatalf("no TrainStep in\n%s", content)
 	}
-	bad := strings.Replace(string(content), "m.Step++", "m.Step += 1.5", 1)
+	bad := strings.Replace(string(content), "m.Step = rt.NextStep(m.Step)", "m.Step = rt.NextStep(m.Step) + 1.5", 1)
+	if bad == string(content) {
+		t.Fatal("no m.Step = rt.NextStep(m.Step) in the generated Update")
+	}
 	if errs := typeCheckGenerated(src, []byte(bad), nil); len(errs) == 0 {
 		t.Fatal("a generated file with a float step increment type-checks")
 	}

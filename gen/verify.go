@@ -47,6 +47,20 @@ type unitCheck struct {
 	large []string
 }
 
+// stateSize is the size of a model's generated struct (its state) on the
+// target, as go/types lays it out (types.Sizes of the loaded package:
+// the size unsafe.Sizeof reports there), with the size of each field.
+type stateSize struct {
+	total  int64
+	fields []fieldSize
+}
+
+// fieldSize is the size of one field of a struct.
+type fieldSize struct {
+	name string
+	size int64
+}
+
 // maxValueSize is the size in bytes a Go value must stay below on a
 // target with the given word size: the gc compiler's MAXWIDTH (1<<50 on
 // 64-bit targets) and, on 32-bit targets, the 31-bit limit on struct
@@ -132,6 +146,47 @@ func checkUnit(pkgName string, models []*gocode.Model, kernels []*gocode.Kernel,
 	}
 	slices.Sort(uc.large)
 	return uc
+}
+
+// stateSizes returns the sizes on the target of the structs named names
+// (the models' generated structs) that the generated file content
+// declares: content is parsed and type-checked as checkUnit does, its
+// imports unresolved (the structs hold rt's types by pointer only, so
+// their sizes do not depend on them). It is the file as written, with
+// the scratch space its kernels actually got (the assembly kernels' and
+// parallel nests' included), not a unit rendered alone.
+func stateSizes(content []byte, pkgName string, names []string, sizes types.Sizes) map[string]*stateSize {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, OutputFile, content, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	conf := types.Config{
+		Importer: importerFunc(func(path string) (*types.Package, error) { return nil, errors.New("not imported") }),
+		Sizes:    sizes,
+		Error:    func(error) {}, // verifyModel and verifyKernel reported what matters
+	}
+	pkg, _ := conf.Check(pkgName, fset, []*ast.File{f}, nil)
+	if pkg == nil {
+		return nil
+	}
+	out := map[string]*stateSize{}
+	for _, name := range names {
+		tn, _ := pkg.Scope().Lookup(name).(*types.TypeName)
+		if tn == nil {
+			continue
+		}
+		st, ok := tn.Type().Underlying().(*types.Struct)
+		if !ok {
+			continue
+		}
+		ss := &stateSize{total: sizes.Sizeof(st)}
+		for f := range st.Fields() {
+			ss.fields = append(ss.fields, fieldSize{f.Name(), sizes.Sizeof(f.Type())})
+		}
+		out[name] = ss
+	}
+	return out
 }
 
 // importerFunc adapts a function to types.Importer.

@@ -70,7 +70,7 @@ func (b *builder) name(t *Tensor, name string, kind TensorKind) {
 
 func (b *builder) define(name string, p spec.Pos) error {
 	if _, ok := b.names[name]; ok {
-		return errAt(KindName, p, "%q is already defined", name)
+		return errAt(KindName, p, "%s is already defined", spec.Quote(name))
 	}
 	return nil
 }
@@ -227,7 +227,7 @@ func (b *builder) newParam(name string, p spec.Pos, fields []program.Field) (*Te
 		dims := make([]dim, len(f.Dims))
 		for i, n := range f.Dims {
 			if n <= 0 {
-				return nil, errAt(KindParse, f.Pos, "dimension %d in field %c of %q must be positive", n, f.Kind, name)
+				return nil, errAt(KindParse, f.Pos, "dimension %d in field %c of %s must be positive", n, f.Kind, spec.Quote(name))
 			}
 			dims[i] = dconst(n, BasisDefault)
 		}
@@ -239,7 +239,7 @@ func (b *builder) newParam(name string, p spec.Pos, fields []program.Field) (*Te
 		case 'b':
 			t.rows[spec.Batch] = closedRow(dims...)
 		default:
-			return nil, errAt(KindParse, f.Pos, "unknown field %q (want o, i or b)", string(f.Kind))
+			return nil, errAt(KindParse, f.Pos, "unknown field %s (want o, i or b)", spec.Quote(string(f.Kind)))
 		}
 	}
 	t.Init = TensorInit{Kind: InitRandom}
@@ -426,7 +426,7 @@ func (b *builder) newOp(op *Op, hint string) *Tensor {
 func (b *builder) addOp(op *Op) {
 	var names []string
 	for _, r := range op.RHS {
-		names = append(names, b.g.Tensors[r].Name)
+		names = append(names, spec.Clip(b.g.Tensors[r].Name))
 		b.use(r)
 	}
 	if op.Desc == "" {
@@ -462,7 +462,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 	case *program.Ident:
 		id, ok := b.names[e.Name]
 		if !ok {
-			return 0, errAt(KindName, e.Pos, "undefined name %q", e.Name)
+			return 0, errAt(KindName, e.Pos, "undefined name %s", spec.Quote(e.Name))
 		}
 		return id, nil
 	case *program.Number:
@@ -483,7 +483,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		return b.stack(e, hint)
 	case *program.Unary:
 		if !unaryFuncs[e.Func] {
-			return 0, errAt(KindParse, e.Pos, "unknown function %q", e.Func)
+			return 0, errAt(KindParse, e.Pos, "unknown function %s", spec.Quote(e.Func))
 		}
 		x, err := b.expr(e.X, hint)
 		if err != nil {
@@ -502,9 +502,9 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		}
 		prim, ok := binaryPrims[e.Op]
 		if !ok {
-			return 0, errAt(KindParse, e.Pos, "unknown operator %q", e.Op)
+			return 0, errAt(KindParse, e.Pos, "unknown operator %s", spec.Quote(e.Op))
 		}
-		op := &Op{Kind: OpPointwise, Prim: prim, RHS: []int{x, y}, Pos: e.Pos, Desc: fmt.Sprintf("pointwise %q", e.Op)}
+		op := &Op{Kind: OpPointwise, Prim: prim, RHS: []int{x, y}, Pos: e.Pos, Desc: fmt.Sprintf("pointwise %s", spec.Quote(e.Op))}
 		if e.Op == "*" {
 			op.Kind = OpCompose
 			op.Desc = `compose "*"`
@@ -541,7 +541,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 			args = append(args, id)
 		}
 		op := &Op{Kind: OpBlock, Prim: "id", Accum: "add", InitNeutral: true, RHS: args, Pos: e.Pos,
-			SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos), Desc: fmt.Sprintf("concatenation \"++^\" %q", e.Spec), node: e}
+			SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos), Desc: fmt.Sprintf("concatenation \"++^\" %s", spec.Quote(e.Spec)), node: e}
 		return b.specOp(op, e.Captures, hint)
 	case *program.Slice:
 		x, err := b.expr(e.X, hint)
@@ -594,7 +594,7 @@ func (b *builder) inlineParam(e *program.InlineParam) (int, error) {
 	if id, ok := b.names[e.Name]; ok {
 		t := b.g.Tensors[id]
 		if t.Kind != Param || e.Init != nil || len(e.Fields) > 0 {
-			return 0, errAt(KindName, p, "%q is already defined", e.Name)
+			return 0, errAt(KindName, p, "%s is already defined", spec.Quote(e.Name))
 		}
 		return id, nil
 	}
@@ -652,7 +652,7 @@ func (b *builder) einsumExpr(e *program.Einsum, hint string) (int, error) {
 		args = append(args, y)
 	}
 	op := &Op{Kind: OpEinsum, RHS: args, Pos: e.Pos, SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos),
-		InitNeutral: true, Desc: fmt.Sprintf("einsum %q %q", e.Op, e.Spec), node: e}
+		InitNeutral: true, Desc: fmt.Sprintf("einsum %s %s", spec.Quote(e.Op), spec.Quote(e.Spec)), node: e}
 	switch e.Op {
 	case "+*":
 		op.Prim, op.Accum = "mul", "add"
@@ -665,7 +665,7 @@ func (b *builder) einsumExpr(e *program.Einsum, hint string) (int, error) {
 	case "@^+":
 		op.Prim, op.Accum = "add", "max"
 	default:
-		return 0, errAt(KindParse, e.Pos, "unknown einsum operator %q", e.Op)
+		return 0, errAt(KindParse, e.Pos, "unknown einsum operator %s", spec.Quote(e.Op))
 	}
 	return b.specOp(op, e.Captures, hint)
 }
@@ -679,7 +679,7 @@ func (b *builder) specOp(op *Op, caps []program.Capture, hint string) (int, erro
 	}
 	op.Spec = sp
 	if len(sp.RHS) != len(op.RHS) {
-		return 0, &Error{Kind: KindArity, Pos: op.Pos, Msg: fmt.Sprintf("spec %q has %d argument slot(s) but the operation has %d operand(s)", op.SpecSrc, len(sp.RHS), len(op.RHS))}
+		return 0, &Error{Kind: KindArity, Pos: op.Pos, Msg: fmt.Sprintf("spec %s has %d argument slot(s) but the operation has %d operand(s)", spec.Quote(op.SpecSrc), len(sp.RHS), len(op.RHS))}
 	}
 	t := b.newOp(op, hint)
 	env, err := b.emitSpec(op, t.ID)
@@ -701,7 +701,7 @@ func (b *builder) specErr(err error, op *Op) error {
 	if errors.As(err, &se) {
 		p := op.SpecPos
 		p.Col += se.Col - 1
-		return &Error{Kind: KindParse, Pos: p, SpecCol: se.Col, Msg: fmt.Sprintf("in spec %q: %s", op.SpecSrc, se.Msg), Err: err}
+		return &Error{Kind: KindParse, Pos: p, SpecCol: se.Col, Msg: fmt.Sprintf("in spec %s: %s", spec.Quote(op.SpecSrc), se.Msg), Err: err}
 	}
 	return &Error{Kind: KindParse, Pos: op.SpecPos, Msg: err.Error(), Err: err}
 }
@@ -826,7 +826,7 @@ func checkSpecNames(op *Op) error {
 							p := op.SpecPos
 							p.Col += c.Col - 1
 							return &Error{Kind: KindConcat, Pos: p, SpecCol: c.Col, Op: op.Desc,
-								Msg: fmt.Sprintf("component %q appears twice in one concatenation in %q: each component is a separate slice of the axis", c.Label, op.SpecSrc)}
+								Msg: fmt.Sprintf("component %s appears twice in one concatenation in %s: each component is a separate slice of the axis", spec.Quote(c.Label), spec.Quote(op.SpecSrc))}
 						}
 						seen[c.Label] = true
 					}
@@ -835,7 +835,7 @@ func checkSpecNames(op *Op) error {
 					p := op.SpecPos
 					p.Col += ax.Col - 1
 					return &Error{Kind: KindStride, Pos: p, SpecCol: ax.Col, Op: op.Desc,
-						Msg: fmt.Sprintf("stride offset %d must be smaller than the stride %d in %q (it selects a position within a stride window)", a.Offset, a.Stride, op.SpecSrc)}
+						Msg: fmt.Sprintf("stride offset %d must be smaller than the stride %d in %s (it selects a position within a stride window)", a.Offset, a.Stride, spec.Quote(op.SpecSrc))}
 				}
 				if a := ax.Affine; ax.Kind == spec.AxisAffine && a.Offset != 0 && a.Conv != nil && !a.Conv.Padded {
 					// A stride offset is not part of any size relation (seed
@@ -845,7 +845,7 @@ func checkSpecNames(op *Op) error {
 					p := op.SpecPos
 					p.Col += ax.Col - 1
 					return &Error{Kind: KindStride, Pos: p, SpecCol: ax.Col, Op: op.Desc,
-						Msg: fmt.Sprintf("a valid convolution (<+) cannot have a stride offset (%d in %q): the offset is not part of its size relation n = s·(O−1) + 1 + (K−1)·d, so its last window would read past the end of the axis; drop the offset, or use a padded convolution (=+), where the padding margin absorbs it", a.Offset, op.SpecSrc)}
+						Msg: fmt.Sprintf("a valid convolution (<+) cannot have a stride offset (%d in %s): the offset is not part of its size relation n = s·(O−1) + 1 + (K−1)·d, so its last window would read past the end of the axis; drop the offset, or use a padded convolution (=+), where the padding margin absorbs it", a.Offset, spec.Quote(op.SpecSrc))}
 				}
 				for _, l := range axisLabels(ax) {
 					if _, ok := labelCol[l.name]; !ok {
@@ -861,7 +861,7 @@ func checkSpecNames(op *Op) error {
 			p := op.SpecPos
 			p.Col += c - 1
 			return &Error{Kind: KindName, Pos: p, SpecCol: c, Op: op.Desc,
-				Msg: fmt.Sprintf("name %q is used as both a dimension label and a row variable in spec %q", name, op.SpecSrc)}
+				Msg: fmt.Sprintf("name %s is used as both a dimension label and a row variable in spec %s", spec.Quote(name), spec.Quote(op.SpecSrc))}
 		}
 	}
 	return nil
@@ -1108,7 +1108,7 @@ func (b *builder) bindCaptures(op *Op, env *specEnv, caps []program.Capture) err
 			b.captures[c.Name] = capture{isRow: true, rv: v, o: op.origin}
 		} else {
 			return &Error{Kind: KindName, Pos: c.Pos, Op: op.Desc,
-				Msg: fmt.Sprintf("captured name %q is not a label or row variable of spec %q", c.Name, op.SpecSrc)}
+				Msg: fmt.Sprintf("captured name %s is not a label or row variable of spec %s", spec.Quote(c.Name), spec.Quote(op.SpecSrc))}
 		}
 		if pd, ok := b.pending[c.Name]; ok {
 			delete(b.pending, c.Name)
@@ -1155,7 +1155,7 @@ func (b *builder) assign(st *program.AssignStmt) error {
 	} else {
 		id, ok := b.names[st.Target]
 		if !ok {
-			return errAt(KindName, st.TargetPos, "undefined assignment target %q (write { %s } to introduce a new tensor)", st.Target, st.Target)
+			return errAt(KindName, st.TargetPos, "undefined assignment target %s (write { %s } to introduce a new tensor)", spec.Quote(st.Target), spec.Clip(st.Target))
 		}
 		target = b.g.Tensors[id]
 	}
@@ -1181,7 +1181,7 @@ func (b *builder) assign(st *program.AssignStmt) error {
 	default:
 		prim, ok := binaryPrims[st.Op]
 		if !ok {
-			return errAt(KindParse, p, "unknown primitive %q", st.Op)
+			return errAt(KindParse, p, "unknown primitive %s", spec.Quote(st.Op))
 		}
 		op.Prim = prim
 	}
@@ -1189,7 +1189,7 @@ func (b *builder) assign(st *program.AssignStmt) error {
 	if logic == "" {
 		logic = "."
 	}
-	op.Desc = fmt.Sprintf("assignment %s %s ~logic:%q", st.Target, st.Accum, logic)
+	op.Desc = fmt.Sprintf("assignment %s %s ~logic:%s", st.Target, st.Accum, spec.Quote(logic))
 	switch logic {
 	case ".":
 		op.Kind = OpPointwise
@@ -1215,7 +1215,7 @@ func (b *builder) assign(st *program.AssignStmt) error {
 		}
 		op.Spec = sp
 		if len(sp.RHS) != len(args) {
-			return &Error{Kind: KindArity, Pos: p, Msg: fmt.Sprintf("spec %q has %d argument slot(s) but the assignment has %d operand(s)", op.SpecSrc, len(sp.RHS), len(args))}
+			return &Error{Kind: KindArity, Pos: p, Msg: fmt.Sprintf("spec %s has %d argument slot(s) but the assignment has %d operand(s)", spec.Quote(op.SpecSrc), len(sp.RHS), len(args))}
 		}
 		b.addOp(op)
 		env, err := b.emitSpec(op, target.ID)
@@ -1243,5 +1243,5 @@ func accumOf(a string) (accum string, initNeutral bool, err error) {
 	if acc := ops.AccumBySymbol(rest); acc != nil {
 		return acc.Name, initNeutral, nil
 	}
-	return "", false, fmt.Errorf("unknown assignment operator %q", a)
+	return "", false, fmt.Errorf("unknown assignment operator %s", spec.Quote(a))
 }

@@ -157,7 +157,7 @@ func (b *builder) settle() error {
 				first = name
 			}
 		}
-		return errAt(KindName, b.pending[first].pos, "dim %s: no spec captures a label or row variable named %q", first, first)
+		return errAt(KindName, b.pending[first].pos, "dim %s: no spec captures a label or row variable named %s", spec.Clip(first), spec.Quote(first))
 	}
 	// Parameters never used by any operation close to a lone broadcast unit.
 	for _, t := range b.g.Tensors {
@@ -653,9 +653,9 @@ func (b *builder) paramRowGuard(v int32) error {
 	if k == spec.Input && !t.usedInSpec {
 		return nil
 	}
-	return &Error{Kind: KindHiddenDim, Pos: t.Pos,
-		Msg: fmt.Sprintf("You forgot to specify the hidden dimension(s) of parameter %q: its %s row is not determined by how it is used; give it explicitly, e.g. { %s; %c=[...] }",
-			t.Name, k, t.Name, k.String()[0])}
+	return &Error{Kind: KindHiddenDim, Pos: t.Pos, Param: t.Name,
+		Msg: fmt.Sprintf("You forgot to specify the hidden dimension(s) of parameter %s: its %s row is not determined by how it is used; give it explicitly, e.g. { %s; %c=[...] }",
+			spec.Quote(t.Name), k, spec.Clip(t.Name), k.String()[0])}
 }
 
 func (b *builder) hiddenDimErr(v int32) error {
@@ -669,9 +669,9 @@ func (b *builder) hiddenDimErr(v int32) error {
 			r := s.resolveRow(t.rows[k])
 			for _, d := range r.flat() {
 				if occurs(v, s.resolve(d)) {
-					return &Error{Kind: KindHiddenDim, Pos: t.Pos,
-						Msg: fmt.Sprintf("You forgot to specify the hidden dimension(s) of parameter %q: an axis of its %s row %s is not determined by how it is used; give it explicitly, e.g. { %s; %c=[...] }",
-							t.Name, spec.Kind(k), s.rowString(r), t.Name, spec.Kind(k).String()[0])}
+					return &Error{Kind: KindHiddenDim, Pos: t.Pos, Param: t.Name,
+						Msg: fmt.Sprintf("You forgot to specify the hidden dimension(s) of parameter %s: an axis of its %s row %s is not determined by how it is used; give it explicitly, e.g. { %s; %c=[...] }",
+							spec.Quote(t.Name), spec.Kind(k), s.rowString(r), spec.Clip(t.Name), spec.Kind(k).String()[0])}
 				}
 			}
 		}

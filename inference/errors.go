@@ -51,6 +51,10 @@ type Error struct {
 	Op string
 	// Err is the underlying error, if any (e.g. a spec syntax error).
 	Err error
+	// Param names the parameter a KindHiddenDim error is about ("" when
+	// the error names none): read it instead of the message, which quotes
+	// the name shortened when it is long.
+	Param string
 	// Operand details a rank mismatch caused by an operand of a spec
 	// operation whose number of axes its slot does not allow; nil
 	// otherwise.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -139,7 +140,7 @@ func (b *builder) finish() error {
 			c, ok = *t.dimCap, true
 		}
 		if !ok {
-			return errAt(KindName, t.Pos, "dim %s: no spec captures a label or row variable named %q", t.DimName, t.DimName)
+			return errAt(KindName, t.Pos, "dim %s: no spec captures a label or row variable named %s", spec.Clip(t.DimName), spec.Quote(t.DimName))
 		}
 		if c.isRow {
 			r := s.resolveRow(openRow(c.rv))

@@ -935,6 +935,7 @@ func (s *solver) labelMismatch(l, t dim, rl, rt row) string {
 	if name == "" || vl.k != dConst || vt.k != dConst {
 		return ""
 	}
+	name = spec.Clip(name)
 	return fmt.Sprintf("dimension mismatch for label %s: %s is %s but the matching axis is %s (spec row %s against %s)",
 		name, name, vl, vt, s.labelRowString(rl), s.rowString(rt))
 }
@@ -956,17 +957,18 @@ func (s *solver) labelRowString(r row) string {
 		}
 		return s.dimString(s.resolve(d))
 	}
-	var parts []string
+	var beg, end []string
 	for _, d := range r.beg {
-		parts = append(parts, one(d))
+		beg = append(beg, one(d))
 	}
+	mid := ""
 	if r.open() {
-		parts = append(parts, "...")
+		mid = "..."
 	}
 	for _, d := range r.end {
-		parts = append(parts, one(d))
+		end = append(end, one(d))
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	return rowText(beg, mid, end)
 }
 
 func (s *solver) ineqDims(res, op []dim, rr, ro row) error {
@@ -985,17 +987,18 @@ func (s *solver) ineqDims(res, op []dim, rr, ro row) error {
 // variables by their spec label (or "?").
 func (s *solver) rowString(r row) string {
 	r = s.resolveRowDims(r)
-	var parts []string
+	var beg, end []string
 	for _, d := range r.beg {
-		parts = append(parts, s.dimString(d))
+		beg = append(beg, s.dimString(d))
 	}
+	mid := ""
 	if r.open() {
-		parts = append(parts, "...")
+		mid = "..."
 	}
 	for _, d := range r.end {
-		parts = append(parts, s.dimString(d))
+		end = append(end, s.dimString(d))
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	return rowText(beg, mid, end)
 }
 
 func (s *solver) dimString(d dim) string {

@@ -2,8 +2,11 @@ package inference
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // Basis names. A dimension's basis is a semantic tag: two axes with
@@ -136,15 +139,40 @@ func (r row) flat() []dim {
 }
 
 func (r row) String() string {
-	var parts []string
+	var beg, end []string
 	for _, d := range r.beg {
-		parts = append(parts, d.String())
+		beg = append(beg, d.String())
 	}
+	mid := ""
 	if r.open() {
-		parts = append(parts, fmt.Sprintf("..$%d..", r.v))
+		mid = fmt.Sprintf("..$%d..", r.v)
 	}
 	for _, d := range r.end {
-		parts = append(parts, d.String())
+		end = append(end, d.String())
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	return rowText(beg, mid, end)
+}
+
+// rowText prints the axes of a row for a message: beg, then mid (an open
+// row's variable; "" for a closed row), then end. Each list keeps its
+// first 8 and last 4 axes when it is longer, with the number of the
+// others between, and each axis is shortened like quoted input
+// (spec.Clip), so that a row of 300,000 axes (from a spec that long)
+// prints in a few hundred bytes.
+func rowText(beg []string, mid string, end []string) string {
+	elide := func(parts []string) []string {
+		const head, tail = 8, 4
+		if len(parts) > head+tail+1 {
+			parts = slices.Concat(parts[:head:head], []string{fmt.Sprintf("(%d more)", len(parts)-head-tail)}, parts[len(parts)-tail:])
+		}
+		for i, p := range parts {
+			parts[i] = spec.Clip(p)
+		}
+		return parts
+	}
+	parts := elide(slices.Clone(beg))
+	if mid != "" {
+		parts = append(parts, mid)
+	}
+	return "[" + strings.Join(append(parts, elide(slices.Clone(end))...), ", ") + "]"
 }

@@ -3,7 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/spec"
@@ -164,10 +164,8 @@ func hiddenParam(err error, e *Entry) (string, bool) {
 	if !errors.As(err, &ie) || ie.Kind != inference.KindHiddenDim {
 		return "", false
 	}
-	for _, id := range e.Params {
-		if strings.Contains(ie.Msg, fmt.Sprintf("%q", id)) {
-			return id, true
-		}
+	if ie.Param != "" && slices.Contains(e.Params, ie.Param) {
+		return ie.Param, true
 	}
 	return "", false
 }

@@ -405,7 +405,7 @@ func optim(s *program.OptimStmt) (*Optim, error) {
 			}
 			o.Steps = int(v)
 		default:
-			return nil, fail(st.Pos, "unknown %s setting %q (known: %s)", s.Kind, st.Name, optimSettings[s.Kind])
+			return nil, fail(st.Pos, "unknown %s setting %s (known: %s)", s.Kind, spec.Quote(st.Name), optimSettings[s.Kind])
 		}
 		if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 			return nil, fail(st.Pos, "%s setting %s must be a finite non-negative number", s.Kind, st.Name)
@@ -511,7 +511,7 @@ func (x *expander) bindConfig(def *layerDef, args []program.ConfigArg, site spec
 				found = found || c.Name == key
 			}
 			if !found {
-				return nil, fail(p, "layer %s has no configuration argument %q", l.Name, key)
+				return nil, fail(p, "layer %s has no configuration argument %s", spec.Clip(l.Name), spec.Quote(key))
 			}
 		}
 		if _, dup := cfg[key]; dup {
@@ -858,13 +858,13 @@ func (x *expander) expr(e program.Expr, sc *scope) (program.Expr, error) {
 			return &program.Ident{Pos: x.at(sc, e.Pos), Name: b.tensor}, nil
 		case ok && b.cfg != nil:
 			if b.cfg.isStr {
-				return nil, fail(x.at(sc, e.Pos), "configuration %s is a string (%q), not a number", e.Name, b.cfg.str)
+				return nil, fail(x.at(sc, e.Pos), "configuration %s is a string (%s), not a number", spec.Clip(e.Name), spec.Quote(b.cfg.str))
 			}
 			return &program.Number{Pos: x.at(sc, e.Pos), Value: b.cfg.num, Text: b.cfg.text()}, nil
 		case ok && b.inst != nil:
 			return nil, fail(x.at(sc, e.Pos), "%s is a layer instance, not a tensor (apply it: %s(x))", e.Name, e.Name)
 		case sc.lexical:
-			return nil, fail(x.at(sc, e.Pos), "undefined name %q in layer %s (a layer sees only its arguments, its lets and its configuration)", e.Name, sc.inst.def.st.Name)
+			return nil, fail(x.at(sc, e.Pos), "undefined name %s in layer %s (a layer sees only its arguments, its lets and its configuration)", spec.Quote(e.Name), spec.Clip(sc.inst.def.st.Name))
 		}
 		return &program.Ident{Pos: x.at(sc, e.Pos), Name: e.Name}, nil
 	case *program.Number:
@@ -996,11 +996,11 @@ func (x *expander) interpolate(src string, p spec.Pos, sc *scope) (string, error
 		name := src[j:k]
 		at := x.at(sc, spec.Pos{Line: p.Line, Col: p.Col + 1 + i})
 		if name == "" || brace && (k >= len(src) || src[k] != '}') {
-			return "", fail(at, "malformed $ in spec %q (write $NAME or ${NAME})", src)
+			return "", fail(at, "malformed $ in spec %s (write $NAME or ${NAME})", spec.Quote(src))
 		}
 		bd, ok := sc.vars[name]
 		if !ok || bd.cfg == nil {
-			return "", fail(at, "$%s in spec %q is not a configuration argument", name, src)
+			return "", fail(at, "$%s in spec %s is not a configuration argument", spec.Clip(name), spec.Quote(src))
 		}
 		b.WriteString(bd.cfg.text())
 		if brace {
@@ -1028,7 +1028,7 @@ func (x *expander) inlineParam(e *program.InlineParam, sc *scope) (program.Expr,
 	case *program.Ident:
 		k, ok := namedInits[in.Name]
 		if !ok {
-			return nil, fail(x.at(sc, in.Pos), "unknown initializer %q (a number, a numeric literal, uniform, normal, kaiming or xavier)", in.Name)
+			return nil, fail(x.at(sc, in.Pos), "unknown initializer %s (a number, a numeric literal, uniform, normal, kaiming or xavier)", spec.Quote(in.Name))
 		}
 		prm.Init, prm.InitText = k, in.Name
 	case *program.Number:
@@ -1092,9 +1092,9 @@ func (x *expander) unknownLayer(name string) string {
 		}
 	}
 	if best != "" && bestD <= max(1, len([]rune(name))/3) {
-		return fmt.Sprintf("unknown layer %q (did you mean %s?)", name, best)
+		return fmt.Sprintf("unknown layer %s (did you mean %s?)", spec.Quote(name), best)
 	}
-	return fmt.Sprintf("unknown layer %q", name)
+	return "unknown layer " + spec.Quote(name)
 }
 
 // editDistance is the Levenshtein distance between a and b, in runes.

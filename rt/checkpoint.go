@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -37,11 +37,12 @@ const ErrOptimizer = Error("checkpoint written for another optimizer")
 //	crc      uint32   CRC-32 (IEEE) of version, step, nameLen and name
 //	tensors  a parameter file as Save writes it (its own version and CRC)
 //
-// It fails with an error wrapping ErrInvalid when step is negative, the
-// name is not short UTF-8, or Save would reject ts.
+// It fails with an error wrapping ErrInvalid when step is negative or
+// above MaxStep (LoadCheckpoint would refuse it), the name is not short
+// UTF-8, or Save would reject ts.
 func SaveCheckpoint(w io.Writer, step int, optimizer string, ts []Tensor) error {
-	if step < 0 || len(optimizer) > maxOptimizerName || !utf8.ValidString(optimizer) {
-		return fmt.Errorf("rt: save checkpoint: step %d, optimizer name %q: %w", step, optimizer, ErrInvalid)
+	if step < 0 || step > maxStep || len(optimizer) > maxOptimizerName || !utf8.ValidString(optimizer) {
+		return fmt.Errorf("rt: save checkpoint: step %d (at most %d), optimizer name %s: %w", step, maxStep, quote(optimizer), ErrInvalid)
 	}
 	if err := checkSet("save checkpoint", ts); err != nil {
 		return err
@@ -73,11 +74,17 @@ func checkpointHeader(step int, optimizer string) []byte {
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint from r,
 // fills the tensors ts in place as Load does and returns the step. The
 // checkpoint must hold the state of the named optimizer (ErrOptimizer
-// otherwise) and exactly the tensors of ts. On any error nothing in ts is
+// otherwise) and exactly the tensors of ts, and only state the optimizer
+// can run: a step of at most MaxStep (ErrOutOfRange otherwise), and, for
+// the optimizers "adam" and "adamw", second moments (the tensors named
+// adam.v/..., as generated models name them) that are not negative: such
+// a tensor whose Domain is DomainFinite is loaded as DomainNonNegative
+// (ErrOutOfRange for a negative value). On any error nothing in ts is
 // modified. Errors wrap ErrBadMagic (also for a parameter file written by
-// Save or a safetensors file, saying which function reads it), ErrVersion, ErrTruncated, ErrChecksum or ErrCorrupt for a damaged
-// header, and are Load's for the tensors (a damaged file, or one error
-// per mismatching tensor).
+// Save or a safetensors file, saying which function reads it),
+// ErrVersion, ErrTruncated, ErrChecksum or ErrCorrupt for a damaged
+// header, and are Load's for the tensors (a damaged file, one error per
+// mismatching tensor, or a value outside the tensor's Domain).
 func LoadCheckpoint(r io.Reader, optimizer string, ts []Tensor) (int, error) {
 	if err := checkSet("load checkpoint", ts); err != nil {
 		return 0, err
@@ -118,16 +125,38 @@ func LoadCheckpoint(r io.Reader, optimizer string, ts []Tensor) (int, error) {
 	if stored := binary.LittleEndian.Uint32(rest[nameLen:]); stored != crc {
 		return 0, fmt.Errorf("rt: load checkpoint: header CRC-32 %#08x, computed %#08x: %w", stored, crc, ErrChecksum)
 	}
-	if step > math.MaxInt {
-		return 0, fmt.Errorf("rt: load checkpoint: step %d does not fit an int: %w", step, ErrCorrupt)
+	if step > uint64(maxStep) {
+		return 0, fmt.Errorf("rt: load checkpoint: step %d is above rt.MaxStep (%d): no run takes that many steps, and the optimizer cannot count on from it: %w", step, maxStep, ErrOutOfRange)
 	}
 	if name != optimizer {
-		return 0, fmt.Errorf("rt: load checkpoint: the checkpoint holds the state of optimizer %q, expected %q: %w", name, optimizer, ErrOptimizer)
+		return 0, fmt.Errorf("rt: load checkpoint: the checkpoint holds the state of optimizer %s, expected %q: %w", quote(name), optimizer, ErrOptimizer)
 	}
-	if err := Load(r, ts); err != nil {
+	if err := load(r, ts, stateDomains(optimizer, ts)); err != nil {
 		return 0, fmt.Errorf("rt: load checkpoint: tensors: %w", err)
 	}
 	return int(step), nil
+}
+
+// adamSecondMoments prefixes the names of Adam's second moments in the
+// checkpoints of generated models.
+const adamSecondMoments = "adam.v/"
+
+// stateDomains returns the domain of each tensor of ts in a checkpoint
+// of optimizer: Adam's second moments (sqrt of a negative one is NaN) are
+// DomainNonNegative unless the caller chose another domain than
+// DomainFinite.
+func stateDomains(optimizer string, ts []Tensor) []Domain {
+	if optimizer != "adam" && optimizer != "adamw" {
+		return nil
+	}
+	ds := make([]Domain, len(ts))
+	for i := range ts {
+		ds[i] = ts[i].Domain
+		if ds[i] == DomainFinite && strings.HasPrefix(ts[i].Name, adamSecondMoments) {
+			ds[i] = DomainNonNegative
+		}
+	}
+	return ds
 }
 
 // ckptReadErr turns a short read of part of a checkpoint into

@@ -54,4 +54,17 @@
 // a PyTorch state_dict, which [SafetensorsOptions].Layout converts, and a
 // tensor whose layout its shape cannot tell is never loaded by shape
 // alone ([ErrAmbiguousLayout]).
+//
+// Every loader follows one policy (docs/language.md, "The loading
+// policy"): all or nothing (on any error no tensor changes); values in
+// each tensor's [Domain] (by default finite: [ErrNonFinite]; [DomainAny]
+// lets NaN and infinities through) and in the destination's range (a
+// float64 beyond float32's is refused, [ErrOutOfRange], never rounded to
+// an infinity); checkpoints only with state the optimizer can run (a step
+// of at most [MaxStep], Adam's second moments not negative); strict
+// safetensors headers, as the format's reference reader; memory that
+// grows with the bytes actually read and is bounded by the tensors
+// loaded; option keys that name no tensor refused ([ErrInvalid]); and
+// errors that quote at most 80 bytes of any string from the file and
+// list at most 16 problems.
 package rt

@@ -223,7 +223,7 @@ func TestSafetensorsPyTorchPreset(t *testing.T) {
 	// A non-square kernel in PyTorch order, [16][1][3][3] for [16][3][3][1].
 	k := Tensor{Name: "c1.kernel", Dims: []int{16, 3, 3, 1}, Data32: make([]float32, 144), Role: RoleConvKernel}
 	f := torchFile(t, []string{"conv1.weight"}, [][]int{{16, 1, 3, 3}}, [][]float32{torchConvWeight(16, 1, 3, 3)})
-	if err := LoadSafetensors(bytes.NewReader(f), []Tensor{k}, &SafetensorsOptions{Names: squareNames, Layout: LayoutPyTorch, IgnoreExtra: true}); err != nil {
+	if err := LoadSafetensors(bytes.NewReader(f), []Tensor{k}, &SafetensorsOptions{Names: map[string]string{"c1.kernel": squareNames["c1.kernel"]}, Layout: LayoutPyTorch, IgnoreExtra: true}); err != nil {
 		t.Fatal(err)
 	}
 	checkConvKernel(t, k.Data32, 16, 1, 3, 3)

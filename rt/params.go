@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/fnv"
 	"io"
 	"math"
 	"slices"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Tensor is one named tensor of a parameter file. Its element type is
@@ -38,6 +41,10 @@ type Tensor struct {
 	// stored [oc][kh][kw][ic]; nil for a rank-4 conv kernel means [1 2].
 	// It must be nil for the other roles.
 	Spatial []int
+	// Domain is the set of values the loaders accept in the tensor: the
+	// zero value, DomainFinite, refuses NaN and infinities; DomainAny lets
+	// them through (see Domain). Save ignores it.
+	Domain Domain
 }
 
 // FormatVersion is the version of the parameter file format that Save
@@ -116,7 +123,7 @@ func (e *ShapeError) Error() string {
 	if e.FileName != "" && e.FileName != e.Name {
 		name += fmt.Sprintf(" (file %q)", e.FileName)
 	}
-	msg := fmt.Sprintf("rt: load: tensor %s: shape mismatch: file has %v, expected %v", name, e.File, e.Want)
+	msg := fmt.Sprintf("rt: load: tensor %s: shape mismatch: file has %s, expected %s", name, dimsText(e.File), dimsText(e.Want))
 	if e.Hint != "" {
 		msg += "; " + e.Hint
 	}
@@ -139,6 +146,9 @@ func (t *Tensor) info(op string) (byte, int, error) {
 	}
 	if err := t.checkRole(op); err != nil {
 		return 0, 0, err
+	}
+	if t.Domain > DomainAny {
+		return 0, 0, fmt.Errorf("rt: %s: tensor %q: unknown Domain %d: %w", op, t.Name, uint8(t.Domain), ErrInvalid)
 	}
 	n := 1
 	for _, d := range t.Dims {
@@ -278,121 +288,231 @@ func Save(w io.Writer, ts []Tensor) error {
 	return nil
 }
 
-// entry is one stored tensor as parsed from a payload.
-type entry struct {
-	name string
-	elem byte
-	dims []int
-	data []byte
+// payloadReader reads a parameter file's payload from r: at most left
+// more bytes, each added to the CRC-32 crc.
+type payloadReader struct {
+	r    io.Reader
+	left uint64
+	crc  uint32
 }
 
-// reader decodes a payload with bounds checks.
-type reader struct {
-	b   []byte
-	err error
+func (p *payloadReader) Read(b []byte) (int, error) {
+	if p.left == 0 {
+		return 0, io.EOF
+	}
+	if uint64(len(b)) > p.left {
+		b = b[:p.left]
+	}
+	n, err := p.r.Read(b)
+	p.crc = crc32.Update(p.crc, crc32.IEEETable, b[:n])
+	p.left -= uint64(n)
+	return n, err
 }
 
-func (r *reader) take(n uint64) []byte {
-	if r.err != nil {
+// errPayloadEnds: the payload's contents need more bytes than its length
+// gives (a parse error, reported as ErrCorrupt).
+var errPayloadEnds = errors.New("payload ends early")
+
+// payloadLoader parses a payload as it streams in, keeping only the data
+// of the tensors that match the caller's (name, element type and dims);
+// everything else is skipped after it is added to the CRC.
+type payloadLoader struct {
+	p       *payloadReader
+	ts      []Tensor
+	want    map[string]int // name -> index into ts
+	maxName int            // the longest name of ts
+	found   []bool         // the file holds ts[i]
+	data    [][]byte       // ts[i]'s stored data, when it matches
+	seen    map[uint64]bool
+	probs   problems
+	buf     []byte // scratch for skipping
+	ioErr   error  // a read error of the input (neither EOF nor a parse error)
+	short   bool   // the input ended inside the payload
+}
+
+// fill reads exactly len(b) payload bytes: errPayloadEnds when the
+// payload has fewer left, io.ErrUnexpectedEOF when the input ends first.
+func (l *payloadLoader) fill(b []byte) error {
+	if uint64(len(b)) > l.p.left {
+		return errPayloadEnds
+	}
+	_, err := io.ReadFull(l.p, b)
+	return l.readErr(err)
+}
+
+// readErr records a read error: the input ended (short) or failed.
+func (l *payloadLoader) readErr(err error) error {
+	if err == nil {
 		return nil
 	}
-	if n > uint64(len(r.b)) {
-		r.err = fmt.Errorf("rt: load: payload ends early: %w", ErrCorrupt)
-		return nil
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		l.short = true
+	} else if l.ioErr == nil {
+		l.ioErr = err
 	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
+	return err
 }
 
-func (r *reader) u8() byte {
-	if p := r.take(1); p != nil {
-		return p[0]
-	}
-	return 0
+func (l *payloadLoader) u32() (uint32, error) {
+	var b [4]byte
+	err := l.fill(b[:])
+	return binary.LittleEndian.Uint32(b[:]), err
 }
 
-func (r *reader) u32() uint32 {
-	if p := r.take(4); p != nil {
-		return binary.LittleEndian.Uint32(p)
-	}
-	return 0
+func (l *payloadLoader) u64() (uint64, error) {
+	var b [8]byte
+	err := l.fill(b[:])
+	return binary.LittleEndian.Uint64(b[:]), err
 }
 
-func (r *reader) u64() uint64 {
-	if p := r.take(8); p != nil {
-		return binary.LittleEndian.Uint64(p)
+// skip reads n payload bytes, writing them to h when it is not nil.
+func (l *payloadLoader) skip(n uint64, h io.Writer) error {
+	if n > l.p.left {
+		return errPayloadEnds
 	}
-	return 0
+	return l.readErr(skipBytes(l.p, n, l.buf, h))
 }
 
-// parsePayload decodes and validates a checksummed payload.
-func parsePayload(p []byte) ([]entry, error) {
-	r := &reader{b: p}
-	count := r.u32()
-	// Each entry takes at least 9 bytes (nameLen, elem, rank).
-	if r.err == nil && uint64(count) > uint64(len(r.b))/9 {
-		return nil, fmt.Errorf("rt: load: %d tensors cannot fit in %d bytes: %w", count, len(r.b), ErrCorrupt)
+// corrupt makes a parse error of the payload.
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("rt: load: "+format+": %w", append(args, ErrCorrupt)...)
+}
+
+// entry parses one stored tensor. A tensor that matches ts[i] leaves its
+// data in l.data[i]; any other is listed in l.probs.
+func (l *payloadLoader) entry() error {
+	nameLen, err := l.u32()
+	if err != nil {
+		return err
 	}
-	es := make([]entry, 0, count)
-	seen := make(map[string]bool, count)
-	for i := uint32(0); i < count && r.err == nil; i++ {
-		var e entry
-		e.name = string(r.take(uint64(r.u32())))
-		e.elem = r.u8()
-		rank := r.u32()
-		if r.err != nil {
-			break
+	if nameLen == 0 {
+		return corrupt("empty tensor name")
+	}
+	// A name longer than every expected one cannot match: keep its start
+	// for messages and its hash to find duplicates.
+	var name string
+	var shown string
+	i, expected := -1, false
+	h := fnv.New64a()
+	if int64(nameLen) <= int64(l.maxName) {
+		b := make([]byte, nameLen)
+		if err := l.fill(b); err != nil {
+			return err
 		}
-		if e.elem != elemFloat32 && e.elem != elemFloat64 {
-			return nil, fmt.Errorf("rt: load: tensor %q: unknown element type code %d: %w", e.name, e.elem, ErrCorrupt)
+		name = string(b)
+		shown = quote(name)
+		i, expected = l.want[name]
+		h.Write(b)
+	} else {
+		b := make([]byte, min(nameLen, quoteLimit+utf8.UTFMax))
+		if err := l.fill(b); err != nil {
+			return err
 		}
-		if uint64(rank) > uint64(len(r.b))/8 {
-			return nil, fmt.Errorf("rt: load: tensor %q: rank %d cannot fit: %w", e.name, rank, ErrCorrupt)
+		h.Write(b)
+		if err := l.skip(uint64(nameLen)-uint64(len(b)), h); err != nil {
+			return err
 		}
-		if e.name == "" || seen[e.name] {
-			return nil, fmt.Errorf("rt: load: empty or duplicate tensor name %q: %w", e.name, ErrCorrupt)
+		shown = quotePrefix(b, uint64(nameLen))
+	}
+	var head [5]byte
+	if err := l.fill(head[:]); err != nil {
+		return err
+	}
+	elem, rank := head[0], binary.LittleEndian.Uint32(head[1:])
+	if elem != elemFloat32 && elem != elemFloat64 {
+		return corrupt("tensor %s: unknown element type code %d", shown, elem)
+	}
+	if uint64(rank) > l.p.left/8 {
+		return corrupt("tensor %s: rank %d cannot fit", shown, rank)
+	}
+	if expected {
+		if l.found[i] {
+			return corrupt("duplicate tensor name %s", shown)
 		}
-		seen[e.name] = true
-		size := uint64(4)
-		if e.elem == elemFloat64 {
-			size = 8
+		l.found[i] = true
+	} else {
+		key := h.Sum64()
+		if l.seen[key] {
+			return corrupt("duplicate tensor name %s", shown)
 		}
-		e.dims = make([]int, rank)
-		zero := false
-		for j := range e.dims {
-			d := r.u64()
-			if d > math.MaxInt {
-				return nil, fmt.Errorf("rt: load: tensor %q: dim %d too large: %w", e.name, d, ErrCorrupt)
+		l.seen[key] = true
+	}
+	// The dims: all of them for an expected tensor (its ShapeError lists
+	// them), the first few for another; the count is their product,
+	// saturating.
+	size := uint64(4)
+	if elem == elemFloat64 {
+		size = 8
+	}
+	var dims []int
+	keep := int(rank)
+	if !expected {
+		keep = min(keep, maxDimsShown+1)
+	}
+	n, zero := uint64(1), false
+	for range rank {
+		d, err := l.u64()
+		if err != nil {
+			return err
+		}
+		if d > math.MaxInt {
+			return corrupt("tensor %s: dim %d too large", shown, d)
+		}
+		if len(dims) < keep {
+			dims = append(dims, int(d))
+		}
+		switch {
+		case d == 0:
+			zero = true
+		case n > math.MaxUint64/d:
+			n = math.MaxUint64
+		default:
+			n *= d
+		}
+	}
+	if zero {
+		n = 0
+	}
+	if n > l.p.left/size {
+		return corrupt("tensor %s: dims %s exceed the payload", shown, dimsText(dims))
+	}
+	if !expected {
+		if l.probs.room() {
+			ds := dimsText(dims)
+			if len(dims) < int(rank) {
+				ds = fmt.Sprintf("of rank %d", rank)
 			}
-			e.dims[j] = int(d)
-			zero = zero || d == 0
+			l.probs.add(fmt.Errorf("rt: load: tensor %s (%s %s) is in the file but not expected: %w", shown, elemName(elem), ds, ErrExtra))
+		} else {
+			l.probs.skip()
 		}
-		if r.err != nil {
-			break
+		return l.skip(n*size, nil)
+	}
+	t := &l.ts[i]
+	c, _, _ := t.info("load")
+	match := true
+	if c != elem {
+		l.probs.add(fmt.Errorf("rt: load: tensor %q: file holds %s data, expected %s: %w", t.Name, elemName(elem), elemName(c), ErrElemType))
+		match = false
+	}
+	if !slices.Equal(dims, t.Dims) {
+		if dims == nil {
+			dims = []int{}
 		}
-		// The element count cannot exceed what the rest of the payload
-		// holds; checking before each product also rules out overflow.
-		n, limit := uint64(0), uint64(len(r.b))/size
-		if !zero {
-			n = 1
-			for _, d := range e.dims {
-				if uint64(d) > limit/n {
-					return nil, fmt.Errorf("rt: load: tensor %q: dims %v exceed the payload: %w", e.name, e.dims, ErrCorrupt)
-				}
-				n *= uint64(d)
-			}
-		}
-		e.data = r.take(n * size)
-		es = append(es, e)
+		l.probs.add(&ShapeError{Name: t.Name, File: dims, Want: slices.Clone(t.Dims), Hint: loadHint(t, dims)})
+		match = false
 	}
-	if r.err != nil {
-		return nil, r.err
+	if !match || l.probs.any() {
+		return l.skip(n*size, nil)
 	}
-	if len(r.b) != 0 {
-		return nil, fmt.Errorf("rt: load: %d stray bytes after the last tensor: %w", len(r.b), ErrCorrupt)
+	// The data of a matching tensor is at most the tensor's size; it
+	// grows with what the input holds.
+	b, err := readGrowing(l.p, n*size)
+	if err != nil {
+		return l.readErr(err)
 	}
-	return es, nil
+	l.data[i] = b
+	return nil
 }
 
 // Load reads a parameter file (see Save) from r and fills the caller's
@@ -403,14 +523,23 @@ func parsePayload(p []byte) ([]entry, error) {
 // ErrBadMagic (saying which function reads the file when it is a
 // checkpoint or a safetensors file), ErrVersion, ErrTruncated,
 // ErrChecksum or ErrCorrupt for a damaged file; for a well-formed file
-// that does not match ts, the error joins one error per problem:
-// ErrMissing, ErrExtra, ErrElemType (each naming the tensor) or a
-// *ShapeError naming the tensor and both shapes (with a hint when the
-// file holds the tensor in PyTorch's layout); a tensor holding NaN or
-// infinite values gives ErrNonFinite (Save writes such values, Load
-// refuses them). Load reads exactly the file's bytes from r (or, for a
-// file of another format, at most one byte more).
+// that does not match ts, the error joins one error per problem (at most
+// 16 listed): ErrMissing, ErrExtra, ErrElemType (each naming the tensor)
+// or a *ShapeError naming the tensor and both shapes (with a hint when the
+// file holds the tensor in PyTorch's layout). A value the tensor's Domain
+// refuses gives ErrNonFinite (a NaN or an infinity, unless the Domain is
+// DomainAny; Save writes such values) or ErrOutOfRange (a negative value
+// in a DomainNonNegative tensor). Load reads exactly the file's bytes from
+// r (or, for a file of another format, at most one byte more). It
+// allocates no more than the input holds: it streams the payload,
+// buffering only the data of tensors that match ts.
 func Load(r io.Reader, ts []Tensor) error {
+	return load(r, ts, nil)
+}
+
+// load is Load with the domain of each tensor of ts given by domains
+// (nil: each tensor's Domain).
+func load(r io.Reader, ts []Tensor, domains []Domain) error {
 	if err := checkSet("load", ts); err != nil {
 		return err
 	}
@@ -437,73 +566,87 @@ func Load(r io.Reader, ts []Tensor) error {
 		return fmt.Errorf("rt: load: format version %d, this package reads %d: %w", v, FormatVersion, ErrVersion)
 	}
 	length := binary.LittleEndian.Uint64(hdr[12:20])
-	// ReadAll grows with the data actually read, so a corrupt length
-	// cannot make it allocate more than the input holds.
-	payload, err := io.ReadAll(io.LimitReader(r, int64(min(length, math.MaxInt64))))
-	if err != nil {
-		return fmt.Errorf("rt: load: %w", err)
+	l := &payloadLoader{
+		p:     &payloadReader{r: r, left: length, crc: crc32.ChecksumIEEE(hdr[8:20])},
+		ts:    ts,
+		want:  make(map[string]int, len(ts)),
+		found: make([]bool, len(ts)),
+		data:  make([][]byte, len(ts)),
+		seen:  map[uint64]bool{},
+		probs: problems{op: "load"},
+		buf:   make([]byte, 4096),
 	}
-	if uint64(len(payload)) < length {
-		return fmt.Errorf("rt: load: payload has %d of %d bytes: %w", len(payload), length, ErrTruncated)
+	for i := range ts {
+		l.want[ts[i].Name] = i
+		l.maxName = max(l.maxName, len(ts[i].Name))
+	}
+	// Parse as the payload streams in. A parse error stops the parse; the
+	// rest of the payload is still read, so that a damaged file is
+	// reported as truncated or failing its checksum before its contents
+	// are blamed.
+	var parseErr error
+	count, err := l.u32()
+	if err == nil && uint64(count) > l.p.left/9 {
+		// Each entry takes at least 9 bytes (nameLen, elem, rank).
+		err = corrupt("%d tensors cannot fit in %d bytes", count, l.p.left)
+	}
+	for k := uint32(0); err == nil && k < count; k++ {
+		err = l.entry()
+	}
+	if err == nil && l.p.left > 0 {
+		err = corrupt("%d stray bytes after the last tensor", l.p.left)
+	}
+	switch {
+	case errors.Is(err, errPayloadEnds):
+		parseErr = corrupt("%s", errPayloadEnds)
+	case err != nil && !l.short && l.ioErr == nil:
+		parseErr = err
+	}
+	if !l.short && l.ioErr == nil && l.p.left > 0 {
+		l.skip(l.p.left, nil)
+	}
+	if l.ioErr != nil {
+		return fmt.Errorf("rt: load: %w", l.ioErr)
+	}
+	if l.short {
+		return fmt.Errorf("rt: load: payload has %d of %d bytes: %w", length-l.p.left, length, ErrTruncated)
 	}
 	var sum [4]byte
 	if _, err := io.ReadFull(r, sum[:]); err != nil {
 		return readErr("checksum", err)
 	}
-	crc := crc32.Update(crc32.ChecksumIEEE(hdr[8:20]), crc32.IEEETable, payload)
-	if stored := binary.LittleEndian.Uint32(sum[:]); stored != crc {
-		return fmt.Errorf("rt: load: stored CRC-32 %#08x, computed %#08x: %w", stored, crc, ErrChecksum)
+	if stored := binary.LittleEndian.Uint32(sum[:]); stored != l.p.crc {
+		return fmt.Errorf("rt: load: stored CRC-32 %#08x, computed %#08x: %w", stored, l.p.crc, ErrChecksum)
 	}
-	es, err := parsePayload(payload)
-	if err != nil {
+	if parseErr != nil {
+		return parseErr
+	}
+	for i := range ts {
+		if !l.found[i] {
+			l.probs.add(fmt.Errorf("rt: load: tensor %q (dims %s) is not in the file: %w", ts[i].Name, dimsText(ts[i].Dims), ErrMissing))
+		}
+	}
+	if err := l.probs.err(); err != nil {
 		return err
 	}
-
-	want := make(map[string]int, len(ts))
-	for i := range ts {
-		want[ts[i].Name] = i
-	}
-	found := make([]int, len(ts)) // index into es plus one
 	var errs []error
-	for j := range es {
-		e := &es[j]
-		i, ok := want[e.name]
-		if !ok {
-			errs = append(errs, fmt.Errorf("rt: load: tensor %q (%s %v) is in the file but not expected: %w", e.name, elemName(e.elem), e.dims, ErrExtra))
-			continue
-		}
-		found[i] = j + 1
-		t := &ts[i]
-		c, _, _ := t.info("load")
-		if c != e.elem {
-			errs = append(errs, fmt.Errorf("rt: load: tensor %q: file holds %s data, expected %s: %w", t.Name, elemName(e.elem), elemName(c), ErrElemType))
-		}
-		if !slices.Equal(e.dims, t.Dims) {
-			errs = append(errs, &ShapeError{Name: t.Name, File: e.dims, Want: slices.Clone(t.Dims), Hint: loadHint(t, e.dims)})
-		}
-	}
 	for i := range ts {
-		if found[i] == 0 {
-			errs = append(errs, fmt.Errorf("rt: load: tensor %q (dims %v) is not in the file: %w", ts[i].Name, ts[i].Dims, ErrMissing))
+		d := ts[i].Domain
+		if domains != nil {
+			d = domains[i]
 		}
-	}
-	if len(errs) == 0 {
-		for i := range ts {
-			if err := checkFinite(&es[found[i]-1]); err != nil {
-				errs = append(errs, err)
-			}
-		}
+		errs = append(errs, checkStored(&ts[i], l.data[i], d)...)
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	for i := range ts {
-		e, t := &es[found[i]-1], &ts[i]
+		b, t := l.data[i], &ts[i]
 		for k := range t.Data32 {
-			t.Data32[k] = math.Float32frombits(binary.LittleEndian.Uint32(e.data[4*k:]))
+			t.Data32[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*k:]))
 		}
 		for k := range t.Data64 {
-			t.Data64[k] = math.Float64frombits(binary.LittleEndian.Uint64(e.data[8*k:]))
+			t.Data64[k] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*k:]))
 		}
 	}
 	return nil
@@ -523,32 +666,17 @@ func Unmarshal(data []byte, ts []Tensor) error {
 	return Load(bytes.NewReader(data), ts)
 }
 
-// checkFinite reports the NaN and infinite values of a stored tensor
-// (ErrNonFinite: the first one's offset and how many there are).
-func checkFinite(e *entry) error {
-	bad, first := 0, -1
-	n := len(e.data) / 4
-	if e.elem == elemFloat64 {
-		n = len(e.data) / 8
+// checkStored checks the stored data b of t (in t's element type)
+// against domain d.
+func checkStored(t *Tensor, b []byte, d Domain) []error {
+	c := valueCheck{domain: d}
+	for k := range t.Data32 {
+		c.check(k, float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*k:]))))
 	}
-	for k := range n {
-		var v float64
-		if e.elem == elemFloat64 {
-			v = math.Float64frombits(binary.LittleEndian.Uint64(e.data[8*k:]))
-		} else {
-			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(e.data[4*k:])))
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			if first < 0 {
-				first = k
-			}
-			bad++
-		}
+	for k := range t.Data64 {
+		c.check(k, math.Float64frombits(binary.LittleEndian.Uint64(b[8*k:])))
 	}
-	if bad == 0 {
-		return nil
-	}
-	return fmt.Errorf("rt: load: tensor %q: %d NaN or infinite value(s), the first at offset %d: %w", e.name, bad, first, ErrNonFinite)
+	return c.errs("load", strconv.Quote(t.Name))
 }
 
 // otherFormat recognizes the start of the files of rt's other loaders

@@ -66,7 +66,7 @@ func sameBits(a, b []Tensor) bool {
 	return true
 }
 
-func saved(t *testing.T, ts []Tensor) []byte {
+func saved(t testing.TB, ts []Tensor) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Save(&buf, ts); err != nil {

@@ -10,7 +10,7 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
+	"strconv"
 )
 
 // The safetensors format (Hugging Face): a little-endian uint64 N, then N
@@ -43,11 +43,16 @@ func TorchConv2d() []int { return []int{0, 2, 3, 1} }
 // model's parameters. The zero value (or nil) maps names one to one, and
 // reads a file in the layout it records (one written by SaveSafetensors)
 // or in ocannlgen's order, refusing tensors whose layout is ambiguous (see
-// Layout).
+// Layout). LoadSafetensors and SaveSafetensors check the options against
+// the tensors before reading or writing anything: a key of Names or
+// Permute that names no tensor, two tensors mapped to one file name, an
+// empty or "__metadata__" file name, or a Permute entry that does not
+// permute its tensor's axes is an error wrapping ErrInvalid.
 type SafetensorsOptions struct {
 	// Names maps a parameter name (Tensor.Name, e.g. "net.w1") to the
 	// tensor's name in the file (e.g. "fc1.weight"). Parameters not in
-	// the map use their own name.
+	// the map use their own name; every key must be a parameter's name,
+	// and no two parameters may end up with one file name.
 	Names map[string]string
 	// Layout is the axis order of the file's tensors. LayoutPyTorch
 	// converts each tensor by its role's PyTorch permutation
@@ -64,9 +69,9 @@ type SafetensorsOptions struct {
 	// A Layout other than LayoutAuto that contradicts the layout the file
 	// records for a tensor is an error (ErrLayoutConflict).
 	Layout Layout
-	// Permute maps a parameter name to an axis permutation: axis k of the
-	// parameter's dims is axis Permute[name][k] of the file's tensor (see
-	// TorchConv2d). LoadSafetensors transposes the data accordingly, and
+	// Permute maps a parameter name (every key must be one) to an axis
+	// permutation: axis k of the parameter's dims is axis
+	// Permute[name][k] of the file's tensor (see TorchConv2d). LoadSafetensors transposes the data accordingly, and
 	// SaveSafetensors writes the inverse layout, so a round trip is the
 	// identity. An entry, even nil (ocannlgen's order), overrides Layout
 	// and the file's recorded layout for that parameter. A PyTorch
@@ -74,12 +79,14 @@ type SafetensorsOptions struct {
 	// `in -> out` parameter and needs none.
 	Permute map[string][]int
 	// IgnoreExtra lets LoadSafetensors skip tensors of the file that no
-	// parameter maps to (an error otherwise).
+	// parameter maps to (an error otherwise); their data is read through,
+	// not kept. SaveSafetensors ignores it.
 	IgnoreExtra bool
 	// Metadata is written into the file's "__metadata__" by
 	// SaveSafetensors, with the layout it wrote (LayoutMetadataKey and,
 	// when needed, PermutedMetadataKey; Metadata may not give those keys
-	// other values).
+	// other values). LoadSafetensors ignores it, so one options value
+	// serves both directions.
 	Metadata map[string]string
 }
 
@@ -239,98 +246,6 @@ func halfToFloat(h uint16) float64 {
 	return sign * math.Ldexp(1024+frac, exp-25)
 }
 
-// readSafetensorsHeader reads the length-prefixed JSON header and
-// returns the entries, the metadata and the data buffer.
-func readSafetensorsHeader(r io.Reader) (map[string]stHeaderEntry, map[string]string, []byte, error) {
-	var lenb [8]byte
-	if _, err := io.ReadFull(r, lenb[:]); err != nil {
-		return nil, nil, nil, fmt.Errorf("rt: safetensors: header length: %w: %w", ErrSafetensors, err)
-	}
-	if what := otherFormat(lenb[:], r, "safetensors"); what != "" {
-		return nil, nil, nil, fmt.Errorf("rt: safetensors: not a safetensors file: %s: %w", what, ErrSafetensors)
-	}
-	n := binary.LittleEndian.Uint64(lenb[:])
-	if n < 2 || n > maxSafetensorsHeader {
-		return nil, nil, nil, fmt.Errorf("rt: safetensors: header length %d out of range: %w", n, ErrSafetensors)
-	}
-	hdr := make([]byte, n)
-	if _, err := io.ReadFull(r, hdr); err != nil {
-		return nil, nil, nil, fmt.Errorf("rt: safetensors: header: %w: %w", ErrSafetensors, err)
-	}
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(hdr))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, nil, nil, fmt.Errorf("rt: safetensors: header JSON: %w: %w", ErrSafetensors, err)
-	}
-	if rest := strings.TrimRight(string(hdr[dec.InputOffset():]), " \x00"); rest != "" {
-		return nil, nil, nil, fmt.Errorf("rt: safetensors: trailing bytes after the header JSON: %w", ErrSafetensors)
-	}
-	entries := make(map[string]stHeaderEntry, len(raw))
-	var md map[string]string
-	for name, msg := range raw {
-		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &md); err != nil {
-				return nil, nil, nil, fmt.Errorf("rt: safetensors: __metadata__ must map strings to strings: %w", ErrSafetensors)
-			}
-			continue
-		}
-		var e stHeaderEntry
-		d := json.NewDecoder(bytes.NewReader(msg))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&e); err != nil {
-			return nil, nil, nil, fmt.Errorf("rt: safetensors: tensor %q: %w: %w", name, ErrSafetensors, err)
-		}
-		entries[name] = e
-	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("rt: safetensors: data: %w", err)
-	}
-	// Offsets must tile the buffer exactly, in some order, each of its
-	// tensor's byte size.
-	type span struct {
-		name       string
-		begin, end int64
-	}
-	spans := make([]span, 0, len(entries))
-	for name, e := range entries {
-		b, en := e.DataOffsets[0], e.DataOffsets[1]
-		if b < 0 || en < b || en > int64(len(data)) {
-			return nil, nil, nil, fmt.Errorf("rt: safetensors: tensor %q: data offsets [%d, %d] outside the %d-byte buffer: %w", name, b, en, len(data), ErrSafetensors)
-		}
-		if size, ok := dtypeSize[e.DType]; ok {
-			cells := int64(1)
-			for _, d := range e.Shape {
-				if d < 0 || (d != 0 && cells > math.MaxInt64/8/int64(d)) {
-					return nil, nil, nil, fmt.Errorf("rt: safetensors: tensor %q: bad shape %v: %w", name, e.Shape, ErrSafetensors)
-				}
-				cells *= int64(d)
-			}
-			if cells*int64(size) != en-b {
-				return nil, nil, nil, fmt.Errorf("rt: safetensors: tensor %q: %s %v needs %d bytes, offsets give %d: %w", name, e.DType, e.Shape, cells*int64(size), en-b, ErrSafetensors)
-			}
-		}
-		spans = append(spans, span{name, b, en})
-	}
-	sort.Slice(spans, func(i, j int) bool {
-		if spans[i].begin != spans[j].begin {
-			return spans[i].begin < spans[j].begin
-		}
-		return spans[i].name < spans[j].name
-	})
-	at := int64(0)
-	for _, s := range spans {
-		if s.begin != at {
-			return nil, nil, nil, fmt.Errorf("rt: safetensors: tensor %q starts at byte %d, expected %d (overlap or hole): %w", s.name, s.begin, at, ErrSafetensors)
-		}
-		at = s.end
-	}
-	if at != int64(len(data)) {
-		return nil, nil, nil, fmt.Errorf("rt: safetensors: %d bytes after the last tensor: %w", int64(len(data))-at, ErrSafetensors)
-	}
-	return entries, md, data, nil
-}
-
 // recordedLayout reads the layout a file written by SaveSafetensors
 // records in its metadata: the layout (LayoutAuto when the file records
 // none) and the file tensor names it does not vouch for.
@@ -346,7 +261,7 @@ func recordedLayout(md map[string]string) (Layout, map[string]bool, error) {
 	case LayoutPyTorch.String():
 		l = LayoutPyTorch
 	default:
-		return 0, nil, fmt.Errorf("rt: safetensors: __metadata__ %q is %q, not %q or %q: %w", LayoutMetadataKey, v, LayoutNative, LayoutPyTorch, ErrSafetensors)
+		return 0, nil, stErr("__metadata__ %q is %s, not %q or %q", LayoutMetadataKey, quote(v), LayoutNative, LayoutPyTorch)
 	}
 	var except map[string]bool
 	if p, ok := md[PermutedMetadataKey]; ok {
@@ -362,6 +277,82 @@ func recordedLayout(md map[string]string) (Layout, map[string]bool, error) {
 	return l, except, nil
 }
 
+// checkOptions validates opt against ts for LoadSafetensors and
+// SaveSafetensors alike, and returns each tensor's name in the file:
+// Layout must be known; every key of Names and Permute must name a tensor
+// of ts (a typo would silently skip a mapping or a transposition); no two
+// tensors may map to one file name, which must be neither empty nor
+// "__metadata__"; each Permute entry must permute its tensor's axes.
+// Every mistake is listed (ErrInvalid).
+func checkOptions(op string, ts []Tensor, opt *SafetensorsOptions) ([]string, error) {
+	if err := opt.checkLayout(); err != nil {
+		return nil, err
+	}
+	probs := problems{op: op}
+	have := make(map[string]bool, len(ts))
+	for i := range ts {
+		have[ts[i].Name] = true
+	}
+	if opt != nil {
+		for _, m := range []struct {
+			field string
+			keys  []string
+		}{{"Names", mapKeys(opt.Names)}, {"Permute", mapKeys(opt.Permute)}} {
+			for _, k := range m.keys {
+				if !have[k] {
+					probs.add(fmt.Errorf("rt: %s: SafetensorsOptions.%s[%s] names no tensor (the names are the parameters' identities, Tensor.Name): %w", op, m.field, quote(k), ErrInvalid))
+				}
+			}
+		}
+	}
+	files := make([]string, len(ts))
+	owner := make(map[string]string, len(ts))
+	for i := range ts {
+		t := &ts[i]
+		fn := opt.fileName(t.Name)
+		files[i] = fn
+		if fn == "" || fn == "__metadata__" {
+			probs.add(fmt.Errorf("rt: %s: tensor %q: file name %q is not allowed: %w", op, t.Name, fn, ErrInvalid))
+			continue
+		}
+		if prev, ok := owner[fn]; ok {
+			probs.add(fmt.Errorf("rt: %s: tensors %q and %q both map to file tensor %s (SafetensorsOptions.Names): %w", op, prev, t.Name, quote(fn), ErrInvalid))
+			continue
+		}
+		owner[fn] = t.Name
+		if perm, ok := opt.explicitPerm(t.Name); ok {
+			if err := checkPerm(t.Name, perm, len(t.Dims)); err != nil {
+				probs.add(err)
+			}
+		}
+	}
+	return files, probs.err()
+}
+
+// dtypeText shows a dtype from a file in a message: bare when it is a
+// short identifier such as BF16, else quoted (and capped, see quote).
+func dtypeText(dt string) string {
+	if len(dt) == 0 || len(dt) > 16 {
+		return quote(dt)
+	}
+	for _, c := range dt {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return quote(dt)
+		}
+	}
+	return dt
+}
+
+// mapKeys returns m's keys in order.
+func mapKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
 // LoadSafetensors reads a safetensors file from r into ts: every tensor
 // of ts must be in the file (under its name, or under opt.Names[name])
 // with the dims of ts in the file's layout (opt.Permute[name], else
@@ -369,50 +360,60 @@ func recordedLayout(md map[string]string) (Layout, map[string]bool, error) {
 // see SafetensorsOptions.Layout); F32, F64, BF16 and F16 data are
 // converted to the tensor's element type. A tensor whose layout its shape
 // cannot tell and nothing gives (ErrAmbiguousLayout) is never loaded.
-// Every problem is reported (the error joins one error per mismatching
-// tensor: ErrMissing, ErrExtra unless opt.IgnoreExtra, ErrDType,
+//
+// The options are checked first (checkOptions: a Names or Permute key
+// that names no tensor, two tensors mapped to one file tensor: ErrInvalid).
+// The header is checked strictly, as the format's reference reader does
+// (duplicate tensor names or fields, fields not spelled "dtype", "shape",
+// "data_offsets", offsets that are not two integers, a null or repeated
+// "__metadata__": ErrSafetensors). Every problem of the file against ts
+// is reported (the error joins one error per mismatching tensor, at most
+// 16 listed: ErrMissing, ErrExtra unless opt.IgnoreExtra, ErrDType,
 // ErrAmbiguousLayout, ErrLayoutConflict, or a *ShapeError naming the
 // tensor, its file name and both shapes, with a hint when PyTorch's
-// layout explains the file's shape), and on any error nothing in ts is
-// modified. A damaged file gives an error wrapping ErrSafetensors (which
-// says which function reads the file when it is one of rt's other
-// formats).
+// layout explains the file's shape). The values follow the policy of
+// every loader: a NaN or an infinity is refused (ErrNonFinite) unless the
+// tensor's Domain is DomainAny, and a float64 value beyond a float32
+// tensor's range is refused (ErrOutOfRange), never rounded to an
+// infinity. On any error nothing in ts is modified. A damaged file gives
+// an error wrapping ErrSafetensors (which says which function reads the
+// file when it is one of rt's other formats).
+//
+// LoadSafetensors reads the header as it arrives, then the data buffer
+// the header declares and no more (one byte more, to refuse data after
+// it), keeping only the data of the tensors of ts: the data of a tensor
+// no parameter maps to is skipped, so memory stays bounded by the input
+// read and by the size of ts.
 func LoadSafetensors(r io.Reader, ts []Tensor, opt *SafetensorsOptions) error {
 	if err := checkSet("safetensors", ts); err != nil {
 		return err
 	}
-	if err := opt.checkLayout(); err != nil {
-		return err
-	}
-	for i := range ts {
-		if perm, ok := opt.explicitPerm(ts[i].Name); ok {
-			if err := checkPerm(ts[i].Name, perm, len(ts[i].Dims)); err != nil {
-				return err
-			}
-		}
-	}
-	entries, md, data, err := readSafetensorsHeader(r)
+	files, err := checkOptions("safetensors", ts, opt)
 	if err != nil {
 		return err
 	}
-	rec, except, err := recordedLayout(md)
+	h, err := readSafetensorsHeader(r)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	used := make(map[string]bool, len(ts))
+	rec, except, err := recordedLayout(h.md)
+	if err != nil {
+		return err
+	}
+	probs := problems{op: "safetensors"}
+	used := make(map[string]int, len(ts)) // file name -> index into ts
 	perms := make([][]int, len(ts))
 	for i := range ts {
 		t := &ts[i]
-		fn := opt.fileName(t.Name)
-		used[fn] = true
-		e, ok := entries[fn]
+		fn := files[i]
+		used[fn] = i
+		e, ok := h.entries[fn]
 		if !ok {
-			errs = append(errs, fmt.Errorf("rt: safetensors: tensor %q (file name %q, dims %v) is not in the file: %w", t.Name, fn, t.Dims, ErrMissing))
+			probs.add(fmt.Errorf("rt: safetensors: tensor %q (file name %q, dims %s) is not in the file: %w", t.Name, fn, dimsText(t.Dims), ErrMissing))
 			continue
 		}
-		if _, ok := dtypeSize[e.DType]; !ok {
-			errs = append(errs, fmt.Errorf("rt: safetensors: tensor %q: dtype %s: %w", fn, e.DType, ErrDType))
+		if _, ok := dtypeSize[e.dtype]; !ok {
+			probs.add(fmt.Errorf("rt: safetensors: tensor %q: dtype %s: %w", fn, dtypeText(e.dtype), ErrDType))
 			continue
 		}
 		perm, explicit := opt.explicitPerm(t.Name)
@@ -422,49 +423,89 @@ func LoadSafetensors(r io.Reader, ts []Tensor, opt *SafetensorsOptions) error {
 			case l != LayoutAuto:
 				perm = layoutPerm(t, l)
 				if recorded && !samePerm(perm, layoutPerm(t, rec)) {
-					errs = append(errs, layoutConflict(t, fn, l, rec))
+					probs.add(layoutConflict(t, fn, l, rec))
 					continue
 				}
 			case recorded:
 				perm = layoutPerm(t, rec)
 			default:
-				if tp := t.PyTorchPerm(); tp != nil && slices.Equal(permuted(t.Dims, tp), t.Dims) && slices.Equal(e.Shape, t.Dims) {
-					errs = append(errs, ambiguousLayout(t, fn, tp))
+				if tp := t.PyTorchPerm(); tp != nil && slices.Equal(permuted(t.Dims, tp), t.Dims) && slices.Equal(e.shape, t.Dims) {
+					probs.add(ambiguousLayout(t, fn, tp))
 					continue
 				}
 			}
 		}
 		perms[i] = perm
-		if want := permuted(t.Dims, perm); !slices.Equal(e.Shape, want) && !(len(want) == 0 && slices.Equal(e.Shape, []int{1})) {
-			se := &ShapeError{Name: t.Name, File: slices.Clone(e.Shape), Want: want, Hint: safetensorsHint(t, e.Shape, perm, explicit, opt.layout())}
+		if want := permuted(t.Dims, perm); !slices.Equal(e.shape, want) && !(len(want) == 0 && slices.Equal(e.shape, []int{1})) {
+			se := &ShapeError{Name: t.Name, File: slices.Clone(e.shape), Want: want, Hint: safetensorsHint(t, e.shape, perm, explicit, opt.layout())}
 			if fn != t.Name {
 				se.FileName = fn
 			}
-			errs = append(errs, se)
+			probs.add(se)
 		}
 	}
 	if !opt.ignoreExtra() {
-		var extra []string
-		for name := range entries {
-			if !used[name] {
-				extra = append(extra, name)
+		for _, e := range h.order {
+			if _, ok := used[e.name]; ok {
+				continue
 			}
+			if !probs.room() {
+				probs.skip()
+				continue
+			}
+			probs.add(fmt.Errorf("rt: safetensors: tensor %s (%s %s) is in the file but no parameter maps to it: %w", quote(e.name), dtypeText(e.dtype), dimsText(e.shape), ErrExtra))
 		}
-		sort.Strings(extra)
-		for _, name := range extra {
-			e := entries[name]
-			errs = append(errs, fmt.Errorf("rt: safetensors: tensor %q (%s %v) is in the file but no parameter maps to it: %w", name, e.DType, e.Shape, ErrExtra))
+	}
+	if err := probs.err(); err != nil {
+		return err
+	}
+	// The data, in file order: the tensors of ts are kept (each at most
+	// its size, growing with what the input holds), the others skipped.
+	data := make([][]byte, len(ts))
+	var skip []byte
+	var at int64
+	for _, e := range h.order {
+		size := e.end - e.begin
+		if i, ok := used[e.name]; ok {
+			data[i], err = readGrowing(r, uint64(size))
+		} else {
+			if skip == nil && size > 0 {
+				skip = make([]byte, 4096)
+			}
+			err = skipBytes(r, uint64(size), skip, nil)
 		}
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return stErr("the input ends in tensor %s's data (bytes %d to %d of the %d-byte data buffer the header declares)", quote(e.name), e.begin, e.end, h.dataLen)
+			}
+			return fmt.Errorf("rt: safetensors: data: %w", err)
+		}
+		at = e.end
+	}
+	var one [1]byte
+	if n, err := io.ReadFull(r, one[:]); n > 0 {
+		return stErr("data continues after the %d bytes the header's offsets declare", at)
+	} else if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("rt: safetensors: data: %w", err)
+	}
+	var errs []error
+	for i := range ts {
+		t := &ts[i]
+		dt := h.entries[files[i]].dtype
+		c := valueCheck{domain: t.Domain, to32: t.Data64 == nil}
+		for k := range len(t.Data32) + len(t.Data64) {
+			c.check(k, decodeElem(dt, data[i], k))
+		}
+		errs = append(errs, c.errs("safetensors", strconv.Quote(t.Name)+" (file tensor "+quote(files[i])+")")...)
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	for i := range ts {
 		t := &ts[i]
-		e := entries[opt.fileName(t.Name)]
-		buf := data[e.DataOffsets[0]:e.DataOffsets[1]]
+		dt, buf := h.entries[files[i]].dtype, data[i]
 		forEachPermuted(t.Dims, perms[i], func(dst, src int) {
-			v := decodeElem(e.DType, buf, src)
+			v := decodeElem(dt, buf, src)
 			if t.Data64 != nil {
 				t.Data64[dst] = v
 			} else {
@@ -543,9 +584,6 @@ func SaveSafetensors(w io.Writer, ts []Tensor, opt *SafetensorsOptions) error {
 	if err := checkSet("safetensors", ts); err != nil {
 		return err
 	}
-	if err := opt.checkLayout(); err != nil {
-		return err
-	}
 	written := LayoutNative
 	if opt.layout() == LayoutPyTorch {
 		written = LayoutPyTorch
@@ -555,24 +593,17 @@ func SaveSafetensors(w io.Writer, ts []Tensor, opt *SafetensorsOptions) error {
 		t    *Tensor
 		perm []int
 	}
+	files, err := checkOptions("safetensors", ts, opt)
+	if err != nil {
+		return err
+	}
 	order := make([]named, len(ts))
-	seen := map[string]string{}
 	var except []string
 	for i := range ts {
 		t := &ts[i]
-		fn := opt.fileName(t.Name)
-		if prev, ok := seen[fn]; ok {
-			return fmt.Errorf("rt: safetensors: tensors %q and %q both map to %q: %w", prev, t.Name, fn, ErrInvalid)
-		}
-		if fn == "" || fn == "__metadata__" {
-			return fmt.Errorf("rt: safetensors: tensor %q: file name %q is not allowed: %w", t.Name, fn, ErrInvalid)
-		}
-		seen[fn] = t.Name
+		fn := files[i]
 		perm, explicit := opt.explicitPerm(t.Name)
 		if explicit {
-			if err := checkPerm(t.Name, perm, len(t.Dims)); err != nil {
-				return err
-			}
 			if !samePerm(perm, layoutPerm(t, written)) {
 				except = append(except, fn)
 			}

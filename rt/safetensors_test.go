@@ -188,16 +188,3 @@ func TestLoadSafetensorsDamaged(t *testing.T) {
 		t.Errorf("trailing byte: %v", err)
 	}
 }
-
-func FuzzLoadSafetensors(f *testing.F) {
-	good, err := os.ReadFile("testdata/safetensors/fixture.safetensors")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(good)
-	f.Add(good[:40])
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ts := fixtureTensors()
-		_ = LoadSafetensors(bytes.NewReader(data), ts, fixtureOptions())
-	})
-}

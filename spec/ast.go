@@ -153,5 +153,5 @@ type Error struct {
 
 // Error formats the error as `column C of spec "S": message`.
 func (e *Error) Error() string {
-	return fmt.Sprintf("column %d of spec %q: %s", e.Col, e.Spec, e.Msg)
+	return fmt.Sprintf("column %d of spec %s: %s", e.Col, Quote(e.Spec), e.Msg)
 }

@@ -48,7 +48,7 @@ func (t token) describe() string {
 	case tkEOF:
 		return "end of spec"
 	case tkIdent:
-		return fmt.Sprintf("label %q", t.text)
+		return "label " + Quote(t.text)
 	case tkInt:
 		return fmt.Sprintf("integer %s", t.text)
 	}
@@ -112,7 +112,7 @@ func lex(src string, multichar bool) []token {
 			}
 			if over {
 				return append(toks, token{kind: tkErr, col: col,
-					text: fmt.Sprintf("integer %s is too large (the maximum is %d)", clip(src[i:j]), maxInt)})
+					text: fmt.Sprintf("integer %s is too large (the maximum is %d)", Clip(src[i:j]), maxInt)})
 			}
 			toks = append(toks, token{kind: tkInt, col: col, text: src[i:j], val: v})
 			i = j
@@ -152,14 +152,6 @@ func lex(src string, multichar bool) []token {
 				text: fmt.Sprintf("unexpected %s in %s mode%s", charName(c), mode, hint)})
 		}
 	}
-}
-
-// clip shortens a long literal for an error message.
-func clip(s string) string {
-	if len(s) > 24 {
-		return s[:20] + "..."
-	}
-	return s
 }
 
 // charName renders a byte for an error message.

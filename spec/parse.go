@@ -46,8 +46,8 @@ func ParseEinsum(src string) (*Einsum, error) {
 			// "i,j; j,k -> i,k": '->' written for '=>' parses as the last
 			// slot's input row; point at it and show the fix.
 			if a := strings.LastIndex(src, "->"); a > strings.LastIndex(src, ";") && !strings.Contains(src, "=>") {
-				return nil, p.errAt(a+1, fmt.Sprintf("missing '=>': an einsum spec is `rhs1; rhs2; ... => result`, and '->' separates a slot's input axes from its output axes: did you mean %q?",
-					src[:a]+"=>"+src[a+2:]))
+				return nil, p.errAt(a+1, fmt.Sprintf("missing '=>': an einsum spec is `rhs1; rhs2; ... => result`, and '->' separates a slot's input axes from its output axes: did you mean %s?",
+					Quote(src[:a]+"=>"+src[a+2:])))
 			}
 			return nil, p.errAt(t.col, "missing '=>': an einsum spec is `rhs1; rhs2; ... => result`")
 		default:
@@ -87,7 +87,7 @@ func ParseSlot(src string) (*Slot, error) {
 	case tkEOF:
 		return s, nil
 	case tkSemi, tkDArrow:
-		return nil, p.errAt(t.col, fmt.Sprintf("unexpected '%s': a shape spec is a single slot, not an einsum spec", t.text))
+		return nil, p.errAt(t.col, fmt.Sprintf("unexpected '%s': a shape spec is a single slot, not an einsum spec", Clip(t.text)))
 	default:
 		return nil, p.unexpected(t, "")
 	}
@@ -318,7 +318,7 @@ func (p *parser) parseAxis() (Axis, error) {
 	switch t.kind {
 	case tkUnderscore:
 		if isAffineOp(nt) || nt.kind == tkCaret {
-			return a, p.errAt(nt.col, fmt.Sprintf("unexpected '%s' after '_': '_' can only be a plain label", nt.text))
+			return a, p.errAt(nt.col, fmt.Sprintf("unexpected '%s' after '_': '_' can only be a plain label", Clip(nt.text)))
 		}
 		a.Kind, a.Label = AxisLabel, "_"
 		return a, nil
@@ -344,7 +344,7 @@ func (p *parser) parseAxis() (Axis, error) {
 	case tkIdent:
 		switch nt.kind {
 		case tkStar:
-			return a, p.errAt(t.col, fmt.Sprintf("stride must be an integer literal, not %q", t.text))
+			return a, p.errAt(t.col, "stride must be an integer literal, not "+Quote(t.text))
 		case tkCaret:
 			return p.parseConcat(a, t)
 		case tkPlus, tkEquals, tkLess:
@@ -367,7 +367,7 @@ func (p *parser) parseAffineTail(a Axis, stride int, over token) (Axis, error) {
 		p.next()
 		plus := p.next()
 		if plus.kind != tkPlus {
-			return a, p.unexpected(plus, fmt.Sprintf("expected '+' after '%s' (write `%s+kernel`)", t.text, t.text))
+			return a, p.unexpected(plus, fmt.Sprintf("expected '+' after '%s' (write `%s+kernel`)", Clip(t.text), Clip(t.text)))
 		}
 		conv := &Conv{Dilation: 1, Padded: t.kind == tkEquals}
 		aff.Conv = conv
@@ -399,7 +399,7 @@ func (p *parser) parseAffineTail(a Axis, stride int, over token) (Axis, error) {
 			conv.Kernel, conv.KernelCol = k.text, k.col
 		case tkIdent:
 			if p.peek(0).kind == tkStar {
-				return a, p.errAt(x.col, fmt.Sprintf("dilation must be an integer literal, not %q", x.text))
+				return a, p.errAt(x.col, "dilation must be an integer literal, not "+Quote(x.text))
 			}
 			conv.Kernel, conv.KernelCol = x.text, x.col
 		default:
@@ -433,7 +433,7 @@ func (p *parser) parseAffineTail(a Axis, stride int, over token) (Axis, error) {
 	if t := p.peek(0); t.kind == tkCaret {
 		return a, p.errAt(t.col, "concatenation components cannot be affine")
 	} else if isAffineOp(t) {
-		return a, p.errAt(t.col, fmt.Sprintf("unexpected '%s' after the affine axis", t.text))
+		return a, p.errAt(t.col, fmt.Sprintf("unexpected '%s' after the affine axis", Clip(t.text)))
 	}
 	return a, nil
 }

@@ -122,11 +122,13 @@ func TestGoGenerate(t *testing.T) {
 
 // TestStateWarning generates a model whose state is just over the warning
 // threshold (linear[16384] on a 16384-wide input: its weight has 2^28
-// float32 cells, 1 GiB, held as Params, Grads and momentum) and one just
-// under it (8192 wide: 3 x 256 MiB): generation succeeds either way, and
-// only the large one prints the warning, at its //ocannl:model line.
+// float32 cells, 1 GiB, held as Params, Grads and momentum), one just
+// under it (8192 wide: 3 x 256 MiB), and the 8192-wide one trained with
+// AdamW (4 x 256 MiB with Adam's two moments, just over): generation
+// succeeds either way, and only the large ones print the warning, at
+// their //ocannl:model line, with what the generated struct holds.
 func TestStateWarning(t *testing.T) {
-	model := func(name string, width int) string {
+	model := func(name string, width int, optim string) string {
 		return fmt.Sprintf(`
 // %[1]s is a wide linear model.
 //
@@ -136,25 +138,29 @@ func TestStateWarning(t *testing.T) {
 //ocannl:input x : 1 | %[2]d
 //ocannl:input y : 1 | %[2]d
 //ocannl:return cross_entropy(head(x), y)
-//ocannl:sgd lr=0.1 momentum=0.9
+//ocannl:%[3]s
 type %[1]s struct{ ocannl%[1]s }
-`, name, width)
+`, name, width, optim)
 	}
 	for _, c := range []struct {
 		width int
+		optim string
 		want  string
 	}{
-		{16384, "model.go:5:10: warning: model Wide needs 3.0 GiB for its state (268451840 parameter cells held 3 times: Params, Grads, momentum; 1 result cells; float32 each), more than the 1.0 GiB at which ocannlgen warns: a value of it may not fit in memory\n"},
-		{8192, ""},
+		{16384, "sgd lr=0.1 momentum=0.9", "model.go:5:10: warning: model Wide needs 3.0 GiB for its state (the struct ocannlWide: 268451840 float32 parameters; Params 1.0 GiB, Grads 1.0 GiB, momentum 1.0 GiB, results 4 B, the other fields 24 B), more than the 1.0 GiB at which ocannlgen warns: a value of it may not fit in memory\n"},
+		{8192, "sgd lr=0.1 momentum=0.9", ""},
+		// Adam's moments count: this one did not warn when only the
+		// parameters, gradients and momentum were counted.
+		{8192, "adamw lr=0.001", "model.go:5:10: warning: model Wide needs 1.0 GiB for its state (the struct ocannlWide: 67117056 float32 parameters; Params 256.0 MiB, Grads 256.0 MiB, Adam's first moments 256.0 MiB, Adam's second moments 256.0 MiB, results 4 B, the other fields 24 B), more than the 1.0 GiB at which ocannlgen warns: a value of it may not fit in memory\n"},
 	} {
-		dir := testutil.WriteModule(t, map[string][]byte{"model.go": []byte("package gentest\n" + model("Wide", c.width))})
+		dir := testutil.WriteModule(t, map[string][]byte{"model.go": []byte("package gentest\n" + model("Wide", c.width, c.optim))})
 		t.Chdir(dir)
 		code, out, errs := runCLI(t, "", ".")
 		if code != 0 || out != "" || errs != c.want {
-			t.Errorf("width %d: exit %d, stdout %q, stderr %q, want stderr %q", c.width, code, out, errs, c.want)
+			t.Errorf("width %d, %s: exit %d, stdout %q, stderr %q, want stderr %q", c.width, c.optim, code, out, errs, c.want)
 		}
 		if _, err := os.Stat("ocannl_gen.go"); err != nil {
-			t.Errorf("width %d: %v", c.width, err)
+			t.Errorf("width %d, %s: %v", c.width, c.optim, err)
 		}
 	}
 }

@@ -639,14 +639,16 @@ func (g *modelGen) learningRate() {
 	lrBody = append(lrBody, jen.If(jen.Id("m").Dot("LR").Op("!=").Nil()).Block(jen.Return(jen.Id("m").Dot("LR").Call(jen.Id("m").Dot("Step")))))
 	if o.Steps > 0 {
 		lrBody = append(lrBody,
-			jen.Id("s").Op(":=").Min(jen.Id("m").Dot("Step"), jen.Lit(o.Steps)),
+			// Step is clamped to [0, Steps] both ways: a negative Step
+			// (set by hand) must not extrapolate the schedule either.
+			jen.Id("s").Op(":=").Min(jen.Max(jen.Id("m").Dot("Step"), jen.Lit(0)), jen.Lit(o.Steps)),
 			jen.Return(jen.Lit(o.LR).Op("+").Parens(jen.Lit(o.LREnd).Op("-").Lit(o.LR)).Op("*").Float64().Call(jen.Id("s")).Op("/").Lit(float64(o.Steps))))
 	} else {
 		lrBody = append(lrBody, jen.Return(jen.Lit(o.LR)))
 	}
 	desc := fmt.Sprintf("%g", o.LR)
 	if o.Steps > 0 {
-		desc = fmt.Sprintf("%g falling linearly to %g over %d steps", o.LR, o.LREnd, o.Steps)
+		desc = fmt.Sprintf("%g falling linearly to %g over %d steps (a Step outside [0, %d] counts as the nearer end)", o.LR, o.LREnd, o.Steps, o.Steps)
 	}
 	doc(jf, "LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise "+desc+".")
 	jf.Add(g.recv().Id("LearningRate").Params().Float64().Block(lrBody...))
@@ -686,7 +688,7 @@ func (g *modelGen) update() {
 			"%g, scales every gradient by %g/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_).", o.ClipNorm, o.ClipNorm)
 	}
 	if g.adam {
-		up = append(up, jen.Id("m").Dot("Step").Op("++"))
+		up = append(up, nextStep())
 		for i := range m.Params {
 			up = append(up, jen.Qual(rtPath, "Adam").Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), g.sliceOf("adamM", i), g.sliceOf("adamV", i),
 				jen.Id("m").Dot("Step"), jen.Id("lr"), lit(o.Beta1, m.Elem), lit(o.Beta2, m.Elem), lit(o.Eps, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Kind == "adamw")))
@@ -695,9 +697,9 @@ func (g *modelGen) update() {
 		if o.Kind == "adamw" {
 			name, wd = "AdamW", "decoupled weight decay"
 		}
-		doc(jf, fmt.Sprintf("Update advances m.Step and applies one bias-corrected %s step (rt.Adam: beta1 %g,\n"+
-			"beta2 %g, eps %g, %s %g, step number m.Step) to every parameter using m.Grads.%s\n"+
-			"It does not allocate.", name, o.Beta1, o.Beta2, o.Eps, wd, o.WeightDecay, clipDoc))
+		doc(jf, fmt.Sprintf("Update advances m.Step (rt.NextStep: saturating at rt.MaxStep) and applies one bias-corrected %s\n"+
+			"step (rt.Adam: beta1 %g, beta2 %g, eps %g, %s %g, step number m.Step) to every parameter\n"+
+			"using m.Grads.%s It does not allocate.", name, o.Beta1, o.Beta2, o.Eps, wd, o.WeightDecay, clipDoc))
 	} else {
 		for i := range m.Params {
 			var mom jen.Code = jen.Nil()
@@ -707,12 +709,19 @@ func (g *modelGen) update() {
 			up = append(up, jen.Qual(rtPath, "SGD").Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), mom,
 				jen.Id("lr"), lit(o.Momentum, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Nesterov)))
 		}
-		up = append(up, jen.Id("m").Dot("Step").Op("++"))
+		up = append(up, nextStep())
 		doc(jf, fmt.Sprintf("Update applies one SGD step (momentum %g, nesterov %v, weight decay %g) to every\n"+
-			"parameter using m.Grads, and advances m.Step.%s It does not allocate.", o.Momentum, o.Nesterov, o.WeightDecay, clipDoc))
+			"parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep).%s It does not allocate.", o.Momentum, o.Nesterov, o.WeightDecay, clipDoc))
 	}
 	jf.Add(g.recv().Id("Update").Params().Block(up...))
 	jf.Line()
+}
+
+// nextStep advances m.Step: rt.NextStep saturates at rt.MaxStep instead
+// of wrapping (a wrapped, negative step made rt.Adam panic and the
+// schedule extrapolate), and starts a negative Step at 1.
+func nextStep() jen.Code {
+	return jen.Id("m").Dot("Step").Op("=").Qual(rtPath, "NextStep").Call(jen.Id("m").Dot("Step"))
 }
 
 // persistence emits ParamTensors, Save, Load, MarshalBinary and
@@ -736,7 +745,7 @@ func (g *modelGen) persistence() {
 		jen.Return(jen.Qual(rtPath, "Save").Call(jen.Id("w"), jen.Id("m").Dot("ParamTensors").Call())),
 	))
 	jf.Line()
-	doc(jf, "Load reads parameters saved by Save. A file whose tensors differ in name, element type\nor shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.")
+	doc(jf, "Load reads parameters saved by Save. A file whose tensors differ in name, element type\nor shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values\n(rt.ErrNonFinite), is rejected and m is left unchanged.")
 	jf.Add(recv().Id("Load").Params(jen.Id("r").Qual("io", "Reader")).Error().Block(
 		jen.Return(jen.Qual(rtPath, "Load").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call())),
 	))
@@ -759,7 +768,10 @@ func (g *modelGen) persistence() {
 		"overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose\n"+
 		"layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is\n"+
 		"given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous\n"+
-		"tensor is listed in the error, and on any error m is left unchanged. opt may be nil.")
+		"tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond\n"+
+		"the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or\n"+
+		"opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.\n"+
+		"opt may be nil.")
 	jf.Add(recv().Id("LoadSafetensors").Params(jen.Id("r").Qual("io", "Reader"), jen.Id("opt").Op("*").Qual(rtPath, "SafetensorsOptions")).Error().Block(
 		jen.Return(jen.Qual(rtPath, "LoadSafetensors").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call(), jen.Id("opt"))),
 	))
@@ -865,9 +877,11 @@ func (g *modelGen) checkpoint() {
 	))
 	jf.Line()
 	doc(jf, "LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the\n"+
-		"optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose\n"+
-		"tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is\n"+
-		"left unchanged. The gradients are not part of a checkpoint.")
+		"optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose\n"+
+		"tensors differ in name, element type or shape (every mismatch is listed), or one holding state\n"+
+		"the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second\n"+
+		"moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The\n"+
+		"gradients are not part of a checkpoint.")
 	jf.Add(recv().Id("LoadCheckpoint").Params(jen.Id("r").Qual("io", "Reader")).Error().Block(
 		jen.List(jen.Id("step"), jen.Err()).Op(":=").Qual(rtPath, "LoadCheckpoint").Call(jen.Id("r"), jen.Lit(name), jen.Id("m").Dot("checkpointTensors").Call()),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),

@@ -114,17 +114,17 @@ func (m *ocannlReverser) Backward(tokens *[32][8][10]float32, targets *[32][8][1
 	return m.loss[0]
 }
 
-// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.1 falling linearly to 0.01 over 600 steps.
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.1 falling linearly to 0.01 over 600 steps (a Step outside [0, 600] counts as the nearer end).
 func (m *ocannlReverser) LearningRate() float64 {
 	if m.LR != nil {
 		return m.LR(m.Step)
 	}
-	s := min(m.Step, 600)
+	s := min(max(m.Step, 0), 600)
 	return 0.1 + (0.01-0.1)*float64(s)/600.0
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov true, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlReverser) Update() {
 	lr := float32(m.LearningRate())
 	rt.SGD(m.Params.NetEmb[:], m.Grads.NetEmb[:], m.momentum.NetEmb[:], lr, float32(0.9), float32(0), true)
@@ -143,7 +143,7 @@ func (m *ocannlReverser) Update() {
 	rt.SGD(m.Params.NetLayerNorm2Beta[:], m.Grads.NetLayerNorm2Beta[:], m.momentum.NetLayerNorm2Beta[:], lr, float32(0.9), float32(0), true)
 	rt.SGD(m.Params.NetLinear2W[:], m.Grads.NetLinear2W[:], m.momentum.NetLinear2W[:], lr, float32(0.9), float32(0), true)
 	rt.SGD(m.Params.NetLinear2B[:], m.Grads.NetLinear2B[:], m.momentum.NetLinear2B[:], lr, float32(0.9), float32(0), true)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -248,7 +248,8 @@ func (m *ocannlReverser) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlReverser) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -271,7 +272,10 @@ func (m *ocannlReverser) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlReverser) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -448,9 +452,11 @@ func (m *ocannlReverser) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {

@@ -84,17 +84,17 @@ func (m *ocannlCNN) Backward(images *[32][12][12][1]float32, labels *[32][4]floa
 	return m.loss[0]
 }
 
-// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.05 falling linearly to 0.005 over 800 steps.
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.05 falling linearly to 0.005 over 800 steps (a Step outside [0, 800] counts as the nearer end).
 func (m *ocannlCNN) LearningRate() float64 {
 	if m.LR != nil {
 		return m.LR(m.Step)
 	}
-	s := min(m.Step, 800)
+	s := min(max(m.Step, 0), 800)
 	return 0.05 + (0.005-0.05)*float64(s)/800.0
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlCNN) Update() {
 	lr := float32(m.LearningRate())
 	rt.SGD(m.Params.NetConv1Kernel[:], m.Grads.NetConv1Kernel[:], m.momentum.NetConv1Kernel[:], lr, float32(0.9), float32(0), false)
@@ -103,7 +103,7 @@ func (m *ocannlCNN) Update() {
 	rt.SGD(m.Params.NetConv2Bias[:], m.Grads.NetConv2Bias[:], m.momentum.NetConv2Bias[:], lr, float32(0.9), float32(0), false)
 	rt.SGD(m.Params.NetHeadW[:], m.Grads.NetHeadW[:], m.momentum.NetHeadW[:], lr, float32(0.9), float32(0), false)
 	rt.SGD(m.Params.NetHeadB[:], m.Grads.NetHeadB[:], m.momentum.NetHeadB[:], lr, float32(0.9), float32(0), false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -160,7 +160,8 @@ func (m *ocannlCNN) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlCNN) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -183,7 +184,10 @@ func (m *ocannlCNN) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlCNN) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -272,9 +276,11 @@ func (m *ocannlCNN) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlCNN) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {

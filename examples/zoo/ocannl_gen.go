@@ -104,7 +104,7 @@ func (m *ocannlLeNet) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlLeNet) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.NetConv2dValid1Kernel[:], m.Grads.NetConv2dValid1Kernel[:], m.momentum.NetConv2dValid1Kernel[:], lr, 0.9, 0.0, false)
@@ -117,7 +117,7 @@ func (m *ocannlLeNet) Update() {
 	rt.SGD(m.Params.NetDense1B[:], m.Grads.NetDense1B[:], m.momentum.NetDense1B[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.momentum.NetLinear1W[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.momentum.NetLinear1B[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -194,7 +194,8 @@ func (m *ocannlLeNet) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlLeNet) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -217,7 +218,10 @@ func (m *ocannlLeNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlLeNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -342,9 +346,11 @@ func (m *ocannlLeNet) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlLeNet) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {
@@ -468,7 +474,7 @@ func (m *ocannlVGG) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlVGG) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.NetVggBlock2Conv2d2Kernel[:], m.Grads.NetVggBlock2Conv2d2Kernel[:], m.momentum.NetVggBlock2Conv2d2Kernel[:], lr, 0.9, 0.0, false)
@@ -481,7 +487,7 @@ func (m *ocannlVGG) Update() {
 	rt.SGD(m.Params.NetVggBlock1Conv2d1Bias[:], m.Grads.NetVggBlock1Conv2d1Bias[:], m.momentum.NetVggBlock1Conv2d1Bias[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.momentum.NetLinear1W[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.momentum.NetLinear1B[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -560,7 +566,8 @@ func (m *ocannlVGG) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlVGG) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -583,7 +590,10 @@ func (m *ocannlVGG) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlVGG) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -710,9 +720,11 @@ func (m *ocannlVGG) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlVGG) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {
@@ -808,7 +820,7 @@ func (m *ocannlResNet) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlResNet) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.NetConv2d1Kernel[:], m.Grads.NetConv2d1Kernel[:], m.momentum.NetConv2d1Kernel[:], lr, 0.9, 0.0, false)
@@ -821,7 +833,7 @@ func (m *ocannlResNet) Update() {
 	rt.SGD(m.Params.NetBasicBlock1Conv2d3Bias[:], m.Grads.NetBasicBlock1Conv2d3Bias[:], m.momentum.NetBasicBlock1Conv2d3Bias[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.momentum.NetLinear1W[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.momentum.NetLinear1B[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -900,7 +912,8 @@ func (m *ocannlResNet) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlResNet) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -923,7 +936,10 @@ func (m *ocannlResNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) 
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlResNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1050,9 +1066,11 @@ func (m *ocannlResNet) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlResNet) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {
@@ -1148,14 +1166,14 @@ func (m *ocannlNormalized) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlNormalized) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.C1Kernel[:], m.Grads.C1Kernel[:], m.momentum.C1Kernel[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.C1Bias[:], m.Grads.C1Bias[:], m.momentum.C1Bias[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.HeadW[:], m.Grads.HeadW[:], m.momentum.HeadW[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.HeadB[:], m.Grads.HeadB[:], m.momentum.HeadB[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -1201,7 +1219,8 @@ func (m *ocannlNormalized) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlNormalized) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1224,7 +1243,10 @@ func (m *ocannlNormalized) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlNormalized) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1294,9 +1316,11 @@ func (m *ocannlNormalized) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlNormalized) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {
@@ -1420,7 +1444,7 @@ func (m *ocannlMobileNet) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlMobileNet) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.NetSeparable1Depthwise1Kernel[:], m.Grads.NetSeparable1Depthwise1Kernel[:], m.momentum.NetSeparable1Depthwise1Kernel[:], lr, 0.9, 0.0, false)
@@ -1429,7 +1453,7 @@ func (m *ocannlMobileNet) Update() {
 	rt.SGD(m.Params.NetSeparable1Conv2d1Bias[:], m.Grads.NetSeparable1Conv2d1Bias[:], m.momentum.NetSeparable1Conv2d1Bias[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.momentum.NetLinear1W[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.momentum.NetLinear1B[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -1486,7 +1510,8 @@ func (m *ocannlMobileNet) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMobileNet) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1509,7 +1534,10 @@ func (m *ocannlMobileNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMobileNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1598,9 +1626,11 @@ func (m *ocannlMobileNet) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlMobileNet) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {
@@ -1774,7 +1804,7 @@ func (m *ocannlTransformer) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlTransformer) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.NetEmb[:], m.Grads.NetEmb[:], m.momentum.NetEmb[:], lr, 0.9, 0.0, false)
@@ -1807,7 +1837,7 @@ func (m *ocannlTransformer) Update() {
 	rt.SGD(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.momentum.NetLayerNorm1Beta[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.momentum.NetLinear1W[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.momentum.NetLinear1B[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -1982,7 +2012,8 @@ func (m *ocannlTransformer) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlTransformer) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2005,7 +2036,10 @@ func (m *ocannlTransformer) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlTransformer) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2308,9 +2342,11 @@ func (m *ocannlTransformer) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlTransformer) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {
@@ -2458,7 +2494,7 @@ func (m *ocannlMixer) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlMixer) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.momentum.NetLinear1W[:], lr, 0.9, 0.0, false)
@@ -2475,7 +2511,7 @@ func (m *ocannlMixer) Update() {
 	rt.SGD(m.Params.NetMixerBlock1Ch2B[:], m.Grads.NetMixerBlock1Ch2B[:], m.momentum.NetMixerBlock1Ch2B[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear2W[:], m.Grads.NetLinear2W[:], m.momentum.NetLinear2W[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetLinear2B[:], m.Grads.NetLinear2B[:], m.momentum.NetLinear2B[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -2570,7 +2606,8 @@ func (m *ocannlMixer) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMixer) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2593,7 +2630,10 @@ func (m *ocannlMixer) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMixer) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2752,9 +2792,11 @@ func (m *ocannlMixer) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlMixer) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {
@@ -2850,7 +2892,7 @@ func (m *ocannlAutoencoder) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlAutoencoder) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.EncDense1W[:], m.Grads.EncDense1W[:], m.momentum.EncDense1W[:], lr, 0.9, 0.0, false)
@@ -2861,7 +2903,7 @@ func (m *ocannlAutoencoder) Update() {
 	rt.SGD(m.Params.DecDense1W[:], m.Grads.DecDense1W[:], m.momentum.DecDense1W[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.DecDense1B[:], m.Grads.DecDense1B[:], m.momentum.DecDense1B[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.DecBOut[:], m.Grads.DecBOut[:], m.momentum.DecBOut[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -2926,7 +2968,8 @@ func (m *ocannlAutoencoder) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlAutoencoder) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2949,7 +2992,10 @@ func (m *ocannlAutoencoder) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlAutoencoder) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3054,9 +3100,11 @@ func (m *ocannlAutoencoder) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlAutoencoder) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {
@@ -3207,7 +3255,7 @@ func (m *ocannlRowsMLP) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlRowsMLP) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.NetW1[:], m.Grads.NetW1[:], m.momentum.NetW1[:], lr, 0.9, 0.0, false)
@@ -3216,7 +3264,7 @@ func (m *ocannlRowsMLP) Update() {
 	rt.SGD(m.Params.NetB2[:], m.Grads.NetB2[:], m.momentum.NetB2[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetW3[:], m.Grads.NetW3[:], m.momentum.NetW3[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetB3[:], m.Grads.NetB3[:], m.momentum.NetB3[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the first n rows of the inputs, then Update, and returns the loss
@@ -3274,7 +3322,8 @@ func (m *ocannlRowsMLP) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlRowsMLP) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3297,7 +3346,10 @@ func (m *ocannlRowsMLP) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlRowsMLP) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3384,9 +3436,11 @@ func (m *ocannlRowsMLP) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlRowsMLP) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {
@@ -3529,7 +3583,7 @@ func (m *ocannlRowsSeq) LearningRate() float64 {
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
-// parameter using m.Grads, and advances m.Step. It does not allocate.
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlRowsSeq) Update() {
 	lr := float64(m.LearningRate())
 	rt.SGD(m.Params.NetW1[:], m.Grads.NetW1[:], m.momentum.NetW1[:], lr, 0.9, 0.0, false)
@@ -3538,7 +3592,7 @@ func (m *ocannlRowsSeq) Update() {
 	rt.SGD(m.Params.NetB2[:], m.Grads.NetB2[:], m.momentum.NetB2[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetW3[:], m.Grads.NetW3[:], m.momentum.NetW3[:], lr, 0.9, 0.0, false)
 	rt.SGD(m.Params.NetB3[:], m.Grads.NetB3[:], m.momentum.NetB3[:], lr, 0.9, 0.0, false)
-	m.Step++
+	m.Step = rt.NextStep(m.Step)
 }
 
 // TrainStep runs Backward on the first n rows of the inputs, then Update, and returns the loss
@@ -3596,7 +3650,8 @@ func (m *ocannlRowsSeq) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlRowsSeq) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3619,7 +3674,10 @@ func (m *ocannlRowsSeq) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlRowsSeq) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3706,9 +3764,11 @@ func (m *ocannlRowsSeq) SaveCheckpoint(w io.Writer) error {
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
-// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
-// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
-// left unchanged. The gradients are not part of a checkpoint.
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
 func (m *ocannlRowsSeq) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
 	if err != nil {

@@ -78,7 +78,8 @@ func (m *ocannlAdd) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlAdd) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -101,7 +102,10 @@ func (m *ocannlAdd) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlAdd) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -187,7 +191,8 @@ func (m *ocannlSub) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSub) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -210,7 +215,10 @@ func (m *ocannlSub) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSub) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -296,7 +304,8 @@ func (m *ocannlMul) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMul) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -319,7 +328,10 @@ func (m *ocannlMul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -405,7 +417,8 @@ func (m *ocannlDiv) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlDiv) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -428,7 +441,10 @@ func (m *ocannlDiv) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlDiv) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -506,7 +522,8 @@ func (m *ocannlSelfMul) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSelfMul) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -529,7 +546,10 @@ func (m *ocannlSelfMul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSelfMul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -607,7 +627,8 @@ func (m *ocannlPow2) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlPow2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -630,7 +651,10 @@ func (m *ocannlPow2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) er
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlPow2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -708,7 +732,8 @@ func (m *ocannlPow1) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlPow1) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -731,7 +756,10 @@ func (m *ocannlPow1) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) er
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlPow1) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -809,7 +837,8 @@ func (m *ocannlPow3) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlPow3) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -832,7 +861,10 @@ func (m *ocannlPow3) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) er
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlPow3) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -910,7 +942,8 @@ func (m *ocannlPowHalf) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlPowHalf) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -933,7 +966,10 @@ func (m *ocannlPowHalf) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlPowHalf) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1011,7 +1047,8 @@ func (m *ocannlPowNeg) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlPowNeg) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1034,7 +1071,10 @@ func (m *ocannlPowNeg) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) 
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlPowNeg) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1112,7 +1152,8 @@ func (m *ocannlPow0) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlPow0) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1135,7 +1176,10 @@ func (m *ocannlPow0) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) er
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlPow0) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1213,7 +1257,8 @@ func (m *ocannlPowNegBase) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlPowNegBase) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1236,7 +1281,10 @@ func (m *ocannlPowNegBase) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlPowNegBase) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1330,7 +1378,8 @@ func (m *ocannlFma) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlFma) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1353,7 +1402,10 @@ func (m *ocannlFma) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlFma) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1439,7 +1491,8 @@ func (m *ocannlWhere) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlWhere) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1462,7 +1515,10 @@ func (m *ocannlWhere) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlWhere) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1540,7 +1596,8 @@ func (m *ocannlWhereConst) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlWhereConst) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1563,7 +1620,10 @@ func (m *ocannlWhereConst) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlWhereConst) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1649,7 +1709,8 @@ func (m *ocannlWhereCompare) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlWhereCompare) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1672,7 +1733,10 @@ func (m *ocannlWhereCompare) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlWhereCompare) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1758,7 +1822,8 @@ func (m *ocannlCompare) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlCompare) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1781,7 +1846,10 @@ func (m *ocannlCompare) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlCompare) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1875,7 +1943,8 @@ func (m *ocannlArith) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlArith) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -1898,7 +1967,10 @@ func (m *ocannlArith) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlArith) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -1992,7 +2064,8 @@ func (m *ocannlLayerNorm) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlLayerNorm) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2015,7 +2088,10 @@ func (m *ocannlLayerNorm) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlLayerNorm) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2109,7 +2185,8 @@ func (m *ocannlLayerNorm2D) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlLayerNorm2D) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2132,7 +2209,10 @@ func (m *ocannlLayerNorm2D) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlLayerNorm2D) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2210,7 +2290,8 @@ func (m *ocannlSoftmax) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSoftmax) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2233,7 +2314,10 @@ func (m *ocannlSoftmax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSoftmax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2311,7 +2395,8 @@ func (m *ocannlLogSoftmax) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlLogSoftmax) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2334,7 +2419,10 @@ func (m *ocannlLogSoftmax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlLogSoftmax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2420,7 +2508,8 @@ func (m *ocannlCrossEntropy) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlCrossEntropy) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2443,7 +2532,10 @@ func (m *ocannlCrossEntropy) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlCrossEntropy) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2561,7 +2653,8 @@ func (m *ocannlHinge) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlHinge) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2584,7 +2677,10 @@ func (m *ocannlHinge) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlHinge) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2686,7 +2782,8 @@ func (m *ocannlDense) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlDense) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2709,7 +2806,10 @@ func (m *ocannlDense) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlDense) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2795,7 +2895,8 @@ func (m *ocannlSharedInstance) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSharedInstance) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2818,7 +2919,10 @@ func (m *ocannlSharedInstance) SaveSafetensors(w io.Writer, opt *rt.SafetensorsO
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSharedInstance) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -2928,7 +3032,8 @@ func (m *ocannlAttention) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlAttention) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -2951,7 +3056,10 @@ func (m *ocannlAttention) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlAttention) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3061,7 +3169,8 @@ func (m *ocannlMaskedAttention) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMaskedAttention) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3084,7 +3193,10 @@ func (m *ocannlMaskedAttention) SaveSafetensors(w io.Writer, opt *rt.Safetensors
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMaskedAttention) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3258,7 +3370,8 @@ func (m *ocannlTransformerBlock) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlTransformerBlock) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3281,7 +3394,10 @@ func (m *ocannlTransformerBlock) SaveSafetensors(w io.Writer, opt *rt.Safetensor
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlTransformerBlock) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3367,7 +3483,8 @@ func (m *ocannlConcat) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConcat) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3390,7 +3507,10 @@ func (m *ocannlConcat) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) 
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConcat) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3476,7 +3596,8 @@ func (m *ocannlConcat3) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConcat3) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3499,7 +3620,10 @@ func (m *ocannlConcat3) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConcat3) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3585,7 +3709,8 @@ func (m *ocannlConcatAxis0) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConcatAxis0) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3608,7 +3733,10 @@ func (m *ocannlConcatAxis0) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConcatAxis0) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3710,7 +3838,8 @@ func (m *ocannlBlockMatrix) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlBlockMatrix) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3733,7 +3862,10 @@ func (m *ocannlBlockMatrix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlBlockMatrix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3819,7 +3951,8 @@ func (m *ocannlBatchSlice) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlBatchSlice) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3842,7 +3975,10 @@ func (m *ocannlBatchSlice) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlBatchSlice) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -3928,7 +4064,8 @@ func (m *ocannlSlicePrefix) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSlicePrefix) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -3951,7 +4088,10 @@ func (m *ocannlSlicePrefix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSlicePrefix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4037,7 +4177,8 @@ func (m *ocannlSliceSuffix) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSliceSuffix) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -4060,7 +4201,10 @@ func (m *ocannlSliceSuffix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSliceSuffix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4138,7 +4282,8 @@ func (m *ocannlSliceMiddle) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSliceMiddle) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -4161,7 +4306,10 @@ func (m *ocannlSliceMiddle) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSliceMiddle) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4239,7 +4387,8 @@ func (m *ocannlDropFirst) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlDropFirst) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -4262,7 +4411,10 @@ func (m *ocannlDropFirst) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlDropFirst) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4340,7 +4492,8 @@ func (m *ocannlPadBlocks) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlPadBlocks) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -4363,7 +4516,10 @@ func (m *ocannlPadBlocks) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlPadBlocks) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4441,7 +4597,8 @@ func (m *ocannlStridedSlice) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlStridedSlice) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -4464,7 +4621,10 @@ func (m *ocannlStridedSlice) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlStridedSlice) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4550,7 +4710,8 @@ func (m *ocannlInterleave) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlInterleave) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -4573,7 +4734,10 @@ func (m *ocannlInterleave) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlInterleave) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4659,7 +4823,8 @@ func (m *ocannlStack) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlStack) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -4682,7 +4847,10 @@ func (m *ocannlStack) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlStack) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4768,7 +4936,8 @@ func (m *ocannlStackInput) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlStackInput) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -4791,7 +4960,10 @@ func (m *ocannlStackInput) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlStackInput) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4877,7 +5049,8 @@ func (m *ocannlStackBatch) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlStackBatch) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -4900,7 +5073,10 @@ func (m *ocannlStackBatch) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlStackBatch) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -4995,7 +5171,8 @@ func (m *ocannlConvPadded) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConvPadded) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -5018,7 +5195,10 @@ func (m *ocannlConvPadded) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConvPadded) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5113,7 +5293,8 @@ func (m *ocannlConvPaddedStride2) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConvPaddedStride2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -5136,7 +5317,10 @@ func (m *ocannlConvPaddedStride2) SaveSafetensors(w io.Writer, opt *rt.Safetenso
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConvPaddedStride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5231,7 +5415,8 @@ func (m *ocannlConvPaddedK2Stride2) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConvPaddedK2Stride2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -5254,7 +5439,10 @@ func (m *ocannlConvPaddedK2Stride2) SaveSafetensors(w io.Writer, opt *rt.Safeten
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConvPaddedK2Stride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5349,7 +5537,8 @@ func (m *ocannlConvValid) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConvValid) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -5372,7 +5561,10 @@ func (m *ocannlConvValid) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConvValid) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5467,7 +5659,8 @@ func (m *ocannlConvValidStride2) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConvValidStride2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -5490,7 +5683,10 @@ func (m *ocannlConvValidStride2) SaveSafetensors(w io.Writer, opt *rt.Safetensor
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConvValidStride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5602,7 +5798,8 @@ func (m *ocannlConvStack) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConvStack) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -5625,7 +5822,10 @@ func (m *ocannlConvStack) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConvStack) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5712,7 +5912,8 @@ func (m *ocannlConv1DPadded) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConv1DPadded) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -5735,7 +5936,10 @@ func (m *ocannlConv1DPadded) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConv1DPadded) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5822,7 +6026,8 @@ func (m *ocannlConv1DPaddedStride2) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConv1DPaddedStride2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -5845,7 +6050,10 @@ func (m *ocannlConv1DPaddedStride2) SaveSafetensors(w io.Writer, opt *rt.Safeten
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConv1DPaddedStride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -5932,7 +6140,8 @@ func (m *ocannlConv1DPaddedDilated) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConv1DPaddedDilated) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -5955,7 +6164,10 @@ func (m *ocannlConv1DPaddedDilated) SaveSafetensors(w io.Writer, opt *rt.Safeten
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConv1DPaddedDilated) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6042,7 +6254,8 @@ func (m *ocannlConv1DValid) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConv1DValid) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -6065,7 +6278,10 @@ func (m *ocannlConv1DValid) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConv1DValid) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6152,7 +6368,8 @@ func (m *ocannlConv1DValidStride2Dilated) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlConv1DValidStride2Dilated) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -6175,7 +6392,10 @@ func (m *ocannlConv1DValidStride2Dilated) SaveSafetensors(w io.Writer, opt *rt.S
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlConv1DValidStride2Dilated) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6253,7 +6473,8 @@ func (m *ocannlMatmulCompose) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMatmulCompose) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -6276,7 +6497,10 @@ func (m *ocannlMatmulCompose) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOp
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMatmulCompose) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6362,7 +6586,8 @@ func (m *ocannlMatmulParams) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMatmulParams) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -6385,7 +6610,10 @@ func (m *ocannlMatmulParams) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMatmulParams) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6471,7 +6699,8 @@ func (m *ocannlMatmulChain) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMatmulChain) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -6494,7 +6723,10 @@ func (m *ocannlMatmulChain) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMatmulChain) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6580,7 +6812,8 @@ func (m *ocannlEinsumMatmul) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlEinsumMatmul) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -6603,7 +6836,10 @@ func (m *ocannlEinsumMatmul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlEinsumMatmul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6689,7 +6925,8 @@ func (m *ocannlEinsumBatched) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlEinsumBatched) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -6712,7 +6949,10 @@ func (m *ocannlEinsumBatched) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOp
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlEinsumBatched) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6798,7 +7038,8 @@ func (m *ocannlEinsumTranspose) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlEinsumTranspose) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -6821,7 +7062,10 @@ func (m *ocannlEinsumTranspose) SaveSafetensors(w io.Writer, opt *rt.Safetensors
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlEinsumTranspose) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -6907,7 +7151,8 @@ func (m *ocannlEinsumRowVar) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlEinsumRowVar) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -6930,7 +7175,10 @@ func (m *ocannlEinsumRowVar) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlEinsumRowVar) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7016,7 +7264,8 @@ func (m *ocannlEinsumDot) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlEinsumDot) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7039,7 +7288,10 @@ func (m *ocannlEinsumDot) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlEinsumDot) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7125,7 +7377,8 @@ func (m *ocannlEinsumDiag) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlEinsumDiag) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7148,7 +7401,10 @@ func (m *ocannlEinsumDiag) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlEinsumDiag) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7234,7 +7490,8 @@ func (m *ocannlOuterSum) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlOuterSum) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7257,7 +7514,10 @@ func (m *ocannlOuterSum) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlOuterSum) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7335,7 +7595,8 @@ func (m *ocannlUnaryEinsum) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlUnaryEinsum) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7358,7 +7619,10 @@ func (m *ocannlUnaryEinsum) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlUnaryEinsum) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7436,7 +7700,8 @@ func (m *ocannlFixedSlice) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlFixedSlice) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7459,7 +7724,10 @@ func (m *ocannlFixedSlice) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlFixedSlice) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7537,7 +7805,8 @@ func (m *ocannlFixedScatter) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlFixedScatter) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7560,7 +7829,10 @@ func (m *ocannlFixedScatter) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlFixedScatter) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7646,7 +7918,8 @@ func (m *ocannlFixedEinsum) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlFixedEinsum) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7669,7 +7942,10 @@ func (m *ocannlFixedEinsum) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlFixedEinsum) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7747,7 +8023,8 @@ func (m *ocannlFixedInputAxis) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlFixedInputAxis) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7770,7 +8047,10 @@ func (m *ocannlFixedInputAxis) SaveSafetensors(w io.Writer, opt *rt.SafetensorsO
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlFixedInputAxis) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7856,7 +8136,8 @@ func (m *ocannlBroadcastBias) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlBroadcastBias) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7879,7 +8160,10 @@ func (m *ocannlBroadcastBias) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOp
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlBroadcastBias) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -7965,7 +8249,8 @@ func (m *ocannlBroadcastScalar) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlBroadcastScalar) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -7988,7 +8273,10 @@ func (m *ocannlBroadcastScalar) SaveSafetensors(w io.Writer, opt *rt.Safetensors
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlBroadcastScalar) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8074,7 +8362,8 @@ func (m *ocannlBroadcastRowCol) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlBroadcastRowCol) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -8097,7 +8386,10 @@ func (m *ocannlBroadcastRowCol) SaveSafetensors(w io.Writer, opt *rt.Safetensors
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlBroadcastRowCol) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8175,7 +8467,8 @@ func (m *ocannlBroadcastConst) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlBroadcastConst) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -8198,7 +8491,10 @@ func (m *ocannlBroadcastConst) SaveSafetensors(w io.Writer, opt *rt.SafetensorsO
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlBroadcastConst) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8276,7 +8572,8 @@ func (m *ocannlMaxPool) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMaxPool) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -8299,7 +8596,10 @@ func (m *ocannlMaxPool) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMaxPool) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8377,7 +8677,8 @@ func (m *ocannlMaxPoolOverlap) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMaxPoolOverlap) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -8400,7 +8701,10 @@ func (m *ocannlMaxPoolOverlap) SaveSafetensors(w io.Writer, opt *rt.SafetensorsO
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMaxPoolOverlap) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8495,7 +8799,8 @@ func (m *ocannlMaxPoolConv) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlMaxPoolConv) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -8518,7 +8823,10 @@ func (m *ocannlMaxPoolConv) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpti
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlMaxPoolConv) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8596,7 +8904,8 @@ func (m *ocannlAvgPool) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlAvgPool) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -8619,7 +8928,10 @@ func (m *ocannlAvgPool) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlAvgPool) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8697,7 +9009,8 @@ func (m *ocannlReduceMax) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlReduceMax) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -8720,7 +9033,10 @@ func (m *ocannlReduceMax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlReduceMax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8798,7 +9114,8 @@ func (m *ocannlReduceMaxAll) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlReduceMaxAll) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -8821,7 +9138,10 @@ func (m *ocannlReduceMaxAll) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlReduceMaxAll) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -8907,7 +9227,8 @@ func (m *ocannlTropicalSame) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlTropicalSame) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -8930,7 +9251,10 @@ func (m *ocannlTropicalSame) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOpt
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlTropicalSame) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9016,7 +9340,8 @@ func (m *ocannlTropicalMatmul) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlTropicalMatmul) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9039,7 +9364,10 @@ func (m *ocannlTropicalMatmul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsO
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlTropicalMatmul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9117,7 +9445,8 @@ func (m *ocannlSumPoolLabelOnly) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSumPoolLabelOnly) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9140,7 +9469,10 @@ func (m *ocannlSumPoolLabelOnly) SaveSafetensors(w io.Writer, opt *rt.Safetensor
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSumPoolLabelOnly) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9234,7 +9566,8 @@ func (m *ocannlSaveA) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSaveA) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9257,7 +9590,10 @@ func (m *ocannlSaveA) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSaveA) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9351,7 +9687,8 @@ func (m *ocannlSaveB) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSaveB) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9374,7 +9711,10 @@ func (m *ocannlSaveB) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSaveB) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9468,7 +9808,8 @@ func (m *ocannlSaveF32) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSaveF32) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9491,7 +9832,10 @@ func (m *ocannlSaveF32) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions)
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSaveF32) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9569,7 +9913,8 @@ func (m *ocannlRelu) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlRelu) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9592,7 +9937,10 @@ func (m *ocannlRelu) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) er
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlRelu) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9670,7 +10018,8 @@ func (m *ocannlSat01) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSat01) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9693,7 +10042,10 @@ func (m *ocannlSat01) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSat01) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9771,7 +10123,8 @@ func (m *ocannlExp) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlExp) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9794,7 +10147,10 @@ func (m *ocannlExp) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlExp) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9872,7 +10228,8 @@ func (m *ocannlLog) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlLog) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9895,7 +10252,10 @@ func (m *ocannlLog) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlLog) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -9973,7 +10333,8 @@ func (m *ocannlExp2) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlExp2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -9996,7 +10357,10 @@ func (m *ocannlExp2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) er
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlExp2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10074,7 +10438,8 @@ func (m *ocannlLog2) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlLog2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -10097,7 +10462,10 @@ func (m *ocannlLog2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) er
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlLog2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10175,7 +10543,8 @@ func (m *ocannlSin) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSin) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -10198,7 +10567,10 @@ func (m *ocannlSin) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSin) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10276,7 +10648,8 @@ func (m *ocannlCos) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlCos) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -10299,7 +10672,10 @@ func (m *ocannlCos) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlCos) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10377,7 +10753,8 @@ func (m *ocannlSqrt) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlSqrt) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -10400,7 +10777,10 @@ func (m *ocannlSqrt) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) er
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlSqrt) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10478,7 +10858,8 @@ func (m *ocannlRecip) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlRecip) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -10501,7 +10882,10 @@ func (m *ocannlRecip) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) e
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlRecip) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10579,7 +10963,8 @@ func (m *ocannlRecipSqrt) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlRecipSqrt) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -10602,7 +10987,10 @@ func (m *ocannlRecipSqrt) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlRecipSqrt) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10680,7 +11068,8 @@ func (m *ocannlNeg) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlNeg) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -10703,7 +11092,10 @@ func (m *ocannlNeg) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) err
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlNeg) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10781,7 +11173,8 @@ func (m *ocannlNegPrefix) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlNegPrefix) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -10804,7 +11197,10 @@ func (m *ocannlNegPrefix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOption
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlNegPrefix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10882,7 +11278,8 @@ func (m *ocannlTanh) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlTanh) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -10905,7 +11302,10 @@ func (m *ocannlTanh) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) er
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlTanh) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -10983,7 +11383,8 @@ func (m *ocannlId) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlId) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -11006,7 +11407,10 @@ func (m *ocannlId) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) erro
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlId) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -11084,7 +11488,8 @@ func (m *ocannlUnaryChain) Save(w io.Writer) error {
 }
 
 // Load reads parameters saved by Save. A file whose tensors differ in name, element type
-// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
 func (m *ocannlUnaryChain) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
@@ -11107,7 +11512,10 @@ func (m *ocannlUnaryChain) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptio
 // overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
 // layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
 // given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
-// tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
 func (m *ocannlUnaryChain) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }

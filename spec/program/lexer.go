@@ -47,17 +47,17 @@ func (t token) describe() string {
 		return "end of line"
 	case tName:
 		if isKeyword(t.text) {
-			return fmt.Sprintf("keyword %q", t.text)
+			return "keyword " + spec.Quote(t.text)
 		}
-		return fmt.Sprintf("name %q", t.text)
+		return "name " + spec.Quote(t.text)
 	case tNumber:
-		return fmt.Sprintf("number %s", t.text)
+		return "number " + spec.Clip(t.text)
 	case tString:
-		return fmt.Sprintf("string %s", quoteString(t.text))
+		return "string " + spec.QuoteWith(t.text, quoteString)
 	case tLogic:
 		return `"~logic:"`
 	default:
-		return fmt.Sprintf("%q", t.text)
+		return spec.Quote(t.text)
 	}
 }
 
@@ -144,7 +144,7 @@ func lex(src string) []token {
 		case isDigit(c):
 			j, ok := scanNumber(src, i)
 			if !ok {
-				return fail(i, fmt.Sprintf("invalid number %q", src[i:j]))
+				return fail(i, "invalid number "+spec.Quote(src[i:j]))
 			}
 			toks = append(toks, token{kind: tNumber, text: src[i:j], pos: pos(i)})
 			i = j

@@ -204,7 +204,7 @@ func (p *parser) expectName(what string) token {
 		p.failTok(t, "expected %s, found %s", what, t.describe())
 	}
 	if isKeyword(t.text) {
-		p.fail(t.pos, "%q is a reserved word and cannot be used as a tensor name", t.text)
+		p.fail(t.pos, "%s is a reserved word and cannot be used as a tensor name", spec.Quote(t.text))
 	}
 	return p.next()
 }
@@ -220,7 +220,7 @@ func (p *parser) expectInt(what string) (int, spec.Pos) {
 	}
 	n, err := strconv.Atoi(t.text)
 	if err != nil {
-		p.fail(t.pos, "integer %s out of range", t.text)
+		p.fail(t.pos, "integer %s out of range", spec.Clip(t.text))
 	}
 	p.next()
 	return n, t.pos
@@ -231,11 +231,11 @@ func (p *parser) expectInt(what string) (int, spec.Pos) {
 func (p *parser) number(t token, neg bool, pos spec.Pos) *Number {
 	v, err := strconv.ParseFloat(t.text, 64)
 	if math.IsInf(v, 0) {
-		p.fail(t.pos, "number %s out of range", t.text)
+		p.fail(t.pos, "number %s out of range", spec.Clip(t.text))
 	}
 	if ne, ok := err.(*strconv.NumError); err != nil && !(ok && ne.Err == strconv.ErrRange) {
 		// Not reachable for lexed numbers; underflow to zero is accepted.
-		p.fail(t.pos, "invalid number %s", t.text)
+		p.fail(t.pos, "invalid number %s", spec.Clip(t.text))
 	}
 	p.next()
 	text := t.text
@@ -297,9 +297,9 @@ func (p *parser) parseStmt() Stmt {
 	nt := p.peek(1)
 	if isKeyword(t.text) {
 		if nt.isOp("=") || nt.kind == tAccum {
-			p.fail(t.pos, "%q is a reserved word and cannot be used as a tensor name", t.text)
+			p.fail(t.pos, "%s is a reserved word and cannot be used as a tensor name", spec.Quote(t.text))
 		}
-		p.fail(t.pos, "unexpected keyword %q (expected a statement)", t.text)
+		p.fail(t.pos, "unexpected keyword %s (expected a statement)", spec.Quote(t.text))
 	}
 	switch {
 	case nt.isOp("="):
@@ -310,7 +310,7 @@ func (p *parser) parseStmt() Stmt {
 		return p.parseAssign()
 	}
 	p.next()
-	p.failTok(nt, "expected '=' or an assignment operator after %q, found %s", t.text, nt.describe())
+	p.failTok(nt, "expected '=' or an assignment operator after %s, found %s", spec.Quote(t.text), nt.describe())
 	return nil
 }
 
@@ -398,7 +398,7 @@ func (p *parser) parseAssign() Stmt {
 	}
 	acc := p.tok()
 	if acc.kind != tAccum {
-		p.failTok(acc, "expected an assignment operator (=:, =+, =:+, ...) after %q, found %s", s.Target, acc.describe())
+		p.failTok(acc, "expected an assignment operator (=:, =+, =:+, ...) after %s, found %s", spec.Quote(s.Target), acc.describe())
 	}
 	p.next()
 	s.Accum = acc.text
@@ -554,16 +554,16 @@ func (p *parser) parseField() Field {
 	}
 	k := fieldKind(t.text)
 	if k == 0 {
-		p.fail(t.pos, "unknown field %q (expected o, i or b)", t.text)
+		p.fail(t.pos, "unknown field %s (expected o, i or b)", spec.Quote(t.text))
 	}
 	p.next()
 	if !p.acceptEq() {
 		nt := p.tok()
-		p.failTok(nt, "expected '=' after field %s, found %s", t.text, nt.describe())
+		p.failTok(nt, "expected '=' after field %s, found %s", spec.Clip(t.text), nt.describe())
 	}
 	open := p.tok()
 	if !open.isOp("[") {
-		p.failTok(open, "expected '[' to start the dimensions of field %s, found %s", t.text, open.describe())
+		p.failTok(open, "expected '[' to start the dimensions of field %s, found %s", spec.Clip(t.text), open.describe())
 	}
 	p.next()
 	f := Field{Pos: t.pos, Kind: k}
@@ -591,7 +591,7 @@ func (p *parser) parseField() Field {
 			p.next()
 		case c.isOp("]"):
 		default:
-			p.failTok(c, "expected ';' or ']' in the dimensions of field %s, found %s", t.text, c.describe())
+			p.failTok(c, "expected ';' or ']' in the dimensions of field %s, found %s", spec.Clip(t.text), c.describe())
 		}
 	}
 }
@@ -657,7 +657,7 @@ func (p *parser) parseAt() Expr {
 			n, _ := p.expectInt("index after '@|'")
 			x = track(p, &Slice{Pos: t.pos, X: x, Index: n}, x)
 			if nt := p.tok(); nt.kind == tOp && isTighterThanAt(nt.text) {
-				p.fail(nt.pos, "the index of '@|' must be a single integer; parenthesize the sliced expression, as in (x @| 0) %s y", nt.text)
+				p.fail(nt.pos, "the index of '@|' must be a single integer; parenthesize the sliced expression, as in (x @| 0) %s y", spec.Clip(nt.text))
 			}
 		default:
 			for k := len(chain) - 1; k >= 0; k-- {
@@ -814,9 +814,9 @@ func (p *parser) parseApp() Expr {
 	x := p.parseAtom()
 	if id, ok := x.(*Ident); ok && startsAtom(p.tok()) {
 		if n := p.tok(); n.isOp("(") || n.isOp("[") {
-			p.fail(id.Pos, "unknown function %q (a layer is applied as %s(...) or %s[...](...), with no space before the bracket)", id.Name, id.Name, id.Name)
+			p.fail(id.Pos, "unknown function %s (a layer is applied as %s(...) or %s[...](...), with no space before the bracket)", spec.Quote(id.Name), spec.Clip(id.Name), spec.Clip(id.Name))
 		}
-		p.fail(id.Pos, "unknown function %q", id.Name)
+		p.fail(id.Pos, "unknown function %s", spec.Quote(id.Name))
 	}
 	return x
 }
@@ -827,10 +827,10 @@ func (p *parser) parseArg(fn string) Expr {
 	return p.withMinus(func() Expr {
 		t := p.tok()
 		if t.kind == tName && (isFunc(t.text) || isTernary(t.text)) {
-			p.fail(t.pos, "the application of %q must be parenthesized when used as an argument of %q", t.text, fn)
+			p.fail(t.pos, "the application of %s must be parenthesized when used as an argument of %s", spec.Quote(t.text), spec.Quote(fn))
 		}
 		if !startsAtom(t) {
-			p.failTok(t, "expected an argument after %q, found %s", fn, t.describe())
+			p.failTok(t, "expected an argument after %s, found %s", spec.Quote(fn), t.describe())
 		}
 		return p.parseAtom()
 	})
@@ -866,7 +866,7 @@ func (p *parser) parseAtom() Expr {
 		case t.text == "range":
 			p.fail(t.pos, `"range" can only be used as an initializer`)
 		case isKeyword(t.text):
-			p.fail(t.pos, "unexpected keyword %q (expected an expression)", t.text)
+			p.fail(t.pos, "unexpected keyword %s (expected an expression)", spec.Quote(t.text))
 		}
 		p.next()
 		if adjacent(t, p.tok(), "(") || adjacent(t, p.tok(), "[") {
@@ -994,7 +994,7 @@ func (p *parser) parseInline() Expr {
 func (p *parser) parseSpec(op string) (string, spec.Pos, []Capture) {
 	t := p.tok()
 	if t.kind != tString {
-		p.failTok(t, "expected a spec string after %q, found %s", op, t.describe())
+		p.failTok(t, "expected a spec string after %s, found %s", spec.Quote(op), t.describe())
 	}
 	p.next()
 	if !p.tok().isOp("[") || p.peek(1).kind != tString {
@@ -1075,7 +1075,7 @@ func (p *parser) parseCall(name token) Expr {
 	}
 	p.next()
 	if len(c.Args) == 0 {
-		p.fail(open.pos, "the application of %s needs at least one tensor argument", name.text)
+		p.fail(open.pos, "the application of %s needs at least one tensor argument", spec.Clip(name.text))
 	}
 	return track(p, c, c.Args...)
 }
@@ -1113,7 +1113,7 @@ func (p *parser) parseLayer() Stmt {
 	kw := p.next()
 	name := p.expectName("a layer name after layer")
 	if isKeyword(name.text) {
-		p.fail(name.pos, "%q is a reserved word and cannot name a layer", name.text)
+		p.fail(name.pos, "%s is a reserved word and cannot name a layer", spec.Quote(name.text))
 	}
 	l := &LayerStmt{Pos: kw.pos, Name: name.text}
 	seen := map[string]bool{}
@@ -1122,10 +1122,10 @@ func (p *parser) parseLayer() Stmt {
 		for !p.tok().isOp("]") {
 			n := p.expectName("a configuration argument name")
 			if isKeyword(n.text) {
-				p.fail(n.pos, "%q is a reserved word and cannot name a configuration argument", n.text)
+				p.fail(n.pos, "%s is a reserved word and cannot name a configuration argument", spec.Quote(n.text))
 			}
 			if seen[n.text] {
-				p.fail(n.pos, "configuration argument %q is declared twice", n.text)
+				p.fail(n.pos, "configuration argument %s is declared twice", spec.Quote(n.text))
 			}
 			seen[n.text] = true
 			cp := ConfigParam{Pos: n.pos, Name: n.text}
@@ -1148,16 +1148,16 @@ func (p *parser) parseLayer() Stmt {
 		p.next()
 	}
 	if t := p.tok(); !t.isOp("(") {
-		p.failTok(t, "expected '(' and the tensor arguments of layer %s, found %s", name.text, t.describe())
+		p.failTok(t, "expected '(' and the tensor arguments of layer %s, found %s", spec.Clip(name.text), t.describe())
 	}
 	open := p.next()
 	for !p.tok().isOp(")") {
 		n := p.expectName("a tensor argument name")
 		if isKeyword(n.text) {
-			p.fail(n.pos, "%q is a reserved word and cannot name an argument", n.text)
+			p.fail(n.pos, "%s is a reserved word and cannot name an argument", spec.Quote(n.text))
 		}
 		if seen[n.text] {
-			p.fail(n.pos, "argument %q is declared twice", n.text)
+			p.fail(n.pos, "argument %s is declared twice", spec.Quote(n.text))
 		}
 		seen[n.text] = true
 		l.Args = append(l.Args, Name{Pos: n.pos, Name: n.text})
@@ -1171,7 +1171,7 @@ func (p *parser) parseLayer() Stmt {
 	}
 	p.next()
 	if len(l.Args) == 0 {
-		p.fail(open.pos, "layer %s needs at least one tensor argument", name.text)
+		p.fail(open.pos, "layer %s needs at least one tensor argument", spec.Clip(name.text))
 	}
 	switch t := p.tok(); {
 	case t.isOp("="):
@@ -1184,7 +1184,7 @@ func (p *parser) parseLayer() Stmt {
 		l.Body, l.Result = p.parseBlock("layer "+name.text, false)
 		return l
 	default:
-		p.failTok(t, "expected '=' or ':' after the arguments of layer %s, found %s", name.text, t.describe())
+		p.failTok(t, "expected '=' or ':' after the arguments of layer %s, found %s", spec.Clip(name.text), t.describe())
 	}
 	return nil
 }
@@ -1194,10 +1194,10 @@ func (p *parser) parseEntry() Stmt {
 	kw := p.next()
 	name := p.expectName("a name after " + kw.text)
 	if isKeyword(name.text) {
-		p.fail(name.pos, "%q is a reserved word and cannot name an entry point", name.text)
+		p.fail(name.pos, "%s is a reserved word and cannot name an entry point", spec.Quote(name.text))
 	}
 	if t := p.tok(); !t.isOp(":") {
-		p.failTok(t, "expected ':' after %s %s, then its statements on the following lines, found %s", kw.text, name.text, t.describe())
+		p.failTok(t, "expected ':' after %s %s, then its statements on the following lines, found %s", spec.Clip(kw.text), spec.Clip(name.text), t.describe())
 	}
 	p.next()
 	e := &EntryStmt{Pos: kw.pos, Name: name.text, Loss: kw.text == "loss"}
@@ -1233,7 +1233,7 @@ func (p *parser) parseBlock(what string, inputs bool) ([]Stmt, Expr) {
 				}
 			case "layer", "entry", "loss", "sgd", "adam", "adamw":
 				if p.peek(1).kind == tName {
-					p.fail(t.pos, "%s is not closed by a return statement before this %s", what, t.text)
+					p.fail(t.pos, "%s is not closed by a return statement before this %s", what, spec.Clip(t.text))
 				}
 			default:
 				if !p.peek(1).isOp("=") {

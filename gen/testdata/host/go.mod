@@ -1,0 +1,3 @@
+module example.com/host
+
+go 1.26

@@ -1,0 +1,5 @@
+package intest_test
+
+/* ocannl:einsum "i => i" */
+
+//ocannl:cuda

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package osconst
+
+// Width is 8 elsewhere.
+const Width = 8

@@ -1,0 +1,4 @@
+package osdirective
+
+// OCANNL:expr x
+func quadruple() {}
