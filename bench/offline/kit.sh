@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 k=$(mktemp -d)
 mkdir -p "$k/bin" "$k/lib" "$k/gpu"
 for p in examples/gallery examples/cnn examples/attention examples/moons examples/moons/handwritten \
-  examples/zoo examples/internal/demo internal/gradcheck rt rt/cpu; do
+  examples/zoo examples/internal/demo internal/gradcheck internal/tiers rt rt/cpu; do
   go test -c -ldflags='-s -w' -o "$k/bin/$(echo "$p" | tr / _).test" "./$p"
 done
 for m in cnn attention; do go test -race -c -ldflags='-s -w' -o "$k/bin/examples_${m}_race.test" "./examples/$m"; done

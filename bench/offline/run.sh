@@ -68,6 +68,7 @@ for t in "" avx2 purego; do
     -test.run 'TestRecordedGalleryCases|TestTier|TestWrongSlice' -gallerycases="$K/gallery.gob"
 done
 job best_handwritten examples/moons/handwritten 300 "$K/bin/examples_moons_handwritten.test"
+job best_tiers internal/tiers 300 "$K/bin/internal_tiers.test"
 job best_rt rt 300 "$K/bin/rt.test"
 job best_rt_cpu rt/cpu 300 "$K/bin/rt_cpu.test" -test.skip 'RuntimeDeps|GeneratedImports'
 job best_bench_models bench 300 "$K/bin/bench_models.test"

@@ -190,8 +190,10 @@ func ClassifyReduceFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store
 	return buildReduceNest(loops, st, elem, expr, loads, kind, vec, rows)
 }
 
-// negAsMul rewrites neg(x) as x * -1 (exact, signed zeros and NaNs
-// included) so that the pointwise evaluator runs it.
+// negAsMul rewrites neg(x) as x * -1 (exact, signed zeros included; a
+// NaN keeps its sign, where Go's -x flips it, and NaN bits are not
+// promised: docs/language.md, "Where the tiers may differ") so that the
+// pointwise evaluator runs it.
 func negAsMul(e loopir.Expr) loopir.Expr {
 	ap, ok := e.(*loopir.Apply)
 	if !ok {

@@ -2,8 +2,8 @@
 // generator emits (contractions of every assembly form, pointwise maps,
 // comparisons and where, the max-pool and its gradient's form, fills,
 // sums, maxima and minima along and across rows, transcendental maps), so
-// that its test can run each in the assembly tier and in the Go loops of
-// one process on special values (overflow, underflow, NaN, ±0, ±Inf) and
+// that its test can run each in every assembly tier and in the Go loops,
+// in one process, on special values (overflow, underflow, NaN, ±0, ±Inf) and
 // check docs/language.md's statement of where the tiers may differ
 // ("Where the tiers may differ").
 package tiers
@@ -41,6 +41,15 @@ func DotF64(a *[20][64]float64, b *[12][64]float64, out *[20][12]float64) { ocan
 //ocannl:einsum "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc"
 func Conv(img *[2][10][10][3]float32, kernel *[8][3][3][3]float32, out *[2][8][8][8]float32) {
 	ocannlConv(img, kernel, out)
+}
+
+// ConvPadded is a padded ("same") convolution: a copy of img into a
+// padded buffer (a map), the reset of its margins (a fill), then the
+// contraction.
+//
+//ocannl:einsum "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc"
+func ConvPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, out *[2][16][16][8]float32) {
+	ocannlConvPadded(img, kernel, out)
 }
 
 // ConvDilated is a dilated convolution: the kernel rows stay a Go loop

@@ -41,20 +41,30 @@ func ocannlGemm3AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 dot kernel, M=8 N=8 K=3 (4x4 tile); strides C 64,1 A 36,1 B 1,27.
+// ocannlGemm5AVX512 runs a float32 dot kernel, M=16 N=8 K=9 (4x4 tile); strides C 128,1 A 57,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlMap6AVX512 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
+// ocannlGemm6AVX512 runs a float32 dot kernel, M=8 N=8 K=3 (4x4 tile); strides C 64,1 A 36,1 B 1,27.
 //
 //go:noescape
-func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 2048 elements: c += x0.
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 48 elements: c = x0.
 //
 //go:noescape
-func ocannlMap8AVX512(c *float32, x0 *float32)
+func ocannlMap4AVX512(c *float32, x0 *float32)
+
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
+//
+//go:noescape
+func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 2048 elements: c += x0.
+//
+//go:noescape
+func ocannlMap9AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=16 N=32 K=300 (6x16 tile); strides C 32,1 A 300,1 B 32,1.
 //
@@ -81,15 +91,20 @@ func ocannlGemm3AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 64,1 A 36,1 B 1,27, k2 A 72 B 9.
+// ocannlGemm5AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=16 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 128,1 A 57,1 B 1,27, k2 A 57 B 9.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 m-vector kernel, M=8 N=3x3 K=10x10x32; strides C 9,3,1 A 1,8,80,800 B 12,1,1,12,144.
+// ocannlGemm6AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 64,1 A 36,1 B 1,27, k2 A 72 B 9.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm7AVX2 runs a float32 m-vector kernel, M=8 N=3x3 K=10x10x32; strides C 9,3,1 A 1,8,80,800 B 12,1,1,12,144.
+//
+//go:noescape
+func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 1024 elements: c = -Inf.
 //
@@ -111,95 +126,100 @@ func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 48 elements: c = x0.
 //
 //go:noescape
-func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap4AVX2(c *float32, x0 *float32)
 
-// ocannlMap5AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
 //
 //go:noescape
-func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
+// ocannlMap6AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
 //
 //go:noescape
-func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(eq(x0,x1),x2,0).
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
 //
 //go:noescape
-func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 2048 elements: c += x0.
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap8AVX2(c *float32, x0 *float32)
+func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 2048 elements: c min= x0.
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 2048 elements: c += x0.
 //
 //go:noescape
 func ocannlMap9AVX2(c *float32, x0 *float32)
 
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 2048 elements: c min= x0.
 //
 //go:noescape
 func ocannlMap10AVX2(c *float32, x0 *float32)
 
-// ocannlMap11AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap11AVX2(c *float64, x0 *float64)
+func ocannlMap11AVX2(c *float32, x0 *float32)
 
-// ocannlMap12AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap12AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap12AVX2(c *float32, x0 *float32)
+func ocannlMap12AVX2(c *float64, x0 *float64)
 
-// ocannlMap13AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
-func ocannlMap13AVX2(c *float64, x0 *float64)
+func ocannlMap13AVX2(c *float32, x0 *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap14AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
-func ocannlMap14AVX2(c *float32, x0 *float32)
+func ocannlMap14AVX2(c *float64, x0 *float64)
 
-// ocannlMap15AVX2 runs a float64 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap15AVX2(c *float64, x0 *float64)
+func ocannlMap15AVX2(c *float32, x0 *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 1024 elements: c = log2(x0).
+// ocannlMap16AVX2 runs a float64 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap16AVX2(c *float32, x0 *float32)
+func ocannlMap16AVX2(c *float64, x0 *float64)
 
-// ocannlMap17AVX2 runs a float64 pointwise kernel over 1024 elements: c = log2(x0).
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 1024 elements: c = log2(x0).
 //
 //go:noescape
-func ocannlMap17AVX2(c *float64, x0 *float64)
+func ocannlMap17AVX2(c *float32, x0 *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 1024 elements: c = tanh(x0).
+// ocannlMap18AVX2 runs a float64 pointwise kernel over 1024 elements: c = log2(x0).
 //
 //go:noescape
-func ocannlMap18AVX2(c *float32, x0 *float32)
+func ocannlMap18AVX2(c *float64, x0 *float64)
 
-// ocannlMap19AVX2 runs a float64 pointwise kernel over 1024 elements: c = tanh(x0).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 1024 elements: c = tanh(x0).
 //
 //go:noescape
-func ocannlMap19AVX2(c *float64, x0 *float64)
+func ocannlMap19AVX2(c *float32, x0 *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
+// ocannlMap20AVX2 runs a float64 pointwise kernel over 1024 elements: c = tanh(x0).
 //
 //go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap20AVX2(c *float64, x0 *float64)
 
-// ocannlMap21AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
 //
 //go:noescape
-func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap22AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
+//
+//go:noescape
+func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 1024 elements.
 //
