@@ -32,14 +32,27 @@ import (
 // emuPackages are the packages opted in to CUDA generation.
 var emuPackages = []string{"examples/gallery", "examples/moons", "examples/cnn", "examples/attention"}
 
-// emuRun is the packages the emulation tests compile and run: all of
-// emuPackages, or under -short only the moons demo (compiling each
-// package's CUDA C with g++ takes seconds; CI runs them all).
+// emuRun is the packages the emulation tests compile and run (compiling
+// each package's CUDA C with g++ takes seconds): under -short only the
+// moons demo; by default the gallery (every kind of kernel the emitter
+// writes) and the moons demo (the cheapest model, for the training step);
+// with the end-to-end checks on (OCANNLGEN_E2E=1, as CI runs them) all of
+// emuPackages, adding the CNN and attention demos.
 func emuRun() []string {
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		return []string{"examples/moons"}
+	case testutil.IsEndToEnd():
+		return emuPackages
 	}
-	return emuPackages
+	return []string{"examples/gallery", "examples/moons"}
+}
+
+// skipBig reports whether the emulation tests leave out a kernel of n
+// interpreted iterations: one over maxWork, unless the end-to-end checks
+// are on (and -short is not).
+func skipBig(n int) bool {
+	return n > maxWork && (testing.Short() || !testutil.IsEndToEnd())
 }
 
 // generated caches gen's check-mode results per package, built the
@@ -357,8 +370,9 @@ func compare(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-// maxWork bounds, under -short, the interpreted iterations of a kernel the emulation
-// tests run (the 512^3 gallery matmul takes the interpreter 20 s).
+// maxWork bounds, under -short and without the end-to-end checks, the
+// interpreted iterations of a kernel the emulation tests run (the 512^3
+// gallery matmul takes the interpreter 20 s; its smaller twins run).
 const maxWork = 20_000_000
 
 // work counts the store executions of a program.
@@ -387,7 +401,8 @@ func work(p *loopir.Program) int {
 // TestEmulatedKernelsMatchInterpreter runs every kernel of every opted-in
 // package (the gallery's, and the demos' forward entries and backward
 // kernels) in the emulation and compares each output with the
-// interpreter.
+// interpreter. Without OCANNLGEN_E2E=1 it runs the packages and kernels
+// emuRun and skipBig leave in.
 func TestEmulatedKernelsMatchInterpreter(t *testing.T) {
 	for _, pkg := range emuRun() {
 		t.Run(filepath.Base(pkg), func(t *testing.T) {
@@ -396,8 +411,8 @@ func TestEmulatedKernelsMatchInterpreter(t *testing.T) {
 				t.Fatal("no kernels")
 			}
 			for _, k := range res.Compiled {
-				if n := work(k.Prog); n > maxWork && testing.Short() {
-					t.Logf("%s: skipped under -short (%d interpreted iterations; its smaller twins run)", k.Name, n)
+				if n := work(k.Prog); skipBig(n) {
+					t.Logf("%s: skipped (%d interpreted iterations; its smaller twins run; OCANNLGEN_E2E=1 runs it)", k.Name, n)
 					continue
 				}
 				checkKernel(t, s, k, 1)

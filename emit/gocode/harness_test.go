@@ -112,7 +112,17 @@ func (b *built) bindParams(t testing.TB, g *inference.Graph, r *rand.Rand) {
 	}
 }
 
+// build compiles c (prepare) and runs the interpreter on it (interpret).
 func build(t testing.TB, c ecase) *built {
+	t.Helper()
+	b := prepare(t, c)
+	b.interpret(t)
+	return b
+}
+
+// prepare compiles c's program with random leaves and makes its kernel;
+// b.want stays nil until interpret.
+func prepare(t testing.TB, c ecase) *built {
 	t.Helper()
 	r := testutil.KeyedRand(c.kernel, 7)
 	b := &built{c: c}
@@ -132,29 +142,36 @@ func build(t testing.TB, c ecase) *built {
 		}
 		b.k.Params = append(b.k.Params, pr)
 	}
+	return b
+}
+
+// interpret runs the interpreter on b's program and sets b.want (one
+// entry per parameter: the output's values, nil for an input).
+func (b *built) interpret(t testing.TB) {
+	t.Helper()
 	var values func(int) []float64
-	switch c.elem {
+	switch b.c.elem {
 	case "float32":
-		s, err := loopir.Run[float32](p)
+		s, err := loopir.Run[float32](b.p)
 		if err != nil {
-			t.Fatalf("%s: interpreter: %v", c.kernel, err)
+			t.Fatalf("%s: interpreter: %v", b.c.kernel, err)
 		}
 		values = s.Values
 	default:
-		s, err := loopir.Run[float64](p)
+		s, err := loopir.Run[float64](b.p)
 		if err != nil {
-			t.Fatalf("%s: interpreter: %v", c.kernel, err)
+			t.Fatalf("%s: interpreter: %v", b.c.kernel, err)
 		}
 		values = s.Values
 	}
-	for i, ps := range c.params {
+	b.want = nil
+	for i, ps := range b.c.params {
 		var w []float64
 		if ps.out {
 			w = values(b.tensor[i])
 		}
 		b.want = append(b.want, w)
 	}
-	return b
 }
 
 func goTypeOf(dims []int, elem string) string {

@@ -142,7 +142,7 @@ func TestCoversOnce(t *testing.T) {
 func TestGeneratedMapKernelsParallel(t *testing.T) {
 	skipAsmModule(t)
 	src := strings.Replace(poolLossSrc, "16 |", "1024 |", 1)
-	b := buildBackward(t, ecase{"PoolBackwardPar64", "float64", src, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"})
+	b := prepareBackward(t, ecase{"PoolBackwardPar64", "float64", src, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"})
 	bs := []*built{withScratch(b, "PoolBackwardPar64S", 0)}
 	set := asm.NewSet(asm.Tiers()...)
 	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{bs[0].k}, Asm: set, Parallel: true})
@@ -153,6 +153,7 @@ func TestGeneratedMapKernelsParallel(t *testing.T) {
 	if i := strings.Index(whole, ") Part(j"); i < 0 || !strings.Contains(whole[i:], "the zero fill absorbed: float64 pointwise kernel") {
 		t.Errorf("no part of a nest absorbs a zero fill:\n%s", whole)
 	}
+	testutil.EndToEnd(t) // the module build and run: the checks of the code above run by default
 	runTiers(t, gen, set, bs)
 }
 
@@ -167,7 +168,7 @@ func TestAbsorbedContractionFill(t *testing.T) {
 	var bs []*built
 	for _, batch := range []string{"512", "2048"} {
 		name := "Absorb" + batch
-		b := buildBackward(t, ecase{name, "float64", strings.Replace(src, "512", batch, 1), []pspec{pa("x"), pa("w1"), pa("w2"), out(pa("l"))}}, "l", []string{"w1"})
+		b := prepareBackward(t, ecase{name, "float64", strings.Replace(src, "512", batch, 1), []pspec{pa("x"), pa("w1"), pa("w2"), out(pa("l"))}}, "l", []string{"w1"})
 		bs = append(bs, withScratch(b, name+"S", 0))
 	}
 	set := asm.NewSet(asm.Tiers()...)
@@ -181,15 +182,22 @@ func TestAbsorbedContractionFill(t *testing.T) {
 			t.Errorf("%s: h's gradient is not zeroed in the Go branch only:\n%s", b.k.Name, fn)
 		}
 	}
+	testutil.EndToEnd(t) // the module build and run: the checks of the code above run by default
 	runTiers(t, gen, set, bs)
 }
 
 // runTiers builds the rendered kernels gen with set's assembly files,
 // calls each (twice on a scratch poisoned with NaN when it has one), and
-// checks the outputs against the interpreter, and the tier flag, in the
-// assembly tier and with OCANNLGEN_CPU=purego.
+// checks the outputs against the interpreter (run here on a case
+// prepared without it), and the tier flag, in the assembly tier and with
+// OCANNLGEN_CPU=purego.
 func runTiers(t *testing.T, gen []byte, set *asm.Set, bs []*built) {
 	t.Helper()
+	for _, b := range bs {
+		if b.want == nil {
+			b.interpret(t)
+		}
+	}
 	files, err := set.Files("main")
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +253,7 @@ func TestChainedNests(t *testing.T) {
 	if _, preFilled := seqJobs(funcText(t, string(gen), bwd.k.Name)); !preFilled {
 		t.Errorf("%s: no chain holds a nest with a pre-fill", bwd.k.Name)
 	}
+	testutil.EndToEnd(t) // the module build and run: the checks of the code above run by default
 	runTiers(t, gen, set, []*built{fwd, bwd})
 }
 
@@ -294,18 +303,19 @@ func TestParallelMarginReset(t *testing.T) {
 			t.Errorf("%s: the margin reset chains with no nest:\n%s", b.k.Name, fn)
 		}
 	}
+	testutil.EndToEnd(t) // the module build and run: the checks of the code above run by default
 	runTiers(t, gen, set, []*built{fwd, bwd})
 }
 
-// renderFwdBwd builds the float64 forward kernel <name>FwdS of src and
-// the backward <name>BwdS of its loss l into the parameters grads, both
-// with every local in a scratch (and a pool parameter when pool, as a
-// model's), and renders them with the assembly kernels and parallel
-// nests.
+// renderFwdBwd prepares (runTiers interprets) the float64 forward kernel
+// <name>FwdS of src and the backward <name>BwdS of its loss l into the
+// parameters grads, both with every local in a scratch (and a pool
+// parameter when pool, as a model's), and renders them with the assembly
+// kernels and parallel nests.
 func renderFwdBwd(t *testing.T, name, src string, params []pspec, grads []string, pool bool) (fwd, bwd *built, set *asm.Set, gen []byte) {
 	t.Helper()
-	fwd = withScratch(build(t, ecase{name + "Fwd", "float64", src, params}), name+"FwdS", 0)
-	bwd = withScratch(buildBackward(t, ecase{name + "Bwd", "float64", src, params}, "l", grads), name+"BwdS", 0)
+	fwd = withScratch(prepare(t, ecase{name + "Fwd", "float64", src, params}), name+"FwdS", 0)
+	bwd = withScratch(prepareBackward(t, ecase{name + "Bwd", "float64", src, params}, "l", grads), name+"BwdS", 0)
 	fwd.k.PoolParam, bwd.k.PoolParam = pool, pool
 	set = asm.NewSet(asm.Tiers()...)
 	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{fwd.k, bwd.k}, Asm: set, Parallel: true})
@@ -316,7 +326,10 @@ func renderFwdBwd(t *testing.T, name, src string, params []pspec, grads []string
 }
 
 // skipAsmModule skips a test that builds and runs a module with the
-// assembly kernels: off amd64, and in -short mode (slow).
+// assembly kernels: off amd64, and in -short mode (slow). Such a test
+// checks the rendered code, then (testutil.EndToEnd) builds and runs it
+// only with OCANNLGEN_E2E=1 (bash .ci/run): building and running the
+// module in both tiers takes each of them 5 to 30 s on two cores.
 func skipAsmModule(t *testing.T) {
 	t.Helper()
 	if runtime.GOARCH != "amd64" {

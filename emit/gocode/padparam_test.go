@@ -7,7 +7,6 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/autodiff"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
-	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
 // A loss over padded convolutions and a padded max pool that read the
@@ -26,6 +25,15 @@ let l = ((y *. y) ++ "...|... => 0") + ((s *. s) ++ "...|... => 0") + (m ++ "...
 // parameters named g<name>, after c's parameters) and runs the
 // interpreter on the backward program.
 func buildBackward(t *testing.T, c ecase, loss string, grads []string) *built {
+	t.Helper()
+	b := prepareBackward(t, c, loss, grads)
+	b.interpret(t)
+	return b
+}
+
+// prepareBackward is buildBackward without the interpreter (b.want stays
+// nil until b.interpret).
+func prepareBackward(t *testing.T, c ecase, loss string, grads []string) *built {
 	t.Helper()
 	r := testutil.KeyedRand(c.kernel, 7)
 	g := testutil.Compile(t, c.src)
@@ -52,27 +60,6 @@ func buildBackward(t *testing.T, c ecase, loss string, grads []string) *built {
 	b.k = &Kernel{Name: c.kernel, Elem: c.elem, Prog: b.p, Doc: []string{"test kernel " + c.kernel}}
 	for i, ps := range b.c.params {
 		b.k.Params = append(b.k.Params, Param{Name: ps.goName(), Kind: ps.kind, Tensor: b.tensor[i], Output: ps.out})
-	}
-	var values func(int) []float64
-	if c.elem == "float32" {
-		s, err := loopir.Run[float32](b.p)
-		if err != nil {
-			t.Fatalf("%s: interpreter: %v", c.kernel, err)
-		}
-		values = s.Values
-	} else {
-		s, err := loopir.Run[float64](b.p)
-		if err != nil {
-			t.Fatalf("%s: interpreter: %v", c.kernel, err)
-		}
-		values = s.Values
-	}
-	for i, ps := range b.c.params {
-		var w []float64
-		if ps.out {
-			w = values(b.tensor[i])
-		}
-		b.want = append(b.want, w)
 	}
 	return b
 }

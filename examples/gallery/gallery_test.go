@@ -5,21 +5,37 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
 	blasgonum "gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
+// loaded caches loadKernels's result: compiling the gallery (the go
+// command and the whole generator) takes seconds, and the tests only
+// read the kernels.
+var loaded struct {
+	sync.Mutex
+	ks map[string]*gocode.Kernel
+}
+
 func kernelsOrSkip(t testing.TB) map[string]*gocode.Kernel {
 	t.Helper()
+	loaded.Lock()
+	defer loaded.Unlock()
+	if loaded.ks != nil {
+		return loaded.ks
+	}
 	ks, err := loadKernels(sourceDir())
 	if err != nil {
 		t.Fatalf("compiling the gallery: %v", err)
 	}
+	loaded.ks = ks
 	return ks
 }
 
@@ -58,9 +74,35 @@ func work(stmts []loopir.Stmt) int {
 	return n
 }
 
+// defaultWork is the most loop iterations a kernel's interpreted check
+// may take on three seeds without the end-to-end checks (OCANNLGEN_E2E=1):
+// a kernel over it is checked on one seed, and one over shortWork
+// (MatMul512) is skipped, as under -short.
+const defaultWork = 1_000_000
+
+// seedsFor is the number of random operand sets TestKernelsMatchInterpreter
+// checks a kernel of n interpreted iterations on (0: skip it).
+func seedsFor(n int) uint64 {
+	switch {
+	case testing.Short():
+		if n > shortWork {
+			return 0
+		}
+		return 1
+	case testutil.IsEndToEnd():
+		return 3
+	case n > shortWork:
+		return 0
+	case n > defaultWork:
+		return 1
+	}
+	return 3
+}
+
 // TestKernelsMatchInterpreter runs every generated kernel on three sets of
 // random operands (one under -short, where kernels over shortWork
-// interpreted iterations are skipped) and compares the output with the
+// interpreted iterations are skipped; without OCANNLGEN_E2E=1, one for a
+// kernel over defaultWork and none over shortWork) and compares the output with the
 // loop-IR interpreter (float32: 5e-5 relative; float64: 1e-12), and
 // checks that the kernel allocates nothing. The float32 tolerance allows
 // for the assembly kernels' reassociated sums (vector lanes, k blocks,
@@ -70,21 +112,19 @@ func work(stmts []loopir.Stmt) int {
 // OCANNLGEN_CPU=purego to check the Go loops.
 func TestKernelsMatchInterpreter(t *testing.T) {
 	ks := kernelsOrSkip(t)
-	seeds := uint64(3)
-	if testing.Short() {
-		seeds = 1
-	}
 	for _, e := range entries() {
 		t.Run(e.name, func(t *testing.T) {
 			k := ks[e.name]
-			if testing.Short() {
-				n := 0
-				for _, op := range k.Prog.Ops {
-					n += work(op.Body)
-				}
-				if n > shortWork {
+			n := 0
+			for _, op := range k.Prog.Ops {
+				n += work(op.Body)
+			}
+			seeds := seedsFor(n)
+			if seeds == 0 {
+				if testing.Short() {
 					t.Skipf("-short: %d interpreted iterations", n)
 				}
+				t.Skipf("%d interpreted iterations: an end-to-end check (OCANNLGEN_E2E=1)", n)
 			}
 			tol := tolF32
 			if k.Elem == "float64" {

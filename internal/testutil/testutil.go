@@ -1,8 +1,9 @@
 // Package testutil holds the helpers that the repository's tests share:
 // compiling a program through shape and projection inference, locating the
 // repository and the shared example cases, copying fixture trees, writing
-// and running throwaway Go modules, and deterministic test data. Only tests
-// import it.
+// and running throwaway Go modules, deterministic test data, and the
+// switch between the quick default run and the end-to-end checks
+// (EndToEnd, IsEndToEnd). Only tests import it.
 package testutil
 
 import (
@@ -20,6 +21,32 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/inference"
 )
+
+// E2EEnv is the environment variable that turns on the end-to-end
+// checks: the tests that build and run whole modules, emulate every CUDA
+// kernel, or compare every gallery kernel with the interpreter at full
+// size. `go test ./...` leaves them out (or runs a representative subset)
+// so that it stays quick; `OCANNLGEN_E2E=1 go test ./...` runs them all,
+// and `bash .ci/run` does.
+const E2EEnv = "OCANNLGEN_E2E"
+
+// IsEndToEnd reports whether the end-to-end checks are on (OCANNLGEN_E2E
+// is "1"). A test that shrinks its work in the default run (a subset of
+// its cases, a smaller size) asks it; with the checks on it must do all
+// of its work.
+func IsEndToEnd() bool {
+	return os.Getenv(E2EEnv) == "1"
+}
+
+// EndToEnd skips the test unless the end-to-end checks are on
+// (IsEndToEnd). Call it first in a slow end-to-end test whose behaviour a
+// faster test of the default run also covers.
+func EndToEnd(t testing.TB) {
+	t.Helper()
+	if !IsEndToEnd() {
+		t.Skip("end-to-end check: set OCANNLGEN_E2E=1 (bash .ci/run does)")
+	}
+}
 
 // Compile runs shape inference and projection inference on a program,
 // failing the test on an error. It is for the tests of the packages the

@@ -113,3 +113,31 @@ func TestWriteModuleGoCmd(t *testing.T) {
 		t.Fatalf("go run: %q, %v", out, err)
 	}
 }
+
+func TestEndToEnd(t *testing.T) {
+	for _, v := range []string{"", "0", "true", "1"} {
+		t.Run("env="+v, func(t *testing.T) {
+			t.Setenv(E2EEnv, v)
+			if got, want := IsEndToEnd(), v == "1"; got != want {
+				t.Errorf("IsEndToEnd() with %s=%q = %v, want %v", E2EEnv, v, got, want)
+			}
+			ran := make(chan bool, 1)
+			// EndToEnd must skip exactly when IsEndToEnd is false: run it
+			// in a subtest and see whether the subtest went on.
+			t.Run("inner", func(t *testing.T) {
+				EndToEnd(t)
+				ran <- true
+			})
+			select {
+			case <-ran:
+				if v != "1" {
+					t.Errorf("EndToEnd did not skip with %s=%q", E2EEnv, v)
+				}
+			default:
+				if v == "1" {
+					t.Errorf("EndToEnd skipped with %s=1", E2EEnv)
+				}
+			}
+		})
+	}
+}
