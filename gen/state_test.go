@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
 // gpt2Small is a GPT-2-small-shaped model: 12 post-norm transformer
@@ -36,11 +38,15 @@ func gpt2Small() string {
 // of the generated struct, Adam's moments included: a GPT-2-small-shaped
 // model trained with AdamW warns (it did not when only the parameters,
 // gradients and momentum were counted), with the struct's size, which
-// Result.StateSizes reports too.
+// Result.StateSizes reports too. An end-to-end check (OCANNLGEN_E2E=1):
+// compiling the transformer takes seconds.
 func TestStateWarningCountsEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a 12-block transformer")
 	}
+	// In the default run, cmd/ocannlgen's TestStateWarning checks that
+	// Adam's moments count (a one-layer model).
+	testutil.EndToEnd(t)
 	p, err := loadSource(gpt2Small())
 	if err != nil {
 		t.Fatal(err)

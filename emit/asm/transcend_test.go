@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
@@ -71,12 +72,21 @@ func transMapCases() []MapSpec {
 // thresholds) and about a million float64 ones, reporting each
 // function's largest error in ulps against package math and failing
 // above the documented bound; then the composite maps against Go loops.
+// An end-to-end check (OCANNLGEN_E2E=1, or OCANNLGEN_KERNEL_BIN_DIR set):
+// building the module is slow.
 func TestTranscendentalSweep(t *testing.T) {
 	if runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "AVX2", "FMA3") {
 		t.Skip("needs amd64 with AVX2 and FMA")
 	}
 	if testing.Short() {
 		t.Skip("builds a module (slow)")
+	}
+	// In the default run, internal/tiers runs every transcendental kernel
+	// in every tier on special values (TestTiersAgreeAsDocumented).
+	// bench/offline/kit.sh builds the sweep program for the AVX-512
+	// machine (OCANNLGEN_KERNEL_BIN_DIR) without OCANNLGEN_E2E.
+	if os.Getenv("OCANNLGEN_KERNEL_BIN_DIR") == "" {
+		testutil.EndToEnd(t)
 	}
 	set := NewSet(Tiers()...)
 	var b bytes.Buffer

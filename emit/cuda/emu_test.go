@@ -48,12 +48,25 @@ func emuRun() []string {
 	return []string{"examples/gallery", "examples/moons"}
 }
 
-// skipBig reports whether the emulation tests leave out a kernel of n
-// interpreted iterations: one over maxWork, unless the end-to-end checks
-// are on (and -short is not).
+// skipBig reports whether TestEmulatedKernelsMatchInterpreter leaves out
+// a kernel of n interpreted iterations: under -short one over maxWork;
+// without the end-to-end checks one over defaultWork; with them (and
+// without -short) none.
 func skipBig(n int) bool {
-	return n > maxWork && (testing.Short() || !testutil.IsEndToEnd())
+	switch {
+	case testing.Short():
+		return n > maxWork
+	case testutil.IsEndToEnd():
+		return false
+	}
+	return n > defaultWork
 }
+
+// defaultWork bounds, without the end-to-end checks, the interpreted
+// iterations of a kernel TestEmulatedKernelsMatchInterpreter runs: it
+// leaves out the gallery's 256^3 and 512^3 matmuls and its MLP layer,
+// whose smaller twins (MatMul, MatMul64, BatchedMatMul) run.
+const defaultWork = 1_000_000
 
 // generated caches gen's check-mode results per package, built the
 // emulation binaries per package (in buildDir, removed by TestMain).
@@ -370,9 +383,10 @@ func compare(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-// maxWork bounds, under -short and without the end-to-end checks, the
-// interpreted iterations of a kernel the emulation tests run (the 512^3
-// gallery matmul takes the interpreter 20 s; its smaller twins run).
+// maxWork bounds the interpreted iterations of a kernel the emulation
+// tests run under -short, and the shim and recording tests always (the
+// 512^3 gallery matmul takes the interpreter 20 s; its smaller twins
+// run).
 const maxWork = 20_000_000
 
 // work counts the store executions of a program.
@@ -412,7 +426,7 @@ func TestEmulatedKernelsMatchInterpreter(t *testing.T) {
 			}
 			for _, k := range res.Compiled {
 				if n := work(k.Prog); skipBig(n) {
-					t.Logf("%s: skipped (%d interpreted iterations; its smaller twins run; OCANNLGEN_E2E=1 runs it)", k.Name, n)
+					t.Logf("%s: skipped (%d interpreted iterations; its smaller twins run; see skipBig)", k.Name, n)
 					continue
 				}
 				checkKernel(t, s, k, 1)

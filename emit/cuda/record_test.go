@@ -165,7 +165,8 @@ func TestGEMMSource(t *testing.T) {
 	want := interpret(t, k, inputs)(k.Params[2].Tensor)
 	compare(t, "c", io["c"].([]float64), want, tolerance("float32"))
 	// The check can fail: a GEMM that skips every other slice of the
-	// reduction is caught.
+	// reduction is caught (an end-to-end check: another g++ build).
+	testutil.EndToEnd(t)
 	bad := []byte(strings.Replace(string(src), "k0 += 16", "k0 += 32", 1))
 	s2, err := rtcuda.NewSession(startEmu(t, emuBuild(t, "gemm80-broken", bad)), bad)
 	if err != nil {

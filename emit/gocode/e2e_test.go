@@ -391,7 +391,8 @@ func BenchmarkMLP(b *testing.B) {
 
 // TestGenerated renders every case into one file, builds it with a
 // harness in a temporary module, and checks the outputs against the
-// interpreter, go vet, 0 allocs/op and the wrong-length panic.
+// interpreter, go vet, 0 allocs/op (with OCANNLGEN_E2E=1) and the
+// wrong-length panic.
 func TestGenerated(t *testing.T) {
 	cases := e2eCases(t)
 	var bs []*built
@@ -462,6 +463,11 @@ func TestGenerated(t *testing.T) {
 		}
 	})
 	t.Run("allocs", func(t *testing.T) {
+		// An end-to-end check (another build, of the benchmarks): in the
+		// default run TestScratchAllocs and the examples' alloc tests
+		// (the gallery's every kernel, the demos' TrainStep) check that
+		// generated code allocates nothing.
+		testutil.EndToEnd(t)
 		o, err := testutil.GoCmd(t, dir, goEnv, "test", "-run", "XXX", "-bench", ".", "-benchmem", "-benchtime", "20x")
 		if err != nil {
 			t.Fatalf("go test -bench: %v\n%s", err, o)
