@@ -21,9 +21,10 @@
 //
 // Supported: every differentiable primitive (id add sub mul div pow relu
 // sat01 exp log exp2 log2 sin cos sqrt recip recip_sqrt tanh neg where
-// fma), sum reductions (compose `*`, `+*`, `++`, `+++`), max reductions
-// (`@^^`, `@^+`: the gradient goes to the cells that attain the maximum,
-// where(t == v, g, 0) evaluated per point of the forward product space),
+// fma), sum reductions (compose `*`, `+*`, `++`, `+++`), max and min
+// reductions (`@^^`, `@^+`, `=:@^`, `=:@-`: the whole gradient of each
+// output cell goes to the first point, in iteration order, whose value
+// attains the maximum, as PyTorch's max_pool2d; see winner),
 // concatenation `++^`, stacking, batch slices `@|`, transposes, padded,
 // strided and dilated convolutions, broadcasting, and assignment
 // statements that accumulate by sum or difference (`=+`, `=:+`, `=-`,
@@ -44,10 +45,14 @@
 // a non-injective projection (the last write wins); and an operation
 // whose operand is its own target (`t =+ t *. x`).
 //
-// The max rule compares the stored maximum with the point's value stored
-// into a scalar scratch cell (`_scratch`) first, so that the comparison
-// is exact in float32 runs as well; ties send the gradient to every
-// winner.
+// The max rule first records each output cell's winner: the least
+// ordinal, among the reduced iterators, of a point whose value equals the
+// stored maximum (NAME.argmax@k, a min reduction over the forward product
+// space, the point's value stored into a scalar scratch cell `_scratch`
+// first so that the comparison is exact in float32 runs as well); the
+// gradient assignments then send g to the point whose ordinal is the
+// winner's. Ties thus send the whole gradient to one cell, on every tier
+// and thread count (a minimum is exact and order-free).
 package autodiff
 
 import (
@@ -172,6 +177,10 @@ type builder struct {
 	// first and last writer of each tensor (op index, -1 if none).
 	first, last []int
 	scratch     int
+	// ords are the ordinal tables of max/min reductions' winner records
+	// by dims, ordFetch their initializations.
+	ords     map[string]int
+	ordFetch []loopir.Assignment
 	// bwd collects the backward assignments; snaps the snapshots taken
 	// after forward operations (snapAt[k] lists op k's).
 	bwd    []loopir.Assignment
@@ -217,7 +226,7 @@ func buildBackward(g *inference.Graph, loss int, paramsOnly bool) (*Gradients, e
 	if n := lt.Shape.Size(); n != 1 {
 		return nil, &Error{Op: -1, Msg: fmt.Sprintf("the loss %s must have a single cell, its shape %s has %d", lt.Name, lt.Shape, n)}
 	}
-	b := &builder{g: g, scratch: -1}
+	b := &builder{g: g, scratch: -1, ords: map[string]int{}}
 	b.analyze(loss)
 	if paramsOnly {
 		b.pruneToParams()
@@ -331,6 +340,7 @@ func (b *builder) build(loss int) (int, error) {
 		}
 	}
 	fwd := append([]loopir.Assignment(nil), p.Assignments[:nFetch]...)
+	fwd = append(fwd, b.ordFetch...)
 	for k := range g.Ops {
 		fwd = append(fwd, p.Assignments[nFetch+k])
 		fwd = append(fwd, b.snapAt[k]...)
@@ -522,6 +532,7 @@ func (o *opBuilder) accum(targets []int) error {
 	default:
 		return o.fail("accumulating by %q is not differentiated", op.Accum)
 	}
+	var win *winnerRecord
 	for _, i := range targets {
 		o.pad = map[int]float64{}
 		var stores []*loopir.ComputeStore
@@ -540,19 +551,18 @@ func (o *opBuilder) accum(targets []int) error {
 		var cond loopir.ProjExpr
 		switch {
 		case maxRule:
-			var point loopir.ProjExpr
-			if op.Prim == "id" {
-				point = v(0)
-			} else {
-				// Materialize the point's value in the program's
-				// precision so that it compares equal to the stored
-				// maximum.
-				s := o.scratchTensor()
-				stores = append(stores, &loopir.ComputeStore{Tensor: s, Value: &loopir.ProjApply{Prim: op.Prim, Args: vs()}})
-				point = o.load("s", s, nil)
+			// At the winner the primitive's value is the stored
+			// maximum itself.
+			y = o.T
+			if win == nil {
+				var err error
+				if win, err = o.winner(vs); err != nil {
+					return err
+				}
 			}
-			y = func() loopir.ProjExpr { return point }
-			cond = apply("eq", o.T(), point)
+			if win.w >= 0 {
+				cond = apply("eq", o.load("ord", win.ord, win.ordIdx), o.load("w", win.w, op.Proj.LHS))
+			}
 		case !storeAcc && o.last[op.LHS] == o.k:
 			y = o.T
 		default:
@@ -592,6 +602,129 @@ func (o *opBuilder) accum(targets []int) error {
 		})
 	}
 	return nil
+}
+
+// winnerRecord is the record of a max or min reduction's winners: w
+// holds, per output cell, the ordinal of the first point (in iteration
+// order over the reduced iterators) whose value attains the stored
+// maximum; ord, read at ordIdx, is each point's ordinal. w < 0 means the
+// operation reduces nothing (every output cell has a single point).
+type winnerRecord struct {
+	w, ord int
+	ordIdx []inference.Index
+}
+
+// maxOrdinals bounds the points of one reduction: ordinals are stored in
+// the program's precision, and float32 represents every integer up to
+// 2^24 exactly.
+const maxOrdinals = 1 << 24
+
+// winner emits, before the operation's gradient assignments, the pass
+// that records the winner of each output cell of a max or min reduction
+// (PyTorch's max_pool2d rule: the first maximal cell in iteration order
+// takes the whole gradient):
+//
+//	w =:@- where(f(v1, ..., vn) == t, ord, N)      over the forward product space
+//
+// where ord is the point's ordinal among the reduced iterators (a
+// constant table read at the reduced iterators, row-major in the order of
+// the product space) and N the number of reduced points. The minimum is
+// exact and independent of iteration order, so every tier and thread
+// count records the same winner; the gradient assignments then route the
+// gradient through where(ord == w, ..., 0).
+func (o *opBuilder) winner(vs func() []loopir.ProjExpr) (*winnerRecord, error) {
+	op := o.op
+	pr := op.Proj
+	inLHS := map[int]bool{}
+	for _, x := range pr.LHS {
+		for _, it := range x.Iters() {
+			inLHS[it] = true
+		}
+	}
+	var dims []int
+	var idx []inference.Index
+	n := 1
+	for _, f := range pr.Product {
+		reduced := true
+		for _, it := range f.Iters {
+			reduced = reduced && !inLHS[it]
+		}
+		if !reduced {
+			continue
+		}
+		ext := 0
+		x := inference.Index{Kind: inference.IdxIter, Iter: f.Iters[0]}
+		if len(f.Iters) > 1 {
+			x = inference.Index{Kind: inference.IdxConcat}
+			for k, it := range f.Iters {
+				x.Parts = append(x.Parts, inference.ConcatPart{Iter: it, Size: f.Extents[k]})
+			}
+		}
+		for _, e := range f.Extents {
+			ext += e
+		}
+		dims = append(dims, ext)
+		idx = append(idx, x)
+		n *= ext
+		if n > maxOrdinals {
+			return nil, o.fail("the %s reduces over more than %d points per output cell; its winners cannot be recorded", op.Accum, maxOrdinals)
+		}
+	}
+	if len(dims) == 0 {
+		return &winnerRecord{w: -1}, nil
+	}
+	saved := o.pad
+	o.pad = map[int]float64{}
+	defer func() { o.pad = saved }()
+	rec := &winnerRecord{ord: o.ordinals(dims), ordIdx: idx}
+	lhs := o.p.Tensors[o.value(o.k, op.LHS)]
+	rec.w = o.p.AddTensor(loopir.TensorInfo{
+		Name: fmt.Sprintf("%s.argmax@%d", o.g.Tensors[op.LHS].Name, o.k), Kind: inference.Result, Dims: lhs.Dims,
+	})
+	var stores []*loopir.ComputeStore
+	var point loopir.ProjExpr
+	if op.Prim == "id" {
+		point = o.V(0)
+	} else {
+		// Materialize the point's value in the program's precision so
+		// that it compares equal to the stored maximum.
+		s := o.scratchTensor()
+		stores = append(stores, &loopir.ComputeStore{Tensor: s, Value: &loopir.ProjApply{Prim: op.Prim, Args: vs()}})
+		point = o.load("s", s, nil)
+	}
+	ord := o.load("ord", rec.ord, idx)
+	val := apply("where", apply("eq", point, o.T()), ord, cnst(float64(n)))
+	stores = append(stores, &loopir.ComputeStore{Tensor: rec.w, Index: pr.LHS, Value: val, Accum: "min", Accumulate: true})
+	var parts []string
+	for _, s := range stores[:len(stores)-1] {
+		parts = append(parts, "s = "+o.format(s.Value))
+	}
+	parts = append(parts, "w =@- "+o.format(val))
+	name := o.p.Tensors[rec.w].Name
+	o.bwd = append(o.bwd,
+		&loopir.Clear{Desc: fmt.Sprintf("%s: %s = %d (no winner yet)", o.desc, name, n), Tensors: []int{rec.w}, Value: float64(n)},
+		&loopir.Compute{
+			Desc:   fmt.Sprintf("%s: the winners: %s; w is %s", o.desc, strings.Join(parts, "; "), name),
+			Op:     o.k,
+			Proj:   pr,
+			Stores: stores,
+			Pad:    o.pad,
+		})
+	return rec, nil
+}
+
+// ordinals returns the constant table of a reduction's point ordinals
+// over dims (each cell holds its row-major offset), one per distinct
+// dims, initialized with the program's fetches.
+func (o *opBuilder) ordinals(dims []int) int {
+	key := fmt.Sprint(dims)
+	if t, ok := o.ords[key]; ok {
+		return t
+	}
+	t := o.p.AddTensor(loopir.TensorInfo{Name: fmt.Sprintf("_ordinals.%d", len(o.ords)+1), Kind: inference.Literal, Dims: dims})
+	o.ords[key] = t
+	o.ordFetch = append(o.ordFetch, &loopir.Fetch{Desc: fmt.Sprintf("init %s (the ordinals of %v reduced points)", o.p.Tensors[t].Name, dims), Tensor: t, Kind: loopir.FetchRange})
+	return t
 }
 
 // scratchTensor returns the program's scalar scratch cell.

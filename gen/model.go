@@ -299,6 +299,9 @@ func (c *modelCompiler) params() *Error {
 			return err
 		}
 		mp.Role, mp.Spatial = rtRole(roles[p.ID])
+		if mp.Role == "RoleConvKernel" {
+			mp.EvenPadded = roles[p.ID].EvenPadded
+		}
 		c.index[p.ID] = len(c.gm.Params)
 		c.gm.Params = append(c.gm.Params, mp)
 	}

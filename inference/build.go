@@ -187,7 +187,7 @@ func (b *builder) stmt(st program.Stmt) error {
 		if err := b.define(st.Name, p); err != nil {
 			return err
 		}
-		id, err := b.expr(st.Expr, st.Name)
+		id, err := b.letExpr(st)
 		if err != nil {
 			return err
 		}
@@ -466,19 +466,10 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		}
 		return id, nil
 	case *program.Number:
-		return b.number(e.Value, e.Pos).ID, nil
+		return b.number(b.anonName("num"), e.Value, e.Pos).ID, nil
 	case *program.Literal:
 		if isNumericLiteral(e) {
-			shape, values, err := numericLiteral(e)
-			if err != nil {
-				return 0, err
-			}
-			t := b.newTensor(b.anonName("lit"), Literal, e.Pos)
-			for k := range 3 {
-				t.rows[k] = closedRow(shape[k]...)
-			}
-			t.Init = TensorInit{Kind: InitValues, Values: values}
-			return t.ID, nil
+			return b.literal(b.anonName("lit"), e)
 		}
 		return b.stack(e, hint)
 	case *program.Unary:
@@ -515,7 +506,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		n := b.number(e.Exp, e.Pos)
+		n := b.number(b.anonName("num"), e.Exp, e.Pos)
 		op := &Op{Kind: OpPointwise, Prim: "pow", RHS: []int{x, n.ID}, Pos: e.Pos, Desc: `pointwise "**."`}
 		return b.emit(op, hint)
 	case *program.Ternary:
@@ -556,14 +547,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 	case *program.InlineParam:
 		return b.inlineParam(e)
 	case *program.DimRef:
-		t := b.newTensor(b.anonName("dim_"+e.Name), DimScalar, e.Pos)
-		b.scalarRows(t)
-		t.DimName = e.Name
-		if c, ok := b.captures[e.Name]; ok {
-			t.dimCap = &c
-		}
-		b.dimRefs = append(b.dimRefs, t.ID)
-		return t.ID, nil
+		return b.dimRef(b.anonName("dim_"+e.Name), e), nil
 	}
 	switch e.(type) {
 	case *program.Call, *program.Instance:
@@ -582,11 +566,61 @@ func (b *builder) scalarRows(t *Tensor) {
 	t.rows[spec.Output] = closedRow(bcastUnit)
 }
 
-func (b *builder) number(v float64, p spec.Pos) *Tensor {
-	t := b.newTensor(b.anonName("num"), Number, p)
+// number adds a Number tensor named name holding v.
+func (b *builder) number(name string, v float64, p spec.Pos) *Tensor {
+	t := b.newTensor(name, Number, p)
 	b.scalarRows(t)
 	t.Init = TensorInit{Kind: InitConst, Value: v}
 	return t
+}
+
+// literal adds a Literal tensor named name holding the numeric literal e.
+func (b *builder) literal(name string, e *program.Literal) (int, error) {
+	shape, values, err := numericLiteral(e)
+	if err != nil {
+		return 0, err
+	}
+	t := b.newTensor(name, Literal, e.Pos)
+	for k := range 3 {
+		t.rows[k] = closedRow(shape[k]...)
+	}
+	t.Init = TensorInit{Kind: InitValues, Values: values}
+	return t.ID, nil
+}
+
+// dimRef adds a DimScalar tensor named name holding the size of e's label.
+func (b *builder) dimRef(name string, e *program.DimRef) int {
+	t := b.newTensor(name, DimScalar, e.Pos)
+	b.scalarRows(t)
+	t.DimName = e.Name
+	if c, ok := b.captures[e.Name]; ok {
+		t.dimCap = &c
+	}
+	b.dimRefs = append(b.dimRefs, t.ID)
+	return t.ID
+}
+
+// letExpr elaborates the expression of a let statement. A constant the
+// let binds directly (`let s = 2`, `let v = [1; 2]`, `let n = dim d`) is
+// a fresh tensor that takes the let's name, as the result of an
+// operation does, so listings, operand lists and generated comments show
+// the user's name; constants written inside an expression stay
+// anonymous (`_num.N`, `_lit.N`, `_dim_LABEL.N`). The let's name is
+// unique as an operation's result named by a let is: define rejects a
+// second definition, and an anonymous name ends in a counter (`.N`),
+// which no name does.
+func (b *builder) letExpr(st *program.LetStmt) (int, error) {
+	switch e := st.Expr.(type) {
+	case *program.Number:
+		return b.number(st.Name, e.Value, e.Pos).ID, nil
+	case *program.Literal:
+		if isNumericLiteral(e) {
+			return b.literal(st.Name, e)
+		}
+	case *program.DimRef:
+		return b.dimRef(st.Name, e), nil
+	}
+	return b.expr(st.Expr, st.Name)
 }
 
 func (b *builder) inlineParam(e *program.InlineParam) (int, error) {

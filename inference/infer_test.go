@@ -327,3 +327,49 @@ let v = five + b
 		t.Fatalf("got %v, want a=3, b=1 (broadcast), g=3", got)
 	}
 }
+
+// TestLetNamesConstant: a number, numeric literal or dim scalar a let
+// binds directly is the tensor of the let's name (issue 27, item 3); the
+// operand lists of the operations that use it say so, and a constant
+// written inside an expression stays anonymous.
+func TestLetNamesConstant(t *testing.T) {
+	src := "input x : 3 = range\n" +
+		"let s = 2\n" +
+		"let v = [1; 2; 3]\n" +
+		"let c = x ++ \"i => 0\" [\"i\"]\n" +
+		"let n = dim i\n" +
+		"let y = s *. x + v + n + 1\n" +
+		"let z = y /. dim i\n"
+	g, err := inference.InferSource(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tn := range g.Tensors {
+		names = append(names, tn.Name+":"+tn.Kind.String())
+	}
+	want := "x:input s:number v:literal c:let n:dim _y.1:let _y.2:let _y.3:let _num.1:number y:let _dim_i.1:dim z:let"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("tensors\n%s\nwant\n%s", got, want)
+	}
+	var descs []string
+	for _, op := range g.Ops {
+		descs = append(descs, op.Desc)
+	}
+	wantOps := []string{
+		`einsum "++" "i => 0" of x`,
+		`pointwise "*." of s, x`,
+		`pointwise "+" of _y.1, v`,
+		`pointwise "+" of _y.2, n`,
+		`pointwise "+" of _y.3, _num.1`,
+		`pointwise "/." of y, _dim_i.1`,
+	}
+	if got := strings.Join(descs, "\n"); got != strings.Join(wantOps, "\n") {
+		t.Errorf("operations\n%s\nwant\n%s", got, strings.Join(wantOps, "\n"))
+	}
+	for _, n := range g.Named {
+		if got := g.Tensors[n.Tensor].Name; got != n.Name {
+			t.Errorf("the let %s names tensor %s", n.Name, got)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"slices"
+
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/spec"
 )
@@ -38,6 +40,14 @@ type Role struct {
 	// parameter's dims in memory order (batch, output, input),
 	// increasing.
 	Spatial []int
+	// EvenPadded are the window axes of a conv kernel (a subset of
+	// Spatial, increasing) read by a padded convolution (`=+`) whose
+	// window spans an even number of cells, 1 + (k−1)·d for a kernel
+	// axis of size k and dilation d (an even kernel, dilation odd):
+	// ocannlgen pads the extra cell of such a window on the left (seed
+	// 002), PyTorch's padding='same' on the right (rt.Tensor.EvenPadded,
+	// rt.ErrEvenKernelPadding). Nil when there are none.
+	EvenPadded []int
 }
 
 // ParamRoles derives each parameter's role from the operations of every
@@ -60,12 +70,31 @@ func (r *Inferred) ParamRoles() map[string]Role {
 		}
 		for id, name := range params {
 			got := paramRole(g, id)
-			if old, ok := roles[name]; !ok || got.Kind > old.Kind {
+			old, ok := roles[name]
+			switch {
+			case !ok || got.Kind > old.Kind:
 				roles[name] = got
+			case got.Kind == old.Kind && got.Kind == RoleConvKernel:
+				old.EvenPadded = union(old.EvenPadded, got.EvenPadded, old.Spatial)
+				roles[name] = old
 			}
 		}
 	}
 	return roles
+}
+
+// union returns the increasing union of two index lists, restricted to
+// the axes of within (a role's Spatial: EvenPadded stays a subset of it),
+// nil when it is empty.
+func union(a, b, within []int) []int {
+	var out []int
+	for _, x := range append(slices.Clone(a), b...) {
+		if slices.Contains(within, x) && !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // paramRole is the role of parameter tensor id in graph g.
@@ -74,8 +103,11 @@ func paramRole(g *inference.Graph, id int) Role {
 	vector := len(t.Shape.Input) == 0 && len(t.Shape.Batch) == 0 && len(t.Shape.Output) > 0
 	role := Role{Kind: RoleOther}
 	raise := func(r Role) {
-		if r.Kind > role.Kind {
+		switch {
+		case r.Kind > role.Kind:
 			role = r
+		case r.Kind == role.Kind && r.Kind == RoleConvKernel:
+			role.EvenPadded = union(role.EvenPadded, r.EvenPadded, role.Spatial)
 		}
 	}
 	for _, op := range g.Ops {
@@ -85,8 +117,8 @@ func paramRole(g *inference.Graph, id int) Role {
 			}
 			switch {
 			case op.Kind == inference.OpEinsum && op.Spec != nil:
-				if sp := convSpatial(op.Spec, slot, t.Shape); sp != nil {
-					raise(Role{Kind: RoleConvKernel, Spatial: sp})
+				if sp, even := convSpatial(op.Spec, slot, t.Shape); sp != nil {
+					raise(Role{Kind: RoleConvKernel, Spatial: sp, EvenPadded: even})
 				} else if vector {
 					raise(Role{Kind: RoleBias})
 				}
@@ -104,9 +136,11 @@ func paramRole(g *inference.Graph, id int) Role {
 
 // convSpatial returns the memory-order axes of slot's tensor (of shape s)
 // that carry a kernel label of a convolution axis in another slot of sp,
-// or nil when there are none.
-func convSpatial(sp *spec.Einsum, slot int, s inference.Shape) []int {
-	kernel := map[string]bool{}
+// or nil when there are none; even lists those of them that a padded
+// convolution axis reads with a window of an even span (1 + (k−1)·d for
+// the axis's size k and the convolution's dilation d).
+func convSpatial(sp *spec.Einsum, slot int, s inference.Shape) (axes, even []int) {
+	kernel := map[string][]*spec.Conv{}
 	for k := range sp.RHS {
 		if k == slot {
 			continue
@@ -114,32 +148,42 @@ func convSpatial(sp *spec.Einsum, slot int, s inference.Shape) []int {
 		for _, row := range sp.RHS[k].Rows {
 			for _, ax := range row.Axes() {
 				if ax.Kind == spec.AxisAffine && ax.Affine != nil && ax.Affine.Conv != nil {
-					kernel[ax.Affine.Conv.Kernel] = true
+					c := ax.Affine.Conv
+					kernel[c.Kernel] = append(kernel[c.Kernel], c)
 				}
 			}
 		}
 	}
 	if len(kernel) == 0 {
-		return nil
+		return nil, nil
 	}
-	var axes []int
+	add := func(label string, at int, size int) {
+		axes = append(axes, at)
+		for _, c := range kernel[label] {
+			if c.Padded && (1+(size-1)*c.Dilation)%2 == 0 {
+				even = append(even, at)
+				return
+			}
+		}
+	}
 	base := 0
 	for _, kind := range spec.MemoryOrder {
 		row := sp.RHS[slot].Rows[kind]
-		n := len(s.Row(kind))
+		dims := s.Row(kind)
+		n := len(dims)
 		// The leading flank is anchored at the front, the trailing one
 		// (all the axes of a row without a row variable) at the back.
 		for j, ax := range row.Beg {
-			if ax.Kind == spec.AxisLabel && kernel[ax.Label] && j < n {
-				axes = append(axes, base+j)
+			if ax.Kind == spec.AxisLabel && kernel[ax.Label] != nil && j < n {
+				add(ax.Label, base+j, dims[j].Size)
 			}
 		}
 		for j, ax := range row.End {
-			if at := n - len(row.End) + j; ax.Kind == spec.AxisLabel && kernel[ax.Label] && at >= 0 {
-				axes = append(axes, base+at)
+			if at := n - len(row.End) + j; ax.Kind == spec.AxisLabel && kernel[ax.Label] != nil && at >= 0 {
+				add(ax.Label, base+at, dims[at].Size)
 			}
 		}
 		base += n
 	}
-	return axes
+	return axes, even
 }

@@ -63,3 +63,65 @@ entry other:
 		t.Errorf("roles %v, want %d of them", roles, len(want))
 	}
 }
+
+// TestEvenPaddedRoles: a conv kernel's EvenPadded are its window axes
+// that a padded convolution (`=+`) reads with a window spanning an even
+// number of cells, 1 + (k−1)·d (issue 27, item 4): both axes of a 2x2
+// padded kernel, strided or not; the 2-wide axis of a 3x2 kernel; no axis
+// of a valid convolution or of an odd window (a 2-cell kernel dilated by
+// 2 spans 3 cells), while a 4-cell kernel dilated by 3 spans 10.
+func TestEvenPaddedRoles(t *testing.T) {
+	const src = `
+layer rect(x) :
+    let y = x +* "... | oh=+kh, ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" ["kh"; "kw"; "oc"] {kernel}
+    dim kh = 3
+    dim kw = 2
+    dim oc = 2
+    return y
+layer dil[k, d](x) :
+    let y = x +* "... | oh=+$d*kh, ic; kh, ic -> oc => ... | oh, oc" ["kh"; "oc"] {kernel}
+    dim kh = k
+    dim oc = 2
+    return y
+let even = conv2d[2, k=2]
+let strided = conv2d[2, k=4, stride=2]
+let odd = conv2d[2]
+let valid = conv2d_valid[2, k=2]
+let r = rect[]
+let d2 = dil[2, 2]
+let d3 = dil[4, 3]
+entry images:
+    input x : 2 | 8, 8, 3
+    return valid(odd(strided(even(r(x)))))
+entry rows:
+    input z : 2 | 12, 3
+    return d3(d2(z))
+`
+	m, err := expand(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := m.Infer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := inf.ParamRoles()
+	for id, want := range map[string][]int{
+		"even.kernel":    {1, 2},
+		"strided.kernel": {1, 2},
+		"odd.kernel":     nil,
+		"valid.kernel":   nil,
+		"r.kernel":       {2},
+		"d2.kernel":      nil,
+		"d3.kernel":      {1},
+		"even.bias":      nil,
+	} {
+		got, ok := roles[id]
+		if !ok || !slices.Equal(got.EvenPadded, want) {
+			t.Errorf("%s: role %+v (found %v), want EvenPadded %v", id, got, ok, want)
+		}
+		if ok && id != "even.bias" && got.Kind != RoleConvKernel {
+			t.Errorf("%s: role %+v, want a conv kernel", id, got)
+		}
+	}
+}

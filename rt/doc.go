@@ -53,7 +53,11 @@
 // and JAX in the safetensors format; a tensor's [Role] gives its layout in
 // a PyTorch state_dict, which [SafetensorsOptions].Layout converts, and a
 // tensor whose layout its shape cannot tell is never loaded by shape
-// alone ([ErrAmbiguousLayout]).
+// alone ([ErrAmbiguousLayout]). The kernel of a padded convolution with
+// an even window ([Tensor].EvenPadded) is padded on the left here and on
+// the right by PyTorch's padding='same', so [LayoutPyTorch] refuses it
+// unless [SafetensorsOptions].AllowEvenKernelPadding confirms it
+// ([ErrEvenKernelPadding]).
 //
 // Every loader follows one policy (docs/language.md, "The loading
 // policy"): all or nothing (on any error no tensor changes); values in

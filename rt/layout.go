@@ -137,6 +137,41 @@ const ErrAmbiguousLayout = Error("ambiguous tensor layout")
 // file records for a tensor (LoadSafetensors).
 const ErrLayoutConflict = Error("layout option contradicts the file's recorded layout")
 
+// ErrEvenKernelPadding: LoadSafetensors with LayoutPyTorch refuses a conv
+// kernel whose padded convolution (`=+`) has a window spanning an even
+// number of cells (Tensor.EvenPadded), unless
+// SafetensorsOptions.AllowEvenKernelPadding confirms it. ocannlgen pads
+// the extra cell of an even window on the left, as seed 002 prescribes
+// (a window of k cells reads k/2 cells before the output position and
+// k/2−1 after it); PyTorch's padding='same' (and TensorFlow's "SAME")
+// pads it on the right (k/2−1 before, k/2 after). Weights trained with
+// padding='same' would compute an output shifted by one cell along each
+// such axis.
+const ErrEvenKernelPadding = Error("even kernel padded unlike PyTorch's padding='same'")
+
+// evenKernelPadding is the error for conv kernel t (file tensor fn),
+// loaded in PyTorch's layout, whose padded convolution has even windows.
+func evenKernelPadding(t *Tensor, fn string) error {
+	names := t.axisNames()
+	axes := make([]string, len(t.EvenPadded))
+	for i, a := range t.EvenPadded {
+		axes[i] = fmt.Sprintf("axis %d", a)
+		if a < len(names) {
+			axes[i] = names[a]
+		}
+	}
+	word := "axis"
+	if len(axes) > 1 {
+		word = "axes"
+	}
+	return fmt.Errorf("rt: safetensors: tensor %q (%s, file tensor %q): its padded convolution (=+) has an even window on %s %s: "+
+		"ocannlgen pads the extra cell of an even window on the left (seed 002's rule: a window spanning k cells reads k/2 cells before the output position and k/2-1 after), "+
+		"PyTorch's padding='same' pads it on the right (k/2-1 before, k/2 after), so weights trained with padding='same' would compute an output shifted by one cell along each such axis; "+
+		"set SafetensorsOptions.AllowEvenKernelPadding to load them anyway (right for weights trained with the input padded explicitly, k/2 cells before and k/2-1 after, and padding=0), "+
+		"or use an odd kernel: %w",
+		t.Name, t.Role, fn, word, strings.Join(axes, ", "), ErrEvenKernelPadding)
+}
+
 // convSpatial returns the window axes of a conv kernel: t.Spatial, or
 // for a rank-4 kernel without it axes 1 and 2 (ocannlgen's conv2d,
 // [oc][kh][kw][ic]); nil when there are none.
@@ -192,13 +227,13 @@ func (t *Tensor) PyTorchPerm() []int {
 	return perm
 }
 
-// checkRole validates t's Role and Spatial.
+// checkRole validates t's Role, Spatial and EvenPadded.
 func (t *Tensor) checkRole(op string) error {
 	if t.Role > RoleOther {
 		return fmt.Errorf("rt: %s: tensor %q: unknown role %d: %w", op, t.Name, t.Role, ErrInvalid)
 	}
 	if t.Spatial == nil {
-		return nil
+		return t.checkEvenPadded(op)
 	}
 	if t.Role != RoleConvKernel {
 		return fmt.Errorf("rt: %s: tensor %q: Spatial %v set on a tensor of role %s (only a conv kernel has window axes): %w", op, t.Name, t.Spatial, t.Role, ErrInvalid)
@@ -206,6 +241,24 @@ func (t *Tensor) checkRole(op string) error {
 	for i, a := range t.Spatial {
 		if a < 0 || a >= len(t.Dims) || i > 0 && a <= t.Spatial[i-1] {
 			return fmt.Errorf("rt: %s: tensor %q: Spatial %v must be increasing axes of dims %v: %w", op, t.Name, t.Spatial, t.Dims, ErrInvalid)
+		}
+	}
+	return t.checkEvenPadded(op)
+}
+
+// checkEvenPadded validates t's EvenPadded: increasing window axes of a
+// conv kernel.
+func (t *Tensor) checkEvenPadded(op string) error {
+	if t.EvenPadded == nil {
+		return nil
+	}
+	if t.Role != RoleConvKernel {
+		return fmt.Errorf("rt: %s: tensor %q: EvenPadded %v set on a tensor of role %s (only a conv kernel has window axes): %w", op, t.Name, t.EvenPadded, t.Role, ErrInvalid)
+	}
+	sp := t.convSpatial()
+	for i, a := range t.EvenPadded {
+		if !slices.Contains(sp, a) || i > 0 && a <= t.EvenPadded[i-1] {
+			return fmt.Errorf("rt: %s: tensor %q: EvenPadded %v must be increasing window axes (Spatial %v) of dims %v: %w", op, t.Name, t.EvenPadded, sp, t.Dims, ErrInvalid)
 		}
 	}
 	return nil

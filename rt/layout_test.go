@@ -434,6 +434,11 @@ func TestLoadHints(t *testing.T) {
 	conv := []Tensor{{Name: "c1.kernel", Dims: []int{16, 3, 3, 1}, Data32: make([]float32, 144), Role: RoleConvKernel, Spatial: []int{1, 2}}}
 	fmt.Fprintf(&golden, "LoadSafetensors of a PyTorch-order kernel, names mapped:\n\t%v\n",
 		LoadSafetensors(bytes.NewReader(tf.Bytes()), conv, &SafetensorsOptions{Names: map[string]string{"c1.kernel": "conv1.weight"}}))
+	// A 2x2 kernel of a padded convolution from a PyTorch state_dict.
+	even := torchFile(t, []string{"conv1.weight", "conv1.bias"}, [][]int{{4, 3, 2, 2}, {4}},
+		[][]float32{torchConvWeight(4, 3, 2, 2), {0.5, 1.5, 2.5, 3.5}})
+	fmt.Fprintf(&golden, "LoadSafetensors with rt.LayoutPyTorch of an even kernel of a padded convolution:\n\t%v\n",
+		LoadSafetensors(bytes.NewReader(even), evenConv(), &SafetensorsOptions{Names: squareNames, Layout: LayoutPyTorch}))
 }
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -455,5 +460,128 @@ func compareGolden(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("%s differs from the golden file (go test ./rt -run %s -update if intended):\n--- got\n%s--- want\n%s", name, t.Name(), got, want)
+	}
+}
+
+// evenConv is a model's parameters with a 2x2 conv kernel of a padded
+// convolution ([4][2][2][3]: both window axes even) and a bias, filled
+// with the sentinel 7.
+func evenConv() []Tensor {
+	k := make([]float32, 4*2*2*3)
+	b := make([]float32, 4)
+	for i := range k {
+		k[i] = 7
+	}
+	for i := range b {
+		b[i] = 7
+	}
+	return []Tensor{
+		{Name: "c1.kernel", Dims: []int{4, 2, 2, 3}, Data32: k, Role: RoleConvKernel, Spatial: []int{1, 2}, EvenPadded: []int{1, 2}},
+		{Name: "c1.bias", Dims: []int{4}, Data32: b, Role: RoleBias},
+	}
+}
+
+// TestSafetensorsEvenKernelPadding (issue 27, item 4): LayoutPyTorch
+// refuses a conv kernel whose padded convolution has an even window,
+// saying why (ocannlgen pads the extra cell on the left, PyTorch's
+// padding='same' on the right) and how to confirm, with the load's other
+// problems and nothing loaded; AllowEvenKernelPadding confirms it; odd
+// kernels, ocannlgen's own files, LayoutNative and a Permute entry need
+// no confirmation.
+func TestSafetensorsEvenKernelPadding(t *testing.T) {
+	file := torchFile(t, []string{"conv1.weight", "conv1.bias"}, [][]int{{4, 3, 2, 2}, {4}},
+		[][]float32{torchConvWeight(4, 3, 2, 2), {0.5, 1.5, 2.5, 3.5}})
+	opt := &SafetensorsOptions{Names: squareNames, Layout: LayoutPyTorch}
+	ts := evenConv()
+	err := LoadSafetensors(bytes.NewReader(file), ts, opt)
+	if !errors.Is(err, ErrEvenKernelPadding) {
+		t.Fatalf("an even padded kernel loaded from PyTorch's layout: %v", err)
+	}
+	for _, want := range []string{`tensor "c1.kernel" (conv kernel, file tensor "conv1.weight")`, "padded convolution (=+) has an even window on axes kh, kw",
+		"ocannlgen pads the extra cell of an even window on the left (seed 002's rule", "PyTorch's padding='same' pads it on the right",
+		"shifted by one cell", "SafetensorsOptions.AllowEvenKernelPadding", "odd kernel"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %s:\n%v", want, err)
+		}
+	}
+	if !allSentinel(ts) {
+		t.Error("a refused load modified the tensors")
+	}
+	// Listed with the load's other problems, in one error.
+	extra := torchFile(t, []string{"conv1.weight", "conv1.bias", "fc.weight"}, [][]int{{4, 3, 2, 2}, {4}, {1}},
+		[][]float32{torchConvWeight(4, 3, 2, 2), {0.5, 1.5, 2.5, 3.5}, {1}})
+	err = LoadSafetensors(bytes.NewReader(extra), ts, opt)
+	if !errors.Is(err, ErrEvenKernelPadding) || !errors.Is(err, ErrExtra) || !allSentinel(ts) {
+		t.Errorf("with an extra tensor: %v", err)
+	}
+	// One even axis: only it is named.
+	one := evenConv()
+	one[0].EvenPadded = []int{2}
+	if err := LoadSafetensors(bytes.NewReader(file), one, opt); !errors.Is(err, ErrEvenKernelPadding) || !strings.Contains(err.Error(), "even window on axis kw:") {
+		t.Errorf("one even axis: %v", err)
+	}
+
+	// Confirmed: the kernel loads, converted from PyTorch's layout.
+	ts = evenConv()
+	confirmed := &SafetensorsOptions{Names: squareNames, Layout: LayoutPyTorch, AllowEvenKernelPadding: true}
+	if err := LoadSafetensors(bytes.NewReader(file), ts, confirmed); err != nil {
+		t.Fatal(err)
+	}
+	checkConvKernel(t, ts[0].Data32, 4, 3, 2, 2)
+
+	// The same kernel without EvenPadded (an odd window, or a valid
+	// convolution) loads without confirmation.
+	ts = evenConv()
+	ts[0].EvenPadded = nil
+	if err := LoadSafetensors(bytes.NewReader(file), ts, opt); err != nil {
+		t.Errorf("a kernel without even padded windows: %v", err)
+	}
+	// ocannlgen's own files, in either layout, and LayoutNative.
+	src := evenConv()
+	for i := range src[0].Data32 {
+		src[0].Data32[i] = float32(i)
+	}
+	for _, layout := range []Layout{LayoutNative, LayoutPyTorch} {
+		var buf bytes.Buffer
+		if err := SaveSafetensors(&buf, src, &SafetensorsOptions{Layout: layout}); err != nil {
+			t.Fatal(err)
+		}
+		for _, read := range []Layout{LayoutAuto, layout} {
+			back := evenConv()
+			if err := LoadSafetensors(bytes.NewReader(buf.Bytes()), back, &SafetensorsOptions{Layout: read}); err != nil || !slices.Equal(back[0].Data32, src[0].Data32) {
+				t.Errorf("our file in layout %v read with %v: %v", layout, read, err)
+			}
+		}
+	}
+	native := torchFile(t, []string{"conv1.weight", "conv1.bias"}, [][]int{{4, 2, 2, 3}, {4}}, [][]float32{make([]float32, 48), make([]float32, 4)})
+	for _, o := range []*SafetensorsOptions{{Names: squareNames}, {Names: squareNames, Layout: LayoutNative}} {
+		if err := LoadSafetensors(bytes.NewReader(native), evenConv(), o); err != nil {
+			t.Errorf("a file in ocannlgen's order, layout %v: %v", o.Layout, err)
+		}
+	}
+	// A Permute entry states the layout itself.
+	ts = evenConv()
+	if err := LoadSafetensors(bytes.NewReader(file), ts, &SafetensorsOptions{Names: squareNames, Permute: map[string][]int{"c1.kernel": TorchConv2d()}}); err != nil {
+		t.Errorf("with a Permute entry: %v", err)
+	}
+	checkConvKernel(t, ts[0].Data32, 4, 3, 2, 2)
+}
+
+// TestEvenPaddedValidation: EvenPadded belongs to a conv kernel and
+// lists increasing window axes.
+func TestEvenPaddedValidation(t *testing.T) {
+	for _, bad := range []Tensor{
+		{Name: "a", Dims: []int{2}, Data32: make([]float32, 2), Role: RoleBias, EvenPadded: []int{0}},
+		{Name: "a", Dims: []int{2, 2, 2, 2}, Data32: make([]float32, 16), Role: RoleConvKernel, EvenPadded: []int{3}},
+		{Name: "a", Dims: []int{2, 2, 2, 2}, Data32: make([]float32, 16), Role: RoleConvKernel, EvenPadded: []int{2, 1}},
+		{Name: "a", Dims: []int{2, 2, 2}, Data32: make([]float32, 8), Role: RoleConvKernel, Spatial: []int{1}, EvenPadded: []int{2}},
+	} {
+		if err := SaveSafetensors(new(bytes.Buffer), []Tensor{bad}, nil); !errors.Is(err, ErrInvalid) {
+			t.Errorf("role %v spatial %v even-padded %v: %v, want ErrInvalid", bad.Role, bad.Spatial, bad.EvenPadded, err)
+		}
+	}
+	ok := Tensor{Name: "a", Dims: []int{2, 2, 2, 2}, Data32: make([]float32, 16), Role: RoleConvKernel, EvenPadded: []int{1, 2}}
+	if err := SaveSafetensors(new(bytes.Buffer), []Tensor{ok}, nil); err != nil {
+		t.Errorf("a rank-4 kernel's default window axes: %v", err)
 	}
 }

@@ -41,6 +41,15 @@ type Tensor struct {
 	// stored [oc][kh][kw][ic]; nil for a rank-4 conv kernel means [1 2].
 	// It must be nil for the other roles.
 	Spatial []int
+	// EvenPadded lists the window axes of a RoleConvKernel tensor (among
+	// its Spatial axes, increasing) that a padded convolution (`=+`)
+	// reads with a window of an even span: ocannlgen pads the extra cell
+	// of such a window on the left, PyTorch's padding='same' on the
+	// right, so LoadSafetensors with LayoutPyTorch refuses the tensor
+	// unless SafetensorsOptions.AllowEvenKernelPadding confirms it (see
+	// ErrEvenKernelPadding). Generated ParamTensors set it; nil for the
+	// other roles and for odd windows. Save and Load ignore it.
+	EvenPadded []int
 	// Domain is the set of values the loaders accept in the tensor: the
 	// zero value, DomainFinite, refuses NaN and infinities; DomainAny lets
 	// them through (see Domain). Save ignores it.

@@ -78,6 +78,17 @@ type SafetensorsOptions struct {
 	// nn.Linear weight ([out][in]) already matches the memory order of an
 	// `in -> out` parameter and needs none.
 	Permute map[string][]int
+	// AllowEvenKernelPadding confirms, for LoadSafetensors with
+	// LayoutPyTorch, the conv kernels whose padded convolution has an
+	// even window (Tensor.EvenPadded), which are refused otherwise
+	// (ErrEvenKernelPadding): ocannlgen pads the extra cell of an even
+	// window on the left (seed 002), PyTorch's padding='same' on the
+	// right, so such weights compute an output shifted by one cell unless
+	// they were trained with the seed's padding. A file written by
+	// SaveSafetensors (its layout recorded), another Layout, or a Permute
+	// entry for the kernel needs no confirmation. SaveSafetensors ignores
+	// it.
+	AllowEvenKernelPadding bool
 	// IgnoreExtra lets LoadSafetensors skip tensors of the file that no
 	// parameter maps to (an error otherwise); their data is read through,
 	// not kept. SaveSafetensors ignores it.
@@ -369,7 +380,9 @@ func mapKeys[V any](m map[string]V) []string {
 // "__metadata__": ErrSafetensors). Every problem of the file against ts
 // is reported (the error joins one error per mismatching tensor, at most
 // 16 listed: ErrMissing, ErrExtra unless opt.IgnoreExtra, ErrDType,
-// ErrAmbiguousLayout, ErrLayoutConflict, or a *ShapeError naming the
+// ErrAmbiguousLayout, ErrLayoutConflict, ErrEvenKernelPadding (with
+// LayoutPyTorch, a conv kernel whose padded convolution has an even
+// window, unless opt.AllowEvenKernelPadding), or a *ShapeError naming the
 // tensor, its file name and both shapes, with a hint when PyTorch's
 // layout explains the file's shape). The values follow the policy of
 // every loader: a NaN or an infinity is refused (ErrNonFinite) unless the
@@ -425,6 +438,11 @@ func LoadSafetensors(r io.Reader, ts []Tensor, opt *SafetensorsOptions) error {
 				if recorded && !samePerm(perm, layoutPerm(t, rec)) {
 					probs.add(layoutConflict(t, fn, l, rec))
 					continue
+				}
+				// PyTorch's weights of an even window padded on the
+				// other side: not from a file of ours, unless confirmed.
+				if l == LayoutPyTorch && rec == LayoutAuto && len(t.EvenPadded) > 0 && !opt.AllowEvenKernelPadding {
+					probs.add(evenKernelPadding(t, fn))
 				}
 			case recorded:
 				perm = layoutPerm(t, rec)

@@ -1543,6 +1543,10 @@ var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@10: [256 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_10)
+//	_ordinals.2: [2 2] (literal, local, in scratch field ordinals_2)
+//	net.max_pool#1/y.argmax@4: [256 5 5 8] (let, local, in scratch field net_max_pool_1_y_argmax_4)
 //	_scratch: [] (let, local)
 //
 // Loop nests:
@@ -1558,6 +1562,12 @@ var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 256
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [2 2] reduced points)
+//	init _ordinals.2: range over offsets
 //
 //	# net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 //	fill net.conv1/y with 0
@@ -1763,10 +1773,18 @@ var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 //	  for i1 in 0..3:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
 //
-//	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@10 = 4 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@10 with 4
+//
+//	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
+//	for i0 in 0..255:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m.argmax@10[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 4)
+//
+//	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(train.cross_entropy#1/m[i0, 0] == train.cross_entropy#1/logits[i0, i1], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@10[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..255:
@@ -1836,8 +1854,20 @@ var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 //	            for i6 in 0..7:
 //	              net.conv2.kernel.grad[i3, i4, i5, i6] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2/y.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
+//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
+//	fill net.max_pool#1/y.argmax@4 with 4
+//
+//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 //	reset padding of net.max_pool#1/y to -inf
+//	for i0 in 0..255:
+//	  for i1 in 0..4:
+//	    for i2 in 0..4:
+//	      for i3 in 0..7:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            net.max_pool#1/y.argmax@4[i0, i1, i2, i3] min= where((net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]) == net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3], _ordinals.2[i4, i5], 4)
+//
+//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
 //	reset padding of net.max_pool#1/y.grad to 0
 //	for i0 in 0..255:
 //	  for i1 in 0..4:
@@ -1845,7 +1875,7 @@ var ocannlCNNTrainLossPart7Records rt.Records[ocannlCNNTrainLossPart7]
 //	      for i3 in 0..7:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == (net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]), net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#1/y.argmax@4[i0, i1, i2, i3], net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..255:
@@ -1884,6 +1914,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	scratch.ordinals_1 = [4]float32{0, 1, 2, 3}
+
+	// init _ordinals.2 (the ordinals of [2 2] reduced points)
+	scratch.ordinals_2 = [2][2]float32{
+		{0, 1},
+		{2, 3},
+	}
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 
@@ -2268,28 +2307,57 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 		}
 	}
 
-	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@10 = 4 (no winner yet)
+	// float32 pointwise kernel over 256 elements (c = 4): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_m_argmax_10[0][0])
+	} else {
+		for j29 := range 256 {
+			scratch.train_cross_entropy_1_m_argmax_10[j29][0] = 4
+		}
+	}
+
+	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
+	// reduction accumulated in a local variable.
+	for i0 := range 256 {
+		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
+		for i1 := range 4 {
+			var r14 float32
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r14 = 1
+			}
+			r15 := float32(4)
+			if r14 != 0 {
+				r15 = scratch.ordinals_1[i1]
+			}
+			acc10 = min(acc10, r15)
+		}
+		scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
+	}
+
+	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap23AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
-			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_m_argmax_10V := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 			for i1 := range 4 {
-				var r14 float32
-				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-					r14 = 1
+				var r16 float32
+				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_10V {
+					r16 = 1
 				}
-				r15 := float32(0)
-				if r14 != 0 {
-					r15 = train_cross_entropy_1_m_gradV
+				r17 := float32(0)
+				if r16 != 0 {
+					r17 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r15
+				train_cross_entropy_1_logits_gradRow2[i1] += r17
 			}
 		}
 	}
@@ -2321,12 +2389,30 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
 			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
 			for i1 := range 4 {
-				acc10 := gNetHeadB[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
-				gNetHeadB[i1] = acc10
+				acc11 := gNetHeadB[i1]
+				acc11 += train_cross_entropy_1_logits_gradRow4[i1]
+				acc11 += train_cross_entropy_1_logits_gradRow5[i1]
+				acc11 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc11 += train_cross_entropy_1_logits_gradRow7[i1]
+				gNetHeadB[i1] = acc11
+			}
+		}
+	}
+
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
+
+	// float32 pointwise kernel over 51200 elements (c = 4): AVX2 (also on AVX-512 machines).
+
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+	} else {
+		for j46 := range 256 {
+			for j47 := range 5 {
+				for j48 := range 5 {
+					for j49 := range 8 {
+						scratch.net_max_pool_1_y_argmax_4[j46][j47][j48][j49] = 4
+					}
+				}
 			}
 		}
 	}
@@ -2377,67 +2463,72 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec18 := ocannlCNNBackwardPart17Records.Get()
 	rec18.scratch = scratch
 
-	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 	// 8 parts of the rows of net_max_pool_1_y on the pool.
 	rec19 := ocannlCNNBackwardPart18Records.Get()
 	rec19.scratch = scratch
 
-	// 8 parts of the rows of net_max_pool_1_y_grad on the pool.
+	// 8 parts of i0 on the pool.
 	rec20 := ocannlCNNBackwardPart19Records.Get()
 	rec20.scratch = scratch
+
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
+	// 8 parts of the rows of net_max_pool_1_y_grad on the pool.
+	rec21 := ocannlCNNBackwardPart20Records.Get()
+	rec21.scratch = scratch
 
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_max_pool_1_x_grad = [256][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlCNNBackwardPart20Records.Get()
-	rec21.scratch = scratch
+	rec22 := ocannlCNNBackwardPart21Records.Get()
+	rec22.scratch = scratch
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_max_pool_1_x_1_grad = [256][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlCNNBackwardPart21Records.Get()
-	rec22.scratch = scratch
+	rec23 := ocannlCNNBackwardPart22Records.Get()
+	rec23.scratch = scratch
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_conv1_y_grad = [256][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlCNNBackwardPart22Records.Get()
-	rec23.scratch = scratch
-
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
-	// 8 parts of i0 on the pool.
 	rec24 := ocannlCNNBackwardPart23Records.Get()
 	rec24.scratch = scratch
 
-	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// 8 parts of i0 on the pool.
 	rec25 := ocannlCNNBackwardPart24Records.Get()
-	rec25.images = images
 	rec25.scratch = scratch
 
-	// The 14 nests above as one job: part j runs part j of each, in order (their
+	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec26 := ocannlCNNBackwardPart25Records.Get()
+	rec26.images = images
+	rec26.scratch = scratch
+
+	// The 15 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22, rec23, rec24, rec25)
+	region.RunSeq(8, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22, rec23, rec24, rec25, rec26)
 	// The 8 partial sums, added in part order.
-	for j30 := range 4 {
-		for j31 := range 5 {
-			for j32 := range 5 {
-				for j33 := range 16 {
-					acc11 := gNetHeadW[400*j30+80*j31+16*j32+j33]
-					acc11 += rec12.gNetHeadWPartial[0][j30][j31][j32][j33]
-					acc11 += rec12.gNetHeadWPartial[1][j30][j31][j32][j33]
-					acc11 += rec12.gNetHeadWPartial[2][j30][j31][j32][j33]
-					acc11 += rec12.gNetHeadWPartial[3][j30][j31][j32][j33]
-					acc11 += rec12.gNetHeadWPartial[4][j30][j31][j32][j33]
-					acc11 += rec12.gNetHeadWPartial[5][j30][j31][j32][j33]
-					acc11 += rec12.gNetHeadWPartial[6][j30][j31][j32][j33]
-					acc11 += rec12.gNetHeadWPartial[7][j30][j31][j32][j33]
-					gNetHeadW[400*j30+80*j31+16*j32+j33] = acc11
+	for j31 := range 4 {
+		for j32 := range 5 {
+			for j33 := range 5 {
+				for j34 := range 16 {
+					acc12 := gNetHeadW[400*j31+80*j32+16*j33+j34]
+					acc12 += rec12.gNetHeadWPartial[0][j31][j32][j33][j34]
+					acc12 += rec12.gNetHeadWPartial[1][j31][j32][j33][j34]
+					acc12 += rec12.gNetHeadWPartial[2][j31][j32][j33][j34]
+					acc12 += rec12.gNetHeadWPartial[3][j31][j32][j33][j34]
+					acc12 += rec12.gNetHeadWPartial[4][j31][j32][j33][j34]
+					acc12 += rec12.gNetHeadWPartial[5][j31][j32][j33][j34]
+					acc12 += rec12.gNetHeadWPartial[6][j31][j32][j33][j34]
+					acc12 += rec12.gNetHeadWPartial[7][j31][j32][j33][j34]
+					gNetHeadW[400*j31+80*j32+16*j33+j34] = acc12
 				}
 			}
 		}
@@ -2451,37 +2542,37 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec15 = ocannlCNNBackwardPart14{}
 	ocannlCNNBackwardPart14Records.Put(rec15)
 	// The 8 partial sums, added in part order.
-	for j38 := range 16 {
-		acc13 := gNetConv2Bias[j38]
-		acc13 += rec16.gNetConv2BiasPartial[0][j38]
-		acc13 += rec16.gNetConv2BiasPartial[1][j38]
-		acc13 += rec16.gNetConv2BiasPartial[2][j38]
-		acc13 += rec16.gNetConv2BiasPartial[3][j38]
-		acc13 += rec16.gNetConv2BiasPartial[4][j38]
-		acc13 += rec16.gNetConv2BiasPartial[5][j38]
-		acc13 += rec16.gNetConv2BiasPartial[6][j38]
-		acc13 += rec16.gNetConv2BiasPartial[7][j38]
-		gNetConv2Bias[j38] = acc13
+	for j39 := range 16 {
+		acc14 := gNetConv2Bias[j39]
+		acc14 += rec16.gNetConv2BiasPartial[0][j39]
+		acc14 += rec16.gNetConv2BiasPartial[1][j39]
+		acc14 += rec16.gNetConv2BiasPartial[2][j39]
+		acc14 += rec16.gNetConv2BiasPartial[3][j39]
+		acc14 += rec16.gNetConv2BiasPartial[4][j39]
+		acc14 += rec16.gNetConv2BiasPartial[5][j39]
+		acc14 += rec16.gNetConv2BiasPartial[6][j39]
+		acc14 += rec16.gNetConv2BiasPartial[7][j39]
+		gNetConv2Bias[j39] = acc14
 	}
 	rec16.scratch = nil
 	ocannlCNNBackwardPart15Records.Put(rec16)
 	*rec17 = ocannlCNNBackwardPart16{}
 	ocannlCNNBackwardPart16Records.Put(rec17)
 	// The 8 partial sums, added in part order.
-	for j41 := range 16 {
-		for j42 := range 3 {
-			for j43 := range 3 {
-				for j44 := range 8 {
-					acc14 := gNetConv2Kernel[72*j41+24*j42+8*j43+j44]
-					acc14 += rec18.gNetConv2KernelPartial[0][j41][j42][j43][j44]
-					acc14 += rec18.gNetConv2KernelPartial[1][j41][j42][j43][j44]
-					acc14 += rec18.gNetConv2KernelPartial[2][j41][j42][j43][j44]
-					acc14 += rec18.gNetConv2KernelPartial[3][j41][j42][j43][j44]
-					acc14 += rec18.gNetConv2KernelPartial[4][j41][j42][j43][j44]
-					acc14 += rec18.gNetConv2KernelPartial[5][j41][j42][j43][j44]
-					acc14 += rec18.gNetConv2KernelPartial[6][j41][j42][j43][j44]
-					acc14 += rec18.gNetConv2KernelPartial[7][j41][j42][j43][j44]
-					gNetConv2Kernel[72*j41+24*j42+8*j43+j44] = acc14
+	for j42 := range 16 {
+		for j43 := range 3 {
+			for j44 := range 3 {
+				for j45 := range 8 {
+					acc15 := gNetConv2Kernel[72*j42+24*j43+8*j44+j45]
+					acc15 += rec18.gNetConv2KernelPartial[0][j42][j43][j44][j45]
+					acc15 += rec18.gNetConv2KernelPartial[1][j42][j43][j44][j45]
+					acc15 += rec18.gNetConv2KernelPartial[2][j42][j43][j44][j45]
+					acc15 += rec18.gNetConv2KernelPartial[3][j42][j43][j44][j45]
+					acc15 += rec18.gNetConv2KernelPartial[4][j42][j43][j44][j45]
+					acc15 += rec18.gNetConv2KernelPartial[5][j42][j43][j44][j45]
+					acc15 += rec18.gNetConv2KernelPartial[6][j42][j43][j44][j45]
+					acc15 += rec18.gNetConv2KernelPartial[7][j42][j43][j44][j45]
+					gNetConv2Kernel[72*j42+24*j43+8*j44+j45] = acc15
 				}
 			}
 		}
@@ -2498,43 +2589,45 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart21Records.Put(rec22)
 	*rec23 = ocannlCNNBackwardPart22{}
 	ocannlCNNBackwardPart22Records.Put(rec23)
-	// The 8 partial sums, added in part order.
-	for j83 := range 8 {
-		acc16 := gNetConv1Bias[j83]
-		acc16 += rec24.gNetConv1BiasPartial[0][j83]
-		acc16 += rec24.gNetConv1BiasPartial[1][j83]
-		acc16 += rec24.gNetConv1BiasPartial[2][j83]
-		acc16 += rec24.gNetConv1BiasPartial[3][j83]
-		acc16 += rec24.gNetConv1BiasPartial[4][j83]
-		acc16 += rec24.gNetConv1BiasPartial[5][j83]
-		acc16 += rec24.gNetConv1BiasPartial[6][j83]
-		acc16 += rec24.gNetConv1BiasPartial[7][j83]
-		gNetConv1Bias[j83] = acc16
-	}
-	rec24.scratch = nil
+	*rec24 = ocannlCNNBackwardPart23{}
 	ocannlCNNBackwardPart23Records.Put(rec24)
 	// The 8 partial sums, added in part order.
-	for j85 := range 8 {
-		for j86 := range 3 {
-			for j87 := range 3 {
-				for j88 := range 1 {
-					acc17 := gNetConv1Kernel[9*j85+3*j86+j87+j88]
-					acc17 += rec25.gNetConv1KernelPartial[0][j85][j86][j87][j88]
-					acc17 += rec25.gNetConv1KernelPartial[1][j85][j86][j87][j88]
-					acc17 += rec25.gNetConv1KernelPartial[2][j85][j86][j87][j88]
-					acc17 += rec25.gNetConv1KernelPartial[3][j85][j86][j87][j88]
-					acc17 += rec25.gNetConv1KernelPartial[4][j85][j86][j87][j88]
-					acc17 += rec25.gNetConv1KernelPartial[5][j85][j86][j87][j88]
-					acc17 += rec25.gNetConv1KernelPartial[6][j85][j86][j87][j88]
-					acc17 += rec25.gNetConv1KernelPartial[7][j85][j86][j87][j88]
-					gNetConv1Kernel[9*j85+3*j86+j87+j88] = acc17
+	for j89 := range 8 {
+		acc18 := gNetConv1Bias[j89]
+		acc18 += rec25.gNetConv1BiasPartial[0][j89]
+		acc18 += rec25.gNetConv1BiasPartial[1][j89]
+		acc18 += rec25.gNetConv1BiasPartial[2][j89]
+		acc18 += rec25.gNetConv1BiasPartial[3][j89]
+		acc18 += rec25.gNetConv1BiasPartial[4][j89]
+		acc18 += rec25.gNetConv1BiasPartial[5][j89]
+		acc18 += rec25.gNetConv1BiasPartial[6][j89]
+		acc18 += rec25.gNetConv1BiasPartial[7][j89]
+		gNetConv1Bias[j89] = acc18
+	}
+	rec25.scratch = nil
+	ocannlCNNBackwardPart24Records.Put(rec25)
+	// The 8 partial sums, added in part order.
+	for j91 := range 8 {
+		for j92 := range 3 {
+			for j93 := range 3 {
+				for j94 := range 1 {
+					acc19 := gNetConv1Kernel[9*j91+3*j92+j93+j94]
+					acc19 += rec26.gNetConv1KernelPartial[0][j91][j92][j93][j94]
+					acc19 += rec26.gNetConv1KernelPartial[1][j91][j92][j93][j94]
+					acc19 += rec26.gNetConv1KernelPartial[2][j91][j92][j93][j94]
+					acc19 += rec26.gNetConv1KernelPartial[3][j91][j92][j93][j94]
+					acc19 += rec26.gNetConv1KernelPartial[4][j91][j92][j93][j94]
+					acc19 += rec26.gNetConv1KernelPartial[5][j91][j92][j93][j94]
+					acc19 += rec26.gNetConv1KernelPartial[6][j91][j92][j93][j94]
+					acc19 += rec26.gNetConv1KernelPartial[7][j91][j92][j93][j94]
+					gNetConv1Kernel[9*j91+3*j92+j93+j94] = acc19
 				}
 			}
 		}
 	}
-	rec25.images = nil
-	rec25.scratch = nil
-	ocannlCNNBackwardPart24Records.Put(rec25)
+	rec26.images = nil
+	rec26.scratch = nil
+	ocannlCNNBackwardPart25Records.Put(rec26)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2573,6 +2666,10 @@ type ocannlCNNBackwardScratch struct {
 	train_cross_entropy_1_logp_grad     [256][4]float32
 	train_1_grad                        [256][4]float32
 	train_2_grad                        [1]float32
+	ordinals_1                          [4]float32
+	train_cross_entropy_1_m_argmax_10   [256][1]float32
+	ordinals_2                          [2][2]float32
+	net_max_pool_1_y_argmax_4           [256][5][5][8]float32
 }
 
 // ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
@@ -3014,23 +3111,23 @@ type ocannlCNNBackwardPart11 struct {
 	gNetHeadWPartial [8][4][5][5][16]float32
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r16 *ocannlCNNBackwardPart11) Part(j29 int) {
-	scratch, gNetHeadWPartial := r16.scratch, &r16.gNetHeadWPartial
-	gNetHeadWPartial[j29] = [4][5][5][16]float32{}
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r18 *ocannlCNNBackwardPart11) Part(j30 int) {
+	scratch, gNetHeadWPartial := r18.scratch, &r18.gNetHeadWPartial
+	gNetHeadWPartial[j30] = [4][5][5][16]float32{}
 	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetHeadWPartial[j29][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j29][0], &scratch.net_head_x[32*j29][0][0][0])
+		ocannlGemm3AVX512(&gNetHeadWPartial[j30][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j30][0], &scratch.net_head_x[32*j30][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetHeadWPartial[j29][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j29][0], &scratch.net_head_x[32*j29][0][0][0])
+		ocannlGemm3AVX2(&gNetHeadWPartial[j30][0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j30][0], &scratch.net_head_x[32*j30][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j29][i1]
+				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j30][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
-						net_head_xRow3 := &scratch.net_head_x[i0+32*j29][i2][i3]
-						gNetHeadWPartialRow := &gNetHeadWPartial[j29][i1][i2][i3]
+						net_head_xRow3 := &scratch.net_head_x[i0+32*j30][i2][i3]
+						gNetHeadWPartialRow := &gNetHeadWPartial[j30][i1][i2][i3]
 						for i4 := range 16 {
 							gNetHeadWPartialRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
 						}
@@ -3051,22 +3148,22 @@ type ocannlCNNBackwardPart12 struct {
 	scratch   *ocannlCNNBackwardScratch
 }
 
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r17 *ocannlCNNBackwardPart12) Part(j34 int) {
-	pNetHeadW, scratch := r17.pNetHeadW, r17.scratch
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r19 *ocannlCNNBackwardPart12) Part(j35 int) {
+	pNetHeadW, scratch := r19.pNetHeadW, r19.scratch
 	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_head_x_grad[32*j34][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j34][0], &pNetHeadW[0])
+		ocannlGemm4AVX512(&scratch.net_head_x_grad[32*j35][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j35][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_head_x_grad[32*j34][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j34][0], &pNetHeadW[0])
+		ocannlGemm4AVX2(&scratch.net_head_x_grad[32*j35][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j35][0], &pNetHeadW[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j34][i1]
+				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j35][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-						net_head_x_gradRow := &scratch.net_head_x_grad[i0+32*j34][i2][i3]
+						net_head_x_gradRow := &scratch.net_head_x_grad[i0+32*j35][i2][i3]
 						for i4 := range 16 {
 							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
 						}
@@ -3086,29 +3183,29 @@ type ocannlCNNBackwardPart13 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r20 *ocannlCNNBackwardPart13) Part(j35 int) {
-	scratch := r20.scratch
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r22 *ocannlCNNBackwardPart13) Part(j36 int) {
+	scratch := r22.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_head_x_1_grad[32*j35][0][0][0], &scratch.net_head_x_1[32*j35][0][0][0], &scratch.net_head_x_grad[32*j35][0][0][0])
+		ocannlMap24AVX2(&scratch.net_head_x_1_grad[32*j36][0][0][0], &scratch.net_head_x_1[32*j36][0][0][0], &scratch.net_head_x_grad[32*j36][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j35][i1][i2]
-					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j35][i1][i2]
-					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j35][i1][i2]
+					net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j36][i1][i2]
+					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j36][i1][i2]
+					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j36][i1][i2]
 					for i3 := range 16 {
-						var r18 float32
+						var r20 float32
 						if 0 < net_head_x_1Row3[i3] {
-							r18 = 1
+							r20 = 1
 						}
-						r19 := float32(0)
-						if r18 != 0 {
-							r19 = net_head_x_gradRow2[i3]
+						r21 := float32(0)
+						if r20 != 0 {
+							r21 = net_head_x_gradRow2[i3]
 						}
-						net_head_x_1_gradRow[i3] += r19
+						net_head_x_1_gradRow[i3] += r21
 					}
 				}
 			}
@@ -3125,18 +3222,18 @@ type ocannlCNNBackwardPart14 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r21 *ocannlCNNBackwardPart14) Part(j36 int) {
-	scratch := r21.scratch
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r23 *ocannlCNNBackwardPart14) Part(j37 int) {
+	scratch := r23.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_conv2_y_grad[32*j36][0][0][0], &scratch.net_head_x_1_grad[32*j36][0][0][0])
+		ocannlMap25AVX2(&scratch.net_conv2_y_grad[32*j37][0][0][0], &scratch.net_head_x_1_grad[32*j37][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j36][i1][i2]
-					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j36][i1][i2]
+					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j37][i1][i2]
+					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j37][i1][i2]
 					for i3 := range 16 {
 						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
 					}
@@ -3156,31 +3253,31 @@ type ocannlCNNBackwardPart15 struct {
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r22 *ocannlCNNBackwardPart15) Part(j37 int) {
-	scratch, gNetConv2BiasPartial := r22.scratch, &r22.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j37] = [16]float32{}
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r24 *ocannlCNNBackwardPart15) Part(j38 int) {
+	scratch, gNetConv2BiasPartial := r24.scratch, &r24.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j38] = [16]float32{}
 	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j37][0], &scratch.net_head_x_1_grad[32*j37][0][0][0])
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j38][0], &scratch.net_head_x_1_grad[32*j38][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
-		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j37]
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j38]
 		for i0 := range 32 {
 			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j37][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j37][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j37][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j37][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j37][i1][4]
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j38][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j38][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j38][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j38][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j38][i1][4]
 				for i3 := range 16 {
-					acc12 := gNetConv2BiasPartialRow[i3]
-					acc12 += net_head_x_1_gradRow3[i3]
-					acc12 += net_head_x_1_gradRow4[i3]
-					acc12 += net_head_x_1_gradRow5[i3]
-					acc12 += net_head_x_1_gradRow6[i3]
-					acc12 += net_head_x_1_gradRow7[i3]
-					gNetConv2BiasPartialRow[i3] = acc12
+					acc13 := gNetConv2BiasPartialRow[i3]
+					acc13 += net_head_x_1_gradRow3[i3]
+					acc13 += net_head_x_1_gradRow4[i3]
+					acc13 += net_head_x_1_gradRow5[i3]
+					acc13 += net_head_x_1_gradRow6[i3]
+					acc13 += net_head_x_1_gradRow7[i3]
+					gNetConv2BiasPartialRow[i3] = acc13
 				}
 			}
 		}
@@ -3197,15 +3294,15 @@ type ocannlCNNBackwardPart16 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r23 *ocannlCNNBackwardPart16) Part(j39 int) {
-	pNetConv2Kernel, scratch := r23.pNetConv2Kernel, r23.scratch
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r25 *ocannlCNNBackwardPart16) Part(j40 int) {
+	pNetConv2Kernel, scratch := r25.pNetConv2Kernel, r25.scratch
 	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j39][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j39][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j40][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j40][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -3213,7 +3310,7 @@ func (r23 *ocannlCNNBackwardPart16) Part(j39 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j39][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j39][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j40][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j40][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -3222,11 +3319,11 @@ func (r23 *ocannlCNNBackwardPart16) Part(j39 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j39][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j40][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j39][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j40][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
@@ -3249,16 +3346,16 @@ type ocannlCNNBackwardPart17 struct {
 	gNetConv2KernelPartial [8][16][3][3][8]float32
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r24 *ocannlCNNBackwardPart17) Part(j40 int) {
-	scratch, gNetConv2KernelPartial := r24.scratch, &r24.gNetConv2KernelPartial
-	gNetConv2KernelPartial[j40] = [16][3][3][8]float32{}
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r26 *ocannlCNNBackwardPart17) Part(j41 int) {
+	scratch, gNetConv2KernelPartial := r26.scratch, &r26.gNetConv2KernelPartial
+	gNetConv2KernelPartial[j41] = [16][3][3][8]float32{}
 	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2KernelPartial[j40][0][i4][0][0], &scratch.net_conv2_y_grad[32*j40][i1][i2][0], &scratch.net_max_pool_1_y[32*j40][i1+i4][i2][0])
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j41][0][i4][0][0], &scratch.net_conv2_y_grad[32*j41][i1][i2][0], &scratch.net_max_pool_1_y[32*j41][i1+i4][i2][0])
 				}
 			}
 		}
@@ -3266,7 +3363,7 @@ func (r24 *ocannlCNNBackwardPart17) Part(j40 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2KernelPartial[j40][0][i4][0][0], &scratch.net_conv2_y_grad[32*j40][i1][i2][0], &scratch.net_max_pool_1_y[32*j40][i1+i4][i2][0])
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j41][0][i4][0][0], &scratch.net_conv2_y_grad[32*j41][i1][i2][0], &scratch.net_max_pool_1_y[32*j41][i1+i4][i2][0])
 				}
 			}
 		}
@@ -3275,11 +3372,11 @@ func (r24 *ocannlCNNBackwardPart17) Part(j40 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+32*j40][i1][i2][i3]
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+32*j41][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+32*j40][i1+i4][i2+i5]
-								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j40][i3][i4][i5]
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+32*j41][i1+i4][i2+i5]
+								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j41][i3][i4][i5]
 								for i6 := range 8 {
 									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
@@ -3301,30 +3398,30 @@ type ocannlCNNBackwardPart18 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r25 *ocannlCNNBackwardPart18) Part(j45 int) {
-	scratch := r25.scratch
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r27 *ocannlCNNBackwardPart18) Part(j50 int) {
+	scratch := r27.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_max_pool_1_y[32*j45][0][0][0])
+		ocannlMap27AVX2(&scratch.net_max_pool_1_y[32*j50][0][0][0])
 	} else {
-		for j46 := range 32 {
-			for j47 := range 8 {
-				for j48 := range 8 {
-					scratch.net_max_pool_1_y[j46+32*j45][0][j47][j48] = float32(math.Inf(-1))
+		for j51 := range 32 {
+			for j52 := range 8 {
+				for j53 := range 8 {
+					scratch.net_max_pool_1_y[j51+32*j50][0][j52][j53] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_max_pool_1_y[32*j45][6][0][0])
+		ocannlMap28AVX2(&scratch.net_max_pool_1_y[32*j50][6][0][0])
 	} else {
-		for j49 := range 32 {
-			for j50 := 6; j50 < 8; j50++ {
-				for j51 := range 8 {
-					for j52 := range 8 {
-						scratch.net_max_pool_1_y[j49+32*j45][j50][j51][j52] = float32(math.Inf(-1))
+		for j54 := range 32 {
+			for j55 := 6; j55 < 8; j55++ {
+				for j56 := range 8 {
+					for j57 := range 8 {
+						scratch.net_max_pool_1_y[j54+32*j50][j55][j56][j57] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -3332,29 +3429,29 @@ func (r25 *ocannlCNNBackwardPart18) Part(j45 int) {
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j53 := 1; j53 < 6; j53++ {
-			ocannlMap27AVX2(&scratch.net_max_pool_1_y[32*j45][j53][0][0])
+		for j58 := 1; j58 < 6; j58++ {
+			ocannlMap29AVX2(&scratch.net_max_pool_1_y[32*j50][j58][0][0])
 		}
 	} else {
-		for j54 := range 32 {
-			for j55 := 1; j55 < 6; j55++ {
-				for j56 := range 8 {
-					scratch.net_max_pool_1_y[j54+32*j45][j55][0][j56] = float32(math.Inf(-1))
+		for j59 := range 32 {
+			for j60 := 1; j60 < 6; j60++ {
+				for j61 := range 8 {
+					scratch.net_max_pool_1_y[j59+32*j50][j60][0][j61] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j57 := 1; j57 < 6; j57++ {
-			ocannlMap28AVX2(&scratch.net_max_pool_1_y[32*j45][j57][6][0])
+		for j62 := 1; j62 < 6; j62++ {
+			ocannlMap30AVX2(&scratch.net_max_pool_1_y[32*j50][j62][6][0])
 		}
 	} else {
-		for j58 := range 32 {
-			for j59 := 1; j59 < 6; j59++ {
-				for j60 := 6; j60 < 8; j60++ {
-					for j61 := range 8 {
-						scratch.net_max_pool_1_y[j58+32*j45][j59][j60][j61] = float32(math.Inf(-1))
+		for j63 := range 32 {
+			for j64 := 1; j64 < 6; j64++ {
+				for j65 := 6; j65 < 8; j65++ {
+					for j66 := range 8 {
+						scratch.net_max_pool_1_y[j63+32*j50][j64][j65][j66] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -3366,65 +3463,59 @@ func (r25 *ocannlCNNBackwardPart18) Part(j45 int) {
 var ocannlCNNBackwardPart18Records rt.Records[ocannlCNNBackwardPart18]
 
 // ocannlCNNBackwardPart19 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 rows of net.max_pool#1/y.grad, their margins (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart19 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r26 *ocannlCNNBackwardPart19) Part(j62 int) {
-	scratch := r26.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r32 *ocannlCNNBackwardPart19) Part(j67 int) {
+	scratch := r32.scratch
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_max_pool_1_y_grad[32*j62][0][0][0])
-	} else {
-		for j63 := range 32 {
-			for j64 := range 8 {
-				for j65 := range 8 {
-					scratch.net_max_pool_1_y_grad[j63+32*j62][0][j64][j65] = 0
+		for i0 := range 32 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap31AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+32*j67][0][0][0], &scratch.net_max_pool_1_x[i0+32*j67][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+32*j67][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
-	}
-	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[32*j62][6][0][0])
 	} else {
-		for j66 := range 32 {
-			for j67 := 6; j67 < 8; j67++ {
-				for j68 := range 8 {
-					for j69 := range 8 {
-						scratch.net_max_pool_1_y_grad[j66+32*j62][j67][j68][j69] = 0
-					}
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j70 := 1; j70 < 6; j70++ {
-			ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[32*j62][j70][0][0])
-		}
-	} else {
-		for j71 := range 32 {
-			for j72 := 1; j72 < 6; j72++ {
-				for j73 := range 8 {
-					scratch.net_max_pool_1_y_grad[j71+32*j62][j72][0][j73] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j74 := 1; j74 < 6; j74++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[32*j62][j74][6][0])
-		}
-	} else {
-		for j75 := range 32 {
-			for j76 := 1; j76 < 6; j76++ {
-				for j77 := 6; j77 < 8; j77++ {
-					for j78 := range 8 {
-						scratch.net_max_pool_1_y_grad[j75+32*j62][j76][j77][j78] = 0
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_max_pool_1_y_argmax_4Row := &scratch.net_max_pool_1_y_argmax_4[i0+32*j67][i1][i2]
+					net_max_pool_1_yRow4 := &scratch.net_max_pool_1_y[i0+32*j67][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j67][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V3 := scratch.net_max_pool_1_y_1[i4][0]
+						ordinals_2V := scratch.ordinals_2[i4][0]
+						net_max_pool_1_xRow5 := &scratch.net_max_pool_1_x[i0+32*j67][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V4 := scratch.net_max_pool_1_y_1[i4][1]
+						ordinals_2V2 := scratch.ordinals_2[i4][1]
+						for i3 := range 8 {
+							acc16 := net_max_pool_1_y_argmax_4Row[i3]
+							var r28 float32
+							if (net_max_pool_1_xRow4[i3] + net_max_pool_1_y_1V3) == net_max_pool_1_yRow4[i3] {
+								r28 = 1
+							}
+							r29 := float32(4)
+							if r28 != 0 {
+								r29 = ordinals_2V
+							}
+							acc16 = min(acc16, r29)
+							var r30 float32
+							if (net_max_pool_1_xRow5[i3] + net_max_pool_1_y_1V4) == net_max_pool_1_yRow4[i3] {
+								r30 = 1
+							}
+							r31 := float32(4)
+							if r30 != 0 {
+								r31 = ordinals_2V2
+							}
+							acc16 = min(acc16, r31)
+							net_max_pool_1_y_argmax_4Row[i3] = acc16
+						}
 					}
 				}
 			}
@@ -3436,46 +3527,65 @@ func (r26 *ocannlCNNBackwardPart19) Part(j62 int) {
 var ocannlCNNBackwardPart19Records rt.Records[ocannlCNNBackwardPart19]
 
 // ocannlCNNBackwardPart20 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 32 rows of net.max_pool#1/y.grad, their margins (see rt.Pool).
 type ocannlCNNBackwardPart20 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r29 *ocannlCNNBackwardPart20) Part(j79 int) {
-	scratch := r29.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r33 *ocannlCNNBackwardPart20) Part(j68 int) {
+	scratch := r33.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i4 := range 2 {
-					ocannlMap29AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j79][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+32*j79][i1+1][1][0], &scratch.net_max_pool_1_x[i0+32*j79][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+32*j79][i1+1][1][0])
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y_grad[32*j68][0][0][0])
+	} else {
+		for j69 := range 32 {
+			for j70 := range 8 {
+				for j71 := range 8 {
+					scratch.net_max_pool_1_y_grad[j69+32*j68][0][j70][j71] = 0
 				}
 			}
 		}
+	}
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[32*j68][6][0][0])
 	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 8 {
-						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j79][i1+1][i2+1][i3]
-						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j79][i1+1][i2+1][i3]
-						for i4 := range 2 {
-							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j79][2*i1+i4]
-							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
-							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j79][2*i1+i4]
-							for i5 := range 2 {
-								var r27 float32
-								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-									r27 = 1
-								}
-								r28 := float32(0)
-								if r27 != 0 {
-									r28 = net_max_pool_1_y_gradV
-								}
-								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r28
-							}
-						}
+		for j72 := range 32 {
+			for j73 := 6; j73 < 8; j73++ {
+				for j74 := range 8 {
+					for j75 := range 8 {
+						scratch.net_max_pool_1_y_grad[j72+32*j68][j73][j74][j75] = 0
+					}
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j76 := 1; j76 < 6; j76++ {
+			ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[32*j68][j76][0][0])
+		}
+	} else {
+		for j77 := range 32 {
+			for j78 := 1; j78 < 6; j78++ {
+				for j79 := range 8 {
+					scratch.net_max_pool_1_y_grad[j77+32*j68][j78][0][j79] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j80 := 1; j80 < 6; j80++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[32*j68][j80][6][0])
+		}
+	} else {
+		for j81 := range 32 {
+			for j82 := 1; j82 < 6; j82++ {
+				for j83 := 6; j83 < 8; j83++ {
+					for j84 := range 8 {
+						scratch.net_max_pool_1_y_grad[j81+32*j68][j82][j83][j84] = 0
 					}
 				}
 			}
@@ -3492,29 +3602,40 @@ type ocannlCNNBackwardPart21 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r32 *ocannlCNNBackwardPart21) Part(j80 int) {
-	scratch := r32.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j85 of the nest (0 <= j85 < 8).
+func (r36 *ocannlCNNBackwardPart21) Part(j85 int) {
+	scratch := r36.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,x1),x2,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_max_pool_1_x_1_grad[32*j80][0][0][0], &scratch.net_max_pool_1_x_1[32*j80][0][0][0], &scratch.net_max_pool_1_x_grad[32*j80][0][0][0])
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i4 := range 2 {
+					ocannlMap32AVX2(&scratch.net_max_pool_1_x_grad[i0+32*j85][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+32*j85][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+32*j85][i1+1][1][0])
+				}
+			}
+		}
 	} else {
 		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j80][i1][i2]
-					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j80][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j80][i1][i2]
+			for i1 := range 5 {
+				for i2 := range 5 {
 					for i3 := range 8 {
-						var r30 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r30 = 1
+						net_max_pool_1_y_argmax_4V := scratch.net_max_pool_1_y_argmax_4[i0+32*j85][i1][i2][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j85][i1+1][i2+1][i3]
+						for i4 := range 2 {
+							ordinals_2Row := &scratch.ordinals_2[i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j85][2*i1+i4]
+							for i5 := range 2 {
+								var r34 float32
+								if ordinals_2Row[i5] == net_max_pool_1_y_argmax_4V {
+									r34 = 1
+								}
+								r35 := float32(0)
+								if r34 != 0 {
+									r35 = net_max_pool_1_y_gradV
+								}
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r35
+							}
 						}
-						r31 := float32(0)
-						if r30 != 0 {
-							r31 = net_max_pool_1_x_gradRow2[i3]
-						}
-						net_max_pool_1_x_1_gradRow[i3] += r31
 					}
 				}
 			}
@@ -3531,20 +3652,29 @@ type ocannlCNNBackwardPart22 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r33 *ocannlCNNBackwardPart22) Part(j81 int) {
-	scratch := r33.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j86 of the nest (0 <= j86 < 8).
+func (r39 *ocannlCNNBackwardPart22) Part(j86 int) {
+	scratch := r39.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_conv1_y_grad[32*j81][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j81][0][0][0])
+		ocannlMap33AVX2(&scratch.net_max_pool_1_x_1_grad[32*j86][0][0][0], &scratch.net_max_pool_1_x_1[32*j86][0][0][0], &scratch.net_max_pool_1_x_grad[32*j86][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j81][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j81][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j86][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j86][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j86][i1][i2]
 					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+						var r37 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r37 = 1
+						}
+						r38 := float32(0)
+						if r37 != 0 {
+							r38 = net_max_pool_1_x_gradRow2[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r38
 					}
 				}
 			}
@@ -3558,40 +3688,23 @@ var ocannlCNNBackwardPart22Records rt.Records[ocannlCNNBackwardPart22]
 // ocannlCNNBackwardPart23 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart23 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv1BiasPartial [8][8]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r34 *ocannlCNNBackwardPart23) Part(j82 int) {
-	scratch, gNetConv1BiasPartial := r34.scratch, &r34.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j82] = [8]float32{}
-	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j87 of the nest (0 <= j87 < 8).
+func (r40 *ocannlCNNBackwardPart23) Part(j87 int) {
+	scratch := r40.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j82][0], &scratch.net_max_pool_1_x_1_grad[32*j82][0][0][0])
+		ocannlMap34AVX2(&scratch.net_conv1_y_grad[32*j87][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j87][0][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j82]
 		for i0 := range 32 {
 			for i1 := range 10 {
-				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2+3]
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j87][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j87][i1][i2]
 					for i3 := range 8 {
-						acc15 := gNetConv1BiasPartialRow[i3]
-						acc15 += net_max_pool_1_x_1_gradRow3[i3]
-						acc15 += net_max_pool_1_x_1_gradRow4[i3]
-						acc15 += net_max_pool_1_x_1_gradRow5[i3]
-						acc15 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1BiasPartialRow[i3] = acc15
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j82][i1][i2]
-					for i3 := range 8 {
-						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
 				}
 			}
@@ -3605,27 +3718,74 @@ var ocannlCNNBackwardPart23Records rt.Records[ocannlCNNBackwardPart23]
 // ocannlCNNBackwardPart24 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart24 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j88 of the nest (0 <= j88 < 8).
+func (r41 *ocannlCNNBackwardPart24) Part(j88 int) {
+	scratch, gNetConv1BiasPartial := r41.scratch, &r41.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j88] = [8]float32{}
+	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j88][0], &scratch.net_max_pool_1_x_1_grad[32*j88][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j88]
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j88][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j88][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j88][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j88][i1][i2+3]
+					for i3 := range 8 {
+						acc17 := gNetConv1BiasPartialRow[i3]
+						acc17 += net_max_pool_1_x_1_gradRow3[i3]
+						acc17 += net_max_pool_1_x_1_gradRow4[i3]
+						acc17 += net_max_pool_1_x_1_gradRow5[i3]
+						acc17 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc17
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j88][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart24Records holds the free ocannlCNNBackwardPart24 records.
+var ocannlCNNBackwardPart24Records rt.Records[ocannlCNNBackwardPart24]
+
+// ocannlCNNBackwardPart25 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart25 struct {
 	images                 *[256][12][12][1]float32
 	scratch                *ocannlCNNBackwardScratch
 	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
-func (r35 *ocannlCNNBackwardPart24) Part(j84 int) {
-	images, scratch, gNetConv1KernelPartial := r35.images, r35.scratch, &r35.gNetConv1KernelPartial
-	gNetConv1KernelPartial[j84] = [8][3][3][1]float32{}
+// Part runs part j90 of the nest (0 <= j90 < 8).
+func (r42 *ocannlCNNBackwardPart25) Part(j90 int) {
+	images, scratch, gNetConv1KernelPartial := r42.images, r42.scratch, &r42.gNetConv1KernelPartial
+	gNetConv1KernelPartial[j90] = [8][3][3][1]float32{}
 	// float32 m-vector kernel M=8 N=3x3 K=10x10x32: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv1KernelPartial[j84][0][0][0][0], &scratch.net_conv1_y_grad[32*j84][0][0][0], &images[32*j84][0][0][0])
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j90][0][0][0][0], &scratch.net_conv1_y_grad[32*j90][0][0][0], &images[32*j90][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j84][i1][i2][i3]
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+32*j90][i1][i2][i3]
 						for i4 := range 3 {
-							imagesRow2 := &images[i0+32*j84][i1+i4]
-							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j84][i3][i4]
+							imagesRow2 := &images[i0+32*j90][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j90][i3][i4]
 							for i5 := range 3 {
 								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3637,8 +3797,8 @@ func (r35 *ocannlCNNBackwardPart24) Part(j84 int) {
 	}
 }
 
-// ocannlCNNBackwardPart24Records holds the free ocannlCNNBackwardPart24 records.
-var ocannlCNNBackwardPart24Records rt.Records[ocannlCNNBackwardPart24]
+// ocannlCNNBackwardPart25Records holds the free ocannlCNNBackwardPart25 records.
+var ocannlCNNBackwardPart25Records rt.Records[ocannlCNNBackwardPart25]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -4337,7 +4497,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap48AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -4351,7 +4511,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap49AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
@@ -4365,7 +4525,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap50AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2Row2 := &scratch.net_x2_2[i0]
@@ -4576,11 +4736,11 @@ func (r2 *ocannlReverserTrainLossPart1) Part(j2 int) {
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 32 {
-			ocannlMap32AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+			ocannlMap35AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
-			ocannlMap32AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+			ocannlMap35AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -4769,9 +4929,9 @@ func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	scratch := r7.scratch
 	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap36AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap36AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -4834,7 +4994,7 @@ func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
 	scratch := r9.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_attention_1_ex[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
+		ocannlMap37AVX2(&scratch.net_attention_1_ex[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4897,9 +5057,9 @@ func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
+		ocannlMap38AVX512(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
+		ocannlMap38AVX2(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5023,9 +5183,9 @@ func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
 	scratch := r14.scratch
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5084,7 +5244,7 @@ func (r16 *ocannlReverserTrainLossPart15) Part(j16 int) {
 	scratch := r16.scratch
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_mean[32*j16][0][0], &scratch.net_layer_norm_1_mean_1[32*j16][0][0])
+		ocannlMap40AVX2(&scratch.net_layer_norm_1_mean[32*j16][0][0], &scratch.net_layer_norm_1_mean_1[32*j16][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0+32*j16]
@@ -5110,9 +5270,9 @@ func (r17 *ocannlReverserTrainLossPart16) Part(j17 int) {
 	scratch := r17.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+		ocannlMap41AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+		ocannlMap41AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5141,9 +5301,9 @@ func (r18 *ocannlReverserTrainLossPart17) Part(j18 int) {
 	scratch := r18.scratch
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
+		ocannlMap42AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
+		ocannlMap42AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5201,7 +5361,7 @@ func (r20 *ocannlReverserTrainLossPart19) Part(j20 int) {
 	scratch := r20.scratch
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_var[32*j20][0][0], &scratch.net_layer_norm_1_var_2[32*j20][0][0])
+		ocannlMap40AVX2(&scratch.net_layer_norm_1_var[32*j20][0][0], &scratch.net_layer_norm_1_var_2[32*j20][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0+32*j20]
@@ -5227,7 +5387,7 @@ func (r21 *ocannlReverserTrainLossPart20) Part(j21 int) {
 	scratch := r21.scratch
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x1_2[32*j21][0][0], &scratch.net_layer_norm_1_var[32*j21][0][0])
+		ocannlMap43AVX2(&scratch.net_x1_2[32*j21][0][0], &scratch.net_layer_norm_1_var[32*j21][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0+32*j21]
@@ -5253,7 +5413,7 @@ func (r22 *ocannlReverserTrainLossPart21) Part(j22 int) {
 	scratch := r22.scratch
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x1_3[32*j22][0][0], &scratch.net_x1_2[32*j22][0][0])
+		ocannlMap44AVX2(&scratch.net_x1_3[32*j22][0][0], &scratch.net_x1_2[32*j22][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2Row2 := &scratch.net_x1_2[i0+32*j22]
@@ -5281,9 +5441,9 @@ func (r23 *ocannlReverserTrainLossPart22) Part(j23 int) {
 	pNetLayerNorm1Gamma, pNetLayerNorm1Beta, scratch := r23.pNetLayerNorm1Gamma, r23.pNetLayerNorm1Beta, r23.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x1[32*j23][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap45AVX512(&scratch.net_x1[32*j23][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x1[32*j23][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap45AVX2(&scratch.net_x1[32*j23][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j23][0][0], &scratch.net_x1_3[32*j23][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5349,9 +5509,9 @@ func (r26 *ocannlReverserTrainLossPart24) Part(j25 int) {
 	pNetDense1B, scratch := r26.pNetDense1B, r26.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
+		ocannlMap46AVX512(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
+		ocannlMap46AVX2(&scratch.net_linear_1_x[32*j25][0][0], &scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5420,9 +5580,9 @@ func (r28 *ocannlReverserTrainLossPart26) Part(j27 int) {
 	pNetLinear1B, scratch := r28.pNetLinear1B, r28.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_x1[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
+		ocannlMap47AVX512(&scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_x1[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_x1[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
+		ocannlMap47AVX2(&scratch.net_layer_norm_2_x[32*j27][0][0], &scratch.net_x1[32*j27][0][0], &scratch.net_layer_norm_2_x_1[32*j27][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5481,7 +5641,7 @@ func (r30 *ocannlReverserTrainLossPart28) Part(j29 int) {
 	scratch := r30.scratch
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[32*j29][0][0], &scratch.net_layer_norm_2_mean_1[32*j29][0][0])
+		ocannlMap40AVX2(&scratch.net_layer_norm_2_mean[32*j29][0][0], &scratch.net_layer_norm_2_mean_1[32*j29][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0+32*j29]
@@ -5507,9 +5667,9 @@ func (r31 *ocannlReverserTrainLossPart29) Part(j30 int) {
 	scratch := r31.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
+		ocannlMap41AVX512(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
+		ocannlMap41AVX2(&scratch.net_layer_norm_2_centered[32*j30][0][0], &scratch.net_layer_norm_2_x[32*j30][0][0], &scratch.net_layer_norm_2_mean[32*j30][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5538,9 +5698,9 @@ func (r32 *ocannlReverserTrainLossPart30) Part(j31 int) {
 	scratch := r32.scratch
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
+		ocannlMap42AVX512(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
+		ocannlMap42AVX2(&scratch.net_layer_norm_2_var_1[32*j31][0][0], &scratch.net_layer_norm_2_centered[32*j31][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5600,9 +5760,9 @@ func (r34 *ocannlReverserTrainLossPart32) Part(j33 int) {
 	pNetLayerNorm2Gamma, pNetLayerNorm2Beta, scratch := r34.pNetLayerNorm2Gamma, r34.pNetLayerNorm2Beta, r34.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x2[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0], &scratch.net_x2_3[32*j33][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap45AVX512(&scratch.net_x2[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0], &scratch.net_x2_3[32*j33][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x2[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0], &scratch.net_x2_3[32*j33][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap45AVX2(&scratch.net_x2[32*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j33][0][0], &scratch.net_x2_3[32*j33][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5668,9 +5828,9 @@ func (r36 *ocannlReverserTrainLossPart34) Part(j35 int) {
 	pNetLinear2B, scratch := r36.pNetLinear2B, r36.scratch
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logits[32*j35][0][0], &scratch.train_cross_entropy_1_logits_1[32*j35][0][0], &pNetLinear2B[0])
+		ocannlMap51AVX512(&scratch.train_cross_entropy_1_logits[32*j35][0][0], &scratch.train_cross_entropy_1_logits_1[32*j35][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logits[32*j35][0][0], &scratch.train_cross_entropy_1_logits_1[32*j35][0][0], &pNetLinear2B[0])
+		ocannlMap51AVX2(&scratch.train_cross_entropy_1_logits[32*j35][0][0], &scratch.train_cross_entropy_1_logits_1[32*j35][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5728,9 +5888,9 @@ func (r38 *ocannlReverserTrainLossPart36) Part(j37 int) {
 	scratch := r38.scratch
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.train_cross_entropy_1_z[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0], &scratch.train_cross_entropy_1_m[32*j37][0][0])
+		ocannlMap52AVX512(&scratch.train_cross_entropy_1_z[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0], &scratch.train_cross_entropy_1_m[32*j37][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_cross_entropy_1_z[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0], &scratch.train_cross_entropy_1_m[32*j37][0][0])
+		ocannlMap52AVX2(&scratch.train_cross_entropy_1_z[32*j37][0][0], &scratch.train_cross_entropy_1_logits[32*j37][0][0], &scratch.train_cross_entropy_1_m[32*j37][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5759,7 +5919,7 @@ func (r39 *ocannlReverserTrainLossPart37) Part(j38 int) {
 	scratch := r39.scratch
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logp_1[32*j38][0][0], &scratch.train_cross_entropy_1_z[32*j38][0][0])
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logp_1[32*j38][0][0], &scratch.train_cross_entropy_1_z[32*j38][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5844,9 +6004,9 @@ func (r42 *ocannlReverserTrainLossPart40) Part(j41 int) {
 	targets, scratch := r42.targets, r42.scratch
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.train_1[32*j41][0][0], &targets[32*j41][0][0], &scratch.train_cross_entropy_1_z[32*j41][0][0], &scratch.train_cross_entropy_1_logp_3[32*j41][0][0])
+		ocannlMap54AVX512(&scratch.train_1[32*j41][0][0], &targets[32*j41][0][0], &scratch.train_cross_entropy_1_z[32*j41][0][0], &scratch.train_cross_entropy_1_logp_3[32*j41][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.train_1[32*j41][0][0], &targets[32*j41][0][0], &scratch.train_cross_entropy_1_z[32*j41][0][0], &scratch.train_cross_entropy_1_logp_3[32*j41][0][0])
+		ocannlMap54AVX2(&scratch.train_1[32*j41][0][0], &targets[32*j41][0][0], &scratch.train_cross_entropy_1_z[32*j41][0][0], &scratch.train_cross_entropy_1_logp_3[32*j41][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6056,6 +6216,10 @@ var ocannlReverserTrainLossPart41Records rt.Records[ocannlReverserTrainLossPart4
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [10] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@46: [256 8 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_46)
+//	_ordinals.2: [8] (literal, local, in scratch field ordinals_2)
+//	net.attention#1/m.argmax@8: [256 8 4 1] (let, local, in scratch field net_attention_1_m_argmax_8)
 //
 // Loop nests:
 //
@@ -6082,6 +6246,12 @@ var ocannlReverserTrainLossPart41Records rt.Records[ocannlReverserTrainLossPart4
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2048
+//
+//	# init _ordinals.1 (the ordinals of [10] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [8] reduced points)
+//	init _ordinals.2: range over offsets
 //
 //	# _net/h.1 = compose "*" of net.emb, tokens
 //	fill _net/h.1 with 0
@@ -6556,11 +6726,20 @@ var ocannlReverserTrainLossPart41Records rt.Records[ocannlReverserTrainLossPart4
 //	    for i2 in 0..9:  # reduction
 //	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
 //
-//	# backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@46 with 10
+//
+//	# backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@46
+//	for i0 in 0..255:
+//	  for i1 in 0..7:
+//	    for i2 in 0..9:  # reduction
+//	      train.cross_entropy#1/m.argmax@46[i0, i1, 0] min= where(train.cross_entropy#1/logits[i0, i1, i2] == train.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 10)
+//
+//	# backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(train.cross_entropy#1/m[i0, i1, 0] == train.cross_entropy#1/logits[i0, i1, i2], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@46[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..255:
@@ -6928,12 +7107,22 @@ var ocannlReverserTrainLossPart41Records rt.Records[ocannlReverserTrainLossPart4
 //	      for i3 in 0..7:  # reduction
 //	        net.attention#1/m.grad[i0, i1, i2, 0] -= _net.attention#1/ex.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
+//	# backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): net.attention#1/m.argmax@8 = 8 (no winner yet)
+//	fill net.attention#1/m.argmax@8 with 8
+//
+//	# backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
+//	for i0 in 0..255:
+//	  for i1 in 0..7:
+//	    for i2 in 0..3:
+//	      for i3 in 0..7:  # reduction
+//	        net.attention#1/m.argmax@8[i0, i1, i2, 0] min= where(net.attention#1/scores[i0, i1, i2, i3] == net.attention#1/m[i0, i1, i2, 0], _ordinals.2[i3], 8)
+//
+//	# backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.attention#1/scores.grad[i0, i1, i2, i3] += where(net.attention#1/m[i0, i1, i2, 0] == net.attention#1/scores[i0, i1, i2, i3], net.attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        net.attention#1/scores.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.attention#1/m.argmax@8[i0, i1, i2, 0], net.attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 //	for i0 in 0..255:
@@ -7031,6 +7220,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
+
+	// init _ordinals.1 (the ordinals of [10] reduced points)
+	scratch.ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+
+	// init _ordinals.2 (the ordinals of [8] reduced points)
+	scratch.ordinals_2 = [8]float32{0, 1, 2, 3, 4, 5, 6, 7}
 
 	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
 
@@ -7459,7 +7654,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+		ocannlMap59AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][8][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -7476,7 +7671,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7494,7 +7689,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap61AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [256][8][10]float32{}
 		for i0 := range 256 {
@@ -7504,6 +7699,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 				for i2 := range 10 {
 					train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
 				}
+			}
+		}
+	}
+
+	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
+
+	// float32 pointwise kernel over 2048 elements (c = 10): AVX2 (also on AVX-512 machines).
+
+	if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
+	} else {
+		for j56 := range 256 {
+			for j57 := range 8 {
+				scratch.train_cross_entropy_1_m_argmax_46[j56][j57][0] = 10
 			}
 		}
 	}
@@ -7547,178 +7756,183 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec54 := ocannlReverserBackwardPart53Records.Get()
 	rec54.scratch = scratch
 
-	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@46
 	// 8 parts of i0 on the pool.
 	rec55 := ocannlReverserBackwardPart54Records.Get()
 	rec55.scratch = scratch
+
+	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// 8 parts of i0 on the pool.
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.scratch = scratch
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.scratch = scratch
-
-	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
-	// 8 parts of i0 on the pool.
 	rec57 := ocannlReverserBackwardPart56Records.Get()
 	rec57.scratch = scratch
 
-	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
+	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// 8 parts of i0 on the pool.
 	rec58 := ocannlReverserBackwardPart57Records.Get()
 	rec58.scratch = scratch
+
+	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
+	// 8 parts of i0 on the pool.
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.scratch = scratch
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.pNetLinear2W = pNetLinear2W
-	rec59.scratch = scratch
+	rec60 := ocannlReverserBackwardPart59Records.Get()
+	rec60.pNetLinear2W = pNetLinear2W
+	rec60.scratch = scratch
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.scratch = scratch
+	rec61 := ocannlReverserBackwardPart60Records.Get()
+	rec61.scratch = scratch
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.scratch = scratch
+	rec62 := ocannlReverserBackwardPart61Records.Get()
+	rec62.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.scratch = scratch
+	rec63 := ocannlReverserBackwardPart62Records.Get()
+	rec63.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.scratch = scratch
+	rec64 := ocannlReverserBackwardPart63Records.Get()
+	rec64.scratch = scratch
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_2_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec64 := ocannlReverserBackwardPart63Records.Get()
-	rec64.scratch = scratch
+	rec65 := ocannlReverserBackwardPart64Records.Get()
+	rec65.scratch = scratch
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_var_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec65 := ocannlReverserBackwardPart64Records.Get()
-	rec65.scratch = scratch
+	rec66 := ocannlReverserBackwardPart65Records.Get()
+	rec66.scratch = scratch
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlReverserBackwardPart65Records.Get()
-	rec66.scratch = scratch
+	rec67 := ocannlReverserBackwardPart66Records.Get()
+	rec67.scratch = scratch
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec67 := ocannlReverserBackwardPart66Records.Get()
-	rec67.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec67.scratch = scratch
+	rec68 := ocannlReverserBackwardPart67Records.Get()
+	rec68.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec68.scratch = scratch
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_var_2_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec68 := ocannlReverserBackwardPart67Records.Get()
-	rec68.scratch = scratch
+	rec69 := ocannlReverserBackwardPart68Records.Get()
+	rec69.scratch = scratch
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec69 := ocannlReverserBackwardPart68Records.Get()
-	rec69.scratch = scratch
-
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
 	rec70 := ocannlReverserBackwardPart69Records.Get()
 	rec70.scratch = scratch
 
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec71 := ocannlReverserBackwardPart70Records.Get()
 	rec71.scratch = scratch
+
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
+	rec72 := ocannlReverserBackwardPart71Records.Get()
+	rec72.scratch = scratch
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec72 := ocannlReverserBackwardPart71Records.Get()
-	rec72.scratch = scratch
+	rec73 := ocannlReverserBackwardPart72Records.Get()
+	rec73.scratch = scratch
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec73 := ocannlReverserBackwardPart72Records.Get()
-	rec73.scratch = scratch
+	rec74 := ocannlReverserBackwardPart73Records.Get()
+	rec74.scratch = scratch
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_mean_1_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec74 := ocannlReverserBackwardPart73Records.Get()
-	rec74.scratch = scratch
+	rec75 := ocannlReverserBackwardPart74Records.Get()
+	rec75.scratch = scratch
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// 8 parts of i0 on the pool.
-	rec75 := ocannlReverserBackwardPart74Records.Get()
-	rec75.scratch = scratch
+	rec76 := ocannlReverserBackwardPart75Records.Get()
+	rec76.scratch = scratch
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec76 := ocannlReverserBackwardPart75Records.Get()
-	rec76.scratch = scratch
+	rec77 := ocannlReverserBackwardPart76Records.Get()
+	rec77.scratch = scratch
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec77 := ocannlReverserBackwardPart76Records.Get()
-	rec77.scratch = scratch
+	rec78 := ocannlReverserBackwardPart77Records.Get()
+	rec78.scratch = scratch
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec78 := ocannlReverserBackwardPart77Records.Get()
-	rec78.scratch = scratch
-
-	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// 8 parts of i0 on the pool.
 	rec79 := ocannlReverserBackwardPart78Records.Get()
 	rec79.scratch = scratch
 
-	// The 31 nests above as one job: part j runs part j of each, in order (their
+	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// 8 parts of i0 on the pool.
+	rec80 := ocannlReverserBackwardPart79Records.Get()
+	rec80.scratch = scratch
+
+	// The 32 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec49, rec50, rec51, rec52, rec53, rec54, rec55, rec56, rec57, rec58, rec59, rec60, rec61, rec62, rec63, rec64, rec65, rec66, rec67, rec68, rec69, rec70, rec71, rec72, rec73, rec74, rec75, rec76, rec77, rec78, rec79)
+	region.RunSeq(8, rec49, rec50, rec51, rec52, rec53, rec54, rec55, rec56, rec57, rec58, rec59, rec60, rec61, rec62, rec63, rec64, rec65, rec66, rec67, rec68, rec69, rec70, rec71, rec72, rec73, rec74, rec75, rec76, rec77, rec78, rec79, rec80)
 	*rec49 = ocannlReverserBackwardPart48{}
 	ocannlReverserBackwardPart48Records.Put(rec49)
 	*rec50 = ocannlReverserBackwardPart49{}
@@ -7735,58 +7949,58 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart54Records.Put(rec55)
 	*rec56 = ocannlReverserBackwardPart55{}
 	ocannlReverserBackwardPart55Records.Put(rec56)
-	// The 8 partial sums, added in part order.
-	for j59 := range 10 {
-		acc24 := gNetLinear2B[j59]
-		acc24 += rec57.gNetLinear2BPartial[0][j59]
-		acc24 += rec57.gNetLinear2BPartial[1][j59]
-		acc24 += rec57.gNetLinear2BPartial[2][j59]
-		acc24 += rec57.gNetLinear2BPartial[3][j59]
-		acc24 += rec57.gNetLinear2BPartial[4][j59]
-		acc24 += rec57.gNetLinear2BPartial[5][j59]
-		acc24 += rec57.gNetLinear2BPartial[6][j59]
-		acc24 += rec57.gNetLinear2BPartial[7][j59]
-		gNetLinear2B[j59] = acc24
-	}
-	rec57.scratch = nil
+	*rec57 = ocannlReverserBackwardPart56{}
 	ocannlReverserBackwardPart56Records.Put(rec57)
 	// The 8 partial sums, added in part order.
-	for j61 := range 10 {
-		for j62 := range 32 {
-			acc25 := gNetLinear2W[32*j61+j62]
-			acc25 += rec58.gNetLinear2WPartial[0][j61][j62]
-			acc25 += rec58.gNetLinear2WPartial[1][j61][j62]
-			acc25 += rec58.gNetLinear2WPartial[2][j61][j62]
-			acc25 += rec58.gNetLinear2WPartial[3][j61][j62]
-			acc25 += rec58.gNetLinear2WPartial[4][j61][j62]
-			acc25 += rec58.gNetLinear2WPartial[5][j61][j62]
-			acc25 += rec58.gNetLinear2WPartial[6][j61][j62]
-			acc25 += rec58.gNetLinear2WPartial[7][j61][j62]
-			gNetLinear2W[32*j61+j62] = acc25
-		}
+	for j62 := range 10 {
+		acc25 := gNetLinear2B[j62]
+		acc25 += rec58.gNetLinear2BPartial[0][j62]
+		acc25 += rec58.gNetLinear2BPartial[1][j62]
+		acc25 += rec58.gNetLinear2BPartial[2][j62]
+		acc25 += rec58.gNetLinear2BPartial[3][j62]
+		acc25 += rec58.gNetLinear2BPartial[4][j62]
+		acc25 += rec58.gNetLinear2BPartial[5][j62]
+		acc25 += rec58.gNetLinear2BPartial[6][j62]
+		acc25 += rec58.gNetLinear2BPartial[7][j62]
+		gNetLinear2B[j62] = acc25
 	}
 	rec58.scratch = nil
 	ocannlReverserBackwardPart57Records.Put(rec58)
-	*rec59 = ocannlReverserBackwardPart58{}
+	// The 8 partial sums, added in part order.
+	for j64 := range 10 {
+		for j65 := range 32 {
+			acc26 := gNetLinear2W[32*j64+j65]
+			acc26 += rec59.gNetLinear2WPartial[0][j64][j65]
+			acc26 += rec59.gNetLinear2WPartial[1][j64][j65]
+			acc26 += rec59.gNetLinear2WPartial[2][j64][j65]
+			acc26 += rec59.gNetLinear2WPartial[3][j64][j65]
+			acc26 += rec59.gNetLinear2WPartial[4][j64][j65]
+			acc26 += rec59.gNetLinear2WPartial[5][j64][j65]
+			acc26 += rec59.gNetLinear2WPartial[6][j64][j65]
+			acc26 += rec59.gNetLinear2WPartial[7][j64][j65]
+			gNetLinear2W[32*j64+j65] = acc26
+		}
+	}
+	rec59.scratch = nil
 	ocannlReverserBackwardPart58Records.Put(rec59)
 	*rec60 = ocannlReverserBackwardPart59{}
 	ocannlReverserBackwardPart59Records.Put(rec60)
-	// The 8 partial sums, added in part order.
-	for j66 := range 32 {
-		acc28 := gNetLayerNorm2Beta[j66]
-		acc28 += rec61.gNetLayerNorm2BetaPartial[0][j66]
-		acc28 += rec61.gNetLayerNorm2BetaPartial[1][j66]
-		acc28 += rec61.gNetLayerNorm2BetaPartial[2][j66]
-		acc28 += rec61.gNetLayerNorm2BetaPartial[3][j66]
-		acc28 += rec61.gNetLayerNorm2BetaPartial[4][j66]
-		acc28 += rec61.gNetLayerNorm2BetaPartial[5][j66]
-		acc28 += rec61.gNetLayerNorm2BetaPartial[6][j66]
-		acc28 += rec61.gNetLayerNorm2BetaPartial[7][j66]
-		gNetLayerNorm2Beta[j66] = acc28
-	}
-	rec61.scratch = nil
+	*rec61 = ocannlReverserBackwardPart60{}
 	ocannlReverserBackwardPart60Records.Put(rec61)
-	*rec62 = ocannlReverserBackwardPart61{}
+	// The 8 partial sums, added in part order.
+	for j69 := range 32 {
+		acc29 := gNetLayerNorm2Beta[j69]
+		acc29 += rec62.gNetLayerNorm2BetaPartial[0][j69]
+		acc29 += rec62.gNetLayerNorm2BetaPartial[1][j69]
+		acc29 += rec62.gNetLayerNorm2BetaPartial[2][j69]
+		acc29 += rec62.gNetLayerNorm2BetaPartial[3][j69]
+		acc29 += rec62.gNetLayerNorm2BetaPartial[4][j69]
+		acc29 += rec62.gNetLayerNorm2BetaPartial[5][j69]
+		acc29 += rec62.gNetLayerNorm2BetaPartial[6][j69]
+		acc29 += rec62.gNetLayerNorm2BetaPartial[7][j69]
+		gNetLayerNorm2Beta[j69] = acc29
+	}
+	rec62.scratch = nil
 	ocannlReverserBackwardPart61Records.Put(rec62)
 	*rec63 = ocannlReverserBackwardPart62{}
 	ocannlReverserBackwardPart62Records.Put(rec63)
@@ -7794,22 +8008,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart63Records.Put(rec64)
 	*rec65 = ocannlReverserBackwardPart64{}
 	ocannlReverserBackwardPart64Records.Put(rec65)
-	// The 8 partial sums, added in part order.
-	for j72 := range 32 {
-		acc31 := gNetLayerNorm2Gamma[j72]
-		acc31 += rec66.gNetLayerNorm2GammaPartial[0][j72]
-		acc31 += rec66.gNetLayerNorm2GammaPartial[1][j72]
-		acc31 += rec66.gNetLayerNorm2GammaPartial[2][j72]
-		acc31 += rec66.gNetLayerNorm2GammaPartial[3][j72]
-		acc31 += rec66.gNetLayerNorm2GammaPartial[4][j72]
-		acc31 += rec66.gNetLayerNorm2GammaPartial[5][j72]
-		acc31 += rec66.gNetLayerNorm2GammaPartial[6][j72]
-		acc31 += rec66.gNetLayerNorm2GammaPartial[7][j72]
-		gNetLayerNorm2Gamma[j72] = acc31
-	}
-	rec66.scratch = nil
+	*rec66 = ocannlReverserBackwardPart65{}
 	ocannlReverserBackwardPart65Records.Put(rec66)
-	*rec67 = ocannlReverserBackwardPart66{}
+	// The 8 partial sums, added in part order.
+	for j75 := range 32 {
+		acc32 := gNetLayerNorm2Gamma[j75]
+		acc32 += rec67.gNetLayerNorm2GammaPartial[0][j75]
+		acc32 += rec67.gNetLayerNorm2GammaPartial[1][j75]
+		acc32 += rec67.gNetLayerNorm2GammaPartial[2][j75]
+		acc32 += rec67.gNetLayerNorm2GammaPartial[3][j75]
+		acc32 += rec67.gNetLayerNorm2GammaPartial[4][j75]
+		acc32 += rec67.gNetLayerNorm2GammaPartial[5][j75]
+		acc32 += rec67.gNetLayerNorm2GammaPartial[6][j75]
+		acc32 += rec67.gNetLayerNorm2GammaPartial[7][j75]
+		gNetLayerNorm2Gamma[j75] = acc32
+	}
+	rec67.scratch = nil
 	ocannlReverserBackwardPart66Records.Put(rec67)
 	*rec68 = ocannlReverserBackwardPart67{}
 	ocannlReverserBackwardPart67Records.Put(rec68)
@@ -7833,248 +8047,248 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart76Records.Put(rec77)
 	*rec78 = ocannlReverserBackwardPart77{}
 	ocannlReverserBackwardPart77Records.Put(rec78)
-	// The 8 partial sums, added in part order.
-	for j86 := range 32 {
-		acc34 := gNetLinear1B[j86]
-		acc34 += rec79.gNetLinear1BPartial[0][j86]
-		acc34 += rec79.gNetLinear1BPartial[1][j86]
-		acc34 += rec79.gNetLinear1BPartial[2][j86]
-		acc34 += rec79.gNetLinear1BPartial[3][j86]
-		acc34 += rec79.gNetLinear1BPartial[4][j86]
-		acc34 += rec79.gNetLinear1BPartial[5][j86]
-		acc34 += rec79.gNetLinear1BPartial[6][j86]
-		acc34 += rec79.gNetLinear1BPartial[7][j86]
-		gNetLinear1B[j86] = acc34
-	}
-	rec79.scratch = nil
+	*rec79 = ocannlReverserBackwardPart78{}
 	ocannlReverserBackwardPart78Records.Put(rec79)
+	// The 8 partial sums, added in part order.
+	for j89 := range 32 {
+		acc35 := gNetLinear1B[j89]
+		acc35 += rec80.gNetLinear1BPartial[0][j89]
+		acc35 += rec80.gNetLinear1BPartial[1][j89]
+		acc35 += rec80.gNetLinear1BPartial[2][j89]
+		acc35 += rec80.gNetLinear1BPartial[3][j89]
+		acc35 += rec80.gNetLinear1BPartial[4][j89]
+		acc35 += rec80.gNetLinear1BPartial[5][j89]
+		acc35 += rec80.gNetLinear1BPartial[6][j89]
+		acc35 += rec80.gNetLinear1BPartial[7][j89]
+		gNetLinear1B[j89] = acc35
+	}
+	rec80.scratch = nil
+	ocannlReverserBackwardPart79Records.Put(rec80)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec80 := ocannlReverserBackwardPart79Records.Get()
-	rec80.gNetLinear1W = gNetLinear1W
-	rec80.scratch = scratch
-	region.Run(rec80, 8)
-	*rec80 = ocannlReverserBackwardPart79{}
-	ocannlReverserBackwardPart79Records.Put(rec80)
+	rec81 := ocannlReverserBackwardPart80Records.Get()
+	rec81.gNetLinear1W = gNetLinear1W
+	rec81.scratch = scratch
+	region.Run(rec81, 8)
+	*rec81 = ocannlReverserBackwardPart80{}
+	ocannlReverserBackwardPart80Records.Put(rec81)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec81 := ocannlReverserBackwardPart80Records.Get()
-	rec81.pNetLinear1W = pNetLinear1W
-	rec81.scratch = scratch
+	rec82 := ocannlReverserBackwardPart81Records.Get()
+	rec82.pNetLinear1W = pNetLinear1W
+	rec82.scratch = scratch
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec82 := ocannlReverserBackwardPart81Records.Get()
-	rec82.scratch = scratch
+	rec83 := ocannlReverserBackwardPart82Records.Get()
+	rec83.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec83 := ocannlReverserBackwardPart82Records.Get()
-	rec83.scratch = scratch
-
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-	// 8 parts of i0 on the pool.
 	rec84 := ocannlReverserBackwardPart83Records.Get()
 	rec84.scratch = scratch
 
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
+	// 8 parts of i0 on the pool.
+	rec85 := ocannlReverserBackwardPart84Records.Get()
+	rec85.scratch = scratch
+
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec81, rec82, rec83, rec84)
-	*rec81 = ocannlReverserBackwardPart80{}
-	ocannlReverserBackwardPart80Records.Put(rec81)
+	region.RunSeq(8, rec82, rec83, rec84, rec85)
 	*rec82 = ocannlReverserBackwardPart81{}
 	ocannlReverserBackwardPart81Records.Put(rec82)
 	*rec83 = ocannlReverserBackwardPart82{}
 	ocannlReverserBackwardPart82Records.Put(rec83)
-	// The 8 partial sums, added in part order.
-	for j92 := range 64 {
-		acc37 := gNetDense1B[j92]
-		acc37 += rec84.gNetDense1BPartial[0][j92]
-		acc37 += rec84.gNetDense1BPartial[1][j92]
-		acc37 += rec84.gNetDense1BPartial[2][j92]
-		acc37 += rec84.gNetDense1BPartial[3][j92]
-		acc37 += rec84.gNetDense1BPartial[4][j92]
-		acc37 += rec84.gNetDense1BPartial[5][j92]
-		acc37 += rec84.gNetDense1BPartial[6][j92]
-		acc37 += rec84.gNetDense1BPartial[7][j92]
-		gNetDense1B[j92] = acc37
-	}
-	rec84.scratch = nil
+	*rec84 = ocannlReverserBackwardPart83{}
 	ocannlReverserBackwardPart83Records.Put(rec84)
+	// The 8 partial sums, added in part order.
+	for j95 := range 64 {
+		acc38 := gNetDense1B[j95]
+		acc38 += rec85.gNetDense1BPartial[0][j95]
+		acc38 += rec85.gNetDense1BPartial[1][j95]
+		acc38 += rec85.gNetDense1BPartial[2][j95]
+		acc38 += rec85.gNetDense1BPartial[3][j95]
+		acc38 += rec85.gNetDense1BPartial[4][j95]
+		acc38 += rec85.gNetDense1BPartial[5][j95]
+		acc38 += rec85.gNetDense1BPartial[6][j95]
+		acc38 += rec85.gNetDense1BPartial[7][j95]
+		gNetDense1B[j95] = acc38
+	}
+	rec85.scratch = nil
+	ocannlReverserBackwardPart84Records.Put(rec85)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec85 := ocannlReverserBackwardPart84Records.Get()
-	rec85.gNetDense1W = gNetDense1W
-	rec85.scratch = scratch
-	region.Run(rec85, 8)
-	*rec85 = ocannlReverserBackwardPart84{}
-	ocannlReverserBackwardPart84Records.Put(rec85)
+	rec86 := ocannlReverserBackwardPart85Records.Get()
+	rec86.gNetDense1W = gNetDense1W
+	rec86.scratch = scratch
+	region.Run(rec86, 8)
+	*rec86 = ocannlReverserBackwardPart85{}
+	ocannlReverserBackwardPart85Records.Put(rec86)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec86 := ocannlReverserBackwardPart85Records.Get()
-	rec86.pNetDense1W = pNetDense1W
-	rec86.scratch = scratch
+	rec87 := ocannlReverserBackwardPart86Records.Get()
+	rec87.pNetDense1W = pNetDense1W
+	rec87.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_4_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec87 := ocannlReverserBackwardPart86Records.Get()
-	rec87.scratch = scratch
+	rec88 := ocannlReverserBackwardPart87Records.Get()
+	rec88.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec88 := ocannlReverserBackwardPart87Records.Get()
-	rec88.scratch = scratch
+	rec89 := ocannlReverserBackwardPart88Records.Get()
+	rec89.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec89 := ocannlReverserBackwardPart88Records.Get()
-	rec89.scratch = scratch
+	rec90 := ocannlReverserBackwardPart89Records.Get()
+	rec90.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec90 := ocannlReverserBackwardPart89Records.Get()
-	rec90.scratch = scratch
+	rec91 := ocannlReverserBackwardPart90Records.Get()
+	rec91.scratch = scratch
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_2_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec91 := ocannlReverserBackwardPart90Records.Get()
-	rec91.scratch = scratch
+	rec92 := ocannlReverserBackwardPart91Records.Get()
+	rec92.scratch = scratch
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec92 := ocannlReverserBackwardPart91Records.Get()
-	rec92.scratch = scratch
+	rec93 := ocannlReverserBackwardPart92Records.Get()
+	rec93.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec93 := ocannlReverserBackwardPart92Records.Get()
-	rec93.scratch = scratch
+	rec94 := ocannlReverserBackwardPart93Records.Get()
+	rec94.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec94 := ocannlReverserBackwardPart93Records.Get()
-	rec94.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec94.scratch = scratch
+	rec95 := ocannlReverserBackwardPart94Records.Get()
+	rec95.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec95.scratch = scratch
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_2_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec95 := ocannlReverserBackwardPart94Records.Get()
-	rec95.scratch = scratch
+	rec96 := ocannlReverserBackwardPart95Records.Get()
+	rec96.scratch = scratch
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec96 := ocannlReverserBackwardPart95Records.Get()
-	rec96.scratch = scratch
-
-	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
 	rec97 := ocannlReverserBackwardPart96Records.Get()
 	rec97.scratch = scratch
 
-	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec98 := ocannlReverserBackwardPart97Records.Get()
 	rec98.scratch = scratch
+
+	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
+	rec99 := ocannlReverserBackwardPart98Records.Get()
+	rec99.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec99 := ocannlReverserBackwardPart98Records.Get()
-	rec99.scratch = scratch
+	rec100 := ocannlReverserBackwardPart99Records.Get()
+	rec100.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec100 := ocannlReverserBackwardPart99Records.Get()
-	rec100.scratch = scratch
+	rec101 := ocannlReverserBackwardPart100Records.Get()
+	rec101.scratch = scratch
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_mean_1_grad = [256][8][1]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec101 := ocannlReverserBackwardPart100Records.Get()
-	rec101.scratch = scratch
+	rec102 := ocannlReverserBackwardPart101Records.Get()
+	rec102.scratch = scratch
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec102 := ocannlReverserBackwardPart101Records.Get()
-	rec102.scratch = scratch
+	rec103 := ocannlReverserBackwardPart102Records.Get()
+	rec103.scratch = scratch
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec103 := ocannlReverserBackwardPart102Records.Get()
-	rec103.scratch = scratch
+	rec104 := ocannlReverserBackwardPart103Records.Get()
+	rec104.scratch = scratch
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec104 := ocannlReverserBackwardPart103Records.Get()
-	rec104.scratch = scratch
+	rec105 := ocannlReverserBackwardPart104Records.Get()
+	rec105.scratch = scratch
 
 	// The 19 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec86, rec87, rec88, rec89, rec90, rec91, rec92, rec93, rec94, rec95, rec96, rec97, rec98, rec99, rec100, rec101, rec102, rec103, rec104)
-	*rec86 = ocannlReverserBackwardPart85{}
-	ocannlReverserBackwardPart85Records.Put(rec86)
+	region.RunSeq(8, rec87, rec88, rec89, rec90, rec91, rec92, rec93, rec94, rec95, rec96, rec97, rec98, rec99, rec100, rec101, rec102, rec103, rec104, rec105)
 	*rec87 = ocannlReverserBackwardPart86{}
 	ocannlReverserBackwardPart86Records.Put(rec87)
-	// The 8 partial sums, added in part order.
-	for j97 := range 32 {
-		acc40 := gNetLayerNorm1Beta[j97]
-		acc40 += rec88.gNetLayerNorm1BetaPartial[0][j97]
-		acc40 += rec88.gNetLayerNorm1BetaPartial[1][j97]
-		acc40 += rec88.gNetLayerNorm1BetaPartial[2][j97]
-		acc40 += rec88.gNetLayerNorm1BetaPartial[3][j97]
-		acc40 += rec88.gNetLayerNorm1BetaPartial[4][j97]
-		acc40 += rec88.gNetLayerNorm1BetaPartial[5][j97]
-		acc40 += rec88.gNetLayerNorm1BetaPartial[6][j97]
-		acc40 += rec88.gNetLayerNorm1BetaPartial[7][j97]
-		gNetLayerNorm1Beta[j97] = acc40
-	}
-	rec88.scratch = nil
+	*rec88 = ocannlReverserBackwardPart87{}
 	ocannlReverserBackwardPart87Records.Put(rec88)
-	*rec89 = ocannlReverserBackwardPart88{}
+	// The 8 partial sums, added in part order.
+	for j100 := range 32 {
+		acc41 := gNetLayerNorm1Beta[j100]
+		acc41 += rec89.gNetLayerNorm1BetaPartial[0][j100]
+		acc41 += rec89.gNetLayerNorm1BetaPartial[1][j100]
+		acc41 += rec89.gNetLayerNorm1BetaPartial[2][j100]
+		acc41 += rec89.gNetLayerNorm1BetaPartial[3][j100]
+		acc41 += rec89.gNetLayerNorm1BetaPartial[4][j100]
+		acc41 += rec89.gNetLayerNorm1BetaPartial[5][j100]
+		acc41 += rec89.gNetLayerNorm1BetaPartial[6][j100]
+		acc41 += rec89.gNetLayerNorm1BetaPartial[7][j100]
+		gNetLayerNorm1Beta[j100] = acc41
+	}
+	rec89.scratch = nil
 	ocannlReverserBackwardPart88Records.Put(rec89)
 	*rec90 = ocannlReverserBackwardPart89{}
 	ocannlReverserBackwardPart89Records.Put(rec90)
@@ -8082,22 +8296,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart90Records.Put(rec91)
 	*rec92 = ocannlReverserBackwardPart91{}
 	ocannlReverserBackwardPart91Records.Put(rec92)
-	// The 8 partial sums, added in part order.
-	for j103 := range 32 {
-		acc43 := gNetLayerNorm1Gamma[j103]
-		acc43 += rec93.gNetLayerNorm1GammaPartial[0][j103]
-		acc43 += rec93.gNetLayerNorm1GammaPartial[1][j103]
-		acc43 += rec93.gNetLayerNorm1GammaPartial[2][j103]
-		acc43 += rec93.gNetLayerNorm1GammaPartial[3][j103]
-		acc43 += rec93.gNetLayerNorm1GammaPartial[4][j103]
-		acc43 += rec93.gNetLayerNorm1GammaPartial[5][j103]
-		acc43 += rec93.gNetLayerNorm1GammaPartial[6][j103]
-		acc43 += rec93.gNetLayerNorm1GammaPartial[7][j103]
-		gNetLayerNorm1Gamma[j103] = acc43
-	}
-	rec93.scratch = nil
+	*rec93 = ocannlReverserBackwardPart92{}
 	ocannlReverserBackwardPart92Records.Put(rec93)
-	*rec94 = ocannlReverserBackwardPart93{}
+	// The 8 partial sums, added in part order.
+	for j106 := range 32 {
+		acc44 := gNetLayerNorm1Gamma[j106]
+		acc44 += rec94.gNetLayerNorm1GammaPartial[0][j106]
+		acc44 += rec94.gNetLayerNorm1GammaPartial[1][j106]
+		acc44 += rec94.gNetLayerNorm1GammaPartial[2][j106]
+		acc44 += rec94.gNetLayerNorm1GammaPartial[3][j106]
+		acc44 += rec94.gNetLayerNorm1GammaPartial[4][j106]
+		acc44 += rec94.gNetLayerNorm1GammaPartial[5][j106]
+		acc44 += rec94.gNetLayerNorm1GammaPartial[6][j106]
+		acc44 += rec94.gNetLayerNorm1GammaPartial[7][j106]
+		gNetLayerNorm1Gamma[j106] = acc44
+	}
+	rec94.scratch = nil
 	ocannlReverserBackwardPart93Records.Put(rec94)
 	*rec95 = ocannlReverserBackwardPart94{}
 	ocannlReverserBackwardPart94Records.Put(rec95)
@@ -8119,114 +8333,135 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart102Records.Put(rec103)
 	*rec104 = ocannlReverserBackwardPart103{}
 	ocannlReverserBackwardPart103Records.Put(rec104)
+	*rec105 = ocannlReverserBackwardPart104{}
+	ocannlReverserBackwardPart104Records.Put(rec105)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec105 := ocannlReverserBackwardPart104Records.Get()
-	rec105.gNetAttention1WO = gNetAttention1WO
-	rec105.scratch = scratch
-	region.Run(rec105, 8)
-	*rec105 = ocannlReverserBackwardPart104{}
-	ocannlReverserBackwardPart104Records.Put(rec105)
+	rec106 := ocannlReverserBackwardPart105Records.Get()
+	rec106.gNetAttention1WO = gNetAttention1WO
+	rec106.scratch = scratch
+	region.Run(rec106, 8)
+	*rec106 = ocannlReverserBackwardPart105{}
+	ocannlReverserBackwardPart105Records.Put(rec106)
+
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): net.attention#1/m.argmax@8 = 8 (no winner yet)
+
+	// float32 pointwise kernel over 8192 elements (c = 8): AVX2 (also on AVX-512 machines).
+
+	if ocannlAVX2 {
+		ocannlMap81AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
+	} else {
+		for j128 := range 256 {
+			for j129 := range 8 {
+				for j130 := range 4 {
+					scratch.net_attention_1_m_argmax_8[j128][j129][j130][0] = 8
+				}
+			}
+		}
+	}
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec106 := ocannlReverserBackwardPart105Records.Get()
-	rec106.pNetAttention1WO = pNetAttention1WO
-	rec106.scratch = scratch
+	rec107 := ocannlReverserBackwardPart106Records.Get()
+	rec107.pNetAttention1WO = pNetAttention1WO
+	rec107.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec107 := ocannlReverserBackwardPart106Records.Get()
-	rec107.scratch = scratch
+	rec108 := ocannlReverserBackwardPart107Records.Get()
+	rec108.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec108 := ocannlReverserBackwardPart107Records.Get()
-	rec108.scratch = scratch
+	rec109 := ocannlReverserBackwardPart108Records.Get()
+	rec109.scratch = scratch
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec109 := ocannlReverserBackwardPart108Records.Get()
-	rec109.scratch = scratch
-
-	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
-	// 8 parts of i0 on the pool.
 	rec110 := ocannlReverserBackwardPart109Records.Get()
 	rec110.scratch = scratch
 
-	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
+	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
 	rec111 := ocannlReverserBackwardPart110Records.Get()
 	rec111.scratch = scratch
+
+	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
+	// 8 parts of i0 on the pool.
+	rec112 := ocannlReverserBackwardPart111Records.Get()
+	rec112.scratch = scratch
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec112 := ocannlReverserBackwardPart111Records.Get()
-	rec112.scratch = scratch
+	rec113 := ocannlReverserBackwardPart112Records.Get()
+	rec113.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec113 := ocannlReverserBackwardPart112Records.Get()
-	rec113.scratch = scratch
-
-	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
-	// 8 parts of i0 on the pool.
 	rec114 := ocannlReverserBackwardPart113Records.Get()
 	rec114.scratch = scratch
 
-	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
+	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
 	rec115 := ocannlReverserBackwardPart114Records.Get()
 	rec115.scratch = scratch
+
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
+	// 8 parts of i0 on the pool.
+	rec116 := ocannlReverserBackwardPart115Records.Get()
+	rec116.scratch = scratch
+
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
+	// 8 parts of i0 on the pool.
+	rec117 := ocannlReverserBackwardPart116Records.Get()
+	rec117.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec116 := ocannlReverserBackwardPart115Records.Get()
-	rec116.scratch = scratch
+	rec118 := ocannlReverserBackwardPart117Records.Get()
+	rec118.scratch = scratch
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec117 := ocannlReverserBackwardPart116Records.Get()
-	rec117.scratch = scratch
+	rec119 := ocannlReverserBackwardPart118Records.Get()
+	rec119.scratch = scratch
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec118 := ocannlReverserBackwardPart117Records.Get()
-	rec118.scratch = scratch
+	rec120 := ocannlReverserBackwardPart119Records.Get()
+	rec120.scratch = scratch
 
-	// The 13 nests above as one job: part j runs part j of each, in order (their
+	// The 14 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec106, rec107, rec108, rec109, rec110, rec111, rec112, rec113, rec114, rec115, rec116, rec117, rec118)
-	*rec106 = ocannlReverserBackwardPart105{}
-	ocannlReverserBackwardPart105Records.Put(rec106)
+	region.RunSeq(8, rec107, rec108, rec109, rec110, rec111, rec112, rec113, rec114, rec115, rec116, rec117, rec118, rec119, rec120)
 	*rec107 = ocannlReverserBackwardPart106{}
 	ocannlReverserBackwardPart106Records.Put(rec107)
 	*rec108 = ocannlReverserBackwardPart107{}
@@ -8251,92 +8486,96 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart116Records.Put(rec117)
 	*rec118 = ocannlReverserBackwardPart117{}
 	ocannlReverserBackwardPart117Records.Put(rec118)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
-	rec119 := ocannlReverserBackwardPart118Records.Get()
-	rec119.gNetAttention1WV = gNetAttention1WV
-	rec119.scratch = scratch
-	region.Run(rec119, 8)
 	*rec119 = ocannlReverserBackwardPart118{}
 	ocannlReverserBackwardPart118Records.Put(rec119)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec120 := ocannlReverserBackwardPart119Records.Get()
-	rec120.pNetAttention1WV = pNetAttention1WV
-	rec120.scratch = scratch
-	region.Run(rec120, 8)
 	*rec120 = ocannlReverserBackwardPart119{}
 	ocannlReverserBackwardPart119Records.Put(rec120)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 	// 8 parts of i3 on the pool.
 	rec121 := ocannlReverserBackwardPart120Records.Get()
-	rec121.gNetAttention1WK = gNetAttention1WK
+	rec121.gNetAttention1WV = gNetAttention1WV
 	rec121.scratch = scratch
 	region.Run(rec121, 8)
 	*rec121 = ocannlReverserBackwardPart120{}
 	ocannlReverserBackwardPart120Records.Put(rec121)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
 	rec122 := ocannlReverserBackwardPart121Records.Get()
-	rec122.pNetAttention1WK = pNetAttention1WK
+	rec122.pNetAttention1WV = pNetAttention1WV
 	rec122.scratch = scratch
 	region.Run(rec122, 8)
 	*rec122 = ocannlReverserBackwardPart121{}
 	ocannlReverserBackwardPart121Records.Put(rec122)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	// 8 parts of i3 on the pool.
 	rec123 := ocannlReverserBackwardPart122Records.Get()
-	rec123.gNetAttention1WQ = gNetAttention1WQ
+	rec123.gNetAttention1WK = gNetAttention1WK
 	rec123.scratch = scratch
 	region.Run(rec123, 8)
 	*rec123 = ocannlReverserBackwardPart122{}
 	ocannlReverserBackwardPart122Records.Put(rec123)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
 	rec124 := ocannlReverserBackwardPart123Records.Get()
-	rec124.pNetAttention1WQ = pNetAttention1WQ
+	rec124.pNetAttention1WK = pNetAttention1WK
 	rec124.scratch = scratch
+	region.Run(rec124, 8)
+	*rec124 = ocannlReverserBackwardPart123{}
+	ocannlReverserBackwardPart123Records.Put(rec124)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// 8 parts of i3 on the pool.
+	rec125 := ocannlReverserBackwardPart124Records.Get()
+	rec125.gNetAttention1WQ = gNetAttention1WQ
+	rec125.scratch = scratch
+	region.Run(rec125, 8)
+	*rec125 = ocannlReverserBackwardPart124{}
+	ocannlReverserBackwardPart124Records.Put(rec125)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
+	rec126 := ocannlReverserBackwardPart125Records.Get()
+	rec126.pNetAttention1WQ = pNetAttention1WQ
+	rec126.scratch = scratch
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_1_grad = [256][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec125 := ocannlReverserBackwardPart124Records.Get()
-	rec125.scratch = scratch
+	rec127 := ocannlReverserBackwardPart126Records.Get()
+	rec127.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec124, rec125)
-	*rec124 = ocannlReverserBackwardPart123{}
-	ocannlReverserBackwardPart123Records.Put(rec124)
-	*rec125 = ocannlReverserBackwardPart124{}
-	ocannlReverserBackwardPart124Records.Put(rec125)
+	region.RunSeq(8, rec126, rec127)
+	*rec126 = ocannlReverserBackwardPart125{}
+	ocannlReverserBackwardPart125Records.Put(rec126)
+	*rec127 = ocannlReverserBackwardPart126{}
+	ocannlReverserBackwardPart126Records.Put(rec127)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec126 := ocannlReverserBackwardPart125Records.Get()
-	rec126.gNetPos = gNetPos
-	rec126.scratch = scratch
-	region.Run(rec126, 8)
-	*rec126 = ocannlReverserBackwardPart125{}
-	ocannlReverserBackwardPart125Records.Put(rec126)
+	rec128 := ocannlReverserBackwardPart127Records.Get()
+	rec128.gNetPos = gNetPos
+	rec128.scratch = scratch
+	region.Run(rec128, 8)
+	*rec128 = ocannlReverserBackwardPart127{}
+	ocannlReverserBackwardPart127Records.Put(rec128)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// 8 parts of i2 on the pool.
-	rec127 := ocannlReverserBackwardPart126Records.Get()
-	rec127.gNetEmb = gNetEmb
-	rec127.tokens = tokens
-	rec127.scratch = scratch
-	region.Run(rec127, 8)
-	*rec127 = ocannlReverserBackwardPart126{}
-	ocannlReverserBackwardPart126Records.Put(rec127)
+	rec129 := ocannlReverserBackwardPart128Records.Get()
+	rec129.gNetEmb = gNetEmb
+	rec129.tokens = tokens
+	rec129.scratch = scratch
+	region.Run(rec129, 8)
+	*rec129 = ocannlReverserBackwardPart128{}
+	ocannlReverserBackwardPart128Records.Put(rec129)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -8444,6 +8683,10 @@ type ocannlReverserBackwardScratch struct {
 	train_cross_entropy_1_logp_grad     [256][8][10]float32
 	train_1_grad                        [256][8][10]float32
 	train_2_grad                        [1]float32
+	ordinals_1                          [10]float32
+	train_cross_entropy_1_m_argmax_46   [256][8][1]float32
+	ordinals_2                          [8]float32
+	net_attention_1_m_argmax_8          [256][8][4][1]float32
 }
 
 // ocannlReverserBackwardPart0 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
@@ -8496,11 +8739,11 @@ func (r2 *ocannlReverserBackwardPart1) Part(j2 int) {
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 32 {
-			ocannlMap32AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+			ocannlMap35AVX512(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
-			ocannlMap32AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
+			ocannlMap35AVX2(&scratch.net_h[i0+32*j2][0][0], &scratch.net_h_1[i0+32*j2][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -8689,9 +8932,9 @@ func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	scratch := r7.scratch
 	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap36AVX512(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap36AVX2(&scratch.net_attention_1_scores[32*j7][0][0][0], &scratch.net_attention_1_scores_1[32*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -8754,7 +8997,7 @@ func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
 	scratch := r9.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_attention_1_ex[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
+		ocannlMap37AVX2(&scratch.net_attention_1_ex[32*j9][0][0][0], &scratch.net_attention_1_scores[32*j9][0][0][0], &scratch.net_attention_1_m[32*j9][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -8817,9 +9060,9 @@ func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
+		ocannlMap38AVX512(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
+		ocannlMap38AVX2(&scratch.net_attention_1_attn[32*j11][0][0][0], &scratch.net_attention_1_ex[32*j11][0][0][0], &scratch.net_attention_1_attn_1[32*j11][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -8943,9 +9186,9 @@ func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
 	scratch := r14.scratch
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_1_x[32*j14][0][0], &scratch.net_h[32*j14][0][0], &scratch.net_layer_norm_1_x_1[32*j14][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9004,7 +9247,7 @@ func (r16 *ocannlReverserBackwardPart15) Part(j16 int) {
 	scratch := r16.scratch
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_mean[32*j16][0][0], &scratch.net_layer_norm_1_mean_1[32*j16][0][0])
+		ocannlMap40AVX2(&scratch.net_layer_norm_1_mean[32*j16][0][0], &scratch.net_layer_norm_1_mean_1[32*j16][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0+32*j16]
@@ -9030,9 +9273,9 @@ func (r17 *ocannlReverserBackwardPart16) Part(j17 int) {
 	scratch := r17.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+		ocannlMap41AVX512(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
+		ocannlMap41AVX2(&scratch.net_layer_norm_1_centered[32*j17][0][0], &scratch.net_layer_norm_1_x[32*j17][0][0], &scratch.net_layer_norm_1_mean[32*j17][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9061,9 +9304,9 @@ func (r18 *ocannlReverserBackwardPart17) Part(j18 int) {
 	scratch := r18.scratch
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
+		ocannlMap42AVX512(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
+		ocannlMap42AVX2(&scratch.net_layer_norm_1_var_1[32*j18][0][0], &scratch.net_layer_norm_1_centered[32*j18][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9121,7 +9364,7 @@ func (r20 *ocannlReverserBackwardPart19) Part(j20 int) {
 	scratch := r20.scratch
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_var[32*j20][0][0], &scratch.net_layer_norm_1_var_2[32*j20][0][0])
+		ocannlMap40AVX2(&scratch.net_layer_norm_1_var[32*j20][0][0], &scratch.net_layer_norm_1_var_2[32*j20][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0+32*j20]
@@ -9148,9 +9391,9 @@ func (r21 *ocannlReverserBackwardPart20) Part(j21 int) {
 	pNetLayerNorm1Gamma, scratch := r21.pNetLayerNorm1Gamma, r21.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
+		ocannlMap55AVX512(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
+		ocannlMap55AVX2(&scratch.net_x1_1[32*j21][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[32*j21][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9178,7 +9421,7 @@ func (r22 *ocannlReverserBackwardPart21) Part(j22 int) {
 	scratch := r22.scratch
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x1_2[32*j22][0][0], &scratch.net_layer_norm_1_var[32*j22][0][0])
+		ocannlMap43AVX2(&scratch.net_x1_2[32*j22][0][0], &scratch.net_layer_norm_1_var[32*j22][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0+32*j22]
@@ -9204,7 +9447,7 @@ func (r23 *ocannlReverserBackwardPart22) Part(j23 int) {
 	scratch := r23.scratch
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x1_3[32*j23][0][0], &scratch.net_x1_2[32*j23][0][0])
+		ocannlMap44AVX2(&scratch.net_x1_3[32*j23][0][0], &scratch.net_x1_2[32*j23][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2Row2 := &scratch.net_x1_2[i0+32*j23]
@@ -9231,9 +9474,9 @@ func (r24 *ocannlReverserBackwardPart23) Part(j24 int) {
 	pNetLayerNorm1Beta, scratch := r24.pNetLayerNorm1Beta, r24.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_x1[32*j24][0][0], &scratch.net_x1_1[32*j24][0][0], &scratch.net_x1_3[32*j24][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap56AVX512(&scratch.net_x1[32*j24][0][0], &scratch.net_x1_1[32*j24][0][0], &scratch.net_x1_3[32*j24][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_x1[32*j24][0][0], &scratch.net_x1_1[32*j24][0][0], &scratch.net_x1_3[32*j24][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap56AVX2(&scratch.net_x1[32*j24][0][0], &scratch.net_x1_1[32*j24][0][0], &scratch.net_x1_3[32*j24][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9299,9 +9542,9 @@ func (r26 *ocannlReverserBackwardPart25) Part(j26 int) {
 	pNetDense1B, scratch := r26.pNetDense1B, r26.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_linear_1_x_2[32*j26][0][0], &scratch.net_linear_1_x_1[32*j26][0][0], &pNetDense1B[0])
+		ocannlMap57AVX512(&scratch.net_linear_1_x_2[32*j26][0][0], &scratch.net_linear_1_x_1[32*j26][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_linear_1_x_2[32*j26][0][0], &scratch.net_linear_1_x_1[32*j26][0][0], &pNetDense1B[0])
+		ocannlMap57AVX2(&scratch.net_linear_1_x_2[32*j26][0][0], &scratch.net_linear_1_x_1[32*j26][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9329,9 +9572,9 @@ func (r28 *ocannlReverserBackwardPart26) Part(j27 int) {
 	scratch := r28.scratch
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_linear_1_x[32*j27][0][0], &scratch.net_linear_1_x_2[32*j27][0][0])
+		ocannlMap58AVX512(&scratch.net_linear_1_x[32*j27][0][0], &scratch.net_linear_1_x_2[32*j27][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_linear_1_x[32*j27][0][0], &scratch.net_linear_1_x_2[32*j27][0][0])
+		ocannlMap58AVX2(&scratch.net_linear_1_x[32*j27][0][0], &scratch.net_linear_1_x_2[32*j27][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9400,9 +9643,9 @@ func (r30 *ocannlReverserBackwardPart28) Part(j29 int) {
 	pNetLinear1B, scratch := r30.pNetLinear1B, r30.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x[32*j29][0][0], &scratch.net_x1[32*j29][0][0], &scratch.net_layer_norm_2_x_1[32*j29][0][0], &pNetLinear1B[0])
+		ocannlMap47AVX512(&scratch.net_layer_norm_2_x[32*j29][0][0], &scratch.net_x1[32*j29][0][0], &scratch.net_layer_norm_2_x_1[32*j29][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x[32*j29][0][0], &scratch.net_x1[32*j29][0][0], &scratch.net_layer_norm_2_x_1[32*j29][0][0], &pNetLinear1B[0])
+		ocannlMap47AVX2(&scratch.net_layer_norm_2_x[32*j29][0][0], &scratch.net_x1[32*j29][0][0], &scratch.net_layer_norm_2_x_1[32*j29][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9461,7 +9704,7 @@ func (r32 *ocannlReverserBackwardPart30) Part(j31 int) {
 	scratch := r32.scratch
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_mean[32*j31][0][0], &scratch.net_layer_norm_2_mean_1[32*j31][0][0])
+		ocannlMap40AVX2(&scratch.net_layer_norm_2_mean[32*j31][0][0], &scratch.net_layer_norm_2_mean_1[32*j31][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0+32*j31]
@@ -9487,9 +9730,9 @@ func (r33 *ocannlReverserBackwardPart31) Part(j32 int) {
 	scratch := r33.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[32*j32][0][0], &scratch.net_layer_norm_2_x[32*j32][0][0], &scratch.net_layer_norm_2_mean[32*j32][0][0])
+		ocannlMap41AVX512(&scratch.net_layer_norm_2_centered[32*j32][0][0], &scratch.net_layer_norm_2_x[32*j32][0][0], &scratch.net_layer_norm_2_mean[32*j32][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[32*j32][0][0], &scratch.net_layer_norm_2_x[32*j32][0][0], &scratch.net_layer_norm_2_mean[32*j32][0][0])
+		ocannlMap41AVX2(&scratch.net_layer_norm_2_centered[32*j32][0][0], &scratch.net_layer_norm_2_x[32*j32][0][0], &scratch.net_layer_norm_2_mean[32*j32][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9518,9 +9761,9 @@ func (r34 *ocannlReverserBackwardPart32) Part(j33 int) {
 	scratch := r34.scratch
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[32*j33][0][0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
+		ocannlMap42AVX512(&scratch.net_layer_norm_2_var_1[32*j33][0][0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[32*j33][0][0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
+		ocannlMap42AVX2(&scratch.net_layer_norm_2_var_1[32*j33][0][0], &scratch.net_layer_norm_2_centered[32*j33][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9578,7 +9821,7 @@ func (r36 *ocannlReverserBackwardPart34) Part(j35 int) {
 	scratch := r36.scratch
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_var[32*j35][0][0], &scratch.net_layer_norm_2_var_2[32*j35][0][0])
+		ocannlMap40AVX2(&scratch.net_layer_norm_2_var[32*j35][0][0], &scratch.net_layer_norm_2_var_2[32*j35][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0+32*j35]
@@ -9605,9 +9848,9 @@ func (r37 *ocannlReverserBackwardPart35) Part(j36 int) {
 	pNetLayerNorm2Gamma, scratch := r37.pNetLayerNorm2Gamma, r37.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_x2_1[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0])
+		ocannlMap55AVX512(&scratch.net_x2_1[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_x2_1[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0])
+		ocannlMap55AVX2(&scratch.net_x2_1[32*j36][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[32*j36][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9635,7 +9878,7 @@ func (r38 *ocannlReverserBackwardPart36) Part(j37 int) {
 	scratch := r38.scratch
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x2_2[32*j37][0][0], &scratch.net_layer_norm_2_var[32*j37][0][0])
+		ocannlMap43AVX2(&scratch.net_x2_2[32*j37][0][0], &scratch.net_layer_norm_2_var[32*j37][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0+32*j37]
@@ -9661,7 +9904,7 @@ func (r39 *ocannlReverserBackwardPart37) Part(j38 int) {
 	scratch := r39.scratch
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x2_3[32*j38][0][0], &scratch.net_x2_2[32*j38][0][0])
+		ocannlMap44AVX2(&scratch.net_x2_3[32*j38][0][0], &scratch.net_x2_2[32*j38][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2Row2 := &scratch.net_x2_2[i0+32*j38]
@@ -9688,9 +9931,9 @@ func (r40 *ocannlReverserBackwardPart38) Part(j39 int) {
 	pNetLayerNorm2Beta, scratch := r40.pNetLayerNorm2Beta, r40.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_x2[32*j39][0][0], &scratch.net_x2_1[32*j39][0][0], &scratch.net_x2_3[32*j39][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap56AVX512(&scratch.net_x2[32*j39][0][0], &scratch.net_x2_1[32*j39][0][0], &scratch.net_x2_3[32*j39][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_x2[32*j39][0][0], &scratch.net_x2_1[32*j39][0][0], &scratch.net_x2_3[32*j39][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap56AVX2(&scratch.net_x2[32*j39][0][0], &scratch.net_x2_1[32*j39][0][0], &scratch.net_x2_3[32*j39][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9756,9 +9999,9 @@ func (r42 *ocannlReverserBackwardPart40) Part(j41 int) {
 	pNetLinear2B, scratch := r42.pNetLinear2B, r42.scratch
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logits[32*j41][0][0], &scratch.train_cross_entropy_1_logits_1[32*j41][0][0], &pNetLinear2B[0])
+		ocannlMap51AVX512(&scratch.train_cross_entropy_1_logits[32*j41][0][0], &scratch.train_cross_entropy_1_logits_1[32*j41][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logits[32*j41][0][0], &scratch.train_cross_entropy_1_logits_1[32*j41][0][0], &pNetLinear2B[0])
+		ocannlMap51AVX2(&scratch.train_cross_entropy_1_logits[32*j41][0][0], &scratch.train_cross_entropy_1_logits_1[32*j41][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9816,9 +10059,9 @@ func (r44 *ocannlReverserBackwardPart42) Part(j43 int) {
 	scratch := r44.scratch
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.train_cross_entropy_1_z[32*j43][0][0], &scratch.train_cross_entropy_1_logits[32*j43][0][0], &scratch.train_cross_entropy_1_m[32*j43][0][0])
+		ocannlMap52AVX512(&scratch.train_cross_entropy_1_z[32*j43][0][0], &scratch.train_cross_entropy_1_logits[32*j43][0][0], &scratch.train_cross_entropy_1_m[32*j43][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_cross_entropy_1_z[32*j43][0][0], &scratch.train_cross_entropy_1_logits[32*j43][0][0], &scratch.train_cross_entropy_1_m[32*j43][0][0])
+		ocannlMap52AVX2(&scratch.train_cross_entropy_1_z[32*j43][0][0], &scratch.train_cross_entropy_1_logits[32*j43][0][0], &scratch.train_cross_entropy_1_m[32*j43][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9847,7 +10090,7 @@ func (r45 *ocannlReverserBackwardPart43) Part(j44 int) {
 	scratch := r45.scratch
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logp_1[32*j44][0][0], &scratch.train_cross_entropy_1_z[32*j44][0][0])
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logp_1[32*j44][0][0], &scratch.train_cross_entropy_1_z[32*j44][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9932,9 +10175,9 @@ func (r48 *ocannlReverserBackwardPart46) Part(j47 int) {
 	targets, scratch := r48.targets, r48.scratch
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.train_1[32*j47][0][0], &targets[32*j47][0][0], &scratch.train_cross_entropy_1_z[32*j47][0][0], &scratch.train_cross_entropy_1_logp_3[32*j47][0][0])
+		ocannlMap54AVX512(&scratch.train_1[32*j47][0][0], &targets[32*j47][0][0], &scratch.train_cross_entropy_1_z[32*j47][0][0], &scratch.train_cross_entropy_1_logp_3[32*j47][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.train_1[32*j47][0][0], &targets[32*j47][0][0], &scratch.train_cross_entropy_1_z[32*j47][0][0], &scratch.train_cross_entropy_1_logp_3[32*j47][0][0])
+		ocannlMap54AVX2(&scratch.train_1[32*j47][0][0], &targets[32*j47][0][0], &scratch.train_cross_entropy_1_z[32*j47][0][0], &scratch.train_cross_entropy_1_logp_3[32*j47][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -10053,7 +10296,7 @@ func (r52 *ocannlReverserBackwardPart50) Part(j52 int) {
 	scratch := r52.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logp_1_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_2_grad[32*j52][0][0])
+		ocannlMap62AVX2(&scratch.train_cross_entropy_1_logp_1_grad[32*j52][0][0], &scratch.train_cross_entropy_1_logp_2_grad[32*j52][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -10081,9 +10324,9 @@ func (r53 *ocannlReverserBackwardPart51) Part(j53 int) {
 	scratch := r53.scratch
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap60AVX512(&scratch.train_cross_entropy_1_z_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1[32*j53][0][0])
+		ocannlMap63AVX512(&scratch.train_cross_entropy_1_z_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1[32*j53][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.train_cross_entropy_1_z_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1[32*j53][0][0])
+		ocannlMap63AVX2(&scratch.train_cross_entropy_1_z_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1_grad[32*j53][0][0], &scratch.train_cross_entropy_1_logp_1[32*j53][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -10112,7 +10355,7 @@ func (r54 *ocannlReverserBackwardPart52) Part(j54 int) {
 	scratch := r54.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j54][0][0], &scratch.train_cross_entropy_1_z_grad[32*j54][0][0])
+		ocannlMap64AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j54][0][0], &scratch.train_cross_entropy_1_z_grad[32*j54][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -10165,33 +10408,27 @@ type ocannlReverserBackwardPart54 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r58 *ocannlReverserBackwardPart54) Part(j56 int) {
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r58 *ocannlReverserBackwardPart54) Part(j58 int) {
 	scratch := r58.scratch
-	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap62AVX512(&scratch.train_cross_entropy_1_logits_grad[32*j56][0][0], &scratch.train_cross_entropy_1_m[32*j56][0][0], &scratch.train_cross_entropy_1_logits[32*j56][0][0], &scratch.train_cross_entropy_1_m_grad[32*j56][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j56][0][0], &scratch.train_cross_entropy_1_m[32*j56][0][0], &scratch.train_cross_entropy_1_logits[32*j56][0][0], &scratch.train_cross_entropy_1_m_grad[32*j56][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0+32*j56][i1][0]
-				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0+32*j56][i1]
-				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0+32*j56][i1][0]
-				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j56][i1]
-				for i2 := range 10 {
-					var r56 float32
-					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r56 = 1
-					}
-					r57 := float32(0)
-					if r56 != 0 {
-						r57 = train_cross_entropy_1_m_gradV
-					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r57
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0+32*j58][i1]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0+32*j58][i1][0]
+			acc23 := scratch.train_cross_entropy_1_m_argmax_46[i0+32*j58][i1][0]
+			for i2 := range 10 {
+				var r56 float32
+				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+					r56 = 1
 				}
+				r57 := float32(10)
+				if r56 != 0 {
+					r57 = scratch.ordinals_1[i2]
+				}
+				acc23 = min(acc23, r57)
 			}
+			scratch.train_cross_entropy_1_m_argmax_46[i0+32*j58][i1][0] = acc23
 		}
 	}
 }
@@ -10205,19 +10442,30 @@ type ocannlReverserBackwardPart55 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r59 *ocannlReverserBackwardPart55) Part(j57 int) {
-	scratch := r59.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.train_cross_entropy_1_logits_1_grad[32*j57][0][0], &scratch.train_cross_entropy_1_logits_grad[32*j57][0][0])
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r61 *ocannlReverserBackwardPart55) Part(j59 int) {
+	scratch := r61.scratch
+	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap66AVX512(&scratch.train_cross_entropy_1_logits_grad[32*j59][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[32*j59][0][0], &scratch.train_cross_entropy_1_m_grad[32*j59][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap66AVX2(&scratch.train_cross_entropy_1_logits_grad[32*j59][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[32*j59][0][0], &scratch.train_cross_entropy_1_m_grad[32*j59][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j57][i1]
-				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0+32*j57][i1]
+				train_cross_entropy_1_m_argmax_46V := scratch.train_cross_entropy_1_m_argmax_46[i0+32*j59][i1][0]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0+32*j59][i1][0]
+				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j59][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+					var r59 float32
+					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_46V {
+						r59 = 1
+					}
+					r60 := float32(0)
+					if r59 != 0 {
+						r60 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logits_gradRow2[i2] += r60
 				}
 			}
 		}
@@ -10230,33 +10478,22 @@ var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 // ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart56 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear2BPartial [8][10]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r60 *ocannlReverserBackwardPart56) Part(j58 int) {
-	scratch, gNetLinear2BPartial := r60.scratch, &r60.gNetLinear2BPartial
-	gNetLinear2BPartial[j58] = [10]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r62 *ocannlReverserBackwardPart56) Part(j60 int) {
+	scratch := r62.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetLinear2BPartial[j58][0], &scratch.train_cross_entropy_1_logits_grad[32*j58][0][0])
+		ocannlMap64AVX2(&scratch.train_cross_entropy_1_logits_1_grad[32*j60][0][0], &scratch.train_cross_entropy_1_logits_grad[32*j60][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear2BPartialRow := &gNetLinear2BPartial[j58]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j58][i1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j58][i1+1]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j58][i1+2]
-				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j58][i1+3]
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j60][i1]
+				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0+32*j60][i1]
 				for i2 := range 10 {
-					acc23 := gNetLinear2BPartialRow[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
-					gNetLinear2BPartialRow[i2] = acc23
+					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
 				}
 			}
 		}
@@ -10270,28 +10507,32 @@ var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart57 struct {
 	scratch             *ocannlReverserBackwardScratch
-	gNetLinear2WPartial [8][10][32]float32
+	gNetLinear2BPartial [8][10]float32
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r61 *ocannlReverserBackwardPart57) Part(j60 int) {
-	scratch, gNetLinear2WPartial := r61.scratch, &r61.gNetLinear2WPartial
-	gNetLinear2WPartial[j60] = [10][32]float32{}
-	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2WPartial[j60][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j60][0][0], &scratch.net_x2[32*j60][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2WPartial[j60][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j60][0][0], &scratch.net_x2[32*j60][0][0])
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r63 *ocannlReverserBackwardPart57) Part(j61 int) {
+	scratch, gNetLinear2BPartial := r63.scratch, &r63.gNetLinear2BPartial
+	gNetLinear2BPartial[j61] = [10]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&gNetLinear2BPartial[j61][0], &scratch.train_cross_entropy_1_logits_grad[32*j61][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear2BPartialRow := &gNetLinear2BPartial[j61]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0+32*j60][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j61][i1]
+				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j61][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j61][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+32*j61][i1+3]
 				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j60][i1][i2]
-					gNetLinear2WPartialRow := &gNetLinear2WPartial[j60][i2]
-					for i3 := range 32 {
-						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
-					}
+					acc24 := gNetLinear2BPartialRow[i2]
+					acc24 += train_cross_entropy_1_logits_gradRow4[i2]
+					acc24 += train_cross_entropy_1_logits_gradRow5[i2]
+					acc24 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc24 += train_cross_entropy_1_logits_gradRow7[i2]
+					gNetLinear2BPartialRow[i2] = acc24
 				}
 			}
 		}
@@ -10304,46 +10545,28 @@ var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
 // ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart58 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear2WPartial [8][10][32]float32
 }
 
 // Part runs part j63 of the nest (0 <= j63 < 8).
-func (r62 *ocannlReverserBackwardPart58) Part(j63 int) {
-	pNetLinear2W, scratch := r62.pNetLinear2W, r62.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r64 *ocannlReverserBackwardPart58) Part(j63 int) {
+	scratch, gNetLinear2WPartial := r64.scratch, &r64.gNetLinear2WPartial
+	gNetLinear2WPartial[j63] = [10][32]float32{}
+	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j63][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j63][0][0], &pNetLinear2W[0])
+		ocannlGemm15AVX512(&gNetLinear2WPartial[j63][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j63][0][0], &scratch.net_x2[32*j63][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j63][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j63][0][0], &pNetLinear2W[0])
+		ocannlGemm15AVX2(&gNetLinear2WPartial[j63][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j63][0][0], &scratch.net_x2[32*j63][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j63][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2+3]
+				net_x2Row3 := &scratch.net_x2[i0+32*j63][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2]
+					gNetLinear2WPartialRow := &gNetLinear2WPartial[j63][i2]
 					for i3 := range 32 {
-						acc26 := net_x2_gradRow[i3]
-						acc26 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc26 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc26 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc26 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc26
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j63][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+						gNetLinear2WPartialRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
 					}
 				}
 			}
@@ -10357,22 +10580,47 @@ var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 // ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart59 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r63 *ocannlReverserBackwardPart59) Part(j64 int) {
-	scratch := r63.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_x2_4_grad[32*j64][0][0], &scratch.net_x2_grad[32*j64][0][0])
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r65 *ocannlReverserBackwardPart59) Part(j66 int) {
+	pNetLinear2W, scratch := r65.pNetLinear2W, r65.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j66][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j66][0][0], &pNetLinear2W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j66][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j66][0][0], &pNetLinear2W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j64][i1]
-				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j64][i1]
-				for i2 := range 32 {
-					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j66][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j66][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j66][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j66][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j66][i1][i2+3]
+					for i3 := range 32 {
+						acc27 := net_x2_gradRow[i3]
+						acc27 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc27 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc27 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc27 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc27
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j66][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+					}
 				}
 			}
 		}
@@ -10385,33 +10633,22 @@ var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
 // ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart60 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r64 *ocannlReverserBackwardPart60) Part(j65 int) {
-	scratch, gNetLayerNorm2BetaPartial := r64.scratch, &r64.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j65] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r66 *ocannlReverserBackwardPart60) Part(j67 int) {
+	scratch := r66.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j65][0], &scratch.net_x2_grad[32*j65][0][0])
+		ocannlMap67AVX2(&scratch.net_x2_4_grad[32*j67][0][0], &scratch.net_x2_grad[32*j67][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j65]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j65][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j65][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j65][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j65][i1+3]
+			for i1 := range 8 {
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j67][i1]
+				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j67][i1]
 				for i2 := range 32 {
-					acc27 := gNetLayerNorm2BetaPartialRow[i2]
-					acc27 += net_x2_gradRow3[i2]
-					acc27 += net_x2_gradRow4[i2]
-					acc27 += net_x2_gradRow5[i2]
-					acc27 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc27
+					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
 				}
 			}
 		}
@@ -10424,23 +10661,33 @@ var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
 // ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart61 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r65 *ocannlReverserBackwardPart61) Part(j67 int) {
-	scratch := r65.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r67 *ocannlReverserBackwardPart61) Part(j68 int) {
+	scratch, gNetLayerNorm2BetaPartial := r67.scratch, &r67.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j68] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_x2_1_grad[32*j67][0][0], &scratch.net_x2_4_grad[32*j67][0][0], &scratch.net_x2_3[32*j67][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j68][0], &scratch.net_x2_grad[32*j68][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j68]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j67][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+32*j67][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j67][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j68][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j68][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j68][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j68][i1+3]
 				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+					acc28 := gNetLayerNorm2BetaPartialRow[i2]
+					acc28 += net_x2_gradRow3[i2]
+					acc28 += net_x2_gradRow4[i2]
+					acc28 += net_x2_gradRow5[i2]
+					acc28 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc28
 				}
 			}
 		}
@@ -10456,24 +10703,21 @@ type ocannlReverserBackwardPart62 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r66 *ocannlReverserBackwardPart62) Part(j68 int) {
-	scratch := r66.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r68 *ocannlReverserBackwardPart62) Part(j70 int) {
+	scratch := r68.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j68][0][0], &scratch.net_x2_4_grad[32*j68][0][0], &scratch.net_x2_1[32*j68][0][0], &scratch.net_x2_3[32*j68][0][0])
+		ocannlMap68AVX2(&scratch.net_x2_1_grad[32*j70][0][0], &scratch.net_x2_4_grad[32*j70][0][0], &scratch.net_x2_3[32*j70][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j68][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j68][i1]
-				v := scratch.net_x2_3[i0+32*j68][i1][0] * scratch.net_x2_3[i0+32*j68][i1][0]
-				acc29 := scratch.net_x2_3_grad[i0+32*j68][i1][0]
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j70][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+32*j70][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j70][i1]
 				for i2 := range 32 {
-					acc29 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
-				scratch.net_x2_3_grad[i0+32*j68][i1][0] = acc29
 			}
 		}
 	}
@@ -10488,19 +10732,24 @@ type ocannlReverserBackwardPart63 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r67 *ocannlReverserBackwardPart63) Part(j69 int) {
-	scratch := r67.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r69 *ocannlReverserBackwardPart63) Part(j71 int) {
+	scratch := r69.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_x2_2_grad[32*j69][0][0], &scratch.net_x2_3_grad[32*j69][0][0], &scratch.net_x2_3[32*j69][0][0])
+		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j71][0][0], &scratch.net_x2_4_grad[32*j71][0][0], &scratch.net_x2_1[32*j71][0][0], &scratch.net_x2_3[32*j71][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0+32*j69]
-			net_x2_3Row2 := &scratch.net_x2_3[i0+32*j69]
-			net_x2_2_gradRow := &scratch.net_x2_2_grad[i0+32*j69]
 			for i1 := range 8 {
-				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j71][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j71][i1]
+				v := scratch.net_x2_3[i0+32*j71][i1][0] * scratch.net_x2_3[i0+32*j71][i1][0]
+				acc30 := scratch.net_x2_3_grad[i0+32*j71][i1][0]
+				for i2 := range 32 {
+					acc30 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				scratch.net_x2_3_grad[i0+32*j71][i1][0] = acc30
 			}
 		}
 	}
@@ -10515,18 +10764,19 @@ type ocannlReverserBackwardPart64 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r68 *ocannlReverserBackwardPart64) Part(j70 int) {
-	scratch := r68.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r70 *ocannlReverserBackwardPart64) Part(j72 int) {
+	scratch := r70.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_2_var_grad[32*j70][0][0], &scratch.net_x2_2_grad[32*j70][0][0])
+		ocannlMap69AVX2(&scratch.net_x2_2_grad[32*j72][0][0], &scratch.net_x2_3_grad[32*j72][0][0], &scratch.net_x2_3[32*j72][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x2_2_gradRow2 := &scratch.net_x2_2_grad[i0+32*j70]
-			net_layer_norm_2_var_gradRow := &scratch.net_layer_norm_2_var_grad[i0+32*j70]
+			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0+32*j72]
+			net_x2_3Row2 := &scratch.net_x2_3[i0+32*j72]
+			net_x2_2_gradRow := &scratch.net_x2_2_grad[i0+32*j72]
 			for i1 := range 8 {
-				net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
+				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
 			}
 		}
 	}
@@ -10538,38 +10788,21 @@ var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
 // ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart65 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm2GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r69 *ocannlReverserBackwardPart65) Part(j71 int) {
-	scratch, gNetLayerNorm2GammaPartial := r69.scratch, &r69.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j71] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r71 *ocannlReverserBackwardPart65) Part(j73 int) {
+	scratch := r71.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j71][0], &scratch.net_x2_1_grad[32*j71][0][0], &scratch.net_layer_norm_2_centered[32*j71][0][0])
+		ocannlMap70AVX2(&scratch.net_layer_norm_2_var_grad[32*j73][0][0], &scratch.net_x2_2_grad[32*j73][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j71]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j71][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j71][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j71][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j71][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j71][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j71][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j71][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j71][i1+3]
-				for i2 := range 32 {
-					acc30 := gNetLayerNorm2GammaPartialRow[i2]
-					acc30 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-					acc30 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-					acc30 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-					acc30 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-					gNetLayerNorm2GammaPartialRow[i2] = acc30
-				}
+			net_x2_2_gradRow2 := &scratch.net_x2_2_grad[i0+32*j73]
+			net_layer_norm_2_var_gradRow := &scratch.net_layer_norm_2_var_grad[i0+32*j73]
+			for i1 := range 8 {
+				net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
 			}
 		}
 	}
@@ -10581,23 +10814,37 @@ var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
 // ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart66 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r70 *ocannlReverserBackwardPart66) Part(j73 int) {
-	pNetLayerNorm2Gamma, scratch := r70.pNetLayerNorm2Gamma, r70.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r72 *ocannlReverserBackwardPart66) Part(j74 int) {
+	scratch, gNetLayerNorm2GammaPartial := r72.scratch, &r72.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j74] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_2_centered_grad[32*j73][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j73][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j74][0], &scratch.net_x2_1_grad[32*j74][0][0], &scratch.net_layer_norm_2_centered[32*j74][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j74]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j73][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j73][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j74][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j74][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j74][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j74][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j74][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j74][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j74][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j74][i1+3]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+					acc31 := gNetLayerNorm2GammaPartialRow[i2]
+					acc31 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc31 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc31 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc31 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc31
 				}
 			}
 		}
@@ -10610,21 +10857,24 @@ var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
 // ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart67 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r71 *ocannlReverserBackwardPart67) Part(j74 int) {
-	scratch := r71.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r73 *ocannlReverserBackwardPart67) Part(j76 int) {
+	pNetLayerNorm2Gamma, scratch := r73.pNetLayerNorm2Gamma, r73.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_2_var_2_grad[32*j74][0][0], &scratch.net_layer_norm_2_var_grad[32*j74][0][0])
+		ocannlMap71AVX2(&scratch.net_layer_norm_2_centered_grad[32*j76][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[32*j76][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_2_var_gradRow2 := &scratch.net_layer_norm_2_var_grad[i0+32*j74]
-			net_layer_norm_2_var_2_gradRow := &scratch.net_layer_norm_2_var_2_grad[i0+32*j74]
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j76][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j76][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+				}
 			}
 		}
 	}
@@ -10639,20 +10889,18 @@ type ocannlReverserBackwardPart68 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r72 *ocannlReverserBackwardPart68) Part(j75 int) {
-	scratch := r72.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r74 *ocannlReverserBackwardPart68) Part(j77 int) {
+	scratch := r74.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j75][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j75][0][0])
+		ocannlMap72AVX2(&scratch.net_layer_norm_2_var_2_grad[32*j77][0][0], &scratch.net_layer_norm_2_var_grad[32*j77][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_2_var_gradRow2 := &scratch.net_layer_norm_2_var_grad[i0+32*j77]
+			net_layer_norm_2_var_2_gradRow := &scratch.net_layer_norm_2_var_2_grad[i0+32*j77]
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j75][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j75][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
-				}
+				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
 			}
 		}
 	}
@@ -10667,22 +10915,19 @@ type ocannlReverserBackwardPart69 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r73 *ocannlReverserBackwardPart69) Part(j76 int) {
-	scratch := r73.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_layer_norm_2_centered_grad[32*j76][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j76][0][0], &scratch.net_layer_norm_2_centered[32*j76][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_layer_norm_2_centered_grad[32*j76][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j76][0][0], &scratch.net_layer_norm_2_centered[32*j76][0][0])
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r75 *ocannlReverserBackwardPart69) Part(j78 int) {
+	scratch := r75.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap73AVX2(&scratch.net_layer_norm_2_var_1_grad[32*j78][0][0], &scratch.net_layer_norm_2_var_2_grad[32*j78][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j76][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j76][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j76][i1]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j78][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j78][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -10698,22 +10943,22 @@ type ocannlReverserBackwardPart70 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r74 *ocannlReverserBackwardPart70) Part(j77 int) {
-	scratch := r74.scratch
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r76 *ocannlReverserBackwardPart70) Part(j79 int) {
+	scratch := r76.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_layer_norm_2_centered_grad[32*j77][0][0], &scratch.net_layer_norm_2_centered[32*j77][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j77][0][0])
+		ocannlMap74AVX512(&scratch.net_layer_norm_2_centered_grad[32*j79][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j79][0][0], &scratch.net_layer_norm_2_centered[32*j79][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_layer_norm_2_centered_grad[32*j77][0][0], &scratch.net_layer_norm_2_centered[32*j77][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j77][0][0])
+		ocannlMap74AVX2(&scratch.net_layer_norm_2_centered_grad[32*j79][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j79][0][0], &scratch.net_layer_norm_2_centered[32*j79][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j77][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j77][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j77][i1]
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j79][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j79][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j79][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -10729,19 +10974,22 @@ type ocannlReverserBackwardPart71 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r75 *ocannlReverserBackwardPart71) Part(j78 int) {
-	scratch := r75.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_2_x_grad[32*j78][0][0], &scratch.net_layer_norm_2_centered_grad[32*j78][0][0])
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r77 *ocannlReverserBackwardPart71) Part(j80 int) {
+	scratch := r77.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap74AVX512(&scratch.net_layer_norm_2_centered_grad[32*j80][0][0], &scratch.net_layer_norm_2_centered[32*j80][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j80][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap74AVX2(&scratch.net_layer_norm_2_centered_grad[32*j80][0][0], &scratch.net_layer_norm_2_centered[32*j80][0][0], &scratch.net_layer_norm_2_var_1_grad[32*j80][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j78][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j78][i1]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j80][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j80][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j80][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -10757,22 +11005,20 @@ type ocannlReverserBackwardPart72 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r76 *ocannlReverserBackwardPart72) Part(j79 int) {
-	scratch := r76.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r78 *ocannlReverserBackwardPart72) Part(j81 int) {
+	scratch := r78.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j79][0][0], &scratch.net_layer_norm_2_centered_grad[32*j79][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_2_x_grad[32*j81][0][0], &scratch.net_layer_norm_2_centered_grad[32*j81][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j79][i1]
-				acc32 := scratch.net_layer_norm_2_mean_grad[i0+32*j79][i1][0]
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j81][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j81][i1]
 				for i2 := range 32 {
-					acc32 -= net_layer_norm_2_centered_gradRow5[i2]
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+32*j79][i1][0] = acc32
 			}
 		}
 	}
@@ -10787,18 +11033,22 @@ type ocannlReverserBackwardPart73 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r77 *ocannlReverserBackwardPart73) Part(j80 int) {
-	scratch := r77.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r79 *ocannlReverserBackwardPart73) Part(j82 int) {
+	scratch := r79.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_2_mean_1_grad[32*j80][0][0], &scratch.net_layer_norm_2_mean_grad[32*j80][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j82][0][0], &scratch.net_layer_norm_2_centered_grad[32*j82][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0+32*j80]
-			net_layer_norm_2_mean_1_gradRow := &scratch.net_layer_norm_2_mean_1_grad[i0+32*j80]
 			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j82][i1]
+				acc33 := scratch.net_layer_norm_2_mean_grad[i0+32*j82][i1][0]
+				for i2 := range 32 {
+					acc33 -= net_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_2_mean_grad[i0+32*j82][i1][0] = acc33
 			}
 		}
 	}
@@ -10813,22 +11063,18 @@ type ocannlReverserBackwardPart74 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r78 *ocannlReverserBackwardPart74) Part(j81 int) {
-	scratch := r78.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap71AVX512(&scratch.net_layer_norm_2_x_grad[32*j81][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j81][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_layer_norm_2_x_grad[32*j81][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j81][0][0])
+// Part runs part j83 of the nest (0 <= j83 < 8).
+func (r80 *ocannlReverserBackwardPart74) Part(j83 int) {
+	scratch := r80.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap72AVX2(&scratch.net_layer_norm_2_mean_1_grad[32*j83][0][0], &scratch.net_layer_norm_2_mean_grad[32*j83][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0+32*j83]
+			net_layer_norm_2_mean_1_gradRow := &scratch.net_layer_norm_2_mean_1_grad[i0+32*j83]
 			for i1 := range 8 {
-				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j81][i1][0]
-				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j81][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
-				}
+				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
 			}
 		}
 	}
@@ -10843,19 +11089,21 @@ type ocannlReverserBackwardPart75 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r79 *ocannlReverserBackwardPart75) Part(j82 int) {
-	scratch := r79.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_x1_grad[32*j82][0][0], &scratch.net_layer_norm_2_x_grad[32*j82][0][0])
+// Part runs part j84 of the nest (0 <= j84 < 8).
+func (r81 *ocannlReverserBackwardPart75) Part(j84 int) {
+	scratch := r81.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap75AVX512(&scratch.net_layer_norm_2_x_grad[32*j84][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j84][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap75AVX2(&scratch.net_layer_norm_2_x_grad[32*j84][0][0], &scratch.net_layer_norm_2_mean_1_grad[32*j84][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j82][i1]
-				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j82][i1]
+				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j84][i1][0]
+				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j84][i1]
 				for i2 := range 32 {
-					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -10871,19 +11119,19 @@ type ocannlReverserBackwardPart76 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 8).
-func (r80 *ocannlReverserBackwardPart76) Part(j83 int) {
-	scratch := r80.scratch
+// Part runs part j85 of the nest (0 <= j85 < 8).
+func (r82 *ocannlReverserBackwardPart76) Part(j85 int) {
+	scratch := r82.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j83][0][0], &scratch.net_layer_norm_2_x_grad[32*j83][0][0])
+		ocannlMap67AVX2(&scratch.net_x1_grad[32*j85][0][0], &scratch.net_layer_norm_2_x_grad[32*j85][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j83][i1]
-				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j83][i1]
+				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j85][i1]
+				net_x1_gradRow := &scratch.net_x1_grad[i0+32*j85][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
 				}
 			}
 		}
@@ -10899,19 +11147,19 @@ type ocannlReverserBackwardPart77 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
-func (r81 *ocannlReverserBackwardPart77) Part(j84 int) {
-	scratch := r81.scratch
+// Part runs part j86 of the nest (0 <= j86 < 8).
+func (r83 *ocannlReverserBackwardPart77) Part(j86 int) {
+	scratch := r83.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j84][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j84][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_2_x_2_grad[32*j86][0][0], &scratch.net_layer_norm_2_x_grad[32*j86][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j84][i1]
-				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j84][i1]
+				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j86][i1]
+				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j86][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
 				}
 			}
 		}
@@ -10924,33 +11172,22 @@ var ocannlReverserBackwardPart77Records rt.Records[ocannlReverserBackwardPart77]
 // ocannlReverserBackwardPart78 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart78 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear1BPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j85 of the nest (0 <= j85 < 8).
-func (r82 *ocannlReverserBackwardPart78) Part(j85 int) {
-	scratch, gNetLinear1BPartial := r82.scratch, &r82.gNetLinear1BPartial
-	gNetLinear1BPartial[j85] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j87 of the nest (0 <= j87 < 8).
+func (r84 *ocannlReverserBackwardPart78) Part(j87 int) {
+	scratch := r84.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLinear1BPartial[j85][0], &scratch.net_layer_norm_2_x_2_grad[32*j85][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_2_x_1_grad[32*j87][0][0], &scratch.net_layer_norm_2_x_2_grad[32*j87][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j85]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j85][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j85][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j85][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j85][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j87][i1]
+				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j87][i1]
 				for i2 := range 32 {
-					acc33 := gNetLinear1BPartialRow[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow3[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow4[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow5[i2]
-					acc33 += net_layer_norm_2_x_2_gradRow6[i2]
-					gNetLinear1BPartialRow[i2] = acc33
+					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
 				}
 			}
 		}
@@ -10961,30 +11198,35 @@ func (r82 *ocannlReverserBackwardPart78) Part(j85 int) {
 var ocannlReverserBackwardPart78Records rt.Records[ocannlReverserBackwardPart78]
 
 // ocannlReverserBackwardPart79 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart79 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 8).
-func (r83 *ocannlReverserBackwardPart79) Part(j87 int) {
-	gNetLinear1W, scratch := r83.gNetLinear1W, r83.scratch
-	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j87], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j87], &scratch.net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j87], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j87], &scratch.net_linear_1_x[0][0][0])
+// Part runs part j88 of the nest (0 <= j88 < 8).
+func (r85 *ocannlReverserBackwardPart79) Part(j88 int) {
+	scratch, gNetLinear1BPartial := r85.scratch, &r85.gNetLinear1BPartial
+	gNetLinear1BPartial[j88] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLinear1BPartial[j88][0], &scratch.net_layer_norm_2_x_2_grad[32*j88][0][0])
 	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j87]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j87 : 64*i2+256*j87+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
-					}
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j88]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j88][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j88][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j88][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j88][i1+3]
+				for i2 := range 32 {
+					acc34 := gNetLinear1BPartialRow[i2]
+					acc34 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc34 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc34 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc34 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc34
 				}
 			}
 		}
@@ -10995,41 +11237,29 @@ func (r83 *ocannlReverserBackwardPart79) Part(j87 int) {
 var ocannlReverserBackwardPart79Records rt.Records[ocannlReverserBackwardPart79]
 
 // ocannlReverserBackwardPart80 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart80 struct {
-	pNetLinear1W *[2048]float32
+	gNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j88 of the nest (0 <= j88 < 8).
-func (r84 *ocannlReverserBackwardPart80) Part(j88 int) {
-	pNetLinear1W, scratch := r84.pNetLinear1W, r84.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j90 of the nest (0 <= j90 < 8).
+func (r86 *ocannlReverserBackwardPart80) Part(j90 int) {
+	gNetLinear1W, scratch := r86.gNetLinear1W, r86.scratch
+	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j88][0][0], &pNetLinear1W[0])
+		ocannlGemm17AVX512(&gNetLinear1W[256*j90], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j90], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j88][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j88][0][0], &pNetLinear1W[0])
+		ocannlGemm17AVX2(&gNetLinear1W[256*j90], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j90], &scratch.net_linear_1_x[0][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j88][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j88][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j88][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j88][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j88][i1][i2+3]
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j90]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j90 : 64*i2+256*j90+64])
 					for i3 := range 64 {
-						acc35 := net_linear_1_x_gradRow[i3]
-						acc35 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc35 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc35 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc35 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc35
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -11043,31 +11273,40 @@ var ocannlReverserBackwardPart80Records rt.Records[ocannlReverserBackwardPart80]
 // ocannlReverserBackwardPart81 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart81 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j89 of the nest (0 <= j89 < 8).
-func (r87 *ocannlReverserBackwardPart81) Part(j89 int) {
-	scratch := r87.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.net_linear_1_x_2_grad[32*j89][0][0], &scratch.net_linear_1_x_2[32*j89][0][0], &scratch.net_linear_1_x_grad[32*j89][0][0])
+// Part runs part j91 of the nest (0 <= j91 < 8).
+func (r87 *ocannlReverserBackwardPart81) Part(j91 int) {
+	pNetLinear1W, scratch := r87.pNetLinear1W, r87.scratch
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j91][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j91][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j91][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j91][0][0], &pNetLinear1W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j89][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j89][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j89][i1]
-				for i2 := range 64 {
-					var r85 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r85 = 1
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j91][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j91][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j91][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j91][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j91][i1][i2+3]
+					for i3 := range 64 {
+						acc36 := net_linear_1_x_gradRow[i3]
+						acc36 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc36 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc36 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc36 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc36
 					}
-					r86 := float32(0)
-					if r85 != 0 {
-						r86 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r86
 				}
 			}
 		}
@@ -11083,19 +11322,28 @@ type ocannlReverserBackwardPart82 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j90 of the nest (0 <= j90 < 8).
-func (r88 *ocannlReverserBackwardPart82) Part(j90 int) {
-	scratch := r88.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j92 of the nest (0 <= j92 < 8).
+func (r90 *ocannlReverserBackwardPart82) Part(j92 int) {
+	scratch := r90.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_linear_1_x_1_grad[32*j90][0][0], &scratch.net_linear_1_x_2_grad[32*j90][0][0])
+		ocannlMap76AVX2(&scratch.net_linear_1_x_2_grad[32*j92][0][0], &scratch.net_linear_1_x_2[32*j92][0][0], &scratch.net_linear_1_x_grad[32*j92][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j90][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j90][i1]
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j92][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j92][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j92][i1]
 				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+					var r88 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r88 = 1
+					}
+					r89 := float32(0)
+					if r88 != 0 {
+						r89 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r89
 				}
 			}
 		}
@@ -11108,33 +11356,22 @@ var ocannlReverserBackwardPart82Records rt.Records[ocannlReverserBackwardPart82]
 // ocannlReverserBackwardPart83 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart83 struct {
-	scratch            *ocannlReverserBackwardScratch
-	gNetDense1BPartial [8][64]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r89 *ocannlReverserBackwardPart83) Part(j91 int) {
-	scratch, gNetDense1BPartial := r89.scratch, &r89.gNetDense1BPartial
-	gNetDense1BPartial[j91] = [64]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j93 of the nest (0 <= j93 < 8).
+func (r91 *ocannlReverserBackwardPart83) Part(j93 int) {
+	scratch := r91.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetDense1BPartial[j91][0], &scratch.net_linear_1_x_2_grad[32*j91][0][0])
+		ocannlMap77AVX2(&scratch.net_linear_1_x_1_grad[32*j93][0][0], &scratch.net_linear_1_x_2_grad[32*j93][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j91]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j91][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j91][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j91][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j91][i1+3]
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j93][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j93][i1]
 				for i2 := range 64 {
-					acc36 := gNetDense1BPartialRow[i2]
-					acc36 += net_linear_1_x_2_gradRow3[i2]
-					acc36 += net_linear_1_x_2_gradRow4[i2]
-					acc36 += net_linear_1_x_2_gradRow5[i2]
-					acc36 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc36
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
 			}
 		}
@@ -11145,30 +11382,35 @@ func (r89 *ocannlReverserBackwardPart83) Part(j91 int) {
 var ocannlReverserBackwardPart83Records rt.Records[ocannlReverserBackwardPart83]
 
 // ocannlReverserBackwardPart84 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart84 struct {
-	gNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j93 of the nest (0 <= j93 < 8).
-func (r90 *ocannlReverserBackwardPart84) Part(j93 int) {
-	gNetDense1W, scratch := r90.gNetDense1W, r90.scratch
-	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j93], &scratch.net_linear_1_x_1_grad[0][0][8*j93], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j93], &scratch.net_linear_1_x_1_grad[0][0][8*j93], &scratch.net_x1[0][0][0])
+// Part runs part j94 of the nest (0 <= j94 < 8).
+func (r92 *ocannlReverserBackwardPart84) Part(j94 int) {
+	scratch, gNetDense1BPartial := r92.scratch, &r92.gNetDense1BPartial
+	gNetDense1BPartial[j94] = [64]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce19AVX2(&gNetDense1BPartial[j94][0], &scratch.net_linear_1_x_2_grad[32*j94][0][0])
 	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j93]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j93 : 32*i2+256*j93+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
-					}
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j94]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j94][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j94][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j94][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j94][i1+3]
+				for i2 := range 64 {
+					acc37 := gNetDense1BPartialRow[i2]
+					acc37 += net_linear_1_x_2_gradRow3[i2]
+					acc37 += net_linear_1_x_2_gradRow4[i2]
+					acc37 += net_linear_1_x_2_gradRow5[i2]
+					acc37 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc37
 				}
 			}
 		}
@@ -11179,41 +11421,29 @@ func (r90 *ocannlReverserBackwardPart84) Part(j93 int) {
 var ocannlReverserBackwardPart84Records rt.Records[ocannlReverserBackwardPart84]
 
 // ocannlReverserBackwardPart85 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart85 struct {
-	pNetDense1W *[2048]float32
+	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j94 of the nest (0 <= j94 < 8).
-func (r91 *ocannlReverserBackwardPart85) Part(j94 int) {
-	pNetDense1W, scratch := r91.pNetDense1W, r91.scratch
-	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r93 *ocannlReverserBackwardPart85) Part(j96 int) {
+	gNetDense1W, scratch := r93.gNetDense1W, r93.scratch
+	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j94][0][0], &scratch.net_linear_1_x_1_grad[32*j94][0][0], &pNetDense1W[0])
+		ocannlGemm19AVX512(&gNetDense1W[256*j96], &scratch.net_linear_1_x_1_grad[0][0][8*j96], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j94][0][0], &scratch.net_linear_1_x_1_grad[32*j94][0][0], &pNetDense1W[0])
+		ocannlGemm19AVX2(&gNetDense1W[256*j96], &scratch.net_linear_1_x_1_grad[0][0][8*j96], &scratch.net_x1[0][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j94][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j94][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j94][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j94][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j94][i1][i2+3]
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j96]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j96 : 32*i2+256*j96+32])
 					for i3 := range 32 {
-						acc38 := net_x1_gradRow2[i3]
-						acc38 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc38 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc38 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc38 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc38
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
 				}
 			}
@@ -11227,22 +11457,40 @@ var ocannlReverserBackwardPart85Records rt.Records[ocannlReverserBackwardPart85]
 // ocannlReverserBackwardPart86 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart86 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j95 of the nest (0 <= j95 < 8).
-func (r92 *ocannlReverserBackwardPart86) Part(j95 int) {
-	scratch := r92.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_x1_4_grad[32*j95][0][0], &scratch.net_x1_grad[32*j95][0][0])
+// Part runs part j97 of the nest (0 <= j97 < 8).
+func (r94 *ocannlReverserBackwardPart86) Part(j97 int) {
+	pNetDense1W, scratch := r94.pNetDense1W, r94.scratch
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j97][0][0], &scratch.net_linear_1_x_1_grad[32*j97][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j97][0][0], &scratch.net_linear_1_x_1_grad[32*j97][0][0], &pNetDense1W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j95][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j95][i1]
-				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j97][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j97][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j97][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j97][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j97][i1][i2+3]
+					for i3 := range 32 {
+						acc39 := net_x1_gradRow2[i3]
+						acc39 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc39 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc39 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc39 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc39
+					}
 				}
 			}
 		}
@@ -11255,33 +11503,22 @@ var ocannlReverserBackwardPart86Records rt.Records[ocannlReverserBackwardPart86]
 // ocannlReverserBackwardPart87 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart87 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm1BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j96 of the nest (0 <= j96 < 8).
-func (r93 *ocannlReverserBackwardPart87) Part(j96 int) {
-	scratch, gNetLayerNorm1BetaPartial := r93.scratch, &r93.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j96] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j98 of the nest (0 <= j98 < 8).
+func (r95 *ocannlReverserBackwardPart87) Part(j98 int) {
+	scratch := r95.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j96][0], &scratch.net_x1_grad[32*j96][0][0])
+		ocannlMap67AVX2(&scratch.net_x1_4_grad[32*j98][0][0], &scratch.net_x1_grad[32*j98][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j96]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j96][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j96][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j96][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j96][i1+3]
+			for i1 := range 8 {
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j98][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j98][i1]
 				for i2 := range 32 {
-					acc39 := gNetLayerNorm1BetaPartialRow[i2]
-					acc39 += net_x1_gradRow4[i2]
-					acc39 += net_x1_gradRow5[i2]
-					acc39 += net_x1_gradRow6[i2]
-					acc39 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc39
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
 			}
 		}
@@ -11294,23 +11531,33 @@ var ocannlReverserBackwardPart87Records rt.Records[ocannlReverserBackwardPart87]
 // ocannlReverserBackwardPart88 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart88 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j98 of the nest (0 <= j98 < 8).
-func (r94 *ocannlReverserBackwardPart88) Part(j98 int) {
-	scratch := r94.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j99 of the nest (0 <= j99 < 8).
+func (r96 *ocannlReverserBackwardPart88) Part(j99 int) {
+	scratch, gNetLayerNorm1BetaPartial := r96.scratch, &r96.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j99] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_x1_1_grad[32*j98][0][0], &scratch.net_x1_4_grad[32*j98][0][0], &scratch.net_x1_3[32*j98][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j99][0], &scratch.net_x1_grad[32*j99][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j99]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j98][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+32*j98][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j98][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j99][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j99][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j99][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j99][i1+3]
 				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+					acc40 := gNetLayerNorm1BetaPartialRow[i2]
+					acc40 += net_x1_gradRow4[i2]
+					acc40 += net_x1_gradRow5[i2]
+					acc40 += net_x1_gradRow6[i2]
+					acc40 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc40
 				}
 			}
 		}
@@ -11326,24 +11573,21 @@ type ocannlReverserBackwardPart89 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 8).
-func (r95 *ocannlReverserBackwardPart89) Part(j99 int) {
-	scratch := r95.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j101 of the nest (0 <= j101 < 8).
+func (r97 *ocannlReverserBackwardPart89) Part(j101 int) {
+	scratch := r97.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j99][0][0], &scratch.net_x1_4_grad[32*j99][0][0], &scratch.net_x1_1[32*j99][0][0], &scratch.net_x1_3[32*j99][0][0])
+		ocannlMap68AVX2(&scratch.net_x1_1_grad[32*j101][0][0], &scratch.net_x1_4_grad[32*j101][0][0], &scratch.net_x1_3[32*j101][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j99][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j99][i1]
-				v2 := scratch.net_x1_3[i0+32*j99][i1][0] * scratch.net_x1_3[i0+32*j99][i1][0]
-				acc41 := scratch.net_x1_3_grad[i0+32*j99][i1][0]
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j101][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+32*j101][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j101][i1]
 				for i2 := range 32 {
-					acc41 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
-				scratch.net_x1_3_grad[i0+32*j99][i1][0] = acc41
 			}
 		}
 	}
@@ -11358,19 +11602,24 @@ type ocannlReverserBackwardPart90 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j100 of the nest (0 <= j100 < 8).
-func (r96 *ocannlReverserBackwardPart90) Part(j100 int) {
-	scratch := r96.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j102 of the nest (0 <= j102 < 8).
+func (r98 *ocannlReverserBackwardPart90) Part(j102 int) {
+	scratch := r98.scratch
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_x1_2_grad[32*j100][0][0], &scratch.net_x1_3_grad[32*j100][0][0], &scratch.net_x1_3[32*j100][0][0])
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j102][0][0], &scratch.net_x1_4_grad[32*j102][0][0], &scratch.net_x1_1[32*j102][0][0], &scratch.net_x1_3[32*j102][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0+32*j100]
-			net_x1_3Row2 := &scratch.net_x1_3[i0+32*j100]
-			net_x1_2_gradRow := &scratch.net_x1_2_grad[i0+32*j100]
 			for i1 := range 8 {
-				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j102][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j102][i1]
+				v2 := scratch.net_x1_3[i0+32*j102][i1][0] * scratch.net_x1_3[i0+32*j102][i1][0]
+				acc42 := scratch.net_x1_3_grad[i0+32*j102][i1][0]
+				for i2 := range 32 {
+					acc42 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+				}
+				scratch.net_x1_3_grad[i0+32*j102][i1][0] = acc42
 			}
 		}
 	}
@@ -11385,18 +11634,19 @@ type ocannlReverserBackwardPart91 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j101 of the nest (0 <= j101 < 8).
-func (r97 *ocannlReverserBackwardPart91) Part(j101 int) {
-	scratch := r97.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j103 of the nest (0 <= j103 < 8).
+func (r99 *ocannlReverserBackwardPart91) Part(j103 int) {
+	scratch := r99.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_layer_norm_1_var_grad[32*j101][0][0], &scratch.net_x1_2_grad[32*j101][0][0])
+		ocannlMap69AVX2(&scratch.net_x1_2_grad[32*j103][0][0], &scratch.net_x1_3_grad[32*j103][0][0], &scratch.net_x1_3[32*j103][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x1_2_gradRow2 := &scratch.net_x1_2_grad[i0+32*j101]
-			net_layer_norm_1_var_gradRow := &scratch.net_layer_norm_1_var_grad[i0+32*j101]
+			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0+32*j103]
+			net_x1_3Row2 := &scratch.net_x1_3[i0+32*j103]
+			net_x1_2_gradRow := &scratch.net_x1_2_grad[i0+32*j103]
 			for i1 := range 8 {
-				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
+				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
 			}
 		}
 	}
@@ -11408,38 +11658,21 @@ var ocannlReverserBackwardPart91Records rt.Records[ocannlReverserBackwardPart91]
 // ocannlReverserBackwardPart92 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart92 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm1GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j102 of the nest (0 <= j102 < 8).
-func (r98 *ocannlReverserBackwardPart92) Part(j102 int) {
-	scratch, gNetLayerNorm1GammaPartial := r98.scratch, &r98.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j102] = [32]float32{}
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+// Part runs part j104 of the nest (0 <= j104 < 8).
+func (r100 *ocannlReverserBackwardPart92) Part(j104 int) {
+	scratch := r100.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j102][0], &scratch.net_x1_1_grad[32*j102][0][0], &scratch.net_layer_norm_1_centered[32*j102][0][0])
+		ocannlMap70AVX2(&scratch.net_layer_norm_1_var_grad[32*j104][0][0], &scratch.net_x1_2_grad[32*j104][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j102]
 		for i0 := range 32 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j102][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j102][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j102][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j102][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j102][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j102][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j102][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j102][i1+3]
-				for i2 := range 32 {
-					acc42 := gNetLayerNorm1GammaPartialRow[i2]
-					acc42 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc42 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc42 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc42 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc42
-				}
+			net_x1_2_gradRow2 := &scratch.net_x1_2_grad[i0+32*j104]
+			net_layer_norm_1_var_gradRow := &scratch.net_layer_norm_1_var_grad[i0+32*j104]
+			for i1 := range 8 {
+				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
 			}
 		}
 	}
@@ -11451,23 +11684,37 @@ var ocannlReverserBackwardPart92Records rt.Records[ocannlReverserBackwardPart92]
 // ocannlReverserBackwardPart93 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart93 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j104 of the nest (0 <= j104 < 8).
-func (r99 *ocannlReverserBackwardPart93) Part(j104 int) {
-	pNetLayerNorm1Gamma, scratch := r99.pNetLayerNorm1Gamma, r99.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j105 of the nest (0 <= j105 < 8).
+func (r101 *ocannlReverserBackwardPart93) Part(j105 int) {
+	scratch, gNetLayerNorm1GammaPartial := r101.scratch, &r101.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j105] = [32]float32{}
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_1_centered_grad[32*j104][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j104][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j105][0], &scratch.net_x1_1_grad[32*j105][0][0], &scratch.net_layer_norm_1_centered[32*j105][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j105]
 		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j104][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j104][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j105][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j105][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j105][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j105][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1+3]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+					acc43 := gNetLayerNorm1GammaPartialRow[i2]
+					acc43 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc43 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc43 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc43 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc43
 				}
 			}
 		}
@@ -11480,21 +11727,24 @@ var ocannlReverserBackwardPart93Records rt.Records[ocannlReverserBackwardPart93]
 // ocannlReverserBackwardPart94 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart94 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j105 of the nest (0 <= j105 < 8).
-func (r100 *ocannlReverserBackwardPart94) Part(j105 int) {
-	scratch := r100.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j107 of the nest (0 <= j107 < 8).
+func (r102 *ocannlReverserBackwardPart94) Part(j107 int) {
+	pNetLayerNorm1Gamma, scratch := r102.pNetLayerNorm1Gamma, r102.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_1_var_2_grad[32*j105][0][0], &scratch.net_layer_norm_1_var_grad[32*j105][0][0])
+		ocannlMap71AVX2(&scratch.net_layer_norm_1_centered_grad[32*j107][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j107][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_var_gradRow2 := &scratch.net_layer_norm_1_var_grad[i0+32*j105]
-			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0+32*j105]
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j107][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j107][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+				}
 			}
 		}
 	}
@@ -11509,20 +11759,18 @@ type ocannlReverserBackwardPart95 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j106 of the nest (0 <= j106 < 8).
-func (r101 *ocannlReverserBackwardPart95) Part(j106 int) {
-	scratch := r101.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j108 of the nest (0 <= j108 < 8).
+func (r103 *ocannlReverserBackwardPart95) Part(j108 int) {
+	scratch := r103.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j106][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j106][0][0])
+		ocannlMap72AVX2(&scratch.net_layer_norm_1_var_2_grad[32*j108][0][0], &scratch.net_layer_norm_1_var_grad[32*j108][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_1_var_gradRow2 := &scratch.net_layer_norm_1_var_grad[i0+32*j108]
+			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0+32*j108]
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j106][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j106][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
-				}
+				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
 			}
 		}
 	}
@@ -11537,22 +11785,19 @@ type ocannlReverserBackwardPart96 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j107 of the nest (0 <= j107 < 8).
-func (r102 *ocannlReverserBackwardPart96) Part(j107 int) {
-	scratch := r102.scratch
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_layer_norm_1_centered_grad[32*j107][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j107][0][0], &scratch.net_layer_norm_1_centered[32*j107][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_layer_norm_1_centered_grad[32*j107][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j107][0][0], &scratch.net_layer_norm_1_centered[32*j107][0][0])
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r104 *ocannlReverserBackwardPart96) Part(j109 int) {
+	scratch := r104.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap73AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j109][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j109][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j107][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j107][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j107][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j109][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j109][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
 			}
 		}
@@ -11568,22 +11813,22 @@ type ocannlReverserBackwardPart97 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j108 of the nest (0 <= j108 < 8).
-func (r103 *ocannlReverserBackwardPart97) Part(j108 int) {
-	scratch := r103.scratch
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r105 *ocannlReverserBackwardPart97) Part(j110 int) {
+	scratch := r105.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_layer_norm_1_centered_grad[32*j108][0][0], &scratch.net_layer_norm_1_centered[32*j108][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j108][0][0])
+		ocannlMap74AVX512(&scratch.net_layer_norm_1_centered_grad[32*j110][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j110][0][0], &scratch.net_layer_norm_1_centered[32*j110][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_layer_norm_1_centered_grad[32*j108][0][0], &scratch.net_layer_norm_1_centered[32*j108][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j108][0][0])
+		ocannlMap74AVX2(&scratch.net_layer_norm_1_centered_grad[32*j110][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j110][0][0], &scratch.net_layer_norm_1_centered[32*j110][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j108][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j108][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j108][i1]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j110][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j110][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j110][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -11599,19 +11844,22 @@ type ocannlReverserBackwardPart98 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 8).
-func (r104 *ocannlReverserBackwardPart98) Part(j109 int) {
-	scratch := r104.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_1_x_grad[32*j109][0][0], &scratch.net_layer_norm_1_centered_grad[32*j109][0][0])
+// Part runs part j111 of the nest (0 <= j111 < 8).
+func (r106 *ocannlReverserBackwardPart98) Part(j111 int) {
+	scratch := r106.scratch
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap74AVX512(&scratch.net_layer_norm_1_centered_grad[32*j111][0][0], &scratch.net_layer_norm_1_centered[32*j111][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j111][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap74AVX2(&scratch.net_layer_norm_1_centered_grad[32*j111][0][0], &scratch.net_layer_norm_1_centered[32*j111][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j111][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j109][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j109][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j111][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j111][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j111][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -11627,22 +11875,20 @@ type ocannlReverserBackwardPart99 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j110 of the nest (0 <= j110 < 8).
-func (r105 *ocannlReverserBackwardPart99) Part(j110 int) {
-	scratch := r105.scratch
-	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j112 of the nest (0 <= j112 < 8).
+func (r107 *ocannlReverserBackwardPart99) Part(j112 int) {
+	scratch := r107.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j110][0][0], &scratch.net_layer_norm_1_centered_grad[32*j110][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_1_x_grad[32*j112][0][0], &scratch.net_layer_norm_1_centered_grad[32*j112][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j110][i1]
-				acc44 := scratch.net_layer_norm_1_mean_grad[i0+32*j110][i1][0]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j112][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j112][i1]
 				for i2 := range 32 {
-					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+32*j110][i1][0] = acc44
 			}
 		}
 	}
@@ -11657,18 +11903,22 @@ type ocannlReverserBackwardPart100 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j111 of the nest (0 <= j111 < 8).
-func (r106 *ocannlReverserBackwardPart100) Part(j111 int) {
-	scratch := r106.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j113 of the nest (0 <= j113 < 8).
+func (r108 *ocannlReverserBackwardPart100) Part(j113 int) {
+	scratch := r108.scratch
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_layer_norm_1_mean_1_grad[32*j111][0][0], &scratch.net_layer_norm_1_mean_grad[32*j111][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j113][0][0], &scratch.net_layer_norm_1_centered_grad[32*j113][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0+32*j111]
-			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0+32*j111]
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j113][i1]
+				acc45 := scratch.net_layer_norm_1_mean_grad[i0+32*j113][i1][0]
+				for i2 := range 32 {
+					acc45 -= net_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_1_mean_grad[i0+32*j113][i1][0] = acc45
 			}
 		}
 	}
@@ -11683,22 +11933,18 @@ type ocannlReverserBackwardPart101 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 8).
-func (r107 *ocannlReverserBackwardPart101) Part(j112 int) {
-	scratch := r107.scratch
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap71AVX512(&scratch.net_layer_norm_1_x_grad[32*j112][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j112][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_layer_norm_1_x_grad[32*j112][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j112][0][0])
+// Part runs part j114 of the nest (0 <= j114 < 8).
+func (r109 *ocannlReverserBackwardPart101) Part(j114 int) {
+	scratch := r109.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap72AVX2(&scratch.net_layer_norm_1_mean_1_grad[32*j114][0][0], &scratch.net_layer_norm_1_mean_grad[32*j114][0][0])
 	} else {
 		for i0 := range 32 {
+			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0+32*j114]
+			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0+32*j114]
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j112][i1][0]
-				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j112][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
-				}
+				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
 			}
 		}
 	}
@@ -11713,19 +11959,21 @@ type ocannlReverserBackwardPart102 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j113 of the nest (0 <= j113 < 8).
-func (r108 *ocannlReverserBackwardPart102) Part(j113 int) {
-	scratch := r108.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_h_grad[32*j113][0][0], &scratch.net_layer_norm_1_x_grad[32*j113][0][0])
+// Part runs part j115 of the nest (0 <= j115 < 8).
+func (r110 *ocannlReverserBackwardPart102) Part(j115 int) {
+	scratch := r110.scratch
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap75AVX512(&scratch.net_layer_norm_1_x_grad[32*j115][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j115][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap75AVX2(&scratch.net_layer_norm_1_x_grad[32*j115][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j115][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j113][i1]
-				net_h_gradRow := &scratch.net_h_grad[i0+32*j113][i1]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j115][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j115][i1]
 				for i2 := range 32 {
-					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -11741,19 +11989,19 @@ type ocannlReverserBackwardPart103 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j114 of the nest (0 <= j114 < 8).
-func (r109 *ocannlReverserBackwardPart103) Part(j114 int) {
-	scratch := r109.scratch
+// Part runs part j116 of the nest (0 <= j116 < 8).
+func (r111 *ocannlReverserBackwardPart103) Part(j116 int) {
+	scratch := r111.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j114][0][0], &scratch.net_layer_norm_1_x_grad[32*j114][0][0])
+		ocannlMap67AVX2(&scratch.net_h_grad[32*j116][0][0], &scratch.net_layer_norm_1_x_grad[32*j116][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j114][i1]
-				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j114][i1]
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j116][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0+32*j116][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
 				}
 			}
 		}
@@ -11764,32 +12012,24 @@ func (r109 *ocannlReverserBackwardPart103) Part(j114 int) {
 var ocannlReverserBackwardPart103Records rt.Records[ocannlReverserBackwardPart103]
 
 // ocannlReverserBackwardPart104 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart104 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j115 of the nest (0 <= j115 < 8).
-func (r110 *ocannlReverserBackwardPart104) Part(j115 int) {
-	gNetAttention1WO, scratch := r110.gNetAttention1WO, r110.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j115], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j115], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j115], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j115], &scratch.net_attention_1_ctx[0][0][0][0])
+// Part runs part j117 of the nest (0 <= j117 < 8).
+func (r112 *ocannlReverserBackwardPart104) Part(j117 int) {
+	scratch := r112.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap67AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j117][0][0], &scratch.net_layer_norm_1_x_grad[32*j117][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j115]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j115+8*i3 : 32*i2+128*j115+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
-					}
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j117][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j117][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
 				}
 			}
 		}
@@ -11800,30 +12040,30 @@ func (r110 *ocannlReverserBackwardPart104) Part(j115 int) {
 var ocannlReverserBackwardPart104Records rt.Records[ocannlReverserBackwardPart104]
 
 // ocannlReverserBackwardPart105 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart105 struct {
-	pNetAttention1WO *[1024]float32
+	gNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j116 of the nest (0 <= j116 < 8).
-func (r111 *ocannlReverserBackwardPart105) Part(j116 int) {
-	pNetAttention1WO, scratch := r111.pNetAttention1WO, r111.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j118 of the nest (0 <= j118 < 8).
+func (r113 *ocannlReverserBackwardPart105) Part(j118 int) {
+	gNetAttention1WO, scratch := r113.gNetAttention1WO, r113.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j116][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j116][0][0], &pNetAttention1WO[0])
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j118], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j118], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j116][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j116][0][0], &pNetAttention1WO[0])
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j118], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j118], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j116][i1][i2]
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j118]
 					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j116][i1][i3]
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j118+8*i3 : 32*i2+128*j118+8*i3+8])
 						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
 						}
 					}
 				}
@@ -11838,44 +12078,28 @@ var ocannlReverserBackwardPart105Records rt.Records[ocannlReverserBackwardPart10
 // ocannlReverserBackwardPart106 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart106 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j117 of the nest (0 <= j117 < 8).
-func (r112 *ocannlReverserBackwardPart106) Part(j117 int) {
-	scratch := r112.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+// Part runs part j119 of the nest (0 <= j119 < 8).
+func (r114 *ocannlReverserBackwardPart106) Part(j119 int) {
+	pNetAttention1WO, scratch := r114.pNetAttention1WO, r114.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j117][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j117][0][i2][0], &scratch.net_attention_1_v[i0+32*j117][0][i2][0])
-			}
-		}
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j119][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j119][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j117][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j117][0][i2][0], &scratch.net_attention_1_v[i0+32*j117][0][i2][0])
-			}
-		}
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j119][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j119][0][0], &pNetAttention1WO[0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j117]
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j117][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j117][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j117][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j117][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j117][i1][i2][i3+3]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j119][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j119][i1][i3]
 						for i4 := range 8 {
-							acc45 := net_attention_1_attn_gradRow[i4]
-							acc45 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc45 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc45 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc45 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc45
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
 					}
 				}
@@ -11893,32 +12117,41 @@ type ocannlReverserBackwardPart107 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j118 of the nest (0 <= j118 < 8).
-func (r113 *ocannlReverserBackwardPart107) Part(j118 int) {
-	scratch := r113.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j120 of the nest (0 <= j120 < 8).
+func (r115 *ocannlReverserBackwardPart107) Part(j120 int) {
+	scratch := r115.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j118][0][i2][0], &scratch.net_attention_1_attn[i0+32*j118][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j118][0][i2][0])
+				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j120][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j120][0][i2][0], &scratch.net_attention_1_v[i0+32*j120][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j118][0][i2][0], &scratch.net_attention_1_attn[i0+32*j118][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j118][0][i2][0])
+				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j120][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j120][0][i2][0], &scratch.net_attention_1_v[i0+32*j120][0][i2][0])
 			}
 		}
 	} else {
+		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j118]
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j120]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j118][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j118][i1][i2][i3]
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j120][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j120][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j120][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j120][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j120][i1][i2][i3+3]
 						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+							acc46 := net_attention_1_attn_gradRow[i4]
+							acc46 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc46 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc46 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc46 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc46
 						}
 					}
 				}
@@ -11936,21 +12169,33 @@ type ocannlReverserBackwardPart108 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j119 of the nest (0 <= j119 < 8).
-func (r114 *ocannlReverserBackwardPart108) Part(j119 int) {
-	scratch := r114.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.net_attention_1_ex_grad[32*j119][0][0][0], &scratch.net_attention_1_attn_grad[32*j119][0][0][0], &scratch.net_attention_1_attn_1[32*j119][0][0][0])
+// Part runs part j121 of the nest (0 <= j121 < 8).
+func (r116 *ocannlReverserBackwardPart108) Part(j121 int) {
+	scratch := r116.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j121][0][i2][0], &scratch.net_attention_1_attn[i0+32*j121][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j121][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j121][0][i2][0], &scratch.net_attention_1_attn[i0+32*j121][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j121][0][i2][0])
+			}
+		}
 	} else {
 		for i0 := range 32 {
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j121]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j119][i1][i2]
-					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j119][i1][i2][0]
-					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j119][i1][i2]
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j121][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j121][i1][i2][i3]
+						for i4 := range 8 {
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+						}
 					}
 				}
 			}
@@ -11967,25 +12212,22 @@ type ocannlReverserBackwardPart109 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j120 of the nest (0 <= j120 < 8).
-func (r115 *ocannlReverserBackwardPart109) Part(j120 int) {
-	scratch := r115.scratch
-	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j122 of the nest (0 <= j122 < 8).
+func (r117 *ocannlReverserBackwardPart109) Part(j122 int) {
+	scratch := r117.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j120][0][0][0], &scratch.net_attention_1_attn_grad[32*j120][0][0][0], &scratch.net_attention_1_ex[32*j120][0][0][0], &scratch.net_attention_1_attn_1[32*j120][0][0][0])
+		ocannlMap78AVX2(&scratch.net_attention_1_ex_grad[32*j122][0][0][0], &scratch.net_attention_1_attn_grad[32*j122][0][0][0], &scratch.net_attention_1_attn_1[32*j122][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j120][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j120][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+32*j120][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j120][i1][i2][0]
-					acc46 := scratch.net_attention_1_attn_1_grad[i0+32*j120][i1][i2][0]
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j122][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j122][i1][i2][0]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j122][i1][i2]
 					for i3 := range 8 {
-						acc46 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
 					}
-					scratch.net_attention_1_attn_1_grad[i0+32*j120][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -12001,23 +12243,25 @@ type ocannlReverserBackwardPart110 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j121 of the nest (0 <= j121 < 8).
-func (r116 *ocannlReverserBackwardPart110) Part(j121 int) {
-	scratch := r116.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap75AVX512(&scratch.net_attention_1_ex_grad[32*j121][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j121][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap75AVX2(&scratch.net_attention_1_ex_grad[32*j121][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j121][0][0][0])
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r118 *ocannlReverserBackwardPart110) Part(j123 int) {
+	scratch := r118.scratch
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j123][0][0][0], &scratch.net_attention_1_attn_grad[32*j123][0][0][0], &scratch.net_attention_1_ex[32*j123][0][0][0], &scratch.net_attention_1_attn_1[32*j123][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j121][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j121][i1][i2]
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j123][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j123][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j123][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j123][i1][i2][0]
+					acc47 := scratch.net_attention_1_attn_1_grad[i0+32*j123][i1][i2][0]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+						acc47 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_attention_1_attn_1_grad[i0+32*j123][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -12033,21 +12277,22 @@ type ocannlReverserBackwardPart111 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j122 of the nest (0 <= j122 < 8).
-func (r117 *ocannlReverserBackwardPart111) Part(j122 int) {
-	scratch := r117.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap76AVX2(&scratch.net_attention_1_ex_1_grad[32*j122][0][0][0], &scratch.net_attention_1_ex_grad[32*j122][0][0][0], &scratch.net_attention_1_ex[32*j122][0][0][0])
+// Part runs part j124 of the nest (0 <= j124 < 8).
+func (r119 *ocannlReverserBackwardPart111) Part(j124 int) {
+	scratch := r119.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap79AVX512(&scratch.net_attention_1_ex_grad[32*j124][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j124][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap79AVX2(&scratch.net_attention_1_ex_grad[32*j124][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j124][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j122][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j122][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j122][i1][i2]
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j124][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j124][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -12064,20 +12309,21 @@ type ocannlReverserBackwardPart112 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j123 of the nest (0 <= j123 < 8).
-func (r118 *ocannlReverserBackwardPart112) Part(j123 int) {
-	scratch := r118.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+// Part runs part j125 of the nest (0 <= j125 < 8).
+func (r120 *ocannlReverserBackwardPart112) Part(j125 int) {
+	scratch := r120.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_attention_1_scores_grad[32*j123][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j123][0][0][0])
+		ocannlMap80AVX2(&scratch.net_attention_1_ex_1_grad[32*j125][0][0][0], &scratch.net_attention_1_ex_grad[32*j125][0][0][0], &scratch.net_attention_1_ex[32*j125][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j123][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j123][i1][i2]
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j125][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j125][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j125][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
 				}
 			}
@@ -12094,23 +12340,21 @@ type ocannlReverserBackwardPart113 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j124 of the nest (0 <= j124 < 8).
-func (r119 *ocannlReverserBackwardPart113) Part(j124 int) {
-	scratch := r119.scratch
-	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+// Part runs part j126 of the nest (0 <= j126 < 8).
+func (r121 *ocannlReverserBackwardPart113) Part(j126 int) {
+	scratch := r121.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j124][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j124][0][0][0])
+		ocannlMap67AVX2(&scratch.net_attention_1_scores_grad[32*j126][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j126][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j124][i1][i2]
-					acc47 := scratch.net_attention_1_m_grad[i0+32*j124][i1][i2][0]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j126][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j126][i1][i2]
 					for i3 := range 8 {
-						acc47 -= net_attention_1_ex_1_gradRow3[i3]
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_attention_1_m_grad[i0+32*j124][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -12126,33 +12370,23 @@ type ocannlReverserBackwardPart114 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j125 of the nest (0 <= j125 < 8).
-func (r122 *ocannlReverserBackwardPart114) Part(j125 int) {
+// Part runs part j127 of the nest (0 <= j127 < 8).
+func (r122 *ocannlReverserBackwardPart114) Part(j127 int) {
 	scratch := r122.scratch
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap77AVX512(&scratch.net_attention_1_scores_grad[32*j125][0][0][0], &scratch.net_attention_1_m[32*j125][0][0][0], &scratch.net_attention_1_scores[32*j125][0][0][0], &scratch.net_attention_1_m_grad[32*j125][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap77AVX2(&scratch.net_attention_1_scores_grad[32*j125][0][0][0], &scratch.net_attention_1_m[32*j125][0][0][0], &scratch.net_attention_1_scores[32*j125][0][0][0], &scratch.net_attention_1_m_grad[32*j125][0][0][0])
+	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j127][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j127][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j125][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j125][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j125][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j125][i1][i2]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j127][i1][i2]
+					acc48 := scratch.net_attention_1_m_grad[i0+32*j127][i1][i2][0]
 					for i3 := range 8 {
-						var r120 float32
-						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r120 = 1
-						}
-						r121 := float32(0)
-						if r120 != 0 {
-							r121 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r121
+						acc48 -= net_attention_1_ex_1_gradRow3[i3]
 					}
+					scratch.net_attention_1_m_grad[i0+32*j127][i1][i2][0] = acc48
 				}
 			}
 		}
@@ -12168,23 +12402,28 @@ type ocannlReverserBackwardPart115 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j126 of the nest (0 <= j126 < 8).
-func (r123 *ocannlReverserBackwardPart115) Part(j126 int) {
-	scratch := r123.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap78AVX2(&scratch.net_attention_1_scores_1_grad[32*j126][0][0][0], &scratch.net_attention_1_scores_grad[32*j126][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j126][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j126][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+// Part runs part j131 of the nest (0 <= j131 < 8).
+func (r125 *ocannlReverserBackwardPart115) Part(j131 int) {
+	scratch := r125.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j131][i1][i2]
+				net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j131][i1][i2][0]
+				acc49 := scratch.net_attention_1_m_argmax_8[i0+32*j131][i1][i2][0]
+				for i3 := range 8 {
+					var r123 float32
+					if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
+						r123 = 1
 					}
+					r124 := float32(8)
+					if r123 != 0 {
+						r124 = scratch.ordinals_2[i3]
+					}
+					acc49 = min(acc49, r124)
 				}
+				scratch.net_attention_1_m_argmax_8[i0+32*j131][i1][i2][0] = acc49
 			}
 		}
 	}
@@ -12199,45 +12438,31 @@ type ocannlReverserBackwardPart116 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j127 of the nest (0 <= j127 < 8).
-func (r124 *ocannlReverserBackwardPart116) Part(j127 int) {
-	scratch := r124.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r128 *ocannlReverserBackwardPart116) Part(j132 int) {
+	scratch := r128.scratch
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j127][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j127][0][i2][0], &scratch.net_attention_1_k[i0+32*j127][0][i2][0])
-			}
-		}
+		ocannlMap82AVX512(&scratch.net_attention_1_scores_grad[32*j132][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[32*j132][0][0][0], &scratch.net_attention_1_m_grad[32*j132][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j127][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j127][0][i2][0], &scratch.net_attention_1_k[i0+32*j127][0][i2][0])
-			}
-		}
+		ocannlMap82AVX2(&scratch.net_attention_1_scores_grad[32*j132][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[32*j132][0][0][0], &scratch.net_attention_1_m_grad[32*j132][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j127][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j127][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j127][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j127][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j127][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j127][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j127][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j127][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j127][i3+3][i2]
-						for i4 := range 8 {
-							acc48 := net_attention_1_q_gradRow[i4]
-							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc48
+					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+32*j132][i1][i2][0]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j132][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j132][i1][i2]
+					for i3 := range 8 {
+						var r126 float32
+						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
+							r126 = 1
 						}
+						r127 := float32(0)
+						if r126 != 0 {
+							r127 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r127
 					}
 				}
 			}
@@ -12254,33 +12479,21 @@ type ocannlReverserBackwardPart117 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j128 of the nest (0 <= j128 < 8).
-func (r125 *ocannlReverserBackwardPart117) Part(j128 int) {
-	scratch := r125.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j128][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j128][0][i2][0], &scratch.net_attention_1_q[i0+32*j128][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j128][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j128][0][i2][0], &scratch.net_attention_1_q[i0+32*j128][0][i2][0])
-			}
-		}
+// Part runs part j133 of the nest (0 <= j133 < 8).
+func (r129 *ocannlReverserBackwardPart117) Part(j133 int) {
+	scratch := r129.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap83AVX2(&scratch.net_attention_1_scores_1_grad[32*j133][0][0][0], &scratch.net_attention_1_scores_grad[32*j133][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j128][i1][i2]
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j133][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j133][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j128][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j128][i3][i2]
-						for i4 := range 8 {
-							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
-						}
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
 					}
 				}
 			}
@@ -12292,34 +12505,49 @@ func (r125 *ocannlReverserBackwardPart117) Part(j128 int) {
 var ocannlReverserBackwardPart117Records rt.Records[ocannlReverserBackwardPart117]
 
 // ocannlReverserBackwardPart118 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart118 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j129 of the nest (0 <= j129 < 8).
-func (r126 *ocannlReverserBackwardPart118) Part(j129 int) {
-	gNetAttention1WV, scratch := r126.gNetAttention1WV, r126.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+// Part runs part j134 of the nest (0 <= j134 < 8).
+func (r130 *ocannlReverserBackwardPart118) Part(j134 int) {
+	scratch := r130.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j129], &scratch.net_attention_1_v_grad[0][0][0][i3+j129], &scratch.net_h[0][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j134][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j134][0][i2][0], &scratch.net_attention_1_k[i0+32*j134][0][i2][0])
+			}
 		}
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j129], &scratch.net_attention_1_v_grad[0][0][0][i3+j129], &scratch.net_h[0][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j134][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j134][0][i2][0], &scratch.net_attention_1_k[i0+32*j134][0][i2][0])
+			}
 		}
 	} else {
-		for i0 := range 256 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j129]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j129 : 256*i2+32*i3+32*j129+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j134][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j134][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j134][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j134][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j134][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j134][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j134][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j134][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j134][i3+3][i2]
+						for i4 := range 8 {
+							acc50 := net_attention_1_q_gradRow[i4]
+							acc50 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc50 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc50 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc50 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc50
 						}
 					}
 				}
@@ -12334,40 +12562,35 @@ var ocannlReverserBackwardPart118Records rt.Records[ocannlReverserBackwardPart11
 // ocannlReverserBackwardPart119 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart119 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j130 of the nest (0 <= j130 < 8).
-func (r127 *ocannlReverserBackwardPart119) Part(j130 int) {
-	pNetAttention1WV, scratch := r127.pNetAttention1WV, r127.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j135 of the nest (0 <= j135 < 8).
+func (r131 *ocannlReverserBackwardPart119) Part(j135 int) {
+	scratch := r131.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j130][0][0], &scratch.net_attention_1_v_grad[32*j130][0][0][0], &pNetAttention1WV[0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j135][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j135][0][i2][0], &scratch.net_attention_1_q[i0+32*j135][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j130][0][0], &scratch.net_attention_1_v_grad[32*j130][0][0][0], &pNetAttention1WV[0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j135][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j135][0][i2][0], &scratch.net_attention_1_q[i0+32*j135][0][i2][0])
+			}
+		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j130][i1]
 				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j130][i1][i2][i3]
-						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j130][i1][i2][i3+1]
-						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j130][i1][i2][i3+2]
-						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j130][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc49 := net_h_gradRow2[i4]
-							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc49 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc49 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc49 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc49
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j135][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j135][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j135][i3][i2]
+						for i4 := range 8 {
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
 					}
 				}
@@ -12382,32 +12605,32 @@ var ocannlReverserBackwardPart119Records rt.Records[ocannlReverserBackwardPart11
 // ocannlReverserBackwardPart120 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart120 struct {
-	gNetAttention1WK *[1024]float32
+	gNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j131 of the nest (0 <= j131 < 8).
-func (r128 *ocannlReverserBackwardPart120) Part(j131 int) {
-	gNetAttention1WK, scratch := r128.gNetAttention1WK, r128.scratch
+// Part runs part j136 of the nest (0 <= j136 < 8).
+func (r132 *ocannlReverserBackwardPart120) Part(j136 int) {
+	gNetAttention1WV, scratch := r132.gNetAttention1WV, r132.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j131], &scratch.net_attention_1_k_grad[0][0][0][i3+j131], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j136], &scratch.net_attention_1_v_grad[0][0][0][i3+j136], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j131], &scratch.net_attention_1_k_grad[0][0][0][i3+j131], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j136], &scratch.net_attention_1_v_grad[0][0][0][i3+j136], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
-				net_hRow7 := &scratch.net_h[i0][i1]
+				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j131]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j131 : 256*i2+32*i3+32*j131+32])
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j136]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j136 : 256*i2+32*i3+32*j136+32])
 						for i4 := range 32 {
-							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
 					}
 				}
@@ -12422,40 +12645,40 @@ var ocannlReverserBackwardPart120Records rt.Records[ocannlReverserBackwardPart12
 // ocannlReverserBackwardPart121 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart121 struct {
-	pNetAttention1WK *[1024]float32
+	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j132 of the nest (0 <= j132 < 8).
-func (r129 *ocannlReverserBackwardPart121) Part(j132 int) {
-	pNetAttention1WK, scratch := r129.pNetAttention1WK, r129.scratch
+// Part runs part j137 of the nest (0 <= j137 < 8).
+func (r133 *ocannlReverserBackwardPart121) Part(j137 int) {
+	pNetAttention1WV, scratch := r133.pNetAttention1WV, r133.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j132][0][0], &scratch.net_attention_1_k_grad[32*j132][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j137][0][0], &scratch.net_attention_1_v_grad[32*j137][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j132][0][0], &scratch.net_attention_1_k_grad[32*j132][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j137][0][0], &scratch.net_attention_1_v_grad[32*j137][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j132][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j137][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j132][i1][i2][i3]
-						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j132][i1][i2][i3+1]
-						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j132][i1][i2][i3+2]
-						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j132][i1][i2][i3+3]
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j137][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j137][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j137][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j137][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc50 := net_h_gradRow3[i4]
-							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc50 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc50 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc50 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc50
+							acc51 := net_h_gradRow2[i4]
+							acc51 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc51 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc51 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc51 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc51
 						}
 					}
 				}
@@ -12470,32 +12693,32 @@ var ocannlReverserBackwardPart121Records rt.Records[ocannlReverserBackwardPart12
 // ocannlReverserBackwardPart122 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart122 struct {
-	gNetAttention1WQ *[1024]float32
+	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j133 of the nest (0 <= j133 < 8).
-func (r130 *ocannlReverserBackwardPart122) Part(j133 int) {
-	gNetAttention1WQ, scratch := r130.gNetAttention1WQ, r130.scratch
+// Part runs part j138 of the nest (0 <= j138 < 8).
+func (r134 *ocannlReverserBackwardPart122) Part(j138 int) {
+	gNetAttention1WK, scratch := r134.gNetAttention1WK, r134.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j133], &scratch.net_attention_1_q_grad[0][0][0][i3+j133], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j138], &scratch.net_attention_1_k_grad[0][0][0][i3+j138], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j133], &scratch.net_attention_1_q_grad[0][0][0][i3+j133], &scratch.net_h[0][0][0])
+			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j138], &scratch.net_attention_1_k_grad[0][0][0][i3+j138], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
-				net_hRow8 := &scratch.net_h[i0][i1]
+				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j133]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j133 : 256*i2+32*i3+32*j133+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j138]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j138 : 256*i2+32*i3+32*j138+32])
 						for i4 := range 32 {
-							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
 					}
 				}
@@ -12510,40 +12733,40 @@ var ocannlReverserBackwardPart122Records rt.Records[ocannlReverserBackwardPart12
 // ocannlReverserBackwardPart123 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart123 struct {
-	pNetAttention1WQ *[1024]float32
+	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j134 of the nest (0 <= j134 < 8).
-func (r131 *ocannlReverserBackwardPart123) Part(j134 int) {
-	pNetAttention1WQ, scratch := r131.pNetAttention1WQ, r131.scratch
+// Part runs part j139 of the nest (0 <= j139 < 8).
+func (r135 *ocannlReverserBackwardPart123) Part(j139 int) {
+	pNetAttention1WK, scratch := r135.pNetAttention1WK, r135.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j134][0][0], &scratch.net_attention_1_q_grad[32*j134][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j139][0][0], &scratch.net_attention_1_k_grad[32*j139][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j134][0][0], &scratch.net_attention_1_q_grad[32*j134][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j139][0][0], &scratch.net_attention_1_k_grad[32*j139][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j134][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j139][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j134][i1][i2][i3]
-						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j134][i1][i2][i3+1]
-						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j134][i1][i2][i3+2]
-						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j134][i1][i2][i3+3]
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j139][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j139][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j139][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j139][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc51 := net_h_gradRow4[i4]
-							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc51 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc51 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc51 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc51
+							acc52 := net_h_gradRow3[i4]
+							acc52 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc52 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc52 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc52 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc52
 						}
 					}
 				}
@@ -12556,24 +12779,36 @@ func (r131 *ocannlReverserBackwardPart123) Part(j134 int) {
 var ocannlReverserBackwardPart123Records rt.Records[ocannlReverserBackwardPart123]
 
 // ocannlReverserBackwardPart124 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart124 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j135 of the nest (0 <= j135 < 8).
-func (r132 *ocannlReverserBackwardPart124) Part(j135 int) {
-	scratch := r132.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_h_1_grad[32*j135][0][0], &scratch.net_h_grad[32*j135][0][0])
+// Part runs part j140 of the nest (0 <= j140 < 8).
+func (r136 *ocannlReverserBackwardPart124) Part(j140 int) {
+	gNetAttention1WQ, scratch := r136.gNetAttention1WQ, r136.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j140], &scratch.net_attention_1_q_grad[0][0][0][i3+j140], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j140], &scratch.net_attention_1_q_grad[0][0][0][i3+j140], &scratch.net_h[0][0][0])
+		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j135][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j135][i1]
-				for i2 := range 32 {
-					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				net_hRow8 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j140]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j140 : 256*i2+32*i3+32*j140+32])
+						for i4 := range 32 {
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+						}
+					}
 				}
 			}
 		}
@@ -12584,25 +12819,44 @@ func (r132 *ocannlReverserBackwardPart124) Part(j135 int) {
 var ocannlReverserBackwardPart124Records rt.Records[ocannlReverserBackwardPart124]
 
 // ocannlReverserBackwardPart125 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart125 struct {
-	gNetPos *[256]float32
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j136 of the nest (0 <= j136 < 8).
-func (r133 *ocannlReverserBackwardPart125) Part(j136 int) {
-	gNetPos, scratch := r133.gNetPos, r133.scratch
-	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetPos[32*j136], &scratch.net_h_grad[0][j136][0])
+// Part runs part j141 of the nest (0 <= j141 < 8).
+func (r137 *ocannlReverserBackwardPart125) Part(j141 int) {
+	pNetAttention1WQ, scratch := r137.pNetAttention1WQ, r137.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j141][0][0], &scratch.net_attention_1_q_grad[32*j141][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j141][0][0], &scratch.net_attention_1_q_grad[32*j141][0][0][0], &pNetAttention1WQ[0])
 	} else {
-		for i0 := range 256 {
-			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j136]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j136 : 32*i1+32*j136+32])
-				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j141][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j141][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j141][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j141][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j141][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc53 := net_h_gradRow4[i4]
+							acc53 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc53 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc53 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc53 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc53
+						}
+					}
 				}
 			}
 		}
@@ -12613,28 +12867,85 @@ func (r133 *ocannlReverserBackwardPart125) Part(j136 int) {
 var ocannlReverserBackwardPart125Records rt.Records[ocannlReverserBackwardPart125]
 
 // ocannlReverserBackwardPart126 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart126 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j142 of the nest (0 <= j142 < 8).
+func (r138 *ocannlReverserBackwardPart126) Part(j142 int) {
+	scratch := r138.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap67AVX2(&scratch.net_h_1_grad[32*j142][0][0], &scratch.net_h_grad[32*j142][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j142][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j142][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart126Records holds the free ocannlReverserBackwardPart126 records.
+var ocannlReverserBackwardPart126Records rt.Records[ocannlReverserBackwardPart126]
+
+// ocannlReverserBackwardPart127 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlReverserBackwardPart127 struct {
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j143 of the nest (0 <= j143 < 8).
+func (r139 *ocannlReverserBackwardPart127) Part(j143 int) {
+	gNetPos, scratch := r139.gNetPos, r139.scratch
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce22AVX2(&gNetPos[32*j143], &scratch.net_h_grad[0][j143][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j143]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j143 : 32*i1+32*j143+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart127Records holds the free ocannlReverserBackwardPart127 records.
+var ocannlReverserBackwardPart127Records rt.Records[ocannlReverserBackwardPart127]
+
+// ocannlReverserBackwardPart128 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart128 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j137 of the nest (0 <= j137 < 8).
-func (r134 *ocannlReverserBackwardPart126) Part(j137 int) {
-	gNetEmb, tokens, scratch := r134.gNetEmb, r134.tokens, r134.scratch
+// Part runs part j144 of the nest (0 <= j144 < 8).
+func (r140 *ocannlReverserBackwardPart128) Part(j144 int) {
+	gNetEmb, tokens, scratch := r140.gNetEmb, r140.tokens, r140.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&gNetEmb[40*j137], &scratch.net_h_1_grad[0][0][4*j137], &tokens[0][0][0])
+		ocannlGemm26AVX512(&gNetEmb[40*j144], &scratch.net_h_1_grad[0][0][4*j144], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&gNetEmb[40*j137], &scratch.net_h_1_grad[0][0][4*j137], &tokens[0][0][0])
+		ocannlGemm26AVX2(&gNetEmb[40*j144], &scratch.net_h_1_grad[0][0][4*j144], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j137]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j137 : 10*i2+40*j137+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j144]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j144 : 10*i2+40*j144+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -12644,5 +12955,5 @@ func (r134 *ocannlReverserBackwardPart126) Part(j137 int) {
 	}
 }
 
-// ocannlReverserBackwardPart126Records holds the free ocannlReverserBackwardPart126 records.
-var ocannlReverserBackwardPart126Records rt.Records[ocannlReverserBackwardPart126]
+// ocannlReverserBackwardPart128Records holds the free ocannlReverserBackwardPart128 records.
+var ocannlReverserBackwardPart128Records rt.Records[ocannlReverserBackwardPart128]

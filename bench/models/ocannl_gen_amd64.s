@@ -24,12 +24,15 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
-DATA ocannlConst32<>+8(SB)/4, $0xff800000
-DATA ocannlConst32<>+12(SB)/4, $0x42000000
-DATA ocannlConst32<>+16(SB)/4, $0x3727c5ac
-DATA ocannlConst32<>+20(SB)/4, $0x40000000
-DATA ocannlConst32<>+24(SB)/4, $0xbf800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $28
+DATA ocannlConst32<>+8(SB)/4, $0x40800000
+DATA ocannlConst32<>+12(SB)/4, $0xff800000
+DATA ocannlConst32<>+16(SB)/4, $0x42000000
+DATA ocannlConst32<>+20(SB)/4, $0x3727c5ac
+DATA ocannlConst32<>+24(SB)/4, $0x41200000
+DATA ocannlConst32<>+28(SB)/4, $0x40000000
+DATA ocannlConst32<>+32(SB)/4, $0x41000000
+DATA ocannlConst32<>+36(SB)/4, $0xbf800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $40
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -6409,9 +6412,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6423,10 +6426,10 @@ TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000100, SI
 
 row1:
-	VBROADCASTSS (CX), Z2
+	VBROADCASTSS (DX), Z2
 	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (DX), K1, Z4
-	VCMPPS       $0x00, Z4, Z2, K2
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
 	VBLENDMPS    Z1, Z0, K2, Z5
 	VCMPPS       $0x04, Z0, Z5, K2
 	VBLENDMPS    Z3, Z0, K2, Z6
@@ -6434,17 +6437,16 @@ row1:
 	VADDPS       Z2, Z6, Z2
 	VMOVUPS      Z2, K1, (AX)
 	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	ADDQ         $+16, DX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6465,9 +6467,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6487,9 +6489,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6512,9 +6514,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6535,9 +6537,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6563,9 +6565,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6584,9 +6586,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6622,9 +6624,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6652,9 +6654,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6685,9 +6687,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6709,9 +6711,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6734,9 +6736,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6763,9 +6765,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6792,9 +6794,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6825,9 +6827,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6854,9 +6856,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6874,9 +6876,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6899,9 +6901,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap66AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6913,10 +6915,10 @@ TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000100, SI
 
 row1:
-	VBROADCASTSS (CX), Z2
+	VBROADCASTSS (DX), Z2
 	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (DX), K1, Z4
-	VCMPPS       $0x00, Z4, Z2, K2
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
 	VBLENDMPS    Z1, Z0, K2, Z5
 	VCMPPS       $0x04, Z0, Z5, K2
 	VBLENDMPS    Z3, Z0, K2, Z6
@@ -6924,17 +6926,16 @@ row1:
 	VADDPS       Z2, Z6, Z2
 	VMOVUPS      Z2, K1, (AX)
 	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	ADDQ         $+40, DX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6957,9 +6958,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX512(c *float32, x0 *float32)
+// func ocannlMap75AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6983,9 +6984,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX512(c *float32, x0 *float32)
+// func ocannlMap79AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7006,9 +7007,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7020,10 +7021,10 @@ TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000400, SI
 
 row1:
-	VBROADCASTSS (CX), Z2
+	VBROADCASTSS (DX), Z2
 	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (DX), K1, Z4
-	VCMPPS       $0x00, Z4, Z2, K2
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
 	VBLENDMPS    Z1, Z0, K2, Z5
 	VCMPPS       $0x04, Z0, Z5, K2
 	VBLENDMPS    Z3, Z0, K2, Z6
@@ -7031,8 +7032,7 @@ row1:
 	VADDPS       Z2, Z6, Z2
 	VMOVUPS      Z2, K1, (AX)
 	ADDQ         $+32, AX
-	ADDQ         $+4, CX
-	ADDQ         $+32, DX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
@@ -15124,9 +15124,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap22AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15137,10 +15154,10 @@ TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000100, SI
 
 row1:
-	VBROADCASTSS (CX), Y3
+	VBROADCASTSS (DX), Y3
 	VBROADCASTSS (BX), Y4
-	VMASKMOVPS   (DX), Y2, Y5
-	VCMPPS       $0x00, Y5, Y3, Y3
+	VMASKMOVPS   (CX), Y2, Y5
+	VCMPPS       $0x00, Y3, Y5, Y3
 	VBLENDVPS    Y3, Y1, Y0, Y3
 	VCMPPS       $0x04, Y0, Y3, Y3
 	VBLENDVPS    Y3, Y4, Y0, Y3
@@ -15148,17 +15165,16 @@ row1:
 	VADDPS       Y4, Y3, Y4
 	VMASKMOVPS   Y4, Y2, (AX)
 	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	ADDQ         $+16, DX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15183,9 +15199,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15203,13 +15219,30 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32)
+// func ocannlMap26AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00001900, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap27AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000020, CX
 
 row1:
@@ -15226,13 +15259,13 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32)
+// func ocannlMap28AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000020, CX
 
 row1:
@@ -15249,13 +15282,13 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32)
+// func ocannlMap29AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000020, CX
 
 row1:
@@ -15267,13 +15300,13 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32)
+// func ocannlMap30AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000020, CX
 
 row1:
@@ -15290,9 +15323,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15300,43 +15333,86 @@ TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000005, DI
+	VBROADCASTSS ocannlConst32<>+8(SB), Y2
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (SI), Y4
+	MOVQ         $0x00000005, DX
 
 rowb1:
-	MOVQ $0x00000002, R8
+	MOVQ $0x00000005, SI
 
 row2:
-	VBROADCASTSS (BX), Y2
-	VMOVUPS      (CX), Y3
-	VMOVUPS      (DX), Y4
-	VADDPS       Y2, Y4, Y2
-	VCMPPS       $0x00, Y2, Y3, Y2
+	VMOVUPS   (CX), Y5
+	VADDPS    Y3, Y5, Y5
+	VMOVUPS   (BX), Y6
+	VCMPPS    $0x00, Y6, Y5, Y5
+	VBLENDVPS Y5, Y1, Y0, Y5
+	VCMPPS    $0x04, Y0, Y5, Y5
+	VBLENDVPS Y5, Y4, Y2, Y5
+	VMOVUPS   (AX), Y6
+	VMINPS    Y5, Y6, Y7
+	VMINPS    Y6, Y5, Y8
+	VORPS     Y8, Y7, Y7
+	VCMPPS    $0x03, Y5, Y6, Y8
+	VADDPS    Y5, Y6, Y5
+	VBLENDVPS Y8, Y5, Y7, Y5
+	VMOVUPS   Y5, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, BX
+	ADDQ      $+32, CX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+320, CX
+	ADDQ      $+96, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000005, SI
+
+rowb1:
+	MOVQ $0x00000002, DI
+
+row2:
+	VBROADCASTSS (CX), Y2
+	VMOVUPS      (DX), Y3
+	VCMPPS       $0x00, Y3, Y2, Y2
 	VBLENDVPS    Y2, Y1, Y0, Y2
-	VMOVUPS      (SI), Y3
+	VMOVUPS      (BX), Y3
 	VCMPPS       $0x04, Y0, Y2, Y2
 	VBLENDVPS    Y2, Y3, Y0, Y2
 	VADDPS       Y0, Y2, Y2
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
-	ADDQ         $+32, CX
 	ADDQ         $+32, DX
-	ADDQ         $+32, SI
-	ADDQ         $-32, CX
-	ADDQ         $+4, BX
-	ADDQ         $-32, SI
-	DECQ         R8
-	JNZ          row2
-	ADDQ         $+32, CX
-	ADDQ         $-8, BX
-	ADDQ         $+32, SI
+	ADDQ         $+32, BX
+	ADDQ         $+4, CX
+	ADDQ         $-32, DX
+	ADDQ         $-32, BX
 	DECQ         DI
+	JNZ          row2
+	ADDQ         $-8, CX
+	ADDQ         $+32, DX
+	ADDQ         $+32, BX
+	DECQ         SI
 	JNZ          rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15361,9 +15437,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15381,9 +15457,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15404,9 +15480,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15426,9 +15502,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15440,31 +15516,31 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap37AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap37AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap34AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap37AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap34AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap34AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap34AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap37AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap37AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap37AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap37AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap37AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap37AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap37AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap37AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -15476,123 +15552,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap37AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap37AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15613,9 +15689,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15636,14 +15712,14 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+16(SB), Y0
 	MOVQ         $0x00000020, DX
 
 e1:
@@ -15657,9 +15733,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15685,9 +15761,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15706,14 +15782,14 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+20(SB), Y0
 	MOVQ         $0x00000020, DX
 
 e1:
@@ -15727,9 +15803,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15747,9 +15823,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15785,9 +15861,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15815,9 +15891,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15848,14 +15924,14 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+16(SB), Y0
 	MOVQ         $0x00000100, DX
 
 e1:
@@ -15869,14 +15945,14 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+20(SB), Y0
 	MOVQ         $0x00000100, DX
 
 e1:
@@ -15890,9 +15966,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15910,9 +15986,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15941,9 +16017,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15970,9 +16046,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15981,31 +16057,31 @@ TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap53AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap53AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap50AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap53AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap50AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap50AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap50AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap53AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap53AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap53AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap53AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap53AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap53AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap53AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap53AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap53AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap53AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap53AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap53AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap53AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap53AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap53AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -16016,123 +16092,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap50AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap53AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap53AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16166,9 +16242,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16195,9 +16271,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16228,9 +16304,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16257,9 +16333,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16277,9 +16353,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16296,9 +16372,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16320,9 +16396,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32)
+// func ocannlMap61AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16340,9 +16416,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16364,9 +16440,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16389,9 +16465,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX2(c *float32, x0 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16409,9 +16485,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap65AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+24(SB), Y0
+	MOVQ         $0x00000100, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap66AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16422,10 +16515,10 @@ TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000100, SI
 
 row1:
-	VBROADCASTSS (CX), Y3
+	VBROADCASTSS (DX), Y3
 	VBROADCASTSS (BX), Y4
-	VMOVUPS      (DX), Y5
-	VCMPPS       $0x00, Y5, Y3, Y5
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
 	VBLENDVPS    Y5, Y1, Y0, Y5
 	VCMPPS       $0x04, Y0, Y5, Y5
 	VBLENDVPS    Y5, Y4, Y0, Y5
@@ -16433,9 +16526,9 @@ row1:
 	VADDPS       Y6, Y5, Y6
 	VMOVUPS      Y6, (AX)
 	ADDQ         $+32, AX
-	ADDQ         $+32, DX
-	VMASKMOVPS   (DX), Y2, Y5
-	VCMPPS       $0x00, Y5, Y3, Y3
+	ADDQ         $+32, CX
+	VMASKMOVPS   (CX), Y2, Y5
+	VCMPPS       $0x00, Y3, Y5, Y3
 	VBLENDVPS    Y3, Y1, Y0, Y3
 	VCMPPS       $0x04, Y0, Y3, Y3
 	VBLENDVPS    Y3, Y4, Y0, Y3
@@ -16443,17 +16536,17 @@ row1:
 	VADDPS       Y4, Y3, Y4
 	VMASKMOVPS   Y4, Y2, (AX)
 	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	ADDQ         $+8, DX
+	ADDQ         $-32, CX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX2(c *float32, x0 *float32)
+// func ocannlMap67AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16471,9 +16564,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16500,15 +16593,15 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS ocannlConst32<>+20(SB), Y1
+	VBROADCASTSS ocannlConst32<>+28(SB), Y1
 	MOVQ         $0x00000020, BX
 
 e1:
@@ -16526,9 +16619,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX2(c *float32, x0 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16546,9 +16639,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16576,14 +16669,14 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX2(c *float32, x0 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS ocannlConst32<>+12(SB), Y1
+	VBROADCASTSS ocannlConst32<>+16(SB), Y1
 	MOVQ         $0x00000020, DX
 
 e1:
@@ -16598,9 +16691,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32)
+// func ocannlMap73AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16623,9 +16716,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16648,9 +16741,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32)
+// func ocannlMap75AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16674,9 +16767,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16701,9 +16794,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX2(c *float32, x0 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16721,9 +16814,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16745,9 +16838,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX2(c *float32, x0 *float32)
+// func ocannlMap79AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16766,9 +16859,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16790,9 +16883,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap81AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+32(SB), Y0
+	MOVQ         $0x00000400, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16802,10 +16912,10 @@ TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000400, SI
 
 row1:
-	VBROADCASTSS (CX), Y2
+	VBROADCASTSS (DX), Y2
 	VBROADCASTSS (BX), Y3
-	VMOVUPS      (DX), Y4
-	VCMPPS       $0x00, Y4, Y2, Y2
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y2, Y4, Y2
 	VBLENDVPS    Y2, Y1, Y0, Y2
 	VCMPPS       $0x04, Y0, Y2, Y2
 	VBLENDVPS    Y2, Y3, Y0, Y2
@@ -16813,17 +16923,18 @@ row1:
 	VADDPS       Y3, Y2, Y3
 	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
-	ADDQ         $+32, DX
-	ADDQ         $+4, CX
+	ADDQ         $+32, CX
+	ADDQ         $-32, CX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16849,7 +16960,7 @@ e1:
 TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	VMOVUPS      ocannlMask32<>+16(SB), Y1
 	MOVQ         $0x00000100, DX
 
@@ -17051,7 +17162,7 @@ row1:
 TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000400, DX
 
 row1:
@@ -17145,7 +17256,7 @@ row1:
 TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
 	MOVQ         $0x00000100, DX
 
@@ -17350,7 +17461,7 @@ TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+24(SB), Y0
+	VBROADCASTSS ocannlConst32<>+36(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000100, SI
 
@@ -17522,7 +17633,7 @@ TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+24(SB), Y0
+	VBROADCASTSS ocannlConst32<>+36(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000400, SI
 

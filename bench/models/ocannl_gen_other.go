@@ -188,19 +188,9 @@ func ocannlMap21AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
 }
 
-// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
-}
-
-// ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
-}
-
-// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
 }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
@@ -219,35 +209,35 @@ func ocannlMap38AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+func ocannlMap39AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+}
+
+// ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap41AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
+}
 
 // ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX512(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
+func ocannlMap42AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX512 called without assembly") }
+
+// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap45AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
 }
 
-// ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
+// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap46AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
 }
 
-// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
-}
-
-// ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
-}
-
-// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
+// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap47AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
 }
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap51AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
 }
 
@@ -256,43 +246,53 @@ func ocannlMap52AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
 }
 
-// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
-}
-
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX512(c, x0, x1 *float32) {
+func ocannlMap54AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
 }
 
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX512 called without assembly") }
-
-// ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
+func ocannlMap55AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
 }
 
-// ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap62AVX512 called without assembly")
+// ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap56AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
 }
 
-// ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap70AVX512 called without assembly")
+// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap57AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
 }
 
-// ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap71AVX512 called without assembly") }
+// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap58AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX512 called without assembly") }
+
+// ocannlMap63AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap63AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap63AVX512 called without assembly")
+}
+
+// ocannlMap66AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap66AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap66AVX512 called without assembly")
+}
+
+// ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap74AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap74AVX512 called without assembly")
+}
 
 // ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap75AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap75AVX512 called without assembly") }
 
-// ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap77AVX512 called without assembly")
+// ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap79AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX512 called without assembly") }
+
+// ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap82AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap82AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -445,18 +445,18 @@ func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called 
 func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap22AVX2 called without assembly")
-}
+func ocannlMap22AVX2(c *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap23AVX2 called without assembly")
+}
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+func ocannlMap25AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap26AVX2(c *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
@@ -468,24 +468,26 @@ func ocannlMap27AVX2(c *float32) { panic("ocannlgen: ocannlMap27AVX2 called with
 func ocannlMap28AVX2(c *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap29AVX2 called without assembly")
-}
+func ocannlMap29AVX2(c *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
+func ocannlMap30AVX2(c *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap31AVX2 called without assembly")
+}
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap32AVX2 called without assembly")
+}
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
@@ -494,72 +496,72 @@ func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 cal
 func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap42AVX2 called without assembly")
-}
+func ocannlMap42AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
+func ocannlMap43AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap44AVX2 called without assembly")
-}
+func ocannlMap44AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap45AVX2 called without assembly")
+}
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+func ocannlMap47AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap47AVX2 called without assembly")
+}
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
+func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap51AVX2 called without assembly")
-}
+func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap53AVX2 called without assembly")
-}
+func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap54AVX2 called without assembly")
+}
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+func ocannlMap56AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap56AVX2 called without assembly")
+}
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
@@ -577,39 +579,39 @@ func ocannlMap60AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap60AVX2 cal
 func ocannlMap61AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
 
 // ocannlMap62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap62AVX2 called without assembly")
-}
+func ocannlMap62AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
 
 // ocannlMap63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap63AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
+func ocannlMap63AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
 
 // ocannlMap64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
+func ocannlMap64AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
 
 // ocannlMap65AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 called without assembly") }
+func ocannlMap65AVX2(c *float32) { panic("ocannlgen: ocannlMap65AVX2 called without assembly") }
 
 // ocannlMap66AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap66AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
+func ocannlMap66AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap66AVX2 called without assembly")
+}
 
 // ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
+func ocannlMap67AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
 
 // ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
+func ocannlMap68AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
 
 // ocannlMap69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
+func ocannlMap69AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
 
 // ocannlMap70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap70AVX2 called without assembly") }
+func ocannlMap70AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX2 called without assembly") }
 
 // ocannlMap71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
+func ocannlMap71AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
 
 // ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
+func ocannlMap72AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
 
 // ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap73AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
@@ -624,12 +626,27 @@ func ocannlMap75AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap75AVX2 called 
 func ocannlMap76AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap76AVX2 called without assembly") }
 
 // ocannlMap77AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap77AVX2 called without assembly")
-}
+func ocannlMap77AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
 
 // ocannlMap78AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap78AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
+
+// ocannlMap79AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap79AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
+
+// ocannlMap80AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap80AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
+
+// ocannlMap81AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap81AVX2(c *float32) { panic("ocannlgen: ocannlMap81AVX2 called without assembly") }
+
+// ocannlMap82AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap82AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap82AVX2 called without assembly")
+}
+
+// ocannlMap83AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap83AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

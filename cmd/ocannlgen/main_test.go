@@ -195,3 +195,64 @@ func TestInferErrorRelated(t *testing.T) {
 		}
 	}
 }
+
+// TestInferLoopsLetNumber pins infer --loops for a let-bound number
+// (issue 27, item 3): the scalar is listed, initialized and used under
+// the let's name; the number written inline stays anonymous. In a model,
+// the let of a layer body is named by its application's path, distinct
+// for each application.
+func TestInferLoopsLetNumber(t *testing.T) {
+	src := "input x : 3 = range\nlet s = 2\nlet y = s *. x + 1\n"
+	code, out, errs := runCLI(t, src, "infer", "--loops", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := `x  input  3
+s  let    1
+y  let    3
+
+# init x (input)
+init x: range over offsets
+
+# init s (number)
+init s: constant 2
+
+# init _num.1 (number)
+init _num.1: constant 1
+
+# _y.1 = pointwise "*." of s, x
+for i0 in 0..2:
+  _y.1[i0] = s[0] * x[i0]
+
+# y = pointwise "+" of _y.1, _num.1
+for i0 in 0..2:
+  y[i0] = _y.1[i0] + _num.1[0]
+`
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	code, out, errs = runCLI(t, src, "infer", "--json", "--loops", "-")
+	if code != 0 || !strings.Contains(out, `"rhs":["s","x"]`) || !strings.Contains(out, `"rhs":["_y.1","_num.1"]`) {
+		t.Errorf("--json --loops: exit %d %s\n%s", code, errs, out)
+	}
+
+	model := "layer scale(x) :\n    let s = 2\n    return s *. x\n" +
+		"loss train:\n    input x : 2 | 3\n    let h = scale(x) + scale(x)\n    return (h *. {w}) ++ \"...|... => 0\"\n"
+	code, out, errs = runCLI(t, model, "infer", "--loops", "-")
+	if code != 0 {
+		t.Fatalf("model: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"init train.scale#1/s: constant 2\n",
+		"init train.scale#2/s: constant 2\n",
+		"# _h.1 = pointwise \"*.\" of train.scale#1/s, x\n",
+		"    _h.2[i0, i1] = train.scale#2/s[0] * x[i0, i1]\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("model: output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "_num") {
+		t.Errorf("model: a let-bound number is anonymous:\n%s", out)
+	}
+}

@@ -14,8 +14,9 @@ import (
 
 // A 2x2 max pool of stride 2 over 16 images of 10x10x8 (the CNN demo's
 // shape at half its batch), whose forward and backward nests become the
-// AVX2-only map kernels: the -inf fill, the max accumulation, and the
-// backward's compare-and-select once its scalar temporary is inlined;
+// map kernels: the -inf fill, the max accumulation, the backward's record
+// of each window's winner (a min of ordinals, its scalar temporary
+// inlined) and its compare-and-select;
 // the zeroing of m's gradient is absorbed by the first nest adding into
 // it, which then stores.
 const poolLossSrc = `
@@ -27,8 +28,8 @@ let l = (m *. m) ++ "...|... => 0"`
 // TestGeneratedMapKernels runs the max-pool forward and backward kernels
 // with the assembly kernels, in the AVX2 tier (where the CPU has it) and
 // with OCANNLGEN_CPU=purego (the Go loops), against the interpreter. The
-// inputs lie on a grid, so windows hold ties (the gradient goes to every
-// winner).
+// inputs lie on a grid, so windows hold ties (the gradient goes to the
+// first winner).
 func TestGeneratedMapKernels(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the assembly kernels are amd64 only")
@@ -51,7 +52,8 @@ func TestGeneratedMapKernels(t *testing.T) {
 	}
 	for _, b := range bs {
 		fn := funcText(t, string(src), b.k.Name)
-		for _, want := range []string{"(c = -Inf): AVX2 (also on AVX-512 machines)", "(c max= add(x0,0)): AVX2 (also on AVX-512 machines)", "(c += where(eq(x0,add(x1,0)),x2,0)): AVX2 (also on AVX-512 machines)",
+		for _, want := range []string{"(c = -Inf): AVX2 (also on AVX-512 machines)", "(c max= add(x0,0)): AVX2 (also on AVX-512 machines)",
+			"(c min= where(eq(add(x0,0),x1),x2,4)): AVX2 (also on AVX-512 machines)", "(c += where(eq(x0,x1),x2,0)): AVX512, AVX2",
 			"the zero fill absorbed: "} {
 			if !strings.Contains(fn, want) {
 				t.Errorf("%s: no kernel %q:\n%s", b.k.Name, want, fn)

@@ -59,6 +59,10 @@ type ModelParam struct {
 	// Spatial are a conv kernel's window axes (rt.Tensor.Spatial), nil
 	// otherwise.
 	Spatial []int
+	// EvenPadded are the window axes of a conv kernel that a padded
+	// convolution reads with an even window (rt.Tensor.EvenPadded), nil
+	// otherwise.
+	EvenPadded []int
 }
 
 // Size is the number of cells.
@@ -771,7 +775,7 @@ func (g *modelGen) persistence() {
 		"tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond\n"+
 		"the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or\n"+
 		"opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.\n"+
-		"opt may be nil.")
+		"opt may be nil."+g.evenPaddedDoc())
 	jf.Add(recv().Id("LoadSafetensors").Params(jen.Id("r").Qual("io", "Reader"), jen.Id("opt").Op("*").Qual(rtPath, "SafetensorsOptions")).Error().Block(
 		jen.Return(jen.Qual(rtPath, "LoadSafetensors").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call(), jen.Id("opt"))),
 	))
@@ -798,6 +802,25 @@ func asElem(x *jen.Statement, elem string) *jen.Statement {
 	return jen.Id(elem).Call(x)
 }
 
+// evenPaddedDoc is what the doc of LoadSafetensors adds when a conv
+// kernel of the model has even padded windows (ModelParam.EvenPadded):
+// the PyTorch preset refuses it unless confirmed.
+func (g *modelGen) evenPaddedDoc() string {
+	var ids []string
+	for _, p := range g.m.Params {
+		if len(p.EvenPadded) > 0 {
+			ids = append(ids, p.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return "\n\nWith opt.Layout = rt.LayoutPyTorch, the kernels of padded convolutions with an even window (" +
+		strings.Join(ids, ", ") + ")\n" +
+		"are refused (rt.ErrEvenKernelPadding) unless opt.AllowEvenKernelPadding confirms them: ocannlgen\n" +
+		"pads the extra cell of an even window on the left, PyTorch's padding='same' on the right."
+}
+
 // tensors lists the arrays of a parameter set (Params, Grads or an
 // optimizer state) as rt.Tensor literals named prefix+identity.
 func (g *modelGen) tensors(set, prefix string) []jen.Code {
@@ -821,12 +844,15 @@ func (g *modelGen) tensors(set, prefix string) []jen.Code {
 		// the optimizer's state is never exchanged with PyTorch.
 		if set == "Params" && prefix == "" && p.Role != "" {
 			fields[jen.Id("Role")] = jen.Qual(rtPath, p.Role)
-			if p.Spatial != nil {
+			for field, axes := range map[string][]int{"Spatial": p.Spatial, "EvenPadded": p.EvenPadded} {
+				if axes == nil {
+					continue
+				}
 				var sp []jen.Code
-				for _, a := range p.Spatial {
+				for _, a := range axes {
 					sp = append(sp, jen.Lit(a))
 				}
-				fields[jen.Id("Spatial")] = jen.Index().Int().Values(sp...)
+				fields[jen.Id(field)] = jen.Index().Int().Values(sp...)
 			}
 		}
 		ts = append(ts, jen.Values(fields))

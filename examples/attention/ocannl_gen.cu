@@ -1656,15 +1656,42 @@ extern "C" __global__ void ocannlReverserBackward_init_7(float* __restrict__ t79
   t79[off] = (float)256;
 }
 
+__device__ const float ocannlReverserBackward_lit8[10] = {
+  (float)0, (float)1, (float)2, (float)3, (float)4, (float)5, (float)6, (float)7, 
+  (float)8, (float)9, 
+};
+
+// init _ordinals.1 (the ordinals of [10] reduced points)
+extern "C" __global__ void ocannlReverserBackward_init_8(float* __restrict__ t153) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 10) return;
+  int r = k, off = 0;
+  off += (r % 10 + 0) * 1; r /= 10;
+  t153[off] = ocannlReverserBackward_lit8[k];
+}
+
+__device__ const float ocannlReverserBackward_lit9[8] = {
+  (float)0, (float)1, (float)2, (float)3, (float)4, (float)5, (float)6, (float)7, 
+};
+
+// init _ordinals.2 (the ordinals of [8] reduced points)
+extern "C" __global__ void ocannlReverserBackward_init_9(float* __restrict__ t155) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 8) return;
+  int r = k, off = 0;
+  off += (r % 8 + 0) * 1; r /= 8;
+  t155[off] = ocannlReverserBackward_lit9[k];
+}
+
 // _net/h.1 = compose "*" of net.emb, tokens
-extern "C" __global__ void ocannlReverserBackward_op0_8(float* __restrict__ t3) {
+extern "C" __global__ void ocannlReverserBackward_op0_10(float* __restrict__ t3) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t3[i] = (float)0;
 }
 
 // _net/h.1 = compose "*" of net.emb, tokens
-extern "C" __global__ void ocannlReverserBackward_op0_9(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
+extern "C" __global__ void ocannlReverserBackward_op0_11(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
   // Tiled GEMM: C 32x256 += A * B over 10 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1728,7 +1755,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_9(float* __restrict__ t0, 
 }
 
 // net/h = pointwise "+" of _net/h.1, net.pos
-extern "C" __global__ void ocannlReverserBackward_op1_10(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+extern "C" __global__ void ocannlReverserBackward_op1_12(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -1742,14 +1769,14 @@ extern "C" __global__ void ocannlReverserBackward_op1_10(float* __restrict__ t3,
 }
 
 // net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-extern "C" __global__ void ocannlReverserBackward_op2_11(float* __restrict__ t7) {
+extern "C" __global__ void ocannlReverserBackward_op2_13(float* __restrict__ t7) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t7[i] = (float)0;
 }
 
 // net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-extern "C" __global__ void ocannlReverserBackward_op2_12(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
+extern "C" __global__ void ocannlReverserBackward_op2_14(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1815,14 +1842,14 @@ extern "C" __global__ void ocannlReverserBackward_op2_12(float* __restrict__ t5,
 }
 
 // net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-extern "C" __global__ void ocannlReverserBackward_op3_13(float* __restrict__ t9) {
+extern "C" __global__ void ocannlReverserBackward_op3_15(float* __restrict__ t9) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t9[i] = (float)0;
 }
 
 // net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-extern "C" __global__ void ocannlReverserBackward_op3_14(float* __restrict__ t5, float* __restrict__ t8, float* __restrict__ t9) {
+extern "C" __global__ void ocannlReverserBackward_op3_16(float* __restrict__ t5, float* __restrict__ t8, float* __restrict__ t9) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1888,14 +1915,14 @@ extern "C" __global__ void ocannlReverserBackward_op3_14(float* __restrict__ t5,
 }
 
 // net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-extern "C" __global__ void ocannlReverserBackward_op4_15(float* __restrict__ t11) {
+extern "C" __global__ void ocannlReverserBackward_op4_17(float* __restrict__ t11) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t11[i] = (float)0;
 }
 
 // net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-extern "C" __global__ void ocannlReverserBackward_op4_16(float* __restrict__ t5, float* __restrict__ t10, float* __restrict__ t11) {
+extern "C" __global__ void ocannlReverserBackward_op4_18(float* __restrict__ t5, float* __restrict__ t10, float* __restrict__ t11) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1961,14 +1988,14 @@ extern "C" __global__ void ocannlReverserBackward_op4_16(float* __restrict__ t5,
 }
 
 // _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-extern "C" __global__ void ocannlReverserBackward_op5_17(float* __restrict__ t12) {
+extern "C" __global__ void ocannlReverserBackward_op5_19(float* __restrict__ t12) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t12[i] = (float)0;
 }
 
 // _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-extern "C" __global__ void ocannlReverserBackward_op5_18(float* __restrict__ t7, float* __restrict__ t9, float* __restrict__ t12) {
+extern "C" __global__ void ocannlReverserBackward_op5_20(float* __restrict__ t7, float* __restrict__ t9, float* __restrict__ t12) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2033,7 +2060,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_18(float* __restrict__ t7,
 }
 
 // _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-extern "C" __global__ void ocannlReverserBackward_op6_19(float* __restrict__ t13, float* __restrict__ t14) {
+extern "C" __global__ void ocannlReverserBackward_op6_21(float* __restrict__ t13, float* __restrict__ t14) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
@@ -2043,7 +2070,7 @@ extern "C" __global__ void ocannlReverserBackward_op6_19(float* __restrict__ t13
 }
 
 // net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-extern "C" __global__ void ocannlReverserBackward_op7_20(float* __restrict__ t12, float* __restrict__ t14, float* __restrict__ t15) {
+extern "C" __global__ void ocannlReverserBackward_op7_22(float* __restrict__ t12, float* __restrict__ t14, float* __restrict__ t15) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -2058,14 +2085,14 @@ extern "C" __global__ void ocannlReverserBackward_op7_20(float* __restrict__ t12
 }
 
 // net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-extern "C" __global__ void ocannlReverserBackward_op8_21(float* __restrict__ t16) {
+extern "C" __global__ void ocannlReverserBackward_op8_23(float* __restrict__ t16) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t16[i] = (float)(-OCANNL_INF);
 }
 
 // net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-extern "C" __global__ void ocannlReverserBackward_op8_22(float* __restrict__ t15, float* __restrict__ t16) {
+extern "C" __global__ void ocannlReverserBackward_op8_24(float* __restrict__ t15, float* __restrict__ t16) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
   int i2 = tid % 4; tid /= 4;
@@ -2080,7 +2107,7 @@ extern "C" __global__ void ocannlReverserBackward_op8_22(float* __restrict__ t15
 }
 
 // _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-extern "C" __global__ void ocannlReverserBackward_op9_23(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18) {
+extern "C" __global__ void ocannlReverserBackward_op9_25(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18) {
   // Fused with: net.attention#1/ex = pointwise exp of _net.attention#1/ex.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -2100,14 +2127,14 @@ extern "C" __global__ void ocannlReverserBackward_op9_23(float* __restrict__ t15
 }
 
 // _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-extern "C" __global__ void ocannlReverserBackward_op11_24(float* __restrict__ t19) {
+extern "C" __global__ void ocannlReverserBackward_op11_26(float* __restrict__ t19) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t19[i] = (float)0;
 }
 
 // _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-extern "C" __global__ void ocannlReverserBackward_op11_25(float* __restrict__ t18, float* __restrict__ t19) {
+extern "C" __global__ void ocannlReverserBackward_op11_27(float* __restrict__ t18, float* __restrict__ t19) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
   int i2 = tid % 4; tid /= 4;
@@ -2122,7 +2149,7 @@ extern "C" __global__ void ocannlReverserBackward_op11_25(float* __restrict__ t1
 }
 
 // net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-extern "C" __global__ void ocannlReverserBackward_op12_26(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t20) {
+extern "C" __global__ void ocannlReverserBackward_op12_28(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t20) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -2137,14 +2164,14 @@ extern "C" __global__ void ocannlReverserBackward_op12_26(float* __restrict__ t1
 }
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-extern "C" __global__ void ocannlReverserBackward_op13_27(float* __restrict__ t21) {
+extern "C" __global__ void ocannlReverserBackward_op13_29(float* __restrict__ t21) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t21[i] = (float)0;
 }
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-extern "C" __global__ void ocannlReverserBackward_op13_28(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
+extern "C" __global__ void ocannlReverserBackward_op13_30(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2209,14 +2236,14 @@ extern "C" __global__ void ocannlReverserBackward_op13_28(float* __restrict__ t1
 }
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-extern "C" __global__ void ocannlReverserBackward_op14_29(float* __restrict__ t23) {
+extern "C" __global__ void ocannlReverserBackward_op14_31(float* __restrict__ t23) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t23[i] = (float)0;
 }
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-extern "C" __global__ void ocannlReverserBackward_op14_30(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
+extern "C" __global__ void ocannlReverserBackward_op14_32(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2282,7 +2309,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_30(float* __restrict__ t2
 }
 
 // net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-extern "C" __global__ void ocannlReverserBackward_op15_31(float* __restrict__ t5, float* __restrict__ t23, float* __restrict__ t24) {
+extern "C" __global__ void ocannlReverserBackward_op15_33(float* __restrict__ t5, float* __restrict__ t23, float* __restrict__ t24) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -2296,14 +2323,14 @@ extern "C" __global__ void ocannlReverserBackward_op15_31(float* __restrict__ t5
 }
 
 // _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-extern "C" __global__ void ocannlReverserBackward_op16_32(float* __restrict__ t25) {
+extern "C" __global__ void ocannlReverserBackward_op16_34(float* __restrict__ t25) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t25[i] = (float)0;
 }
 
 // _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-extern "C" __global__ void ocannlReverserBackward_op16_33(float* __restrict__ t24, float* __restrict__ t25) {
+extern "C" __global__ void ocannlReverserBackward_op16_35(float* __restrict__ t24, float* __restrict__ t25) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2317,7 +2344,7 @@ extern "C" __global__ void ocannlReverserBackward_op16_33(float* __restrict__ t2
 }
 
 // net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-extern "C" __global__ void ocannlReverserBackward_op17_34(float* __restrict__ t25, float* __restrict__ t26, float* __restrict__ t27) {
+extern "C" __global__ void ocannlReverserBackward_op17_36(float* __restrict__ t25, float* __restrict__ t26, float* __restrict__ t27) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -2330,7 +2357,7 @@ extern "C" __global__ void ocannlReverserBackward_op17_34(float* __restrict__ t2
 }
 
 // net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-extern "C" __global__ void ocannlReverserBackward_op18_35(float* __restrict__ t24, float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29) {
+extern "C" __global__ void ocannlReverserBackward_op18_37(float* __restrict__ t24, float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29) {
   // Fused with: _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -2349,14 +2376,14 @@ extern "C" __global__ void ocannlReverserBackward_op18_35(float* __restrict__ t2
 }
 
 // _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-extern "C" __global__ void ocannlReverserBackward_op20_36(float* __restrict__ t30) {
+extern "C" __global__ void ocannlReverserBackward_op20_38(float* __restrict__ t30) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t30[i] = (float)0;
 }
 
 // _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-extern "C" __global__ void ocannlReverserBackward_op20_37(float* __restrict__ t29, float* __restrict__ t30) {
+extern "C" __global__ void ocannlReverserBackward_op20_39(float* __restrict__ t29, float* __restrict__ t30) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2370,7 +2397,7 @@ extern "C" __global__ void ocannlReverserBackward_op20_37(float* __restrict__ t2
 }
 
 // net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-extern "C" __global__ void ocannlReverserBackward_op21_38(float* __restrict__ t30, float* __restrict__ t31, float* __restrict__ t32) {
+extern "C" __global__ void ocannlReverserBackward_op21_40(float* __restrict__ t30, float* __restrict__ t31, float* __restrict__ t32) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -2383,7 +2410,7 @@ extern "C" __global__ void ocannlReverserBackward_op21_38(float* __restrict__ t3
 }
 
 // _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-extern "C" __global__ void ocannlReverserBackward_op22_39(float* __restrict__ t28, float* __restrict__ t33, float* __restrict__ t34) {
+extern "C" __global__ void ocannlReverserBackward_op22_41(float* __restrict__ t28, float* __restrict__ t33, float* __restrict__ t34) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -2397,7 +2424,7 @@ extern "C" __global__ void ocannlReverserBackward_op22_39(float* __restrict__ t2
 }
 
 // _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-extern "C" __global__ void ocannlReverserBackward_op23_40(float* __restrict__ t32, float* __restrict__ t35, float* __restrict__ t36, float* __restrict__ t37) {
+extern "C" __global__ void ocannlReverserBackward_op23_42(float* __restrict__ t32, float* __restrict__ t35, float* __restrict__ t36, float* __restrict__ t37) {
   // Fused with: _net/x1.3 = pointwise sqrt of _net/x1.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
@@ -2415,7 +2442,7 @@ extern "C" __global__ void ocannlReverserBackward_op23_40(float* __restrict__ t3
 }
 
 // _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-extern "C" __global__ void ocannlReverserBackward_op25_41(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t38, float* __restrict__ t39, float* __restrict__ t40) {
+extern "C" __global__ void ocannlReverserBackward_op25_43(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t38, float* __restrict__ t39, float* __restrict__ t40) {
   // Fused with: net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -2434,14 +2461,14 @@ extern "C" __global__ void ocannlReverserBackward_op25_41(float* __restrict__ t3
 }
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-extern "C" __global__ void ocannlReverserBackward_op27_42(float* __restrict__ t42) {
+extern "C" __global__ void ocannlReverserBackward_op27_44(float* __restrict__ t42) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t42[i] = (float)0;
 }
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-extern "C" __global__ void ocannlReverserBackward_op27_43(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
+extern "C" __global__ void ocannlReverserBackward_op27_45(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
   // Tiled GEMM: C 64x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2505,7 +2532,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_43(float* __restrict__ t4
 }
 
 // _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-extern "C" __global__ void ocannlReverserBackward_op28_44(float* __restrict__ t42, float* __restrict__ t43, float* __restrict__ t44, float* __restrict__ t45) {
+extern "C" __global__ void ocannlReverserBackward_op28_46(float* __restrict__ t42, float* __restrict__ t43, float* __restrict__ t44, float* __restrict__ t45) {
   // Fused with: net.linear#1/x = pointwise relu of _net.linear#1/x.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
@@ -2524,14 +2551,14 @@ extern "C" __global__ void ocannlReverserBackward_op28_44(float* __restrict__ t4
 }
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-extern "C" __global__ void ocannlReverserBackward_op30_45(float* __restrict__ t47) {
+extern "C" __global__ void ocannlReverserBackward_op30_47(float* __restrict__ t47) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t47[i] = (float)0;
 }
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-extern "C" __global__ void ocannlReverserBackward_op30_46(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
+extern "C" __global__ void ocannlReverserBackward_op30_48(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
   // Tiled GEMM: C 32x256 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2595,7 +2622,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_46(float* __restrict__ t4
 }
 
 // _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-extern "C" __global__ void ocannlReverserBackward_op31_47(float* __restrict__ t40, float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49, float* __restrict__ t50) {
+extern "C" __global__ void ocannlReverserBackward_op31_49(float* __restrict__ t40, float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49, float* __restrict__ t50) {
   // Fused with: net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -2614,14 +2641,14 @@ extern "C" __global__ void ocannlReverserBackward_op31_47(float* __restrict__ t4
 }
 
 // _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-extern "C" __global__ void ocannlReverserBackward_op33_48(float* __restrict__ t51) {
+extern "C" __global__ void ocannlReverserBackward_op33_50(float* __restrict__ t51) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t51[i] = (float)0;
 }
 
 // _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-extern "C" __global__ void ocannlReverserBackward_op33_49(float* __restrict__ t50, float* __restrict__ t51) {
+extern "C" __global__ void ocannlReverserBackward_op33_51(float* __restrict__ t50, float* __restrict__ t51) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2635,7 +2662,7 @@ extern "C" __global__ void ocannlReverserBackward_op33_49(float* __restrict__ t5
 }
 
 // net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-extern "C" __global__ void ocannlReverserBackward_op34_50(float* __restrict__ t51, float* __restrict__ t52, float* __restrict__ t53) {
+extern "C" __global__ void ocannlReverserBackward_op34_52(float* __restrict__ t51, float* __restrict__ t52, float* __restrict__ t53) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -2648,7 +2675,7 @@ extern "C" __global__ void ocannlReverserBackward_op34_50(float* __restrict__ t5
 }
 
 // net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-extern "C" __global__ void ocannlReverserBackward_op35_51(float* __restrict__ t50, float* __restrict__ t53, float* __restrict__ t54, float* __restrict__ t55) {
+extern "C" __global__ void ocannlReverserBackward_op35_53(float* __restrict__ t50, float* __restrict__ t53, float* __restrict__ t54, float* __restrict__ t55) {
   // Fused with: _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -2667,14 +2694,14 @@ extern "C" __global__ void ocannlReverserBackward_op35_51(float* __restrict__ t5
 }
 
 // _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-extern "C" __global__ void ocannlReverserBackward_op37_52(float* __restrict__ t56) {
+extern "C" __global__ void ocannlReverserBackward_op37_54(float* __restrict__ t56) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t56[i] = (float)0;
 }
 
 // _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-extern "C" __global__ void ocannlReverserBackward_op37_53(float* __restrict__ t55, float* __restrict__ t56) {
+extern "C" __global__ void ocannlReverserBackward_op37_55(float* __restrict__ t55, float* __restrict__ t56) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2688,7 +2715,7 @@ extern "C" __global__ void ocannlReverserBackward_op37_53(float* __restrict__ t5
 }
 
 // net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-extern "C" __global__ void ocannlReverserBackward_op38_54(float* __restrict__ t56, float* __restrict__ t57, float* __restrict__ t58) {
+extern "C" __global__ void ocannlReverserBackward_op38_56(float* __restrict__ t56, float* __restrict__ t57, float* __restrict__ t58) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -2701,7 +2728,7 @@ extern "C" __global__ void ocannlReverserBackward_op38_54(float* __restrict__ t5
 }
 
 // _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-extern "C" __global__ void ocannlReverserBackward_op39_55(float* __restrict__ t54, float* __restrict__ t59, float* __restrict__ t60) {
+extern "C" __global__ void ocannlReverserBackward_op39_57(float* __restrict__ t54, float* __restrict__ t59, float* __restrict__ t60) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -2715,7 +2742,7 @@ extern "C" __global__ void ocannlReverserBackward_op39_55(float* __restrict__ t5
 }
 
 // _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-extern "C" __global__ void ocannlReverserBackward_op40_56(float* __restrict__ t58, float* __restrict__ t61, float* __restrict__ t62, float* __restrict__ t63) {
+extern "C" __global__ void ocannlReverserBackward_op40_58(float* __restrict__ t58, float* __restrict__ t61, float* __restrict__ t62, float* __restrict__ t63) {
   // Fused with: _net/x2.3 = pointwise sqrt of _net/x2.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
@@ -2733,7 +2760,7 @@ extern "C" __global__ void ocannlReverserBackward_op40_56(float* __restrict__ t5
 }
 
 // _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-extern "C" __global__ void ocannlReverserBackward_op42_57(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t64, float* __restrict__ t65, float* __restrict__ t66) {
+extern "C" __global__ void ocannlReverserBackward_op42_59(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t64, float* __restrict__ t65, float* __restrict__ t66) {
   // Fused with: net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -2752,14 +2779,14 @@ extern "C" __global__ void ocannlReverserBackward_op42_57(float* __restrict__ t6
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-extern "C" __global__ void ocannlReverserBackward_op44_58(float* __restrict__ t68) {
+extern "C" __global__ void ocannlReverserBackward_op44_60(float* __restrict__ t68) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t68[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-extern "C" __global__ void ocannlReverserBackward_op44_59(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
+extern "C" __global__ void ocannlReverserBackward_op44_61(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
   // Tiled GEMM: C 10x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2823,7 +2850,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_59(float* __restrict__ t6
 }
 
 // train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-extern "C" __global__ void ocannlReverserBackward_op45_60(float* __restrict__ t68, float* __restrict__ t69, float* __restrict__ t70) {
+extern "C" __global__ void ocannlReverserBackward_op45_62(float* __restrict__ t68, float* __restrict__ t69, float* __restrict__ t70) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
   int px = tid;
@@ -2837,14 +2864,14 @@ extern "C" __global__ void ocannlReverserBackward_op45_60(float* __restrict__ t6
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlReverserBackward_op46_61(float* __restrict__ t71) {
+extern "C" __global__ void ocannlReverserBackward_op46_63(float* __restrict__ t71) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t71[i] = (float)(-OCANNL_INF);
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlReverserBackward_op46_62(float* __restrict__ t70, float* __restrict__ t71) {
+extern "C" __global__ void ocannlReverserBackward_op46_64(float* __restrict__ t70, float* __restrict__ t71) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2858,7 +2885,7 @@ extern "C" __global__ void ocannlReverserBackward_op46_62(float* __restrict__ t7
 }
 
 // train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-extern "C" __global__ void ocannlReverserBackward_op47_63(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t72, float* __restrict__ t73) {
+extern "C" __global__ void ocannlReverserBackward_op47_65(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t72, float* __restrict__ t73) {
   // Fused with: _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
@@ -2877,14 +2904,14 @@ extern "C" __global__ void ocannlReverserBackward_op47_63(float* __restrict__ t7
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlReverserBackward_op49_64(float* __restrict__ t74) {
+extern "C" __global__ void ocannlReverserBackward_op49_66(float* __restrict__ t74) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t74[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlReverserBackward_op49_65(float* __restrict__ t73, float* __restrict__ t74) {
+extern "C" __global__ void ocannlReverserBackward_op49_67(float* __restrict__ t73, float* __restrict__ t74) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2898,7 +2925,7 @@ extern "C" __global__ void ocannlReverserBackward_op49_65(float* __restrict__ t7
 }
 
 // _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-extern "C" __global__ void ocannlReverserBackward_op50_66(float* __restrict__ t74, float* __restrict__ t75) {
+extern "C" __global__ void ocannlReverserBackward_op50_68(float* __restrict__ t74, float* __restrict__ t75) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -2911,7 +2938,7 @@ extern "C" __global__ void ocannlReverserBackward_op50_66(float* __restrict__ t7
 }
 
 // train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-extern "C" __global__ void ocannlReverserBackward_op51_67(float* __restrict__ t1, float* __restrict__ t72, float* __restrict__ t75, float* __restrict__ t76, float* __restrict__ t77) {
+extern "C" __global__ void ocannlReverserBackward_op51_69(float* __restrict__ t1, float* __restrict__ t72, float* __restrict__ t75, float* __restrict__ t76, float* __restrict__ t77) {
   // Fused with: _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
@@ -2930,14 +2957,14 @@ extern "C" __global__ void ocannlReverserBackward_op51_67(float* __restrict__ t1
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlReverserBackward_op53_68(float* __restrict__ t78) {
+extern "C" __global__ void ocannlReverserBackward_op53_70(float* __restrict__ t78) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t78[i] = (float)0;
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlReverserBackward_op53_69(float* __restrict__ t77, float* __restrict__ t78) {
+extern "C" __global__ void ocannlReverserBackward_op53_71(float* __restrict__ t77, float* __restrict__ t78) {
   // Block reduction: 2560 values per cell, 256 threads.
   __shared__ float part[256];
   float a = (float)0;
@@ -2961,7 +2988,7 @@ extern "C" __global__ void ocannlReverserBackward_op53_69(float* __restrict__ t7
 }
 
 // _train.3 = pointwise "/." of _train.2, _dim_b.1
-extern "C" __global__ void ocannlReverserBackward_op54_70(float* __restrict__ t78, float* __restrict__ t79, float* __restrict__ t80, float* __restrict__ t81) {
+extern "C" __global__ void ocannlReverserBackward_op54_72(float* __restrict__ t78, float* __restrict__ t79, float* __restrict__ t80, float* __restrict__ t81) {
   // Fused with: train = pointwise neg of _train.3.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
@@ -2976,504 +3003,504 @@ extern "C" __global__ void ocannlReverserBackward_op54_70(float* __restrict__ t7
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_71(float* __restrict__ t82) {
+extern "C" __global__ void ocannlReverserBackward_init_73(float* __restrict__ t82) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 320) return;
   t82[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_72(float* __restrict__ t83) {
+extern "C" __global__ void ocannlReverserBackward_init_74(float* __restrict__ t83) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t83[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_73(float* __restrict__ t84) {
+extern "C" __global__ void ocannlReverserBackward_init_75(float* __restrict__ t84) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t84[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_74(float* __restrict__ t85) {
+extern "C" __global__ void ocannlReverserBackward_init_76(float* __restrict__ t85) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t85[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_75(float* __restrict__ t86) {
+extern "C" __global__ void ocannlReverserBackward_init_77(float* __restrict__ t86) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t86[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_76(float* __restrict__ t87) {
+extern "C" __global__ void ocannlReverserBackward_init_78(float* __restrict__ t87) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t87[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_77(float* __restrict__ t88) {
+extern "C" __global__ void ocannlReverserBackward_init_79(float* __restrict__ t88) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t88[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_78(float* __restrict__ t89) {
+extern "C" __global__ void ocannlReverserBackward_init_80(float* __restrict__ t89) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t89[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_79(float* __restrict__ t90) {
+extern "C" __global__ void ocannlReverserBackward_init_81(float* __restrict__ t90) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t90[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_80(float* __restrict__ t91) {
+extern "C" __global__ void ocannlReverserBackward_init_82(float* __restrict__ t91) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t91[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_81(float* __restrict__ t92) {
+extern "C" __global__ void ocannlReverserBackward_init_83(float* __restrict__ t92) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t92[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_82(float* __restrict__ t93) {
+extern "C" __global__ void ocannlReverserBackward_init_84(float* __restrict__ t93) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t93[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_83(float* __restrict__ t94) {
+extern "C" __global__ void ocannlReverserBackward_init_85(float* __restrict__ t94) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t94[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_84(float* __restrict__ t95) {
+extern "C" __global__ void ocannlReverserBackward_init_86(float* __restrict__ t95) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t95[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_85(float* __restrict__ t96) {
+extern "C" __global__ void ocannlReverserBackward_init_87(float* __restrict__ t96) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t96[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_86(float* __restrict__ t97) {
+extern "C" __global__ void ocannlReverserBackward_init_88(float* __restrict__ t97) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t97[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_87(float* __restrict__ t98) {
+extern "C" __global__ void ocannlReverserBackward_init_89(float* __restrict__ t98) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t98[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_88(float* __restrict__ t99) {
+extern "C" __global__ void ocannlReverserBackward_init_90(float* __restrict__ t99) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t99[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_89(float* __restrict__ t100) {
+extern "C" __global__ void ocannlReverserBackward_init_91(float* __restrict__ t100) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t100[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_90(float* __restrict__ t101) {
+extern "C" __global__ void ocannlReverserBackward_init_92(float* __restrict__ t101) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t101[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_91(float* __restrict__ t102) {
+extern "C" __global__ void ocannlReverserBackward_init_93(float* __restrict__ t102) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t102[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_92(float* __restrict__ t103) {
+extern "C" __global__ void ocannlReverserBackward_init_94(float* __restrict__ t103) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t103[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_93(float* __restrict__ t104) {
+extern "C" __global__ void ocannlReverserBackward_init_95(float* __restrict__ t104) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t104[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_94(float* __restrict__ t105) {
+extern "C" __global__ void ocannlReverserBackward_init_96(float* __restrict__ t105) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t105[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_95(float* __restrict__ t106) {
+extern "C" __global__ void ocannlReverserBackward_init_97(float* __restrict__ t106) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t106[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_96(float* __restrict__ t107) {
+extern "C" __global__ void ocannlReverserBackward_init_98(float* __restrict__ t107) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t107[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_97(float* __restrict__ t108) {
+extern "C" __global__ void ocannlReverserBackward_init_99(float* __restrict__ t108) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t108[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_98(float* __restrict__ t109) {
+extern "C" __global__ void ocannlReverserBackward_init_100(float* __restrict__ t109) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t109[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_99(float* __restrict__ t110) {
+extern "C" __global__ void ocannlReverserBackward_init_101(float* __restrict__ t110) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t110[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_100(float* __restrict__ t111) {
+extern "C" __global__ void ocannlReverserBackward_init_102(float* __restrict__ t111) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t111[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_101(float* __restrict__ t112) {
+extern "C" __global__ void ocannlReverserBackward_init_103(float* __restrict__ t112) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t112[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_102(float* __restrict__ t113) {
+extern "C" __global__ void ocannlReverserBackward_init_104(float* __restrict__ t113) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t113[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_103(float* __restrict__ t114) {
+extern "C" __global__ void ocannlReverserBackward_init_105(float* __restrict__ t114) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t114[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_104(float* __restrict__ t115) {
+extern "C" __global__ void ocannlReverserBackward_init_106(float* __restrict__ t115) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t115[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_105(float* __restrict__ t116) {
+extern "C" __global__ void ocannlReverserBackward_init_107(float* __restrict__ t116) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2048) return;
   t116[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_106(float* __restrict__ t117) {
+extern "C" __global__ void ocannlReverserBackward_init_108(float* __restrict__ t117) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t117[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_107(float* __restrict__ t118) {
+extern "C" __global__ void ocannlReverserBackward_init_109(float* __restrict__ t118) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 64) return;
   t118[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_108(float* __restrict__ t119) {
+extern "C" __global__ void ocannlReverserBackward_init_110(float* __restrict__ t119) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t119[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_109(float* __restrict__ t120) {
+extern "C" __global__ void ocannlReverserBackward_init_111(float* __restrict__ t120) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t120[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_110(float* __restrict__ t121) {
+extern "C" __global__ void ocannlReverserBackward_init_112(float* __restrict__ t121) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2048) return;
   t121[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_111(float* __restrict__ t122) {
+extern "C" __global__ void ocannlReverserBackward_init_113(float* __restrict__ t122) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t122[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_112(float* __restrict__ t123) {
+extern "C" __global__ void ocannlReverserBackward_init_114(float* __restrict__ t123) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t123[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_113(float* __restrict__ t124) {
+extern "C" __global__ void ocannlReverserBackward_init_115(float* __restrict__ t124) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t124[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_114(float* __restrict__ t125) {
+extern "C" __global__ void ocannlReverserBackward_init_116(float* __restrict__ t125) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t125[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_115(float* __restrict__ t126) {
+extern "C" __global__ void ocannlReverserBackward_init_117(float* __restrict__ t126) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t126[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_116(float* __restrict__ t127) {
+extern "C" __global__ void ocannlReverserBackward_init_118(float* __restrict__ t127) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t127[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_117(float* __restrict__ t128) {
+extern "C" __global__ void ocannlReverserBackward_init_119(float* __restrict__ t128) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t128[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_118(float* __restrict__ t129) {
+extern "C" __global__ void ocannlReverserBackward_init_120(float* __restrict__ t129) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t129[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_119(float* __restrict__ t130) {
+extern "C" __global__ void ocannlReverserBackward_init_121(float* __restrict__ t130) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t130[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_120(float* __restrict__ t131) {
+extern "C" __global__ void ocannlReverserBackward_init_122(float* __restrict__ t131) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t131[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_121(float* __restrict__ t132) {
+extern "C" __global__ void ocannlReverserBackward_init_123(float* __restrict__ t132) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t132[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_122(float* __restrict__ t133) {
+extern "C" __global__ void ocannlReverserBackward_init_124(float* __restrict__ t133) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t133[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_123(float* __restrict__ t134) {
+extern "C" __global__ void ocannlReverserBackward_init_125(float* __restrict__ t134) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t134[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_124(float* __restrict__ t135) {
+extern "C" __global__ void ocannlReverserBackward_init_126(float* __restrict__ t135) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t135[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_125(float* __restrict__ t136) {
+extern "C" __global__ void ocannlReverserBackward_init_127(float* __restrict__ t136) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t136[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_126(float* __restrict__ t137) {
+extern "C" __global__ void ocannlReverserBackward_init_128(float* __restrict__ t137) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t137[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_127(float* __restrict__ t138) {
+extern "C" __global__ void ocannlReverserBackward_init_129(float* __restrict__ t138) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t138[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_128(float* __restrict__ t139) {
+extern "C" __global__ void ocannlReverserBackward_init_130(float* __restrict__ t139) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 320) return;
   t139[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_129(float* __restrict__ t140) {
+extern "C" __global__ void ocannlReverserBackward_init_131(float* __restrict__ t140) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t140[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_130(float* __restrict__ t141) {
+extern "C" __global__ void ocannlReverserBackward_init_132(float* __restrict__ t141) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 10) return;
   t141[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_131(float* __restrict__ t142) {
+extern "C" __global__ void ocannlReverserBackward_init_133(float* __restrict__ t142) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t142[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_132(float* __restrict__ t143) {
+extern "C" __global__ void ocannlReverserBackward_init_134(float* __restrict__ t143) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t143[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_133(float* __restrict__ t144) {
+extern "C" __global__ void ocannlReverserBackward_init_135(float* __restrict__ t144) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t144[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_134(float* __restrict__ t145) {
+extern "C" __global__ void ocannlReverserBackward_init_136(float* __restrict__ t145) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t145[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_135(float* __restrict__ t146) {
+extern "C" __global__ void ocannlReverserBackward_init_137(float* __restrict__ t146) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t146[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_136(float* __restrict__ t147) {
+extern "C" __global__ void ocannlReverserBackward_init_138(float* __restrict__ t147) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t147[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_137(float* __restrict__ t148) {
+extern "C" __global__ void ocannlReverserBackward_init_139(float* __restrict__ t148) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t148[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_138(float* __restrict__ t149) {
+extern "C" __global__ void ocannlReverserBackward_init_140(float* __restrict__ t149) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t149[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_139(float* __restrict__ t150) {
+extern "C" __global__ void ocannlReverserBackward_init_141(float* __restrict__ t150) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t150[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_140(float* __restrict__ t151) {
+extern "C" __global__ void ocannlReverserBackward_init_142(float* __restrict__ t151) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t151[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_141(float* __restrict__ t152) {
+extern "C" __global__ void ocannlReverserBackward_init_143(float* __restrict__ t152) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t152[i] = (float)0;
 }
 
 // train.grad = 1
-extern "C" __global__ void ocannlReverserBackward_init_142(float* __restrict__ t79, float* __restrict__ t150, float* __restrict__ t151, float* __restrict__ t152) {
+extern "C" __global__ void ocannlReverserBackward_init_144(float* __restrict__ t79, float* __restrict__ t150, float* __restrict__ t151, float* __restrict__ t152) {
   // Fused with: backprop of op 55 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad; backprop of op 54 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
@@ -3493,7 +3520,7 @@ extern "C" __global__ void ocannlReverserBackward_init_142(float* __restrict__ t
 }
 
 // backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-extern "C" __global__ void ocannlReverserBackward_op53_143(float* __restrict__ t1, float* __restrict__ t144, float* __restrict__ t148, float* __restrict__ t149, float* __restrict__ t150) {
+extern "C" __global__ void ocannlReverserBackward_op53_145(float* __restrict__ t1, float* __restrict__ t144, float* __restrict__ t148, float* __restrict__ t149, float* __restrict__ t150) {
   // Fused with: backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad; backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
@@ -3517,7 +3544,7 @@ extern "C" __global__ void ocannlReverserBackward_op53_143(float* __restrict__ t
 }
 
 // backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-extern "C" __global__ void ocannlReverserBackward_op51_144(float* __restrict__ t147, float* __restrict__ t148) {
+extern "C" __global__ void ocannlReverserBackward_op51_146(float* __restrict__ t147, float* __restrict__ t148) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -3531,7 +3558,7 @@ extern "C" __global__ void ocannlReverserBackward_op51_144(float* __restrict__ t
 }
 
 // backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-extern "C" __global__ void ocannlReverserBackward_op50_145(float* __restrict__ t74, float* __restrict__ t146, float* __restrict__ t147) {
+extern "C" __global__ void ocannlReverserBackward_op50_147(float* __restrict__ t74, float* __restrict__ t146, float* __restrict__ t147) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -3545,7 +3572,7 @@ extern "C" __global__ void ocannlReverserBackward_op50_145(float* __restrict__ t
 }
 
 // backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-extern "C" __global__ void ocannlReverserBackward_op49_146(float* __restrict__ t73, float* __restrict__ t142, float* __restrict__ t144, float* __restrict__ t145, float* __restrict__ t146) {
+extern "C" __global__ void ocannlReverserBackward_op49_148(float* __restrict__ t73, float* __restrict__ t142, float* __restrict__ t144, float* __restrict__ t145, float* __restrict__ t146) {
   // Fused with: backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad; backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
@@ -3569,7 +3596,7 @@ extern "C" __global__ void ocannlReverserBackward_op49_146(float* __restrict__ t
 }
 
 // backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-extern "C" __global__ void ocannlReverserBackward_op47_147(float* __restrict__ t143, float* __restrict__ t144) {
+extern "C" __global__ void ocannlReverserBackward_op47_149(float* __restrict__ t143, float* __restrict__ t144) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -3582,8 +3609,31 @@ extern "C" __global__ void ocannlReverserBackward_op47_147(float* __restrict__ t
   }
 }
 
-// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-extern "C" __global__ void ocannlReverserBackward_op46_148(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t140, float* __restrict__ t142, float* __restrict__ t143) {
+// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
+extern "C" __global__ void ocannlReverserBackward_init_150(float* __restrict__ t154) {
+  int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 256) return;
+  t154[i] = (float)10;
+}
+
+// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@46
+extern "C" __global__ void ocannlReverserBackward_op46_151(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t153, float* __restrict__ t154) {
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 256) return;
+  int i1 = tid % 8; tid /= 8;
+  int i0 = tid;
+  for (int i2 = 0; i2 < 10; ++i2) {
+    {
+      float v0 = (t70[80 * i0 + 10 * i1 + i2] == t71[8 * i0 + i1] ? (float)1 : (float)0);
+      float v1 = (v0 != (float)0 ? t153[i2] : (float)10);
+      float old = t154[8 * i0 + i1];
+      t154[8 * i0 + i1] = ((old != old || v1 != v1) ? old + v1 : (old < v1 ? old : v1));
+    }
+  }
+}
+
+// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+extern "C" __global__ void ocannlReverserBackward_op46_152(float* __restrict__ t140, float* __restrict__ t142, float* __restrict__ t143, float* __restrict__ t153, float* __restrict__ t154) {
   // Fused with: backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
@@ -3592,7 +3642,7 @@ extern "C" __global__ void ocannlReverserBackward_op46_148(float* __restrict__ t
   const int i1 = px % 8; px /= 8;
   const int i0 = px;
   {
-    float v0 = (t71[8 * i0 + i1] == t70[80 * i0 + 10 * i1 + i2] ? (float)1 : (float)0);
+    float v0 = (t153[i2] == t154[8 * i0 + i1] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t143[8 * i0 + i1] : (float)0);
     float old = t142[80 * i0 + 10 * i1 + i2];
     t142[80 * i0 + 10 * i1 + i2] = old + v1;
@@ -3604,7 +3654,7 @@ extern "C" __global__ void ocannlReverserBackward_op46_148(float* __restrict__ t
 }
 
 // backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
-extern "C" __global__ void ocannlReverserBackward_op45_149(float* __restrict__ t141, float* __restrict__ t142) {
+extern "C" __global__ void ocannlReverserBackward_op45_153(float* __restrict__ t141, float* __restrict__ t142) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 10) return;
   int i2 = tid;
@@ -3619,7 +3669,7 @@ extern "C" __global__ void ocannlReverserBackward_op45_149(float* __restrict__ t
 }
 
 // backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
-extern "C" __global__ void ocannlReverserBackward_op44_150(float* __restrict__ t66, float* __restrict__ t139, float* __restrict__ t140) {
+extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t66, float* __restrict__ t139, float* __restrict__ t140) {
   // Tiled GEMM: C 10x32 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -3683,7 +3733,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_150(float* __restrict__ t
 }
 
 // backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
-extern "C" __global__ void ocannlReverserBackward_op44_151(float* __restrict__ t67, float* __restrict__ t138, float* __restrict__ t140) {
+extern "C" __global__ void ocannlReverserBackward_op44_155(float* __restrict__ t67, float* __restrict__ t138, float* __restrict__ t140) {
   // Tiled GEMM: C 32x256 += A * B over 10 (rows i3, columns i0,i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -3747,7 +3797,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_151(float* __restrict__ t
 }
 
 // backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-extern "C" __global__ void ocannlReverserBackward_op43_152(float* __restrict__ t136, float* __restrict__ t138) {
+extern "C" __global__ void ocannlReverserBackward_op43_156(float* __restrict__ t136, float* __restrict__ t138) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -3761,7 +3811,7 @@ extern "C" __global__ void ocannlReverserBackward_op43_152(float* __restrict__ t
 }
 
 // backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
-extern "C" __global__ void ocannlReverserBackward_op43_153(float* __restrict__ t137, float* __restrict__ t138) {
+extern "C" __global__ void ocannlReverserBackward_op43_157(float* __restrict__ t137, float* __restrict__ t138) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -3776,7 +3826,7 @@ extern "C" __global__ void ocannlReverserBackward_op43_153(float* __restrict__ t
 }
 
 // backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-extern "C" __global__ void ocannlReverserBackward_op42_154(float* __restrict__ t63, float* __restrict__ t133, float* __restrict__ t136) {
+extern "C" __global__ void ocannlReverserBackward_op42_158(float* __restrict__ t63, float* __restrict__ t133, float* __restrict__ t136) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -3791,7 +3841,7 @@ extern "C" __global__ void ocannlReverserBackward_op42_154(float* __restrict__ t
 }
 
 // backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
-extern "C" __global__ void ocannlReverserBackward_op42_155(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t135, float* __restrict__ t136) {
+extern "C" __global__ void ocannlReverserBackward_op42_159(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t135, float* __restrict__ t136) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -3809,7 +3859,7 @@ extern "C" __global__ void ocannlReverserBackward_op42_155(float* __restrict__ t
 }
 
 // backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-extern "C" __global__ void ocannlReverserBackward_op41_156(float* __restrict__ t63, float* __restrict__ t131, float* __restrict__ t134, float* __restrict__ t135) {
+extern "C" __global__ void ocannlReverserBackward_op41_160(float* __restrict__ t63, float* __restrict__ t131, float* __restrict__ t134, float* __restrict__ t135) {
   // Fused with: backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
@@ -3829,7 +3879,7 @@ extern "C" __global__ void ocannlReverserBackward_op41_156(float* __restrict__ t
 }
 
 // backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
-extern "C" __global__ void ocannlReverserBackward_op39_157(float* __restrict__ t54, float* __restrict__ t132, float* __restrict__ t133) {
+extern "C" __global__ void ocannlReverserBackward_op39_161(float* __restrict__ t54, float* __restrict__ t132, float* __restrict__ t133) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -3845,7 +3895,7 @@ extern "C" __global__ void ocannlReverserBackward_op39_157(float* __restrict__ t
 }
 
 // backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op39_158(float* __restrict__ t59, float* __restrict__ t128, float* __restrict__ t133) {
+extern "C" __global__ void ocannlReverserBackward_op39_162(float* __restrict__ t59, float* __restrict__ t128, float* __restrict__ t133) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -3860,7 +3910,7 @@ extern "C" __global__ void ocannlReverserBackward_op39_158(float* __restrict__ t
 }
 
 // backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-extern "C" __global__ void ocannlReverserBackward_op38_159(float* __restrict__ t57, float* __restrict__ t130, float* __restrict__ t131) {
+extern "C" __global__ void ocannlReverserBackward_op38_163(float* __restrict__ t57, float* __restrict__ t130, float* __restrict__ t131) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -3874,7 +3924,7 @@ extern "C" __global__ void ocannlReverserBackward_op38_159(float* __restrict__ t
 }
 
 // backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-extern "C" __global__ void ocannlReverserBackward_op37_160(float* __restrict__ t54, float* __restrict__ t128, float* __restrict__ t129, float* __restrict__ t130) {
+extern "C" __global__ void ocannlReverserBackward_op37_164(float* __restrict__ t54, float* __restrict__ t128, float* __restrict__ t129, float* __restrict__ t130) {
   // Fused with: backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -3894,7 +3944,7 @@ extern "C" __global__ void ocannlReverserBackward_op37_160(float* __restrict__ t
 }
 
 // backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op36_161(float* __restrict__ t54, float* __restrict__ t125, float* __restrict__ t128, float* __restrict__ t129) {
+extern "C" __global__ void ocannlReverserBackward_op36_165(float* __restrict__ t54, float* __restrict__ t125, float* __restrict__ t128, float* __restrict__ t129) {
   // Fused with: backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -3914,7 +3964,7 @@ extern "C" __global__ void ocannlReverserBackward_op36_161(float* __restrict__ t
 }
 
 // backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
-extern "C" __global__ void ocannlReverserBackward_op35_162(float* __restrict__ t127, float* __restrict__ t128) {
+extern "C" __global__ void ocannlReverserBackward_op35_166(float* __restrict__ t127, float* __restrict__ t128) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -3928,7 +3978,7 @@ extern "C" __global__ void ocannlReverserBackward_op35_162(float* __restrict__ t
 }
 
 // backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-extern "C" __global__ void ocannlReverserBackward_op34_163(float* __restrict__ t52, float* __restrict__ t126, float* __restrict__ t127) {
+extern "C" __global__ void ocannlReverserBackward_op34_167(float* __restrict__ t52, float* __restrict__ t126, float* __restrict__ t127) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -3942,7 +3992,7 @@ extern "C" __global__ void ocannlReverserBackward_op34_163(float* __restrict__ t
 }
 
 // backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
-extern "C" __global__ void ocannlReverserBackward_op33_164(float* __restrict__ t115, float* __restrict__ t122, float* __restrict__ t124, float* __restrict__ t125, float* __restrict__ t126) {
+extern "C" __global__ void ocannlReverserBackward_op33_168(float* __restrict__ t115, float* __restrict__ t122, float* __restrict__ t124, float* __restrict__ t125, float* __restrict__ t126) {
   // Fused with: backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad; backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad; backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -3969,7 +4019,7 @@ extern "C" __global__ void ocannlReverserBackward_op33_164(float* __restrict__ t
 }
 
 // backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-extern "C" __global__ void ocannlReverserBackward_op31_165(float* __restrict__ t123, float* __restrict__ t124) {
+extern "C" __global__ void ocannlReverserBackward_op31_169(float* __restrict__ t123, float* __restrict__ t124) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -3984,7 +4034,7 @@ extern "C" __global__ void ocannlReverserBackward_op31_165(float* __restrict__ t
 }
 
 // backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-extern "C" __global__ void ocannlReverserBackward_op30_166(float* __restrict__ t45, float* __restrict__ t121, float* __restrict__ t122) {
+extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t45, float* __restrict__ t121, float* __restrict__ t122) {
   // Tiled GEMM: C 32x64 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4048,7 +4098,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_166(float* __restrict__ t
 }
 
 // backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-extern "C" __global__ void ocannlReverserBackward_op30_167(float* __restrict__ t46, float* __restrict__ t120, float* __restrict__ t122) {
+extern "C" __global__ void ocannlReverserBackward_op30_171(float* __restrict__ t46, float* __restrict__ t120, float* __restrict__ t122) {
   // Tiled GEMM: C 64x256 += A * B over 32 (rows i3, columns i0,i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4112,7 +4162,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_167(float* __restrict__ t
 }
 
 // backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
-extern "C" __global__ void ocannlReverserBackward_op29_168(float* __restrict__ t44, float* __restrict__ t117, float* __restrict__ t119, float* __restrict__ t120) {
+extern "C" __global__ void ocannlReverserBackward_op29_172(float* __restrict__ t44, float* __restrict__ t117, float* __restrict__ t119, float* __restrict__ t120) {
   // Fused with: backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
@@ -4133,7 +4183,7 @@ extern "C" __global__ void ocannlReverserBackward_op29_168(float* __restrict__ t
 }
 
 // backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-extern "C" __global__ void ocannlReverserBackward_op28_169(float* __restrict__ t118, float* __restrict__ t119) {
+extern "C" __global__ void ocannlReverserBackward_op28_173(float* __restrict__ t118, float* __restrict__ t119) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 64) return;
   int i2 = tid;
@@ -4148,7 +4198,7 @@ extern "C" __global__ void ocannlReverserBackward_op28_169(float* __restrict__ t
 }
 
 // backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-extern "C" __global__ void ocannlReverserBackward_op27_170(float* __restrict__ t40, float* __restrict__ t116, float* __restrict__ t117) {
+extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t40, float* __restrict__ t116, float* __restrict__ t117) {
   // Tiled GEMM: C 64x32 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4212,7 +4262,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_170(float* __restrict__ t
 }
 
 // backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-extern "C" __global__ void ocannlReverserBackward_op27_171(float* __restrict__ t41, float* __restrict__ t115, float* __restrict__ t117) {
+extern "C" __global__ void ocannlReverserBackward_op27_175(float* __restrict__ t41, float* __restrict__ t115, float* __restrict__ t117) {
   // Tiled GEMM: C 32x256 += A * B over 64 (rows i3, columns i0,i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4276,7 +4326,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_171(float* __restrict__ t
 }
 
 // backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-extern "C" __global__ void ocannlReverserBackward_op26_172(float* __restrict__ t113, float* __restrict__ t115) {
+extern "C" __global__ void ocannlReverserBackward_op26_176(float* __restrict__ t113, float* __restrict__ t115) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -4290,7 +4340,7 @@ extern "C" __global__ void ocannlReverserBackward_op26_172(float* __restrict__ t
 }
 
 // backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
-extern "C" __global__ void ocannlReverserBackward_op26_173(float* __restrict__ t114, float* __restrict__ t115) {
+extern "C" __global__ void ocannlReverserBackward_op26_177(float* __restrict__ t114, float* __restrict__ t115) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -4305,7 +4355,7 @@ extern "C" __global__ void ocannlReverserBackward_op26_173(float* __restrict__ t
 }
 
 // backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-extern "C" __global__ void ocannlReverserBackward_op25_174(float* __restrict__ t37, float* __restrict__ t110, float* __restrict__ t113) {
+extern "C" __global__ void ocannlReverserBackward_op25_178(float* __restrict__ t37, float* __restrict__ t110, float* __restrict__ t113) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -4320,7 +4370,7 @@ extern "C" __global__ void ocannlReverserBackward_op25_174(float* __restrict__ t
 }
 
 // backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
-extern "C" __global__ void ocannlReverserBackward_op25_175(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t112, float* __restrict__ t113) {
+extern "C" __global__ void ocannlReverserBackward_op25_179(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t112, float* __restrict__ t113) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -4338,7 +4388,7 @@ extern "C" __global__ void ocannlReverserBackward_op25_175(float* __restrict__ t
 }
 
 // backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-extern "C" __global__ void ocannlReverserBackward_op24_176(float* __restrict__ t37, float* __restrict__ t108, float* __restrict__ t111, float* __restrict__ t112) {
+extern "C" __global__ void ocannlReverserBackward_op24_180(float* __restrict__ t37, float* __restrict__ t108, float* __restrict__ t111, float* __restrict__ t112) {
   // Fused with: backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
@@ -4358,7 +4408,7 @@ extern "C" __global__ void ocannlReverserBackward_op24_176(float* __restrict__ t
 }
 
 // backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
-extern "C" __global__ void ocannlReverserBackward_op22_177(float* __restrict__ t28, float* __restrict__ t109, float* __restrict__ t110) {
+extern "C" __global__ void ocannlReverserBackward_op22_181(float* __restrict__ t28, float* __restrict__ t109, float* __restrict__ t110) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -4374,7 +4424,7 @@ extern "C" __global__ void ocannlReverserBackward_op22_177(float* __restrict__ t
 }
 
 // backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op22_178(float* __restrict__ t33, float* __restrict__ t105, float* __restrict__ t110) {
+extern "C" __global__ void ocannlReverserBackward_op22_182(float* __restrict__ t33, float* __restrict__ t105, float* __restrict__ t110) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -4389,7 +4439,7 @@ extern "C" __global__ void ocannlReverserBackward_op22_178(float* __restrict__ t
 }
 
 // backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
-extern "C" __global__ void ocannlReverserBackward_op21_179(float* __restrict__ t31, float* __restrict__ t107, float* __restrict__ t108) {
+extern "C" __global__ void ocannlReverserBackward_op21_183(float* __restrict__ t31, float* __restrict__ t107, float* __restrict__ t108) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -4403,7 +4453,7 @@ extern "C" __global__ void ocannlReverserBackward_op21_179(float* __restrict__ t
 }
 
 // backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-extern "C" __global__ void ocannlReverserBackward_op20_180(float* __restrict__ t28, float* __restrict__ t105, float* __restrict__ t106, float* __restrict__ t107) {
+extern "C" __global__ void ocannlReverserBackward_op20_184(float* __restrict__ t28, float* __restrict__ t105, float* __restrict__ t106, float* __restrict__ t107) {
   // Fused with: backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -4423,7 +4473,7 @@ extern "C" __global__ void ocannlReverserBackward_op20_180(float* __restrict__ t
 }
 
 // backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op19_181(float* __restrict__ t28, float* __restrict__ t102, float* __restrict__ t105, float* __restrict__ t106) {
+extern "C" __global__ void ocannlReverserBackward_op19_185(float* __restrict__ t28, float* __restrict__ t102, float* __restrict__ t105, float* __restrict__ t106) {
   // Fused with: backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -4443,7 +4493,7 @@ extern "C" __global__ void ocannlReverserBackward_op19_181(float* __restrict__ t
 }
 
 // backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-extern "C" __global__ void ocannlReverserBackward_op18_182(float* __restrict__ t104, float* __restrict__ t105) {
+extern "C" __global__ void ocannlReverserBackward_op18_186(float* __restrict__ t104, float* __restrict__ t105) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -4457,7 +4507,7 @@ extern "C" __global__ void ocannlReverserBackward_op18_182(float* __restrict__ t
 }
 
 // backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-extern "C" __global__ void ocannlReverserBackward_op17_183(float* __restrict__ t26, float* __restrict__ t103, float* __restrict__ t104) {
+extern "C" __global__ void ocannlReverserBackward_op17_187(float* __restrict__ t26, float* __restrict__ t103, float* __restrict__ t104) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int px = tid;
@@ -4471,7 +4521,7 @@ extern "C" __global__ void ocannlReverserBackward_op17_183(float* __restrict__ t
 }
 
 // backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
-extern "C" __global__ void ocannlReverserBackward_op16_184(float* __restrict__ t85, float* __restrict__ t101, float* __restrict__ t102, float* __restrict__ t103) {
+extern "C" __global__ void ocannlReverserBackward_op16_188(float* __restrict__ t85, float* __restrict__ t101, float* __restrict__ t102, float* __restrict__ t103) {
   // Fused with: backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad; backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -4494,7 +4544,7 @@ extern "C" __global__ void ocannlReverserBackward_op16_184(float* __restrict__ t
 }
 
 // backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
-extern "C" __global__ void ocannlReverserBackward_op14_185(float* __restrict__ t21, float* __restrict__ t100, float* __restrict__ t101) {
+extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t21, float* __restrict__ t100, float* __restrict__ t101) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2, columns i3,i4, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4560,7 +4610,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_185(float* __restrict__ t
 }
 
 // backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-extern "C" __global__ void ocannlReverserBackward_op14_186(float* __restrict__ t22, float* __restrict__ t99, float* __restrict__ t101) {
+extern "C" __global__ void ocannlReverserBackward_op14_190(float* __restrict__ t22, float* __restrict__ t99, float* __restrict__ t101) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i3,i4, columns i0,i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4626,7 +4676,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_186(float* __restrict__ t
 }
 
 // backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
-extern "C" __global__ void ocannlReverserBackward_op13_187(float* __restrict__ t11, float* __restrict__ t98, float* __restrict__ t99) {
+extern "C" __global__ void ocannlReverserBackward_op13_191(float* __restrict__ t11, float* __restrict__ t98, float* __restrict__ t99) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i4, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4691,7 +4741,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_187(float* __restrict__ t
 }
 
 // backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
-extern "C" __global__ void ocannlReverserBackward_op13_188(float* __restrict__ t20, float* __restrict__ t91, float* __restrict__ t99) {
+extern "C" __global__ void ocannlReverserBackward_op13_192(float* __restrict__ t20, float* __restrict__ t91, float* __restrict__ t99) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i4, columns i3, reduced i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4756,7 +4806,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_188(float* __restrict__ t
 }
 
 // backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-extern "C" __global__ void ocannlReverserBackward_op12_189(float* __restrict__ t19, float* __restrict__ t96, float* __restrict__ t98) {
+extern "C" __global__ void ocannlReverserBackward_op12_193(float* __restrict__ t19, float* __restrict__ t96, float* __restrict__ t98) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -4772,7 +4822,7 @@ extern "C" __global__ void ocannlReverserBackward_op12_189(float* __restrict__ t
 }
 
 // backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
-extern "C" __global__ void ocannlReverserBackward_op12_190(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t97, float* __restrict__ t98) {
+extern "C" __global__ void ocannlReverserBackward_op12_194(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t97, float* __restrict__ t98) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
   int i2 = tid % 4; tid /= 4;
@@ -4791,7 +4841,7 @@ extern "C" __global__ void ocannlReverserBackward_op12_190(float* __restrict__ t
 }
 
 // backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
-extern "C" __global__ void ocannlReverserBackward_op11_191(float* __restrict__ t18, float* __restrict__ t93, float* __restrict__ t95, float* __restrict__ t96, float* __restrict__ t97) {
+extern "C" __global__ void ocannlReverserBackward_op11_195(float* __restrict__ t18, float* __restrict__ t93, float* __restrict__ t95, float* __restrict__ t96, float* __restrict__ t97) {
   // Fused with: backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad; backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -4816,7 +4866,7 @@ extern "C" __global__ void ocannlReverserBackward_op11_191(float* __restrict__ t
 }
 
 // backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
-extern "C" __global__ void ocannlReverserBackward_op9_192(float* __restrict__ t94, float* __restrict__ t95) {
+extern "C" __global__ void ocannlReverserBackward_op9_196(float* __restrict__ t94, float* __restrict__ t95) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
   int i2 = tid % 4; tid /= 4;
@@ -4830,8 +4880,32 @@ extern "C" __global__ void ocannlReverserBackward_op9_192(float* __restrict__ t9
   }
 }
 
-// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
-extern "C" __global__ void ocannlReverserBackward_op8_193(float* __restrict__ t14, float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t92, float* __restrict__ t93, float* __restrict__ t94) {
+// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): net.attention#1/m.argmax@8 = 8 (no winner yet)
+extern "C" __global__ void ocannlReverserBackward_init_197(float* __restrict__ t156) {
+  int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 1024) return;
+  t156[i] = (float)8;
+}
+
+// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
+extern "C" __global__ void ocannlReverserBackward_op8_198(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t155, float* __restrict__ t156) {
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 1024) return;
+  int i2 = tid % 4; tid /= 4;
+  int i1 = tid % 8; tid /= 8;
+  int i0 = tid;
+  for (int i3 = 0; i3 < 8; ++i3) {
+    {
+      float v0 = (t15[256 * i0 + 32 * i1 + 8 * i2 + i3] == t16[32 * i0 + 4 * i1 + i2] ? (float)1 : (float)0);
+      float v1 = (v0 != (float)0 ? t155[i3] : (float)8);
+      float old = t156[32 * i0 + 4 * i1 + i2];
+      t156[32 * i0 + 4 * i1 + i2] = ((old != old || v1 != v1) ? old + v1 : (old < v1 ? old : v1));
+    }
+  }
+}
+
+// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
+extern "C" __global__ void ocannlReverserBackward_op8_199(float* __restrict__ t14, float* __restrict__ t92, float* __restrict__ t93, float* __restrict__ t94, float* __restrict__ t155, float* __restrict__ t156) {
   // Fused with: backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
@@ -4841,7 +4915,7 @@ extern "C" __global__ void ocannlReverserBackward_op8_193(float* __restrict__ t1
   const int i1 = px % 8; px /= 8;
   const int i0 = px;
   {
-    float v0 = (t16[32 * i0 + 4 * i1 + i2] == t15[256 * i0 + 32 * i1 + 8 * i2 + i3] ? (float)1 : (float)0);
+    float v0 = (t155[i3] == t156[32 * i0 + 4 * i1 + i2] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t94[32 * i0 + 4 * i1 + i2] : (float)0);
     float old = t93[256 * i0 + 32 * i1 + 8 * i2 + i3];
     t93[256 * i0 + 32 * i1 + 8 * i2 + i3] = old + v1;
@@ -4854,7 +4928,7 @@ extern "C" __global__ void ocannlReverserBackward_op8_193(float* __restrict__ t1
 }
 
 // backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
-extern "C" __global__ void ocannlReverserBackward_op5_194(float* __restrict__ t9, float* __restrict__ t87, float* __restrict__ t92) {
+extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9, float* __restrict__ t87, float* __restrict__ t92) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i4, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4919,7 +4993,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_194(float* __restrict__ t9
 }
 
 // backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-extern "C" __global__ void ocannlReverserBackward_op5_195(float* __restrict__ t7, float* __restrict__ t89, float* __restrict__ t92) {
+extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7, float* __restrict__ t89, float* __restrict__ t92) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i4, columns i3, reduced i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4984,7 +5058,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_195(float* __restrict__ t7
 }
 
 // backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-extern "C" __global__ void ocannlReverserBackward_op4_196(float* __restrict__ t5, float* __restrict__ t90, float* __restrict__ t91) {
+extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5, float* __restrict__ t90, float* __restrict__ t91) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5050,7 +5124,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_196(float* __restrict__ t5
 }
 
 // backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-extern "C" __global__ void ocannlReverserBackward_op4_197(float* __restrict__ t10, float* __restrict__ t85, float* __restrict__ t91) {
+extern "C" __global__ void ocannlReverserBackward_op4_203(float* __restrict__ t10, float* __restrict__ t85, float* __restrict__ t91) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5116,7 +5190,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_197(float* __restrict__ t1
 }
 
 // backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-extern "C" __global__ void ocannlReverserBackward_op3_198(float* __restrict__ t5, float* __restrict__ t88, float* __restrict__ t89) {
+extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5, float* __restrict__ t88, float* __restrict__ t89) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5182,7 +5256,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_198(float* __restrict__ t5
 }
 
 // backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-extern "C" __global__ void ocannlReverserBackward_op3_199(float* __restrict__ t8, float* __restrict__ t85, float* __restrict__ t89) {
+extern "C" __global__ void ocannlReverserBackward_op3_205(float* __restrict__ t8, float* __restrict__ t85, float* __restrict__ t89) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5248,7 +5322,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_199(float* __restrict__ t8
 }
 
 // backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-extern "C" __global__ void ocannlReverserBackward_op2_200(float* __restrict__ t5, float* __restrict__ t86, float* __restrict__ t87) {
+extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5, float* __restrict__ t86, float* __restrict__ t87) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5314,7 +5388,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_200(float* __restrict__ t5
 }
 
 // backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-extern "C" __global__ void ocannlReverserBackward_op2_201(float* __restrict__ t6, float* __restrict__ t85, float* __restrict__ t87) {
+extern "C" __global__ void ocannlReverserBackward_op2_207(float* __restrict__ t6, float* __restrict__ t85, float* __restrict__ t87) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5380,7 +5454,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_201(float* __restrict__ t6
 }
 
 // backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-extern "C" __global__ void ocannlReverserBackward_op1_202(float* __restrict__ t83, float* __restrict__ t85) {
+extern "C" __global__ void ocannlReverserBackward_op1_208(float* __restrict__ t83, float* __restrict__ t85) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
   int px = tid;
@@ -5394,7 +5468,7 @@ extern "C" __global__ void ocannlReverserBackward_op1_202(float* __restrict__ t8
 }
 
 // backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
-extern "C" __global__ void ocannlReverserBackward_op1_203(float* __restrict__ t84, float* __restrict__ t85) {
+extern "C" __global__ void ocannlReverserBackward_op1_209(float* __restrict__ t84, float* __restrict__ t85) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i2 = tid % 32; tid /= 32;
@@ -5408,7 +5482,7 @@ extern "C" __global__ void ocannlReverserBackward_op1_203(float* __restrict__ t8
 }
 
 // backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-extern "C" __global__ void ocannlReverserBackward_op0_204(float* __restrict__ t0, float* __restrict__ t82, float* __restrict__ t83) {
+extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0, float* __restrict__ t82, float* __restrict__ t83) {
   // Tiled GEMM: C 32x10 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5625,6 +5699,10 @@ extern "C" __global__ void ocannlReverserBackward_op0_204(float* __restrict__ t0
 // @ocannl buf 150 1 _train.2.grad filled
 // @ocannl buf 151 1 _train.3.grad filled
 // @ocannl buf 152 1 train.grad filled
+// @ocannl buf 153 10 _ordinals.1
+// @ocannl buf 154 256 train.cross_entropy#1/m.argmax@46 filled
+// @ocannl buf 155 8 _ordinals.2
+// @ocannl buf 156 1024 net.attention#1/m.argmax@8 filled
 // @ocannl param 0 tokens in dims=32,8,10 buf=32,8,10 left=0,0,0
 // @ocannl param 1 targets in dims=32,8,10 buf=32,8,10 left=0,0,0
 // @ocannl param 2 pNetEmb in dims=32,10 buf=32,10 left=0,0
@@ -5668,203 +5746,209 @@ extern "C" __global__ void ocannlReverserBackward_op0_204(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_init_5 grid=1,1,1 block=256 sync=0 args=57
 // @ocannl launch ocannlReverserBackward_init_6 grid=1,1,1 block=256 sync=0 args=61
 // @ocannl launch ocannlReverserBackward_init_7 grid=1,1,1 block=256 sync=0 args=79
-// @ocannl launch ocannlReverserBackward_op0_8 grid=32,1,1 block=256 sync=0 args=3
-// @ocannl launch ocannlReverserBackward_op0_9 grid=4,1,1 block=256 sync=1 args=0,2,3
-// @ocannl launch ocannlReverserBackward_op1_10 grid=32,1,1 block=256 sync=0 args=3,4,5
-// @ocannl launch ocannlReverserBackward_op2_11 grid=32,1,1 block=256 sync=0 args=7
-// @ocannl launch ocannlReverserBackward_op2_12 grid=4,1,1 block=256 sync=1 args=5,6,7
-// @ocannl launch ocannlReverserBackward_op3_13 grid=32,1,1 block=256 sync=0 args=9
-// @ocannl launch ocannlReverserBackward_op3_14 grid=4,1,1 block=256 sync=1 args=5,8,9
-// @ocannl launch ocannlReverserBackward_op4_15 grid=32,1,1 block=256 sync=0 args=11
-// @ocannl launch ocannlReverserBackward_op4_16 grid=4,1,1 block=256 sync=1 args=5,10,11
-// @ocannl launch ocannlReverserBackward_op5_17 grid=32,1,1 block=256 sync=0 args=12
-// @ocannl launch ocannlReverserBackward_op5_18 grid=1,1,128 block=256 sync=1 args=7,9,12
-// @ocannl launch ocannlReverserBackward_op6_19 grid=1,1,1 block=256 sync=0 args=13,14
-// @ocannl launch ocannlReverserBackward_op7_20 grid=32,1,1 block=256 sync=0 args=12,14,15
-// @ocannl launch ocannlReverserBackward_op8_21 grid=4,1,1 block=256 sync=0 args=16
-// @ocannl launch ocannlReverserBackward_op8_22 grid=4,1,1 block=256 sync=0 args=15,16
-// @ocannl launch ocannlReverserBackward_op9_23 grid=32,1,1 block=256 sync=0 args=15,16,17,18
-// @ocannl launch ocannlReverserBackward_op11_24 grid=4,1,1 block=256 sync=0 args=19
-// @ocannl launch ocannlReverserBackward_op11_25 grid=4,1,1 block=256 sync=0 args=18,19
-// @ocannl launch ocannlReverserBackward_op12_26 grid=32,1,1 block=256 sync=0 args=18,19,20
-// @ocannl launch ocannlReverserBackward_op13_27 grid=32,1,1 block=256 sync=0 args=21
-// @ocannl launch ocannlReverserBackward_op13_28 grid=1,1,128 block=256 sync=1 args=11,20,21
-// @ocannl launch ocannlReverserBackward_op14_29 grid=32,1,1 block=256 sync=0 args=23
-// @ocannl launch ocannlReverserBackward_op14_30 grid=4,1,1 block=256 sync=1 args=21,22,23
-// @ocannl launch ocannlReverserBackward_op15_31 grid=32,1,1 block=256 sync=0 args=5,23,24
-// @ocannl launch ocannlReverserBackward_op16_32 grid=1,1,1 block=256 sync=0 args=25
-// @ocannl launch ocannlReverserBackward_op16_33 grid=1,1,1 block=256 sync=0 args=24,25
-// @ocannl launch ocannlReverserBackward_op17_34 grid=1,1,1 block=256 sync=0 args=25,26,27
-// @ocannl launch ocannlReverserBackward_op18_35 grid=32,1,1 block=256 sync=0 args=24,27,28,29
-// @ocannl launch ocannlReverserBackward_op20_36 grid=1,1,1 block=256 sync=0 args=30
-// @ocannl launch ocannlReverserBackward_op20_37 grid=1,1,1 block=256 sync=0 args=29,30
-// @ocannl launch ocannlReverserBackward_op21_38 grid=1,1,1 block=256 sync=0 args=30,31,32
-// @ocannl launch ocannlReverserBackward_op22_39 grid=32,1,1 block=256 sync=0 args=28,33,34
-// @ocannl launch ocannlReverserBackward_op23_40 grid=1,1,1 block=256 sync=0 args=32,35,36,37
-// @ocannl launch ocannlReverserBackward_op25_41 grid=32,1,1 block=256 sync=0 args=34,37,38,39,40
-// @ocannl launch ocannlReverserBackward_op27_42 grid=64,1,1 block=256 sync=0 args=42
-// @ocannl launch ocannlReverserBackward_op27_43 grid=4,1,1 block=256 sync=1 args=40,41,42
-// @ocannl launch ocannlReverserBackward_op28_44 grid=64,1,1 block=256 sync=0 args=42,43,44,45
-// @ocannl launch ocannlReverserBackward_op30_45 grid=32,1,1 block=256 sync=0 args=47
-// @ocannl launch ocannlReverserBackward_op30_46 grid=4,1,1 block=256 sync=1 args=45,46,47
-// @ocannl launch ocannlReverserBackward_op31_47 grid=32,1,1 block=256 sync=0 args=40,47,48,49,50
-// @ocannl launch ocannlReverserBackward_op33_48 grid=1,1,1 block=256 sync=0 args=51
-// @ocannl launch ocannlReverserBackward_op33_49 grid=1,1,1 block=256 sync=0 args=50,51
-// @ocannl launch ocannlReverserBackward_op34_50 grid=1,1,1 block=256 sync=0 args=51,52,53
-// @ocannl launch ocannlReverserBackward_op35_51 grid=32,1,1 block=256 sync=0 args=50,53,54,55
-// @ocannl launch ocannlReverserBackward_op37_52 grid=1,1,1 block=256 sync=0 args=56
-// @ocannl launch ocannlReverserBackward_op37_53 grid=1,1,1 block=256 sync=0 args=55,56
-// @ocannl launch ocannlReverserBackward_op38_54 grid=1,1,1 block=256 sync=0 args=56,57,58
-// @ocannl launch ocannlReverserBackward_op39_55 grid=32,1,1 block=256 sync=0 args=54,59,60
-// @ocannl launch ocannlReverserBackward_op40_56 grid=1,1,1 block=256 sync=0 args=58,61,62,63
-// @ocannl launch ocannlReverserBackward_op42_57 grid=32,1,1 block=256 sync=0 args=60,63,64,65,66
-// @ocannl launch ocannlReverserBackward_op44_58 grid=10,1,1 block=256 sync=0 args=68
-// @ocannl launch ocannlReverserBackward_op44_59 grid=4,1,1 block=256 sync=1 args=66,67,68
-// @ocannl launch ocannlReverserBackward_op45_60 grid=10,1,1 block=256 sync=0 args=68,69,70
-// @ocannl launch ocannlReverserBackward_op46_61 grid=1,1,1 block=256 sync=0 args=71
-// @ocannl launch ocannlReverserBackward_op46_62 grid=1,1,1 block=256 sync=0 args=70,71
-// @ocannl launch ocannlReverserBackward_op47_63 grid=10,1,1 block=256 sync=0 args=70,71,72,73
-// @ocannl launch ocannlReverserBackward_op49_64 grid=1,1,1 block=256 sync=0 args=74
-// @ocannl launch ocannlReverserBackward_op49_65 grid=1,1,1 block=256 sync=0 args=73,74
-// @ocannl launch ocannlReverserBackward_op50_66 grid=1,1,1 block=256 sync=0 args=74,75
-// @ocannl launch ocannlReverserBackward_op51_67 grid=10,1,1 block=256 sync=0 args=1,72,75,76,77
-// @ocannl launch ocannlReverserBackward_op53_68 grid=1,1,1 block=256 sync=0 args=78
-// @ocannl launch ocannlReverserBackward_op53_69 grid=1,1,1 block=256 sync=1 args=77,78
-// @ocannl launch ocannlReverserBackward_op54_70 grid=1,1,1 block=256 sync=0 args=78,79,80,81
-// @ocannl launch ocannlReverserBackward_init_71 grid=2,1,1 block=256 sync=0 args=82
-// @ocannl launch ocannlReverserBackward_init_72 grid=32,1,1 block=256 sync=0 args=83
-// @ocannl launch ocannlReverserBackward_init_73 grid=1,1,1 block=256 sync=0 args=84
-// @ocannl launch ocannlReverserBackward_init_74 grid=32,1,1 block=256 sync=0 args=85
-// @ocannl launch ocannlReverserBackward_init_75 grid=4,1,1 block=256 sync=0 args=86
-// @ocannl launch ocannlReverserBackward_init_76 grid=32,1,1 block=256 sync=0 args=87
-// @ocannl launch ocannlReverserBackward_init_77 grid=4,1,1 block=256 sync=0 args=88
-// @ocannl launch ocannlReverserBackward_init_78 grid=32,1,1 block=256 sync=0 args=89
-// @ocannl launch ocannlReverserBackward_init_79 grid=4,1,1 block=256 sync=0 args=90
-// @ocannl launch ocannlReverserBackward_init_80 grid=32,1,1 block=256 sync=0 args=91
-// @ocannl launch ocannlReverserBackward_init_81 grid=32,1,1 block=256 sync=0 args=92
-// @ocannl launch ocannlReverserBackward_init_82 grid=32,1,1 block=256 sync=0 args=93
-// @ocannl launch ocannlReverserBackward_init_83 grid=4,1,1 block=256 sync=0 args=94
-// @ocannl launch ocannlReverserBackward_init_84 grid=32,1,1 block=256 sync=0 args=95
-// @ocannl launch ocannlReverserBackward_init_85 grid=32,1,1 block=256 sync=0 args=96
-// @ocannl launch ocannlReverserBackward_init_86 grid=4,1,1 block=256 sync=0 args=97
-// @ocannl launch ocannlReverserBackward_init_87 grid=32,1,1 block=256 sync=0 args=98
-// @ocannl launch ocannlReverserBackward_init_88 grid=32,1,1 block=256 sync=0 args=99
-// @ocannl launch ocannlReverserBackward_init_89 grid=4,1,1 block=256 sync=0 args=100
-// @ocannl launch ocannlReverserBackward_init_90 grid=32,1,1 block=256 sync=0 args=101
-// @ocannl launch ocannlReverserBackward_init_91 grid=32,1,1 block=256 sync=0 args=102
-// @ocannl launch ocannlReverserBackward_init_92 grid=1,1,1 block=256 sync=0 args=103
-// @ocannl launch ocannlReverserBackward_init_93 grid=1,1,1 block=256 sync=0 args=104
-// @ocannl launch ocannlReverserBackward_init_94 grid=32,1,1 block=256 sync=0 args=105
-// @ocannl launch ocannlReverserBackward_init_95 grid=32,1,1 block=256 sync=0 args=106
-// @ocannl launch ocannlReverserBackward_init_96 grid=1,1,1 block=256 sync=0 args=107
-// @ocannl launch ocannlReverserBackward_init_97 grid=1,1,1 block=256 sync=0 args=108
-// @ocannl launch ocannlReverserBackward_init_98 grid=1,1,1 block=256 sync=0 args=109
-// @ocannl launch ocannlReverserBackward_init_99 grid=32,1,1 block=256 sync=0 args=110
-// @ocannl launch ocannlReverserBackward_init_100 grid=1,1,1 block=256 sync=0 args=111
-// @ocannl launch ocannlReverserBackward_init_101 grid=1,1,1 block=256 sync=0 args=112
-// @ocannl launch ocannlReverserBackward_init_102 grid=32,1,1 block=256 sync=0 args=113
-// @ocannl launch ocannlReverserBackward_init_103 grid=1,1,1 block=256 sync=0 args=114
-// @ocannl launch ocannlReverserBackward_init_104 grid=32,1,1 block=256 sync=0 args=115
-// @ocannl launch ocannlReverserBackward_init_105 grid=8,1,1 block=256 sync=0 args=116
-// @ocannl launch ocannlReverserBackward_init_106 grid=64,1,1 block=256 sync=0 args=117
-// @ocannl launch ocannlReverserBackward_init_107 grid=1,1,1 block=256 sync=0 args=118
-// @ocannl launch ocannlReverserBackward_init_108 grid=64,1,1 block=256 sync=0 args=119
-// @ocannl launch ocannlReverserBackward_init_109 grid=64,1,1 block=256 sync=0 args=120
-// @ocannl launch ocannlReverserBackward_init_110 grid=8,1,1 block=256 sync=0 args=121
-// @ocannl launch ocannlReverserBackward_init_111 grid=32,1,1 block=256 sync=0 args=122
-// @ocannl launch ocannlReverserBackward_init_112 grid=1,1,1 block=256 sync=0 args=123
-// @ocannl launch ocannlReverserBackward_init_113 grid=32,1,1 block=256 sync=0 args=124
-// @ocannl launch ocannlReverserBackward_init_114 grid=32,1,1 block=256 sync=0 args=125
-// @ocannl launch ocannlReverserBackward_init_115 grid=1,1,1 block=256 sync=0 args=126
-// @ocannl launch ocannlReverserBackward_init_116 grid=1,1,1 block=256 sync=0 args=127
-// @ocannl launch ocannlReverserBackward_init_117 grid=32,1,1 block=256 sync=0 args=128
-// @ocannl launch ocannlReverserBackward_init_118 grid=32,1,1 block=256 sync=0 args=129
-// @ocannl launch ocannlReverserBackward_init_119 grid=1,1,1 block=256 sync=0 args=130
-// @ocannl launch ocannlReverserBackward_init_120 grid=1,1,1 block=256 sync=0 args=131
-// @ocannl launch ocannlReverserBackward_init_121 grid=1,1,1 block=256 sync=0 args=132
-// @ocannl launch ocannlReverserBackward_init_122 grid=32,1,1 block=256 sync=0 args=133
-// @ocannl launch ocannlReverserBackward_init_123 grid=1,1,1 block=256 sync=0 args=134
-// @ocannl launch ocannlReverserBackward_init_124 grid=1,1,1 block=256 sync=0 args=135
-// @ocannl launch ocannlReverserBackward_init_125 grid=32,1,1 block=256 sync=0 args=136
-// @ocannl launch ocannlReverserBackward_init_126 grid=1,1,1 block=256 sync=0 args=137
-// @ocannl launch ocannlReverserBackward_init_127 grid=32,1,1 block=256 sync=0 args=138
-// @ocannl launch ocannlReverserBackward_init_128 grid=2,1,1 block=256 sync=0 args=139
-// @ocannl launch ocannlReverserBackward_init_129 grid=10,1,1 block=256 sync=0 args=140
-// @ocannl launch ocannlReverserBackward_init_130 grid=1,1,1 block=256 sync=0 args=141
-// @ocannl launch ocannlReverserBackward_init_131 grid=10,1,1 block=256 sync=0 args=142
-// @ocannl launch ocannlReverserBackward_init_132 grid=1,1,1 block=256 sync=0 args=143
-// @ocannl launch ocannlReverserBackward_init_133 grid=10,1,1 block=256 sync=0 args=144
-// @ocannl launch ocannlReverserBackward_init_134 grid=10,1,1 block=256 sync=0 args=145
-// @ocannl launch ocannlReverserBackward_init_135 grid=1,1,1 block=256 sync=0 args=146
-// @ocannl launch ocannlReverserBackward_init_136 grid=1,1,1 block=256 sync=0 args=147
-// @ocannl launch ocannlReverserBackward_init_137 grid=10,1,1 block=256 sync=0 args=148
-// @ocannl launch ocannlReverserBackward_init_138 grid=10,1,1 block=256 sync=0 args=149
-// @ocannl launch ocannlReverserBackward_init_139 grid=1,1,1 block=256 sync=0 args=150
-// @ocannl launch ocannlReverserBackward_init_140 grid=1,1,1 block=256 sync=0 args=151
-// @ocannl launch ocannlReverserBackward_init_141 grid=1,1,1 block=256 sync=0 args=152
-// @ocannl launch ocannlReverserBackward_init_142 grid=1,1,1 block=256 sync=0 args=79,150,151,152
-// @ocannl launch ocannlReverserBackward_op53_143 grid=10,1,1 block=256 sync=0 args=1,144,148,149,150
-// @ocannl launch ocannlReverserBackward_op51_144 grid=1,1,1 block=256 sync=0 args=147,148
-// @ocannl launch ocannlReverserBackward_op50_145 grid=1,1,1 block=256 sync=0 args=74,146,147
-// @ocannl launch ocannlReverserBackward_op49_146 grid=10,1,1 block=256 sync=0 args=73,142,144,145,146
-// @ocannl launch ocannlReverserBackward_op47_147 grid=1,1,1 block=256 sync=0 args=143,144
-// @ocannl launch ocannlReverserBackward_op46_148 grid=10,1,1 block=256 sync=0 args=70,71,140,142,143
-// @ocannl launch ocannlReverserBackward_op45_149 grid=1,1,1 block=256 sync=0 args=141,142
-// @ocannl launch ocannlReverserBackward_op44_150 grid=1,1,1 block=256 sync=1 args=66,139,140
-// @ocannl launch ocannlReverserBackward_op44_151 grid=4,1,1 block=256 sync=1 args=67,138,140
-// @ocannl launch ocannlReverserBackward_op43_152 grid=32,1,1 block=256 sync=0 args=136,138
-// @ocannl launch ocannlReverserBackward_op43_153 grid=1,1,1 block=256 sync=0 args=137,138
-// @ocannl launch ocannlReverserBackward_op42_154 grid=32,1,1 block=256 sync=0 args=63,133,136
-// @ocannl launch ocannlReverserBackward_op42_155 grid=1,1,1 block=256 sync=0 args=60,63,135,136
-// @ocannl launch ocannlReverserBackward_op41_156 grid=1,1,1 block=256 sync=0 args=63,131,134,135
-// @ocannl launch ocannlReverserBackward_op39_157 grid=1,1,1 block=256 sync=0 args=54,132,133
-// @ocannl launch ocannlReverserBackward_op39_158 grid=32,1,1 block=256 sync=0 args=59,128,133
-// @ocannl launch ocannlReverserBackward_op38_159 grid=1,1,1 block=256 sync=0 args=57,130,131
-// @ocannl launch ocannlReverserBackward_op37_160 grid=32,1,1 block=256 sync=0 args=54,128,129,130
-// @ocannl launch ocannlReverserBackward_op36_161 grid=32,1,1 block=256 sync=0 args=54,125,128,129
-// @ocannl launch ocannlReverserBackward_op35_162 grid=1,1,1 block=256 sync=0 args=127,128
-// @ocannl launch ocannlReverserBackward_op34_163 grid=1,1,1 block=256 sync=0 args=52,126,127
-// @ocannl launch ocannlReverserBackward_op33_164 grid=32,1,1 block=256 sync=0 args=115,122,124,125,126
-// @ocannl launch ocannlReverserBackward_op31_165 grid=1,1,1 block=256 sync=0 args=123,124
-// @ocannl launch ocannlReverserBackward_op30_166 grid=1,1,1 block=256 sync=1 args=45,121,122
-// @ocannl launch ocannlReverserBackward_op30_167 grid=4,1,1 block=256 sync=1 args=46,120,122
-// @ocannl launch ocannlReverserBackward_op29_168 grid=64,1,1 block=256 sync=0 args=44,117,119,120
-// @ocannl launch ocannlReverserBackward_op28_169 grid=1,1,1 block=256 sync=0 args=118,119
-// @ocannl launch ocannlReverserBackward_op27_170 grid=1,1,1 block=256 sync=1 args=40,116,117
-// @ocannl launch ocannlReverserBackward_op27_171 grid=4,1,1 block=256 sync=1 args=41,115,117
-// @ocannl launch ocannlReverserBackward_op26_172 grid=32,1,1 block=256 sync=0 args=113,115
-// @ocannl launch ocannlReverserBackward_op26_173 grid=1,1,1 block=256 sync=0 args=114,115
-// @ocannl launch ocannlReverserBackward_op25_174 grid=32,1,1 block=256 sync=0 args=37,110,113
-// @ocannl launch ocannlReverserBackward_op25_175 grid=1,1,1 block=256 sync=0 args=34,37,112,113
-// @ocannl launch ocannlReverserBackward_op24_176 grid=1,1,1 block=256 sync=0 args=37,108,111,112
-// @ocannl launch ocannlReverserBackward_op22_177 grid=1,1,1 block=256 sync=0 args=28,109,110
-// @ocannl launch ocannlReverserBackward_op22_178 grid=32,1,1 block=256 sync=0 args=33,105,110
-// @ocannl launch ocannlReverserBackward_op21_179 grid=1,1,1 block=256 sync=0 args=31,107,108
-// @ocannl launch ocannlReverserBackward_op20_180 grid=32,1,1 block=256 sync=0 args=28,105,106,107
-// @ocannl launch ocannlReverserBackward_op19_181 grid=32,1,1 block=256 sync=0 args=28,102,105,106
-// @ocannl launch ocannlReverserBackward_op18_182 grid=1,1,1 block=256 sync=0 args=104,105
-// @ocannl launch ocannlReverserBackward_op17_183 grid=1,1,1 block=256 sync=0 args=26,103,104
-// @ocannl launch ocannlReverserBackward_op16_184 grid=32,1,1 block=256 sync=0 args=85,101,102,103
-// @ocannl launch ocannlReverserBackward_op14_185 grid=1,1,1 block=256 sync=1 args=21,100,101
-// @ocannl launch ocannlReverserBackward_op14_186 grid=4,1,1 block=256 sync=1 args=22,99,101
-// @ocannl launch ocannlReverserBackward_op13_187 grid=1,1,128 block=256 sync=1 args=11,98,99
-// @ocannl launch ocannlReverserBackward_op13_188 grid=1,1,128 block=256 sync=1 args=20,91,99
-// @ocannl launch ocannlReverserBackward_op12_189 grid=32,1,1 block=256 sync=0 args=19,96,98
-// @ocannl launch ocannlReverserBackward_op12_190 grid=4,1,1 block=256 sync=0 args=18,19,97,98
-// @ocannl launch ocannlReverserBackward_op11_191 grid=32,1,1 block=256 sync=0 args=18,93,95,96,97
-// @ocannl launch ocannlReverserBackward_op9_192 grid=4,1,1 block=256 sync=0 args=94,95
-// @ocannl launch ocannlReverserBackward_op8_193 grid=32,1,1 block=256 sync=0 args=14,15,16,92,93,94
-// @ocannl launch ocannlReverserBackward_op5_194 grid=1,1,128 block=256 sync=1 args=9,87,92
-// @ocannl launch ocannlReverserBackward_op5_195 grid=1,1,128 block=256 sync=1 args=7,89,92
-// @ocannl launch ocannlReverserBackward_op4_196 grid=1,1,1 block=256 sync=1 args=5,90,91
-// @ocannl launch ocannlReverserBackward_op4_197 grid=4,1,1 block=256 sync=1 args=10,85,91
-// @ocannl launch ocannlReverserBackward_op3_198 grid=1,1,1 block=256 sync=1 args=5,88,89
-// @ocannl launch ocannlReverserBackward_op3_199 grid=4,1,1 block=256 sync=1 args=8,85,89
-// @ocannl launch ocannlReverserBackward_op2_200 grid=1,1,1 block=256 sync=1 args=5,86,87
-// @ocannl launch ocannlReverserBackward_op2_201 grid=4,1,1 block=256 sync=1 args=6,85,87
-// @ocannl launch ocannlReverserBackward_op1_202 grid=32,1,1 block=256 sync=0 args=83,85
-// @ocannl launch ocannlReverserBackward_op1_203 grid=1,1,1 block=256 sync=0 args=84,85
-// @ocannl launch ocannlReverserBackward_op0_204 grid=1,1,1 block=256 sync=1 args=0,82,83
+// @ocannl launch ocannlReverserBackward_init_8 grid=1,1,1 block=256 sync=0 args=153
+// @ocannl launch ocannlReverserBackward_init_9 grid=1,1,1 block=256 sync=0 args=155
+// @ocannl launch ocannlReverserBackward_op0_10 grid=32,1,1 block=256 sync=0 args=3
+// @ocannl launch ocannlReverserBackward_op0_11 grid=4,1,1 block=256 sync=1 args=0,2,3
+// @ocannl launch ocannlReverserBackward_op1_12 grid=32,1,1 block=256 sync=0 args=3,4,5
+// @ocannl launch ocannlReverserBackward_op2_13 grid=32,1,1 block=256 sync=0 args=7
+// @ocannl launch ocannlReverserBackward_op2_14 grid=4,1,1 block=256 sync=1 args=5,6,7
+// @ocannl launch ocannlReverserBackward_op3_15 grid=32,1,1 block=256 sync=0 args=9
+// @ocannl launch ocannlReverserBackward_op3_16 grid=4,1,1 block=256 sync=1 args=5,8,9
+// @ocannl launch ocannlReverserBackward_op4_17 grid=32,1,1 block=256 sync=0 args=11
+// @ocannl launch ocannlReverserBackward_op4_18 grid=4,1,1 block=256 sync=1 args=5,10,11
+// @ocannl launch ocannlReverserBackward_op5_19 grid=32,1,1 block=256 sync=0 args=12
+// @ocannl launch ocannlReverserBackward_op5_20 grid=1,1,128 block=256 sync=1 args=7,9,12
+// @ocannl launch ocannlReverserBackward_op6_21 grid=1,1,1 block=256 sync=0 args=13,14
+// @ocannl launch ocannlReverserBackward_op7_22 grid=32,1,1 block=256 sync=0 args=12,14,15
+// @ocannl launch ocannlReverserBackward_op8_23 grid=4,1,1 block=256 sync=0 args=16
+// @ocannl launch ocannlReverserBackward_op8_24 grid=4,1,1 block=256 sync=0 args=15,16
+// @ocannl launch ocannlReverserBackward_op9_25 grid=32,1,1 block=256 sync=0 args=15,16,17,18
+// @ocannl launch ocannlReverserBackward_op11_26 grid=4,1,1 block=256 sync=0 args=19
+// @ocannl launch ocannlReverserBackward_op11_27 grid=4,1,1 block=256 sync=0 args=18,19
+// @ocannl launch ocannlReverserBackward_op12_28 grid=32,1,1 block=256 sync=0 args=18,19,20
+// @ocannl launch ocannlReverserBackward_op13_29 grid=32,1,1 block=256 sync=0 args=21
+// @ocannl launch ocannlReverserBackward_op13_30 grid=1,1,128 block=256 sync=1 args=11,20,21
+// @ocannl launch ocannlReverserBackward_op14_31 grid=32,1,1 block=256 sync=0 args=23
+// @ocannl launch ocannlReverserBackward_op14_32 grid=4,1,1 block=256 sync=1 args=21,22,23
+// @ocannl launch ocannlReverserBackward_op15_33 grid=32,1,1 block=256 sync=0 args=5,23,24
+// @ocannl launch ocannlReverserBackward_op16_34 grid=1,1,1 block=256 sync=0 args=25
+// @ocannl launch ocannlReverserBackward_op16_35 grid=1,1,1 block=256 sync=0 args=24,25
+// @ocannl launch ocannlReverserBackward_op17_36 grid=1,1,1 block=256 sync=0 args=25,26,27
+// @ocannl launch ocannlReverserBackward_op18_37 grid=32,1,1 block=256 sync=0 args=24,27,28,29
+// @ocannl launch ocannlReverserBackward_op20_38 grid=1,1,1 block=256 sync=0 args=30
+// @ocannl launch ocannlReverserBackward_op20_39 grid=1,1,1 block=256 sync=0 args=29,30
+// @ocannl launch ocannlReverserBackward_op21_40 grid=1,1,1 block=256 sync=0 args=30,31,32
+// @ocannl launch ocannlReverserBackward_op22_41 grid=32,1,1 block=256 sync=0 args=28,33,34
+// @ocannl launch ocannlReverserBackward_op23_42 grid=1,1,1 block=256 sync=0 args=32,35,36,37
+// @ocannl launch ocannlReverserBackward_op25_43 grid=32,1,1 block=256 sync=0 args=34,37,38,39,40
+// @ocannl launch ocannlReverserBackward_op27_44 grid=64,1,1 block=256 sync=0 args=42
+// @ocannl launch ocannlReverserBackward_op27_45 grid=4,1,1 block=256 sync=1 args=40,41,42
+// @ocannl launch ocannlReverserBackward_op28_46 grid=64,1,1 block=256 sync=0 args=42,43,44,45
+// @ocannl launch ocannlReverserBackward_op30_47 grid=32,1,1 block=256 sync=0 args=47
+// @ocannl launch ocannlReverserBackward_op30_48 grid=4,1,1 block=256 sync=1 args=45,46,47
+// @ocannl launch ocannlReverserBackward_op31_49 grid=32,1,1 block=256 sync=0 args=40,47,48,49,50
+// @ocannl launch ocannlReverserBackward_op33_50 grid=1,1,1 block=256 sync=0 args=51
+// @ocannl launch ocannlReverserBackward_op33_51 grid=1,1,1 block=256 sync=0 args=50,51
+// @ocannl launch ocannlReverserBackward_op34_52 grid=1,1,1 block=256 sync=0 args=51,52,53
+// @ocannl launch ocannlReverserBackward_op35_53 grid=32,1,1 block=256 sync=0 args=50,53,54,55
+// @ocannl launch ocannlReverserBackward_op37_54 grid=1,1,1 block=256 sync=0 args=56
+// @ocannl launch ocannlReverserBackward_op37_55 grid=1,1,1 block=256 sync=0 args=55,56
+// @ocannl launch ocannlReverserBackward_op38_56 grid=1,1,1 block=256 sync=0 args=56,57,58
+// @ocannl launch ocannlReverserBackward_op39_57 grid=32,1,1 block=256 sync=0 args=54,59,60
+// @ocannl launch ocannlReverserBackward_op40_58 grid=1,1,1 block=256 sync=0 args=58,61,62,63
+// @ocannl launch ocannlReverserBackward_op42_59 grid=32,1,1 block=256 sync=0 args=60,63,64,65,66
+// @ocannl launch ocannlReverserBackward_op44_60 grid=10,1,1 block=256 sync=0 args=68
+// @ocannl launch ocannlReverserBackward_op44_61 grid=4,1,1 block=256 sync=1 args=66,67,68
+// @ocannl launch ocannlReverserBackward_op45_62 grid=10,1,1 block=256 sync=0 args=68,69,70
+// @ocannl launch ocannlReverserBackward_op46_63 grid=1,1,1 block=256 sync=0 args=71
+// @ocannl launch ocannlReverserBackward_op46_64 grid=1,1,1 block=256 sync=0 args=70,71
+// @ocannl launch ocannlReverserBackward_op47_65 grid=10,1,1 block=256 sync=0 args=70,71,72,73
+// @ocannl launch ocannlReverserBackward_op49_66 grid=1,1,1 block=256 sync=0 args=74
+// @ocannl launch ocannlReverserBackward_op49_67 grid=1,1,1 block=256 sync=0 args=73,74
+// @ocannl launch ocannlReverserBackward_op50_68 grid=1,1,1 block=256 sync=0 args=74,75
+// @ocannl launch ocannlReverserBackward_op51_69 grid=10,1,1 block=256 sync=0 args=1,72,75,76,77
+// @ocannl launch ocannlReverserBackward_op53_70 grid=1,1,1 block=256 sync=0 args=78
+// @ocannl launch ocannlReverserBackward_op53_71 grid=1,1,1 block=256 sync=1 args=77,78
+// @ocannl launch ocannlReverserBackward_op54_72 grid=1,1,1 block=256 sync=0 args=78,79,80,81
+// @ocannl launch ocannlReverserBackward_init_73 grid=2,1,1 block=256 sync=0 args=82
+// @ocannl launch ocannlReverserBackward_init_74 grid=32,1,1 block=256 sync=0 args=83
+// @ocannl launch ocannlReverserBackward_init_75 grid=1,1,1 block=256 sync=0 args=84
+// @ocannl launch ocannlReverserBackward_init_76 grid=32,1,1 block=256 sync=0 args=85
+// @ocannl launch ocannlReverserBackward_init_77 grid=4,1,1 block=256 sync=0 args=86
+// @ocannl launch ocannlReverserBackward_init_78 grid=32,1,1 block=256 sync=0 args=87
+// @ocannl launch ocannlReverserBackward_init_79 grid=4,1,1 block=256 sync=0 args=88
+// @ocannl launch ocannlReverserBackward_init_80 grid=32,1,1 block=256 sync=0 args=89
+// @ocannl launch ocannlReverserBackward_init_81 grid=4,1,1 block=256 sync=0 args=90
+// @ocannl launch ocannlReverserBackward_init_82 grid=32,1,1 block=256 sync=0 args=91
+// @ocannl launch ocannlReverserBackward_init_83 grid=32,1,1 block=256 sync=0 args=92
+// @ocannl launch ocannlReverserBackward_init_84 grid=32,1,1 block=256 sync=0 args=93
+// @ocannl launch ocannlReverserBackward_init_85 grid=4,1,1 block=256 sync=0 args=94
+// @ocannl launch ocannlReverserBackward_init_86 grid=32,1,1 block=256 sync=0 args=95
+// @ocannl launch ocannlReverserBackward_init_87 grid=32,1,1 block=256 sync=0 args=96
+// @ocannl launch ocannlReverserBackward_init_88 grid=4,1,1 block=256 sync=0 args=97
+// @ocannl launch ocannlReverserBackward_init_89 grid=32,1,1 block=256 sync=0 args=98
+// @ocannl launch ocannlReverserBackward_init_90 grid=32,1,1 block=256 sync=0 args=99
+// @ocannl launch ocannlReverserBackward_init_91 grid=4,1,1 block=256 sync=0 args=100
+// @ocannl launch ocannlReverserBackward_init_92 grid=32,1,1 block=256 sync=0 args=101
+// @ocannl launch ocannlReverserBackward_init_93 grid=32,1,1 block=256 sync=0 args=102
+// @ocannl launch ocannlReverserBackward_init_94 grid=1,1,1 block=256 sync=0 args=103
+// @ocannl launch ocannlReverserBackward_init_95 grid=1,1,1 block=256 sync=0 args=104
+// @ocannl launch ocannlReverserBackward_init_96 grid=32,1,1 block=256 sync=0 args=105
+// @ocannl launch ocannlReverserBackward_init_97 grid=32,1,1 block=256 sync=0 args=106
+// @ocannl launch ocannlReverserBackward_init_98 grid=1,1,1 block=256 sync=0 args=107
+// @ocannl launch ocannlReverserBackward_init_99 grid=1,1,1 block=256 sync=0 args=108
+// @ocannl launch ocannlReverserBackward_init_100 grid=1,1,1 block=256 sync=0 args=109
+// @ocannl launch ocannlReverserBackward_init_101 grid=32,1,1 block=256 sync=0 args=110
+// @ocannl launch ocannlReverserBackward_init_102 grid=1,1,1 block=256 sync=0 args=111
+// @ocannl launch ocannlReverserBackward_init_103 grid=1,1,1 block=256 sync=0 args=112
+// @ocannl launch ocannlReverserBackward_init_104 grid=32,1,1 block=256 sync=0 args=113
+// @ocannl launch ocannlReverserBackward_init_105 grid=1,1,1 block=256 sync=0 args=114
+// @ocannl launch ocannlReverserBackward_init_106 grid=32,1,1 block=256 sync=0 args=115
+// @ocannl launch ocannlReverserBackward_init_107 grid=8,1,1 block=256 sync=0 args=116
+// @ocannl launch ocannlReverserBackward_init_108 grid=64,1,1 block=256 sync=0 args=117
+// @ocannl launch ocannlReverserBackward_init_109 grid=1,1,1 block=256 sync=0 args=118
+// @ocannl launch ocannlReverserBackward_init_110 grid=64,1,1 block=256 sync=0 args=119
+// @ocannl launch ocannlReverserBackward_init_111 grid=64,1,1 block=256 sync=0 args=120
+// @ocannl launch ocannlReverserBackward_init_112 grid=8,1,1 block=256 sync=0 args=121
+// @ocannl launch ocannlReverserBackward_init_113 grid=32,1,1 block=256 sync=0 args=122
+// @ocannl launch ocannlReverserBackward_init_114 grid=1,1,1 block=256 sync=0 args=123
+// @ocannl launch ocannlReverserBackward_init_115 grid=32,1,1 block=256 sync=0 args=124
+// @ocannl launch ocannlReverserBackward_init_116 grid=32,1,1 block=256 sync=0 args=125
+// @ocannl launch ocannlReverserBackward_init_117 grid=1,1,1 block=256 sync=0 args=126
+// @ocannl launch ocannlReverserBackward_init_118 grid=1,1,1 block=256 sync=0 args=127
+// @ocannl launch ocannlReverserBackward_init_119 grid=32,1,1 block=256 sync=0 args=128
+// @ocannl launch ocannlReverserBackward_init_120 grid=32,1,1 block=256 sync=0 args=129
+// @ocannl launch ocannlReverserBackward_init_121 grid=1,1,1 block=256 sync=0 args=130
+// @ocannl launch ocannlReverserBackward_init_122 grid=1,1,1 block=256 sync=0 args=131
+// @ocannl launch ocannlReverserBackward_init_123 grid=1,1,1 block=256 sync=0 args=132
+// @ocannl launch ocannlReverserBackward_init_124 grid=32,1,1 block=256 sync=0 args=133
+// @ocannl launch ocannlReverserBackward_init_125 grid=1,1,1 block=256 sync=0 args=134
+// @ocannl launch ocannlReverserBackward_init_126 grid=1,1,1 block=256 sync=0 args=135
+// @ocannl launch ocannlReverserBackward_init_127 grid=32,1,1 block=256 sync=0 args=136
+// @ocannl launch ocannlReverserBackward_init_128 grid=1,1,1 block=256 sync=0 args=137
+// @ocannl launch ocannlReverserBackward_init_129 grid=32,1,1 block=256 sync=0 args=138
+// @ocannl launch ocannlReverserBackward_init_130 grid=2,1,1 block=256 sync=0 args=139
+// @ocannl launch ocannlReverserBackward_init_131 grid=10,1,1 block=256 sync=0 args=140
+// @ocannl launch ocannlReverserBackward_init_132 grid=1,1,1 block=256 sync=0 args=141
+// @ocannl launch ocannlReverserBackward_init_133 grid=10,1,1 block=256 sync=0 args=142
+// @ocannl launch ocannlReverserBackward_init_134 grid=1,1,1 block=256 sync=0 args=143
+// @ocannl launch ocannlReverserBackward_init_135 grid=10,1,1 block=256 sync=0 args=144
+// @ocannl launch ocannlReverserBackward_init_136 grid=10,1,1 block=256 sync=0 args=145
+// @ocannl launch ocannlReverserBackward_init_137 grid=1,1,1 block=256 sync=0 args=146
+// @ocannl launch ocannlReverserBackward_init_138 grid=1,1,1 block=256 sync=0 args=147
+// @ocannl launch ocannlReverserBackward_init_139 grid=10,1,1 block=256 sync=0 args=148
+// @ocannl launch ocannlReverserBackward_init_140 grid=10,1,1 block=256 sync=0 args=149
+// @ocannl launch ocannlReverserBackward_init_141 grid=1,1,1 block=256 sync=0 args=150
+// @ocannl launch ocannlReverserBackward_init_142 grid=1,1,1 block=256 sync=0 args=151
+// @ocannl launch ocannlReverserBackward_init_143 grid=1,1,1 block=256 sync=0 args=152
+// @ocannl launch ocannlReverserBackward_init_144 grid=1,1,1 block=256 sync=0 args=79,150,151,152
+// @ocannl launch ocannlReverserBackward_op53_145 grid=10,1,1 block=256 sync=0 args=1,144,148,149,150
+// @ocannl launch ocannlReverserBackward_op51_146 grid=1,1,1 block=256 sync=0 args=147,148
+// @ocannl launch ocannlReverserBackward_op50_147 grid=1,1,1 block=256 sync=0 args=74,146,147
+// @ocannl launch ocannlReverserBackward_op49_148 grid=10,1,1 block=256 sync=0 args=73,142,144,145,146
+// @ocannl launch ocannlReverserBackward_op47_149 grid=1,1,1 block=256 sync=0 args=143,144
+// @ocannl launch ocannlReverserBackward_init_150 grid=1,1,1 block=256 sync=0 args=154
+// @ocannl launch ocannlReverserBackward_op46_151 grid=1,1,1 block=256 sync=0 args=70,71,153,154
+// @ocannl launch ocannlReverserBackward_op46_152 grid=10,1,1 block=256 sync=0 args=140,142,143,153,154
+// @ocannl launch ocannlReverserBackward_op45_153 grid=1,1,1 block=256 sync=0 args=141,142
+// @ocannl launch ocannlReverserBackward_op44_154 grid=1,1,1 block=256 sync=1 args=66,139,140
+// @ocannl launch ocannlReverserBackward_op44_155 grid=4,1,1 block=256 sync=1 args=67,138,140
+// @ocannl launch ocannlReverserBackward_op43_156 grid=32,1,1 block=256 sync=0 args=136,138
+// @ocannl launch ocannlReverserBackward_op43_157 grid=1,1,1 block=256 sync=0 args=137,138
+// @ocannl launch ocannlReverserBackward_op42_158 grid=32,1,1 block=256 sync=0 args=63,133,136
+// @ocannl launch ocannlReverserBackward_op42_159 grid=1,1,1 block=256 sync=0 args=60,63,135,136
+// @ocannl launch ocannlReverserBackward_op41_160 grid=1,1,1 block=256 sync=0 args=63,131,134,135
+// @ocannl launch ocannlReverserBackward_op39_161 grid=1,1,1 block=256 sync=0 args=54,132,133
+// @ocannl launch ocannlReverserBackward_op39_162 grid=32,1,1 block=256 sync=0 args=59,128,133
+// @ocannl launch ocannlReverserBackward_op38_163 grid=1,1,1 block=256 sync=0 args=57,130,131
+// @ocannl launch ocannlReverserBackward_op37_164 grid=32,1,1 block=256 sync=0 args=54,128,129,130
+// @ocannl launch ocannlReverserBackward_op36_165 grid=32,1,1 block=256 sync=0 args=54,125,128,129
+// @ocannl launch ocannlReverserBackward_op35_166 grid=1,1,1 block=256 sync=0 args=127,128
+// @ocannl launch ocannlReverserBackward_op34_167 grid=1,1,1 block=256 sync=0 args=52,126,127
+// @ocannl launch ocannlReverserBackward_op33_168 grid=32,1,1 block=256 sync=0 args=115,122,124,125,126
+// @ocannl launch ocannlReverserBackward_op31_169 grid=1,1,1 block=256 sync=0 args=123,124
+// @ocannl launch ocannlReverserBackward_op30_170 grid=1,1,1 block=256 sync=1 args=45,121,122
+// @ocannl launch ocannlReverserBackward_op30_171 grid=4,1,1 block=256 sync=1 args=46,120,122
+// @ocannl launch ocannlReverserBackward_op29_172 grid=64,1,1 block=256 sync=0 args=44,117,119,120
+// @ocannl launch ocannlReverserBackward_op28_173 grid=1,1,1 block=256 sync=0 args=118,119
+// @ocannl launch ocannlReverserBackward_op27_174 grid=1,1,1 block=256 sync=1 args=40,116,117
+// @ocannl launch ocannlReverserBackward_op27_175 grid=4,1,1 block=256 sync=1 args=41,115,117
+// @ocannl launch ocannlReverserBackward_op26_176 grid=32,1,1 block=256 sync=0 args=113,115
+// @ocannl launch ocannlReverserBackward_op26_177 grid=1,1,1 block=256 sync=0 args=114,115
+// @ocannl launch ocannlReverserBackward_op25_178 grid=32,1,1 block=256 sync=0 args=37,110,113
+// @ocannl launch ocannlReverserBackward_op25_179 grid=1,1,1 block=256 sync=0 args=34,37,112,113
+// @ocannl launch ocannlReverserBackward_op24_180 grid=1,1,1 block=256 sync=0 args=37,108,111,112
+// @ocannl launch ocannlReverserBackward_op22_181 grid=1,1,1 block=256 sync=0 args=28,109,110
+// @ocannl launch ocannlReverserBackward_op22_182 grid=32,1,1 block=256 sync=0 args=33,105,110
+// @ocannl launch ocannlReverserBackward_op21_183 grid=1,1,1 block=256 sync=0 args=31,107,108
+// @ocannl launch ocannlReverserBackward_op20_184 grid=32,1,1 block=256 sync=0 args=28,105,106,107
+// @ocannl launch ocannlReverserBackward_op19_185 grid=32,1,1 block=256 sync=0 args=28,102,105,106
+// @ocannl launch ocannlReverserBackward_op18_186 grid=1,1,1 block=256 sync=0 args=104,105
+// @ocannl launch ocannlReverserBackward_op17_187 grid=1,1,1 block=256 sync=0 args=26,103,104
+// @ocannl launch ocannlReverserBackward_op16_188 grid=32,1,1 block=256 sync=0 args=85,101,102,103
+// @ocannl launch ocannlReverserBackward_op14_189 grid=1,1,1 block=256 sync=1 args=21,100,101
+// @ocannl launch ocannlReverserBackward_op14_190 grid=4,1,1 block=256 sync=1 args=22,99,101
+// @ocannl launch ocannlReverserBackward_op13_191 grid=1,1,128 block=256 sync=1 args=11,98,99
+// @ocannl launch ocannlReverserBackward_op13_192 grid=1,1,128 block=256 sync=1 args=20,91,99
+// @ocannl launch ocannlReverserBackward_op12_193 grid=32,1,1 block=256 sync=0 args=19,96,98
+// @ocannl launch ocannlReverserBackward_op12_194 grid=4,1,1 block=256 sync=0 args=18,19,97,98
+// @ocannl launch ocannlReverserBackward_op11_195 grid=32,1,1 block=256 sync=0 args=18,93,95,96,97
+// @ocannl launch ocannlReverserBackward_op9_196 grid=4,1,1 block=256 sync=0 args=94,95
+// @ocannl launch ocannlReverserBackward_init_197 grid=4,1,1 block=256 sync=0 args=156
+// @ocannl launch ocannlReverserBackward_op8_198 grid=4,1,1 block=256 sync=0 args=15,16,155,156
+// @ocannl launch ocannlReverserBackward_op8_199 grid=32,1,1 block=256 sync=0 args=14,92,93,94,155,156
+// @ocannl launch ocannlReverserBackward_op5_200 grid=1,1,128 block=256 sync=1 args=9,87,92
+// @ocannl launch ocannlReverserBackward_op5_201 grid=1,1,128 block=256 sync=1 args=7,89,92
+// @ocannl launch ocannlReverserBackward_op4_202 grid=1,1,1 block=256 sync=1 args=5,90,91
+// @ocannl launch ocannlReverserBackward_op4_203 grid=4,1,1 block=256 sync=1 args=10,85,91
+// @ocannl launch ocannlReverserBackward_op3_204 grid=1,1,1 block=256 sync=1 args=5,88,89
+// @ocannl launch ocannlReverserBackward_op3_205 grid=4,1,1 block=256 sync=1 args=8,85,89
+// @ocannl launch ocannlReverserBackward_op2_206 grid=1,1,1 block=256 sync=1 args=5,86,87
+// @ocannl launch ocannlReverserBackward_op2_207 grid=4,1,1 block=256 sync=1 args=6,85,87
+// @ocannl launch ocannlReverserBackward_op1_208 grid=32,1,1 block=256 sync=0 args=83,85
+// @ocannl launch ocannlReverserBackward_op1_209 grid=1,1,1 block=256 sync=0 args=84,85
+// @ocannl launch ocannlReverserBackward_op0_210 grid=1,1,1 block=256 sync=1 args=0,82,83
 // @ocannl end ocannlReverserBackward
 
 // Kernel ocannlReverserPredict (float32).

@@ -2423,6 +2423,10 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [10] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@46: [32 8 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_46)
+//	_ordinals.2: [8] (literal, local, in scratch field ordinals_2)
+//	net.attention#1/m.argmax@8: [32 8 4 1] (let, local, in scratch field net_attention_1_m_argmax_8)
 //
 // Loop nests:
 //
@@ -2449,6 +2453,12 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 256
+//
+//	# init _ordinals.1 (the ordinals of [10] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [8] reduced points)
+//	init _ordinals.2: range over offsets
 //
 //	# _net/h.1 = compose "*" of net.emb, tokens
 //	fill _net/h.1 with 0
@@ -2923,11 +2933,20 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..9:  # reduction
 //	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
 //
-//	# backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@46 with 10
+//
+//	# backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@46
+//	for i0 in 0..31:
+//	  for i1 in 0..7:
+//	    for i2 in 0..9:  # reduction
+//	      train.cross_entropy#1/m.argmax@46[i0, i1, 0] min= where(train.cross_entropy#1/logits[i0, i1, i2] == train.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 10)
+//
+//	# backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(train.cross_entropy#1/m[i0, i1, 0] == train.cross_entropy#1/logits[i0, i1, i2], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@46[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..31:
@@ -3295,12 +3314,22 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 //	      for i3 in 0..7:  # reduction
 //	        net.attention#1/m.grad[i0, i1, i2, 0] -= _net.attention#1/ex.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
+//	# backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): net.attention#1/m.argmax@8 = 8 (no winner yet)
+//	fill net.attention#1/m.argmax@8 with 8
+//
+//	# backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
+//	for i0 in 0..31:
+//	  for i1 in 0..7:
+//	    for i2 in 0..3:
+//	      for i3 in 0..7:  # reduction
+//	        net.attention#1/m.argmax@8[i0, i1, i2, 0] min= where(net.attention#1/scores[i0, i1, i2, i3] == net.attention#1/m[i0, i1, i2, 0], _ordinals.2[i3], 8)
+//
+//	# backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.attention#1/scores.grad[i0, i1, i2, i3] += where(net.attention#1/m[i0, i1, i2, 0] == net.attention#1/scores[i0, i1, i2, i3], net.attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        net.attention#1/scores.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.attention#1/m.argmax@8[i0, i1, i2, 0], net.attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 //	for i0 in 0..31:
@@ -3399,6 +3428,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
+
+	// init _ordinals.1 (the ordinals of [10] reduced points)
+	scratch.ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+
+	// init _ordinals.2 (the ordinals of [8] reduced points)
+	scratch.ordinals_2 = [8]float32{0, 1, 2, 3, 4, 5, 6, 7}
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -4305,29 +4340,62 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
+	// float32 pointwise kernel over 256 elements (c = 10): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
+	} else {
+		for j23 := range 32 {
+			for j24 := range 8 {
+				scratch.train_cross_entropy_1_m_argmax_46[j23][j24][0] = 10
+			}
+		}
+	}
+
+	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@46
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+			acc22 := scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0]
+			for i2 := range 10 {
+				var r20 float32
+				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+					r20 = 1
+				}
+				r21 := float32(10)
+				if r20 != 0 {
+					r21 = scratch.ordinals_1[i2]
+				}
+				acc22 = min(acc22, r21)
+			}
+			scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0] = acc22
+		}
+	}
+
+	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
-				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_m_argmax_46V := scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0]
 				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r20 float32
-					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r20 = 1
+					var r22 float32
+					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_46V {
+						r22 = 1
 					}
-					r21 := float32(0)
-					if r20 != 0 {
-						r21 = train_cross_entropy_1_m_gradV
+					r23 := float32(0)
+					if r22 != 0 {
+						r23 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r21
+					train_cross_entropy_1_logits_gradRow2[i2] += r23
 				}
 			}
 		}
@@ -4363,12 +4431,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
 				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
 				for i2 := range 10 {
-					acc22 := gNetLinear2B[i2]
-					acc22 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc22 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc22 += train_cross_entropy_1_logits_gradRow6[i2]
-					acc22 += train_cross_entropy_1_logits_gradRow7[i2]
-					gNetLinear2B[i2] = acc22
+					acc23 := gNetLinear2B[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
+					gNetLinear2B[i2] = acc23
 				}
 			}
 		}
@@ -4417,12 +4485,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
 					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
 					for i3 := range 32 {
-						acc23 := net_x2_gradRow[i3]
-						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc23
+						acc24 := net_x2_gradRow[i3]
+						acc24 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc24 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc24 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc24 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc24
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
@@ -4439,7 +4507,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap30AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
 		scratch.net_x2_4_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -4475,17 +4543,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
 	region.RunSeq(8, rec19, rec20, rec21)
 	// The 8 partial sums, added in part order.
-	for j24 := range 32 {
-		acc25 := gNetLayerNorm2Beta[j24]
-		acc25 += rec19.gNetLayerNorm2BetaPartial[0][j24]
-		acc25 += rec19.gNetLayerNorm2BetaPartial[1][j24]
-		acc25 += rec19.gNetLayerNorm2BetaPartial[2][j24]
-		acc25 += rec19.gNetLayerNorm2BetaPartial[3][j24]
-		acc25 += rec19.gNetLayerNorm2BetaPartial[4][j24]
-		acc25 += rec19.gNetLayerNorm2BetaPartial[5][j24]
-		acc25 += rec19.gNetLayerNorm2BetaPartial[6][j24]
-		acc25 += rec19.gNetLayerNorm2BetaPartial[7][j24]
-		gNetLayerNorm2Beta[j24] = acc25
+	for j26 := range 32 {
+		acc26 := gNetLayerNorm2Beta[j26]
+		acc26 += rec19.gNetLayerNorm2BetaPartial[0][j26]
+		acc26 += rec19.gNetLayerNorm2BetaPartial[1][j26]
+		acc26 += rec19.gNetLayerNorm2BetaPartial[2][j26]
+		acc26 += rec19.gNetLayerNorm2BetaPartial[3][j26]
+		acc26 += rec19.gNetLayerNorm2BetaPartial[4][j26]
+		acc26 += rec19.gNetLayerNorm2BetaPartial[5][j26]
+		acc26 += rec19.gNetLayerNorm2BetaPartial[6][j26]
+		acc26 += rec19.gNetLayerNorm2BetaPartial[7][j26]
+		gNetLayerNorm2Beta[j26] = acc26
 	}
 	rec19.scratch = nil
 	ocannlReverserBackwardPart18Records.Put(rec19)
@@ -4497,7 +4565,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap32AVX2(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		scratch.net_x2_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4513,7 +4581,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4530,7 +4598,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4591,17 +4659,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
 	region.RunSeq(8, rec22, rec23, rec24, rec25, rec26, rec27, rec28)
 	// The 8 partial sums, added in part order.
-	for j29 := range 32 {
-		acc28 := gNetLayerNorm2Gamma[j29]
-		acc28 += rec22.gNetLayerNorm2GammaPartial[0][j29]
-		acc28 += rec22.gNetLayerNorm2GammaPartial[1][j29]
-		acc28 += rec22.gNetLayerNorm2GammaPartial[2][j29]
-		acc28 += rec22.gNetLayerNorm2GammaPartial[3][j29]
-		acc28 += rec22.gNetLayerNorm2GammaPartial[4][j29]
-		acc28 += rec22.gNetLayerNorm2GammaPartial[5][j29]
-		acc28 += rec22.gNetLayerNorm2GammaPartial[6][j29]
-		acc28 += rec22.gNetLayerNorm2GammaPartial[7][j29]
-		gNetLayerNorm2Gamma[j29] = acc28
+	for j31 := range 32 {
+		acc29 := gNetLayerNorm2Gamma[j31]
+		acc29 += rec22.gNetLayerNorm2GammaPartial[0][j31]
+		acc29 += rec22.gNetLayerNorm2GammaPartial[1][j31]
+		acc29 += rec22.gNetLayerNorm2GammaPartial[2][j31]
+		acc29 += rec22.gNetLayerNorm2GammaPartial[3][j31]
+		acc29 += rec22.gNetLayerNorm2GammaPartial[4][j31]
+		acc29 += rec22.gNetLayerNorm2GammaPartial[5][j31]
+		acc29 += rec22.gNetLayerNorm2GammaPartial[6][j31]
+		acc29 += rec22.gNetLayerNorm2GammaPartial[7][j31]
+		gNetLayerNorm2Gamma[j31] = acc29
 	}
 	rec22.scratch = nil
 	ocannlReverserBackwardPart21Records.Put(rec22)
@@ -4621,7 +4689,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_mean_1_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4636,9 +4704,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4654,7 +4722,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap30AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_x1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -4671,7 +4739,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_2_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -4688,7 +4756,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -4747,17 +4815,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
 	region.RunSeq(8, rec29, rec30, rec31, rec32, rec33, rec34)
 	// The 8 partial sums, added in part order.
-	for j39 := range 32 {
-		acc31 := gNetLinear1B[j39]
-		acc31 += rec29.gNetLinear1BPartial[0][j39]
-		acc31 += rec29.gNetLinear1BPartial[1][j39]
-		acc31 += rec29.gNetLinear1BPartial[2][j39]
-		acc31 += rec29.gNetLinear1BPartial[3][j39]
-		acc31 += rec29.gNetLinear1BPartial[4][j39]
-		acc31 += rec29.gNetLinear1BPartial[5][j39]
-		acc31 += rec29.gNetLinear1BPartial[6][j39]
-		acc31 += rec29.gNetLinear1BPartial[7][j39]
-		gNetLinear1B[j39] = acc31
+	for j41 := range 32 {
+		acc32 := gNetLinear1B[j41]
+		acc32 += rec29.gNetLinear1BPartial[0][j41]
+		acc32 += rec29.gNetLinear1BPartial[1][j41]
+		acc32 += rec29.gNetLinear1BPartial[2][j41]
+		acc32 += rec29.gNetLinear1BPartial[3][j41]
+		acc32 += rec29.gNetLinear1BPartial[4][j41]
+		acc32 += rec29.gNetLinear1BPartial[5][j41]
+		acc32 += rec29.gNetLinear1BPartial[6][j41]
+		acc32 += rec29.gNetLinear1BPartial[7][j41]
+		gNetLinear1B[j41] = acc32
 	}
 	rec29.scratch = nil
 	ocannlReverserBackwardPart28Records.Put(rec29)
@@ -4770,17 +4838,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*rec33 = ocannlReverserBackwardPart32{}
 	ocannlReverserBackwardPart32Records.Put(rec33)
 	// The 8 partial sums, added in part order.
-	for j45 := range 64 {
-		acc34 := gNetDense1B[j45]
-		acc34 += rec34.gNetDense1BPartial[0][j45]
-		acc34 += rec34.gNetDense1BPartial[1][j45]
-		acc34 += rec34.gNetDense1BPartial[2][j45]
-		acc34 += rec34.gNetDense1BPartial[3][j45]
-		acc34 += rec34.gNetDense1BPartial[4][j45]
-		acc34 += rec34.gNetDense1BPartial[5][j45]
-		acc34 += rec34.gNetDense1BPartial[6][j45]
-		acc34 += rec34.gNetDense1BPartial[7][j45]
-		gNetDense1B[j45] = acc34
+	for j47 := range 64 {
+		acc35 := gNetDense1B[j47]
+		acc35 += rec34.gNetDense1BPartial[0][j47]
+		acc35 += rec34.gNetDense1BPartial[1][j47]
+		acc35 += rec34.gNetDense1BPartial[2][j47]
+		acc35 += rec34.gNetDense1BPartial[3][j47]
+		acc35 += rec34.gNetDense1BPartial[4][j47]
+		acc35 += rec34.gNetDense1BPartial[5][j47]
+		acc35 += rec34.gNetDense1BPartial[6][j47]
+		acc35 += rec34.gNetDense1BPartial[7][j47]
+		gNetDense1B[j47] = acc35
 	}
 	rec34.scratch = nil
 	ocannlReverserBackwardPart33Records.Put(rec34)
@@ -4834,17 +4902,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*rec37 = ocannlReverserBackwardPart36{}
 	ocannlReverserBackwardPart36Records.Put(rec37)
 	// The 8 partial sums, added in part order.
-	for j50 := range 32 {
-		acc37 := gNetLayerNorm1Beta[j50]
-		acc37 += rec38.gNetLayerNorm1BetaPartial[0][j50]
-		acc37 += rec38.gNetLayerNorm1BetaPartial[1][j50]
-		acc37 += rec38.gNetLayerNorm1BetaPartial[2][j50]
-		acc37 += rec38.gNetLayerNorm1BetaPartial[3][j50]
-		acc37 += rec38.gNetLayerNorm1BetaPartial[4][j50]
-		acc37 += rec38.gNetLayerNorm1BetaPartial[5][j50]
-		acc37 += rec38.gNetLayerNorm1BetaPartial[6][j50]
-		acc37 += rec38.gNetLayerNorm1BetaPartial[7][j50]
-		gNetLayerNorm1Beta[j50] = acc37
+	for j52 := range 32 {
+		acc38 := gNetLayerNorm1Beta[j52]
+		acc38 += rec38.gNetLayerNorm1BetaPartial[0][j52]
+		acc38 += rec38.gNetLayerNorm1BetaPartial[1][j52]
+		acc38 += rec38.gNetLayerNorm1BetaPartial[2][j52]
+		acc38 += rec38.gNetLayerNorm1BetaPartial[3][j52]
+		acc38 += rec38.gNetLayerNorm1BetaPartial[4][j52]
+		acc38 += rec38.gNetLayerNorm1BetaPartial[5][j52]
+		acc38 += rec38.gNetLayerNorm1BetaPartial[6][j52]
+		acc38 += rec38.gNetLayerNorm1BetaPartial[7][j52]
+		gNetLayerNorm1Beta[j52] = acc38
 	}
 	rec38.scratch = nil
 	ocannlReverserBackwardPart37Records.Put(rec38)
@@ -4856,7 +4924,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap32AVX2(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		scratch.net_x1_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4872,7 +4940,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4889,7 +4957,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4950,17 +5018,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
 	region.RunSeq(8, rec41, rec42, rec43, rec44, rec45, rec46, rec47)
 	// The 8 partial sums, added in part order.
-	for j55 := range 32 {
-		acc40 := gNetLayerNorm1Gamma[j55]
-		acc40 += rec41.gNetLayerNorm1GammaPartial[0][j55]
-		acc40 += rec41.gNetLayerNorm1GammaPartial[1][j55]
-		acc40 += rec41.gNetLayerNorm1GammaPartial[2][j55]
-		acc40 += rec41.gNetLayerNorm1GammaPartial[3][j55]
-		acc40 += rec41.gNetLayerNorm1GammaPartial[4][j55]
-		acc40 += rec41.gNetLayerNorm1GammaPartial[5][j55]
-		acc40 += rec41.gNetLayerNorm1GammaPartial[6][j55]
-		acc40 += rec41.gNetLayerNorm1GammaPartial[7][j55]
-		gNetLayerNorm1Gamma[j55] = acc40
+	for j57 := range 32 {
+		acc41 := gNetLayerNorm1Gamma[j57]
+		acc41 += rec41.gNetLayerNorm1GammaPartial[0][j57]
+		acc41 += rec41.gNetLayerNorm1GammaPartial[1][j57]
+		acc41 += rec41.gNetLayerNorm1GammaPartial[2][j57]
+		acc41 += rec41.gNetLayerNorm1GammaPartial[3][j57]
+		acc41 += rec41.gNetLayerNorm1GammaPartial[4][j57]
+		acc41 += rec41.gNetLayerNorm1GammaPartial[5][j57]
+		acc41 += rec41.gNetLayerNorm1GammaPartial[6][j57]
+		acc41 += rec41.gNetLayerNorm1GammaPartial[7][j57]
+		gNetLayerNorm1Gamma[j57] = acc41
 	}
 	rec41.scratch = nil
 	ocannlReverserBackwardPart40Records.Put(rec41)
@@ -4980,7 +5048,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_mean_1_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4995,9 +5063,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5013,7 +5081,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap30AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_h_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -5030,7 +5098,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap30AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_x_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
@@ -5112,7 +5180,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap42AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		scratch.net_attention_1_ex_grad = [32][8][4][8]float32{}
 		for i0 := range 32 {
@@ -5124,6 +5192,22 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 					for i3 := range 8 {
 						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
 					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): net.attention#1/m.argmax@8 = 8 (no winner yet)
+
+	// float32 pointwise kernel over 1024 elements (c = 8): AVX2 (also on AVX-512 machines).
+
+	if ocannlAVX2 {
+		ocannlMap45AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
+	} else {
+		for j74 := range 32 {
+			for j75 := range 8 {
+				for j76 := range 4 {
+					scratch.net_attention_1_m_argmax_8[j74][j75][j76][0] = 8
 				}
 			}
 		}
@@ -5160,22 +5244,27 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec55 := ocannlReverserBackwardPart54Records.Get()
 	rec55.scratch = scratch
 
-	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
 	// 8 parts of i0 on the pool.
 	rec56 := ocannlReverserBackwardPart55Records.Get()
 	rec56.scratch = scratch
+
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
+	// 8 parts of i0 on the pool.
+	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec57 := ocannlReverserBackwardPart56Records.Get()
-	rec57.scratch = scratch
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.scratch = scratch
 
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 8 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec51, rec52, rec53, rec54, rec55, rec56, rec57)
+	region.RunSeq(8, rec51, rec52, rec53, rec54, rec55, rec56, rec57, rec58)
 	*rec51 = ocannlReverserBackwardPart50{}
 	ocannlReverserBackwardPart50Records.Put(rec51)
 	*rec52 = ocannlReverserBackwardPart51{}
@@ -5190,6 +5279,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart55Records.Put(rec56)
 	*rec57 = ocannlReverserBackwardPart56{}
 	ocannlReverserBackwardPart56Records.Put(rec57)
+	*rec58 = ocannlReverserBackwardPart57{}
+	ocannlReverserBackwardPart57Records.Put(rec58)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5222,12 +5313,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
 						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0][i3+3][i2]
 						for i4 := range 8 {
-							acc45 := net_attention_1_q_gradRow[i4]
-							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc45 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc45 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc45 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc45
+							acc47 := net_attention_1_q_gradRow[i4]
+							acc47 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc47 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc47 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc47 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc47
 						}
 					}
 				}
@@ -5269,79 +5360,79 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 	// 8 parts of i3 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.gNetAttention1WV = gNetAttention1WV
-	rec58.scratch = scratch
-	region.Run(rec58, 8)
-	*rec58 = ocannlReverserBackwardPart57{}
-	ocannlReverserBackwardPart57Records.Put(rec58)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
 	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.pNetAttention1WV = pNetAttention1WV
+	rec59.gNetAttention1WV = gNetAttention1WV
 	rec59.scratch = scratch
 	region.Run(rec59, 8)
 	*rec59 = ocannlReverserBackwardPart58{}
 	ocannlReverserBackwardPart58Records.Put(rec59)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.gNetAttention1WK = gNetAttention1WK
+	rec60.pNetAttention1WV = pNetAttention1WV
 	rec60.scratch = scratch
 	region.Run(rec60, 8)
 	*rec60 = ocannlReverserBackwardPart59{}
 	ocannlReverserBackwardPart59Records.Put(rec60)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// 8 parts of i3 on the pool.
 	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.pNetAttention1WK = pNetAttention1WK
+	rec61.gNetAttention1WK = gNetAttention1WK
 	rec61.scratch = scratch
 	region.Run(rec61, 8)
 	*rec61 = ocannlReverserBackwardPart60{}
 	ocannlReverserBackwardPart60Records.Put(rec61)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.gNetAttention1WQ = gNetAttention1WQ
+	rec62.pNetAttention1WK = pNetAttention1WK
 	rec62.scratch = scratch
 	region.Run(rec62, 8)
 	*rec62 = ocannlReverserBackwardPart61{}
 	ocannlReverserBackwardPart61Records.Put(rec62)
 
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// 8 parts of i3 on the pool.
+	rec63 := ocannlReverserBackwardPart62Records.Get()
+	rec63.gNetAttention1WQ = gNetAttention1WQ
+	rec63.scratch = scratch
+	region.Run(rec63, 8)
+	*rec63 = ocannlReverserBackwardPart62{}
+	ocannlReverserBackwardPart62Records.Put(rec63)
+
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.pNetAttention1WQ = pNetAttention1WQ
-	rec63.scratch = scratch
+	rec64 := ocannlReverserBackwardPart63Records.Get()
+	rec64.pNetAttention1WQ = pNetAttention1WQ
+	rec64.scratch = scratch
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec64 := ocannlReverserBackwardPart63Records.Get()
-	rec64.scratch = scratch
+	rec65 := ocannlReverserBackwardPart64Records.Get()
+	rec65.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec63, rec64)
-	*rec63 = ocannlReverserBackwardPart62{}
-	ocannlReverserBackwardPart62Records.Put(rec63)
+	region.RunSeq(8, rec64, rec65)
 	*rec64 = ocannlReverserBackwardPart63{}
 	ocannlReverserBackwardPart63Records.Put(rec64)
+	*rec65 = ocannlReverserBackwardPart64{}
+	ocannlReverserBackwardPart64Records.Put(rec65)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec65 := ocannlReverserBackwardPart64Records.Get()
-	rec65.gNetPos = gNetPos
-	rec65.scratch = scratch
-	region.Run(rec65, 8)
-	*rec65 = ocannlReverserBackwardPart64{}
-	ocannlReverserBackwardPart64Records.Put(rec65)
+	rec66 := ocannlReverserBackwardPart65Records.Get()
+	rec66.gNetPos = gNetPos
+	rec66.scratch = scratch
+	region.Run(rec66, 8)
+	*rec66 = ocannlReverserBackwardPart65{}
+	ocannlReverserBackwardPart65Records.Put(rec66)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 
@@ -5471,6 +5562,10 @@ type ocannlReverserBackwardScratch struct {
 	train_cross_entropy_1_logp_grad     [32][8][10]float32
 	train_1_grad                        [32][8][10]float32
 	train_2_grad                        [1]float32
+	ordinals_1                          [10]float32
+	train_cross_entropy_1_m_argmax_46   [32][8][1]float32
+	ordinals_2                          [8]float32
+	net_attention_1_m_argmax_8          [32][8][4][1]float32
 }
 
 // ocannlReverserBackwardPart0 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
@@ -6093,29 +6188,29 @@ type ocannlReverserBackwardPart18 struct {
 	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r22 *ocannlReverserBackwardPart18) Part(j23 int) {
-	scratch, gNetLayerNorm2BetaPartial := r22.scratch, &r22.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j23] = [32]float32{}
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r24 *ocannlReverserBackwardPart18) Part(j25 int) {
+	scratch, gNetLayerNorm2BetaPartial := r24.scratch, &r24.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j25] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j23][0], &scratch.net_x2_grad[4*j23][0][0])
+		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j25][0], &scratch.net_x2_grad[4*j25][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j23]
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j25]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j23][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j23][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j23][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j23][i1+3]
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j25][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j25][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j25][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j25][i1+3]
 				for i2 := range 32 {
-					acc24 := gNetLayerNorm2BetaPartialRow[i2]
-					acc24 += net_x2_gradRow3[i2]
-					acc24 += net_x2_gradRow4[i2]
-					acc24 += net_x2_gradRow5[i2]
-					acc24 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc24
+					acc25 := gNetLayerNorm2BetaPartialRow[i2]
+					acc25 += net_x2_gradRow3[i2]
+					acc25 += net_x2_gradRow4[i2]
+					acc25 += net_x2_gradRow5[i2]
+					acc25 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc25
 				}
 			}
 		}
@@ -6131,18 +6226,18 @@ type ocannlReverserBackwardPart19 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r23 *ocannlReverserBackwardPart19) Part(j25 int) {
-	scratch := r23.scratch
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r25 *ocannlReverserBackwardPart19) Part(j27 int) {
+	scratch := r25.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x2_1_grad[4*j25][0][0], &scratch.net_x2_4_grad[4*j25][0][0], &scratch.net_x2_3[4*j25][0][0])
+		ocannlMap31AVX2(&scratch.net_x2_1_grad[4*j27][0][0], &scratch.net_x2_4_grad[4*j27][0][0], &scratch.net_x2_3[4*j27][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+4*j25][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+4*j25][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j25][i1]
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+4*j27][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+4*j27][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j27][i1]
 				for i2 := range 32 {
 					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 				}
@@ -6160,24 +6255,24 @@ type ocannlReverserBackwardPart20 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r24 *ocannlReverserBackwardPart20) Part(j26 int) {
-	scratch := r24.scratch
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r26 *ocannlReverserBackwardPart20) Part(j28 int) {
+	scratch := r26.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j26][0][0], &scratch.net_x2_4_grad[4*j26][0][0], &scratch.net_x2_1[4*j26][0][0], &scratch.net_x2_3[4*j26][0][0])
+		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j28][0][0], &scratch.net_x2_4_grad[4*j28][0][0], &scratch.net_x2_1[4*j28][0][0], &scratch.net_x2_3[4*j28][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j26][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j26][i1]
-				v := scratch.net_x2_3[i0+4*j26][i1][0] * scratch.net_x2_3[i0+4*j26][i1][0]
-				acc26 := scratch.net_x2_3_grad[i0+4*j26][i1][0]
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j28][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j28][i1]
+				v := scratch.net_x2_3[i0+4*j28][i1][0] * scratch.net_x2_3[i0+4*j28][i1][0]
+				acc27 := scratch.net_x2_3_grad[i0+4*j28][i1][0]
 				for i2 := range 32 {
-					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					acc27 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
 				}
-				scratch.net_x2_3_grad[i0+4*j26][i1][0] = acc26
+				scratch.net_x2_3_grad[i0+4*j28][i1][0] = acc27
 			}
 		}
 	}
@@ -6193,33 +6288,33 @@ type ocannlReverserBackwardPart21 struct {
 	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r25 *ocannlReverserBackwardPart21) Part(j28 int) {
-	scratch, gNetLayerNorm2GammaPartial := r25.scratch, &r25.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j28] = [32]float32{}
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r27 *ocannlReverserBackwardPart21) Part(j30 int) {
+	scratch, gNetLayerNorm2GammaPartial := r27.scratch, &r27.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j30] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j28][0], &scratch.net_x2_1_grad[4*j28][0][0], &scratch.net_layer_norm_2_centered[4*j28][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j30][0], &scratch.net_x2_1_grad[4*j30][0][0], &scratch.net_layer_norm_2_centered[4*j30][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j28]
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j30]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j28][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j28][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j28][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j28][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j28][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j28][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j28][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j28][i1+3]
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j30][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j30][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j30][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j30][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j30][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j30][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j30][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j30][i1+3]
 				for i2 := range 32 {
-					acc27 := gNetLayerNorm2GammaPartialRow[i2]
-					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-					acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-					acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-					acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-					gNetLayerNorm2GammaPartialRow[i2] = acc27
+					acc28 := gNetLayerNorm2GammaPartialRow[i2]
+					acc28 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc28 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc28 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc28 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc28
 				}
 			}
 		}
@@ -6236,17 +6331,17 @@ type ocannlReverserBackwardPart22 struct {
 	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r26 *ocannlReverserBackwardPart22) Part(j30 int) {
-	pNetLayerNorm2Gamma, scratch := r26.pNetLayerNorm2Gamma, r26.scratch
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r28 *ocannlReverserBackwardPart22) Part(j32 int) {
+	pNetLayerNorm2Gamma, scratch := r28.pNetLayerNorm2Gamma, r28.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered_grad[4*j30][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j30][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered_grad[4*j32][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j32][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+4*j30][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+4*j30][i1]
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+4*j32][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+4*j32][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 				}
@@ -6264,17 +6359,17 @@ type ocannlReverserBackwardPart23 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r27 *ocannlReverserBackwardPart23) Part(j32 int) {
-	scratch := r27.scratch
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r29 *ocannlReverserBackwardPart23) Part(j34 int) {
+	scratch := r29.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j32][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j34][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j34][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+4*j32][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+4*j32][i1]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+4*j34][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+4*j34][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
@@ -6292,20 +6387,20 @@ type ocannlReverserBackwardPart24 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r28 *ocannlReverserBackwardPart24) Part(j33 int) {
-	scratch := r28.scratch
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r30 *ocannlReverserBackwardPart24) Part(j35 int) {
+	scratch := r30.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[4*j33][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j33][0][0], &scratch.net_layer_norm_2_centered[4*j33][0][0])
+		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered[4*j35][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[4*j33][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j33][0][0], &scratch.net_layer_norm_2_centered[4*j33][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered[4*j35][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j33][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+4*j33][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+4*j33][i1]
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j35][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+4*j35][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+4*j35][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
@@ -6323,20 +6418,20 @@ type ocannlReverserBackwardPart25 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r29 *ocannlReverserBackwardPart25) Part(j34 int) {
-	scratch := r29.scratch
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r31 *ocannlReverserBackwardPart25) Part(j36 int) {
+	scratch := r31.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &scratch.net_layer_norm_2_centered[4*j34][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j34][0][0])
+		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j36][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &scratch.net_layer_norm_2_centered[4*j34][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j34][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j36][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+4*j34][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j34][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+4*j34][i1]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+4*j36][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j36][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+4*j36][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
@@ -6354,17 +6449,17 @@ type ocannlReverserBackwardPart26 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r30 *ocannlReverserBackwardPart26) Part(j35 int) {
-	scratch := r30.scratch
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r32 *ocannlReverserBackwardPart26) Part(j37 int) {
+	scratch := r32.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_x_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered_grad[4*j35][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered_grad[4*j37][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j35][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+4*j35][i1]
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j37][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+4*j37][i1]
 				for i2 := range 32 {
 					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
 				}
@@ -6382,22 +6477,22 @@ type ocannlReverserBackwardPart27 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r31 *ocannlReverserBackwardPart27) Part(j36 int) {
-	scratch := r31.scratch
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r33 *ocannlReverserBackwardPart27) Part(j38 int) {
+	scratch := r33.scratch
 	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered_grad[4*j36][0][0])
+		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered_grad[4*j38][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j36][i1]
-				acc29 := scratch.net_layer_norm_2_mean_grad[i0+4*j36][i1][0]
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j38][i1]
+				acc30 := scratch.net_layer_norm_2_mean_grad[i0+4*j38][i1][0]
 				for i2 := range 32 {
-					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+					acc30 -= net_layer_norm_2_centered_gradRow5[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+4*j36][i1][0] = acc29
+				scratch.net_layer_norm_2_mean_grad[i0+4*j38][i1][0] = acc30
 			}
 		}
 	}
@@ -6413,29 +6508,29 @@ type ocannlReverserBackwardPart28 struct {
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r32 *ocannlReverserBackwardPart28) Part(j38 int) {
-	scratch, gNetLinear1BPartial := r32.scratch, &r32.gNetLinear1BPartial
-	gNetLinear1BPartial[j38] = [32]float32{}
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r34 *ocannlReverserBackwardPart28) Part(j40 int) {
+	scratch, gNetLinear1BPartial := r34.scratch, &r34.gNetLinear1BPartial
+	gNetLinear1BPartial[j40] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1BPartial[j38][0], &scratch.net_layer_norm_2_x_2_grad[4*j38][0][0])
+		ocannlReduce8AVX2(&gNetLinear1BPartial[j40][0], &scratch.net_layer_norm_2_x_2_grad[4*j40][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j38]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j40]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j38][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j38][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j38][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j38][i1+3]
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j40][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j40][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j40][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j40][i1+3]
 				for i2 := range 32 {
-					acc30 := gNetLinear1BPartialRow[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow3[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow4[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow5[i2]
-					acc30 += net_layer_norm_2_x_2_gradRow6[i2]
-					gNetLinear1BPartialRow[i2] = acc30
+					acc31 := gNetLinear1BPartialRow[i2]
+					acc31 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc31 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc31 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc31 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc31
 				}
 			}
 		}
@@ -6452,21 +6547,21 @@ type ocannlReverserBackwardPart29 struct {
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r33 *ocannlReverserBackwardPart29) Part(j40 int) {
-	gNetLinear1W, scratch := r33.gNetLinear1W, r33.scratch
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r35 *ocannlReverserBackwardPart29) Part(j42 int) {
+	gNetLinear1W, scratch := r35.gNetLinear1W, r35.scratch
 	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1W[256*j40], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j40], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm9AVX512(&gNetLinear1W[256*j42], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j42], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1W[256*j40], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j40], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm9AVX2(&gNetLinear1W[256*j42], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j42], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j40]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j40 : 64*i2+256*j40+64])
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j42]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j42 : 64*i2+256*j42+64])
 					for i3 := range 64 {
 						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
@@ -6486,35 +6581,35 @@ type ocannlReverserBackwardPart30 struct {
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r34 *ocannlReverserBackwardPart30) Part(j41 int) {
-	pNetLinear1W, scratch := r34.pNetLinear1W, r34.scratch
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r36 *ocannlReverserBackwardPart30) Part(j43 int) {
+	pNetLinear1W, scratch := r36.pNetLinear1W, r36.scratch
 	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j41][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j41][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j43][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j43][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j41][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j41][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j43][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j43][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j41][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j43][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j41][i1][i2]
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j43][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j41][i1][i2+1]
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j43][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j41][i1][i2+2]
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j43][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j41][i1][i2+3]
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j43][i1][i2+3]
 					for i3 := range 64 {
-						acc32 := net_linear_1_x_gradRow[i3]
-						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc32
+						acc33 := net_linear_1_x_gradRow[i3]
+						acc33 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc33 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc33 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc33 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc33
 					}
 				}
 			}
@@ -6531,28 +6626,28 @@ type ocannlReverserBackwardPart31 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r37 *ocannlReverserBackwardPart31) Part(j42 int) {
-	scratch := r37.scratch
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r39 *ocannlReverserBackwardPart31) Part(j44 int) {
+	scratch := r39.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_linear_1_x_2_grad[4*j42][0][0], &scratch.net_linear_1_x_2[4*j42][0][0], &scratch.net_linear_1_x_grad[4*j42][0][0])
+		ocannlMap40AVX2(&scratch.net_linear_1_x_2_grad[4*j44][0][0], &scratch.net_linear_1_x_2[4*j44][0][0], &scratch.net_linear_1_x_grad[4*j44][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j42][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j42][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j42][i1]
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j44][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j44][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1]
 				for i2 := range 64 {
-					var r35 float32
+					var r37 float32
 					if 0 < net_linear_1_x_2Row3[i2] {
-						r35 = 1
+						r37 = 1
 					}
-					r36 := float32(0)
-					if r35 != 0 {
-						r36 = net_linear_1_x_gradRow2[i2]
+					r38 := float32(0)
+					if r37 != 0 {
+						r38 = net_linear_1_x_gradRow2[i2]
 					}
-					net_linear_1_x_2_gradRow[i2] += r36
+					net_linear_1_x_2_gradRow[i2] += r38
 				}
 			}
 		}
@@ -6568,17 +6663,17 @@ type ocannlReverserBackwardPart32 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r38 *ocannlReverserBackwardPart32) Part(j43 int) {
-	scratch := r38.scratch
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r40 *ocannlReverserBackwardPart32) Part(j45 int) {
+	scratch := r40.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_linear_1_x_1_grad[4*j43][0][0], &scratch.net_linear_1_x_2_grad[4*j43][0][0])
+		ocannlMap41AVX2(&scratch.net_linear_1_x_1_grad[4*j45][0][0], &scratch.net_linear_1_x_2_grad[4*j45][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j43][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+4*j43][i1]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j45][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+4*j45][i1]
 				for i2 := range 64 {
 					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
@@ -6597,29 +6692,29 @@ type ocannlReverserBackwardPart33 struct {
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r39 *ocannlReverserBackwardPart33) Part(j44 int) {
-	scratch, gNetDense1BPartial := r39.scratch, &r39.gNetDense1BPartial
-	gNetDense1BPartial[j44] = [64]float32{}
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r41 *ocannlReverserBackwardPart33) Part(j46 int) {
+	scratch, gNetDense1BPartial := r41.scratch, &r41.gNetDense1BPartial
+	gNetDense1BPartial[j46] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetDense1BPartial[j44][0], &scratch.net_linear_1_x_2_grad[4*j44][0][0])
+		ocannlReduce12AVX2(&gNetDense1BPartial[j46][0], &scratch.net_linear_1_x_2_grad[4*j46][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j44]
+		gNetDense1BPartialRow := &gNetDense1BPartial[j46]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1+3]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+3]
 				for i2 := range 64 {
-					acc33 := gNetDense1BPartialRow[i2]
-					acc33 += net_linear_1_x_2_gradRow3[i2]
-					acc33 += net_linear_1_x_2_gradRow4[i2]
-					acc33 += net_linear_1_x_2_gradRow5[i2]
-					acc33 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc33
+					acc34 := gNetDense1BPartialRow[i2]
+					acc34 += net_linear_1_x_2_gradRow3[i2]
+					acc34 += net_linear_1_x_2_gradRow4[i2]
+					acc34 += net_linear_1_x_2_gradRow5[i2]
+					acc34 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc34
 				}
 			}
 		}
@@ -6636,21 +6731,21 @@ type ocannlReverserBackwardPart34 struct {
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r40 *ocannlReverserBackwardPart34) Part(j46 int) {
-	gNetDense1W, scratch := r40.gNetDense1W, r40.scratch
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r42 *ocannlReverserBackwardPart34) Part(j48 int) {
+	gNetDense1W, scratch := r42.gNetDense1W, r42.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j46], &scratch.net_linear_1_x_1_grad[0][0][8*j46], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX512(&gNetDense1W[256*j48], &scratch.net_linear_1_x_1_grad[0][0][8*j48], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j46], &scratch.net_linear_1_x_1_grad[0][0][8*j46], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX2(&gNetDense1W[256*j48], &scratch.net_linear_1_x_1_grad[0][0][8*j48], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j46]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j46 : 32*i2+256*j46+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j48]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j48 : 32*i2+256*j48+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -6670,35 +6765,35 @@ type ocannlReverserBackwardPart35 struct {
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r41 *ocannlReverserBackwardPart35) Part(j47 int) {
-	pNetDense1W, scratch := r41.pNetDense1W, r41.scratch
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r43 *ocannlReverserBackwardPart35) Part(j49 int) {
+	pNetDense1W, scratch := r43.pNetDense1W, r43.scratch
 	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j47][0][0], &scratch.net_linear_1_x_1_grad[4*j47][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j49][0][0], &scratch.net_linear_1_x_1_grad[4*j49][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j47][0][0], &scratch.net_linear_1_x_1_grad[4*j47][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j49][0][0], &scratch.net_linear_1_x_1_grad[4*j49][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j47][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j49][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j47][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j49][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j47][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j49][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j47][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j49][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j47][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j49][i1][i2+3]
 					for i3 := range 32 {
-						acc35 := net_x1_gradRow2[i3]
-						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc35 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc35 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc35 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc35
+						acc36 := net_x1_gradRow2[i3]
+						acc36 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc36 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc36 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc36 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc36
 					}
 				}
 			}
@@ -6715,17 +6810,17 @@ type ocannlReverserBackwardPart36 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r42 *ocannlReverserBackwardPart36) Part(j48 int) {
-	scratch := r42.scratch
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r44 *ocannlReverserBackwardPart36) Part(j50 int) {
+	scratch := r44.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_x1_4_grad[4*j48][0][0], &scratch.net_x1_grad[4*j48][0][0])
+		ocannlMap38AVX2(&scratch.net_x1_4_grad[4*j50][0][0], &scratch.net_x1_grad[4*j50][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+4*j48][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+4*j48][i1]
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+4*j50][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+4*j50][i1]
 				for i2 := range 32 {
 					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
@@ -6744,29 +6839,29 @@ type ocannlReverserBackwardPart37 struct {
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r43 *ocannlReverserBackwardPart37) Part(j49 int) {
-	scratch, gNetLayerNorm1BetaPartial := r43.scratch, &r43.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j49] = [32]float32{}
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r45 *ocannlReverserBackwardPart37) Part(j51 int) {
+	scratch, gNetLayerNorm1BetaPartial := r45.scratch, &r45.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j51] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j49][0], &scratch.net_x1_grad[4*j49][0][0])
+		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j51][0], &scratch.net_x1_grad[4*j51][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j49]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j51]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j49][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j49][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j49][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j49][i1+3]
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j51][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j51][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j51][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j51][i1+3]
 				for i2 := range 32 {
-					acc36 := gNetLayerNorm1BetaPartialRow[i2]
-					acc36 += net_x1_gradRow4[i2]
-					acc36 += net_x1_gradRow5[i2]
-					acc36 += net_x1_gradRow6[i2]
-					acc36 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc36
+					acc37 := gNetLayerNorm1BetaPartialRow[i2]
+					acc37 += net_x1_gradRow4[i2]
+					acc37 += net_x1_gradRow5[i2]
+					acc37 += net_x1_gradRow6[i2]
+					acc37 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc37
 				}
 			}
 		}
@@ -6782,18 +6877,18 @@ type ocannlReverserBackwardPart38 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r44 *ocannlReverserBackwardPart38) Part(j51 int) {
-	scratch := r44.scratch
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r46 *ocannlReverserBackwardPart38) Part(j53 int) {
+	scratch := r46.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x1_1_grad[4*j51][0][0], &scratch.net_x1_4_grad[4*j51][0][0], &scratch.net_x1_3[4*j51][0][0])
+		ocannlMap31AVX2(&scratch.net_x1_1_grad[4*j53][0][0], &scratch.net_x1_4_grad[4*j53][0][0], &scratch.net_x1_3[4*j53][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+4*j51][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+4*j51][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j51][i1]
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+4*j53][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+4*j53][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j53][i1]
 				for i2 := range 32 {
 					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
@@ -6811,24 +6906,24 @@ type ocannlReverserBackwardPart39 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r45 *ocannlReverserBackwardPart39) Part(j52 int) {
-	scratch := r45.scratch
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r47 *ocannlReverserBackwardPart39) Part(j54 int) {
+	scratch := r47.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j52][0][0], &scratch.net_x1_4_grad[4*j52][0][0], &scratch.net_x1_1[4*j52][0][0], &scratch.net_x1_3[4*j52][0][0])
+		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j54][0][0], &scratch.net_x1_4_grad[4*j54][0][0], &scratch.net_x1_1[4*j54][0][0], &scratch.net_x1_3[4*j54][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j52][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j52][i1]
-				v2 := scratch.net_x1_3[i0+4*j52][i1][0] * scratch.net_x1_3[i0+4*j52][i1][0]
-				acc38 := scratch.net_x1_3_grad[i0+4*j52][i1][0]
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j54][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j54][i1]
+				v2 := scratch.net_x1_3[i0+4*j54][i1][0] * scratch.net_x1_3[i0+4*j54][i1][0]
+				acc39 := scratch.net_x1_3_grad[i0+4*j54][i1][0]
 				for i2 := range 32 {
-					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					acc39 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
-				scratch.net_x1_3_grad[i0+4*j52][i1][0] = acc38
+				scratch.net_x1_3_grad[i0+4*j54][i1][0] = acc39
 			}
 		}
 	}
@@ -6844,33 +6939,33 @@ type ocannlReverserBackwardPart40 struct {
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r46 *ocannlReverserBackwardPart40) Part(j54 int) {
-	scratch, gNetLayerNorm1GammaPartial := r46.scratch, &r46.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j54] = [32]float32{}
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r48 *ocannlReverserBackwardPart40) Part(j56 int) {
+	scratch, gNetLayerNorm1GammaPartial := r48.scratch, &r48.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j56] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j54][0], &scratch.net_x1_1_grad[4*j54][0][0], &scratch.net_layer_norm_1_centered[4*j54][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j56][0], &scratch.net_x1_1_grad[4*j56][0][0], &scratch.net_layer_norm_1_centered[4*j56][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j54]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j56]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j54][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j54][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j54][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j54][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j54][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j54][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j54][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j54][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j56][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j56][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j56][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j56][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1+3]
 				for i2 := range 32 {
-					acc39 := gNetLayerNorm1GammaPartialRow[i2]
-					acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc39
+					acc40 := gNetLayerNorm1GammaPartialRow[i2]
+					acc40 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc40 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc40 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc40 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc40
 				}
 			}
 		}
@@ -6887,17 +6982,17 @@ type ocannlReverserBackwardPart41 struct {
 	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r47 *ocannlReverserBackwardPart41) Part(j56 int) {
-	pNetLayerNorm1Gamma, scratch := r47.pNetLayerNorm1Gamma, r47.scratch
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r49 *ocannlReverserBackwardPart41) Part(j58 int) {
+	pNetLayerNorm1Gamma, scratch := r49.pNetLayerNorm1Gamma, r49.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered_grad[4*j56][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j56][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[4*j58][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j58][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j56][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j56][i1]
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j58][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j58][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
@@ -6915,17 +7010,17 @@ type ocannlReverserBackwardPart42 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r48 *ocannlReverserBackwardPart42) Part(j58 int) {
-	scratch := r48.scratch
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r50 *ocannlReverserBackwardPart42) Part(j60 int) {
+	scratch := r50.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j58][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j58][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j60][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j58][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+4*j58][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j60][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+4*j60][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
@@ -6943,20 +7038,20 @@ type ocannlReverserBackwardPart43 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r49 *ocannlReverserBackwardPart43) Part(j59 int) {
-	scratch := r49.scratch
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r51 *ocannlReverserBackwardPart43) Part(j61 int) {
+	scratch := r51.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j59][0][0], &scratch.net_layer_norm_1_centered[4*j59][0][0])
+		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered[4*j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j59][0][0], &scratch.net_layer_norm_1_centered[4*j59][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered[4*j61][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j59][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j59][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j59][i1]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j61][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j61][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j61][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
@@ -6974,20 +7069,20 @@ type ocannlReverserBackwardPart44 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r50 *ocannlReverserBackwardPart44) Part(j60 int) {
-	scratch := r50.scratch
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r52 *ocannlReverserBackwardPart44) Part(j62 int) {
+	scratch := r52.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j60][0][0])
+		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j60][0][0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j60][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j60][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j62][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j62][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j62][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
@@ -7005,17 +7100,17 @@ type ocannlReverserBackwardPart45 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r51 *ocannlReverserBackwardPart45) Part(j61 int) {
-	scratch := r51.scratch
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r53 *ocannlReverserBackwardPart45) Part(j63 int) {
+	scratch := r53.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_x_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered_grad[4*j61][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[4*j63][0][0], &scratch.net_layer_norm_1_centered_grad[4*j63][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j61][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+4*j61][i1]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j63][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+4*j63][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
@@ -7033,22 +7128,22 @@ type ocannlReverserBackwardPart46 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r52 *ocannlReverserBackwardPart46) Part(j62 int) {
-	scratch := r52.scratch
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r54 *ocannlReverserBackwardPart46) Part(j64 int) {
+	scratch := r54.scratch
 	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered_grad[4*j62][0][0])
+		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j64][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j62][i1]
-				acc41 := scratch.net_layer_norm_1_mean_grad[i0+4*j62][i1][0]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j64][i1]
+				acc42 := scratch.net_layer_norm_1_mean_grad[i0+4*j64][i1][0]
 				for i2 := range 32 {
-					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+					acc42 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+4*j62][i1][0] = acc41
+				scratch.net_layer_norm_1_mean_grad[i0+4*j64][i1][0] = acc42
 			}
 		}
 	}
@@ -7064,22 +7159,22 @@ type ocannlReverserBackwardPart47 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r53 *ocannlReverserBackwardPart47) Part(j64 int) {
-	gNetAttention1WO, scratch := r53.gNetAttention1WO, r53.scratch
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r55 *ocannlReverserBackwardPart47) Part(j66 int) {
+	gNetAttention1WO, scratch := r55.gNetAttention1WO, r55.scratch
 	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WO[128*j64], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j64], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm13AVX512(&gNetAttention1WO[128*j66], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j66], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WO[128*j64], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j64], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm13AVX2(&gNetAttention1WO[128*j66], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j66], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j64]
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j66]
 					for i3 := range 4 {
 						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j64+8*i3 : 32*i2+128*j64+8*i3+8])
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j66+8*i3 : 32*i2+128*j66+8*i3+8])
 						for i4 := range 8 {
 							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
 						}
@@ -7100,22 +7195,22 @@ type ocannlReverserBackwardPart48 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r54 *ocannlReverserBackwardPart48) Part(j65 int) {
-	pNetAttention1WO, scratch := r54.pNetAttention1WO, r54.scratch
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r56 *ocannlReverserBackwardPart48) Part(j67 int) {
+	pNetAttention1WO, scratch := r56.pNetAttention1WO, r56.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j65][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j65][0][0], &pNetAttention1WO[0])
+		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j67][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j67][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j65][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j65][0][0], &pNetAttention1WO[0])
+		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j67][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j67][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j65][i1][i2]
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j67][i1][i2]
 					for i3 := range 4 {
 						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i3]
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j67][i1][i3]
 						for i4 := range 8 {
 							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
@@ -7135,41 +7230,41 @@ type ocannlReverserBackwardPart49 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r55 *ocannlReverserBackwardPart49) Part(j66 int) {
-	scratch := r55.scratch
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r57 *ocannlReverserBackwardPart49) Part(j68 int) {
+	scratch := r57.scratch
 	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j66][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j66][0][i2][0], &scratch.net_attention_1_v[i0+4*j66][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_v[i0+4*j68][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j66][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j66][0][i2][0], &scratch.net_attention_1_v[i0+4*j66][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_v[i0+4*j68][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j66]
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j68]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j66][i1][i2]
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j68][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j66][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j66][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j66][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j66][i1][i2][i3+3]
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+3]
 						for i4 := range 8 {
-							acc42 := net_attention_1_attn_gradRow[i4]
-							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc42
+							acc43 := net_attention_1_attn_gradRow[i4]
+							acc43 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc43 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc43 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc43 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc43
 						}
 					}
 				}
@@ -7187,25 +7282,25 @@ type ocannlReverserBackwardPart50 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r56 *ocannlReverserBackwardPart50) Part(j67 int) {
-	scratch := r56.scratch
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r58 *ocannlReverserBackwardPart50) Part(j69 int) {
+	scratch := r58.scratch
 	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j67][0][0][0], &scratch.net_attention_1_attn_grad[4*j67][0][0][0], &scratch.net_attention_1_ex[4*j67][0][0][0], &scratch.net_attention_1_attn_1[4*j67][0][0][0])
+		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j69][0][0][0], &scratch.net_attention_1_attn_grad[4*j69][0][0][0], &scratch.net_attention_1_ex[4*j69][0][0][0], &scratch.net_attention_1_attn_1[4*j69][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j67][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j67][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+4*j67][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j67][i1][i2][0]
-					acc43 := scratch.net_attention_1_attn_1_grad[i0+4*j67][i1][i2][0]
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j69][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j69][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+4*j69][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j69][i1][i2][0]
+					acc44 := scratch.net_attention_1_attn_1_grad[i0+4*j69][i1][i2][0]
 					for i3 := range 8 {
-						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+						acc44 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
-					scratch.net_attention_1_attn_1_grad[i0+4*j67][i1][i2][0] = acc43
+					scratch.net_attention_1_attn_1_grad[i0+4*j69][i1][i2][0] = acc44
 				}
 			}
 		}
@@ -7221,20 +7316,20 @@ type ocannlReverserBackwardPart51 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r57 *ocannlReverserBackwardPart51) Part(j68 int) {
-	scratch := r57.scratch
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r59 *ocannlReverserBackwardPart51) Part(j70 int) {
+	scratch := r59.scratch
 	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_attention_1_ex_grad[4*j68][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j68][0][0][0])
+		ocannlMap43AVX512(&scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j70][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_attention_1_ex_grad[4*j68][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j68][0][0][0])
+		ocannlMap43AVX2(&scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j70][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j68][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j68][i1][i2]
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j70][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j70][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
@@ -7253,19 +7348,19 @@ type ocannlReverserBackwardPart52 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r58 *ocannlReverserBackwardPart52) Part(j69 int) {
-	scratch := r58.scratch
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r60 *ocannlReverserBackwardPart52) Part(j71 int) {
+	scratch := r60.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_attention_1_ex_1_grad[4*j69][0][0][0], &scratch.net_attention_1_ex_grad[4*j69][0][0][0], &scratch.net_attention_1_ex[4*j69][0][0][0])
+		ocannlMap44AVX2(&scratch.net_attention_1_ex_1_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_grad[4*j71][0][0][0], &scratch.net_attention_1_ex[4*j71][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j69][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j69][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j69][i1][i2]
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j71][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j71][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j71][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
@@ -7284,18 +7379,18 @@ type ocannlReverserBackwardPart53 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r59 *ocannlReverserBackwardPart53) Part(j70 int) {
-	scratch := r59.scratch
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r61 *ocannlReverserBackwardPart53) Part(j72 int) {
+	scratch := r61.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_attention_1_scores_grad[4*j70][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j70][0][0][0])
+		ocannlMap38AVX2(&scratch.net_attention_1_scores_grad[4*j72][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j72][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j70][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+4*j70][i1][i2]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j72][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+4*j72][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
 					}
@@ -7314,23 +7409,23 @@ type ocannlReverserBackwardPart54 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r60 *ocannlReverserBackwardPart54) Part(j71 int) {
-	scratch := r60.scratch
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r62 *ocannlReverserBackwardPart54) Part(j73 int) {
+	scratch := r62.scratch
 	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j71][0][0][0])
+		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j73][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j73][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j71][i1][i2]
-					acc44 := scratch.net_attention_1_m_grad[i0+4*j71][i1][i2][0]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j73][i1][i2]
+					acc45 := scratch.net_attention_1_m_grad[i0+4*j73][i1][i2][0]
 					for i3 := range 8 {
-						acc44 -= net_attention_1_ex_1_gradRow3[i3]
+						acc45 -= net_attention_1_ex_1_gradRow3[i3]
 					}
-					scratch.net_attention_1_m_grad[i0+4*j71][i1][i2][0] = acc44
+					scratch.net_attention_1_m_grad[i0+4*j73][i1][i2][0] = acc45
 				}
 			}
 		}
@@ -7346,34 +7441,28 @@ type ocannlReverserBackwardPart55 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r63 *ocannlReverserBackwardPart55) Part(j72 int) {
-	scratch := r63.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_attention_1_scores_grad[4*j72][0][0][0], &scratch.net_attention_1_m[4*j72][0][0][0], &scratch.net_attention_1_scores[4*j72][0][0][0], &scratch.net_attention_1_m_grad[4*j72][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_attention_1_scores_grad[4*j72][0][0][0], &scratch.net_attention_1_m[4*j72][0][0][0], &scratch.net_attention_1_scores[4*j72][0][0][0], &scratch.net_attention_1_m_grad[4*j72][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j72][i1][i2][0]
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j72][i1][i2]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j72][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+4*j72][i1][i2]
-					for i3 := range 8 {
-						var r61 float32
-						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r61 = 1
-						}
-						r62 := float32(0)
-						if r61 != 0 {
-							r62 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r62
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r65 *ocannlReverserBackwardPart55) Part(j77 int) {
+	scratch := r65.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j77][i1][i2]
+				net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j77][i1][i2][0]
+				acc46 := scratch.net_attention_1_m_argmax_8[i0+4*j77][i1][i2][0]
+				for i3 := range 8 {
+					var r63 float32
+					if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
+						r63 = 1
 					}
+					r64 := float32(8)
+					if r63 != 0 {
+						r64 = scratch.ordinals_2[i3]
+					}
+					acc46 = min(acc46, r64)
 				}
+				scratch.net_attention_1_m_argmax_8[i0+4*j77][i1][i2][0] = acc46
 			}
 		}
 	}
@@ -7388,21 +7477,31 @@ type ocannlReverserBackwardPart56 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r64 *ocannlReverserBackwardPart56) Part(j73 int) {
-	scratch := r64.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_attention_1_scores_1_grad[4*j73][0][0][0], &scratch.net_attention_1_scores_grad[4*j73][0][0][0], &scratch.net_attention_1_scores_2[0])
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r68 *ocannlReverserBackwardPart56) Part(j78 int) {
+	scratch := r68.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.net_attention_1_scores_grad[4*j78][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j78][0][0][0], &scratch.net_attention_1_m_grad[4*j78][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_attention_1_scores_grad[4*j78][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j78][0][0][0], &scratch.net_attention_1_m_grad[4*j78][0][0][0])
 	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+4*j73][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j73][i1][i2]
+					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+4*j78][i1][i2][0]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j78][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+4*j78][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+						var r66 float32
+						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
+							r66 = 1
+						}
+						r67 := float32(0)
+						if r66 != 0 {
+							r67 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r67
 					}
 				}
 			}
@@ -7414,35 +7513,26 @@ func (r64 *ocannlReverserBackwardPart56) Part(j73 int) {
 var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
 
 // ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart57 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r65 *ocannlReverserBackwardPart57) Part(j74 int) {
-	gNetAttention1WV, scratch := r65.gNetAttention1WV, r65.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WV[32*i3+32*j74], &scratch.net_attention_1_v_grad[0][0][0][i3+j74], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WV[32*i3+32*j74], &scratch.net_attention_1_v_grad[0][0][0][i3+j74], &scratch.net_h[0][0][0])
-		}
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r69 *ocannlReverserBackwardPart57) Part(j79 int) {
+	scratch := r69.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.net_attention_1_scores_1_grad[4*j79][0][0][0], &scratch.net_attention_1_scores_grad[4*j79][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		for i0 := range 32 {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j74]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j74 : 256*i2+32*i3+32*j74+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+4*j79][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j79][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
 					}
 				}
 			}
@@ -7454,42 +7544,34 @@ func (r65 *ocannlReverserBackwardPart57) Part(j74 int) {
 var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
 
 // ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart58 struct {
-	pNetAttention1WV *[1024]float32
+	gNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r66 *ocannlReverserBackwardPart58) Part(j75 int) {
-	pNetAttention1WV, scratch := r66.pNetAttention1WV, r66.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r70 *ocannlReverserBackwardPart58) Part(j80 int) {
+	gNetAttention1WV, scratch := r70.gNetAttention1WV, r70.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j75][0][0], &scratch.net_attention_1_v_grad[4*j75][0][0][0], &pNetAttention1WV[0])
+		for i3 := range 1 {
+			ocannlGemm16AVX512(&gNetAttention1WV[32*i3+32*j80], &scratch.net_attention_1_v_grad[0][0][0][i3+j80], &scratch.net_h[0][0][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j75][0][0], &scratch.net_attention_1_v_grad[4*j75][0][0][0], &pNetAttention1WV[0])
+		for i3 := range 1 {
+			ocannlGemm16AVX2(&gNetAttention1WV[32*i3+32*j80], &scratch.net_attention_1_v_grad[0][0][0][i3+j80], &scratch.net_h[0][0][0])
+		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j75][i1]
+				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j75][i1][i2][i3]
-						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j75][i1][i2][i3+1]
-						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j75][i1][i2][i3+2]
-						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j75][i1][i2][i3+3]
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j80]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j80 : 256*i2+32*i3+32*j80+32])
 						for i4 := range 32 {
-							acc46 := net_h_gradRow2[i4]
-							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc46 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc46 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc46 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc46
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
 					}
 				}
@@ -7502,34 +7584,42 @@ func (r66 *ocannlReverserBackwardPart58) Part(j75 int) {
 var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 
 // ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart59 struct {
-	gNetAttention1WK *[1024]float32
+	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r67 *ocannlReverserBackwardPart59) Part(j76 int) {
-	gNetAttention1WK, scratch := r67.gNetAttention1WK, r67.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r71 *ocannlReverserBackwardPart59) Part(j81 int) {
+	pNetAttention1WV, scratch := r71.pNetAttention1WV, r71.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WK[32*i3+32*j76], &scratch.net_attention_1_k_grad[0][0][0][i3+j76], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j81][0][0], &scratch.net_attention_1_v_grad[4*j81][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WK[32*i3+32*j76], &scratch.net_attention_1_k_grad[0][0][0][i3+j76], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j81][0][0], &scratch.net_attention_1_v_grad[4*j81][0][0][0], &pNetAttention1WV[0])
 	} else {
-		for i0 := range 32 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow7 := &scratch.net_h[i0][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j81][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j76]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j76 : 256*i2+32*i3+32*j76+32])
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j81][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j81][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j81][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j81][i1][i2][i3+3]
 						for i4 := range 32 {
-							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+							acc48 := net_h_gradRow2[i4]
+							acc48 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc48 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc48 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc48 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc48
 						}
 					}
 				}
@@ -7542,42 +7632,34 @@ func (r67 *ocannlReverserBackwardPart59) Part(j76 int) {
 var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
 
 // ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart60 struct {
-	pNetAttention1WK *[1024]float32
+	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r68 *ocannlReverserBackwardPart60) Part(j77 int) {
-	pNetAttention1WK, scratch := r68.pNetAttention1WK, r68.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r72 *ocannlReverserBackwardPart60) Part(j82 int) {
+	gNetAttention1WK, scratch := r72.gNetAttention1WK, r72.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j77][0][0], &scratch.net_attention_1_k_grad[4*j77][0][0][0], &pNetAttention1WK[0])
+		for i3 := range 1 {
+			ocannlGemm16AVX512(&gNetAttention1WK[32*i3+32*j82], &scratch.net_attention_1_k_grad[0][0][0][i3+j82], &scratch.net_h[0][0][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j77][0][0], &scratch.net_attention_1_k_grad[4*j77][0][0][0], &pNetAttention1WK[0])
+		for i3 := range 1 {
+			ocannlGemm16AVX2(&gNetAttention1WK[32*i3+32*j82], &scratch.net_attention_1_k_grad[0][0][0][i3+j82], &scratch.net_h[0][0][0])
+		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j77][i1]
+				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j77][i1][i2][i3]
-						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j77][i1][i2][i3+1]
-						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j77][i1][i2][i3+2]
-						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j77][i1][i2][i3+3]
+					for i3 := range 1 {
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j82]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j82 : 256*i2+32*i3+32*j82+32])
 						for i4 := range 32 {
-							acc47 := net_h_gradRow3[i4]
-							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc47 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc47 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc47 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc47
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
 					}
 				}
@@ -7590,34 +7672,42 @@ func (r68 *ocannlReverserBackwardPart60) Part(j77 int) {
 var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
 
 // ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart61 struct {
-	gNetAttention1WQ *[1024]float32
+	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r69 *ocannlReverserBackwardPart61) Part(j78 int) {
-	gNetAttention1WQ, scratch := r69.gNetAttention1WQ, r69.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j83 of the nest (0 <= j83 < 8).
+func (r73 *ocannlReverserBackwardPart61) Part(j83 int) {
+	pNetAttention1WK, scratch := r73.pNetAttention1WK, r73.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WQ[32*i3+32*j78], &scratch.net_attention_1_q_grad[0][0][0][i3+j78], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j83][0][0], &scratch.net_attention_1_k_grad[4*j83][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WQ[32*i3+32*j78], &scratch.net_attention_1_q_grad[0][0][0][i3+j78], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j83][0][0], &scratch.net_attention_1_k_grad[4*j83][0][0][0], &pNetAttention1WK[0])
 	} else {
-		for i0 := range 32 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow8 := &scratch.net_h[i0][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j83][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j78]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j78 : 256*i2+32*i3+32*j78+32])
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j83][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j83][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j83][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j83][i1][i2][i3+3]
 						for i4 := range 32 {
-							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+							acc49 := net_h_gradRow3[i4]
+							acc49 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc49 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc49 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc49 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc49
 						}
 					}
 				}
@@ -7630,42 +7720,34 @@ func (r69 *ocannlReverserBackwardPart61) Part(j78 int) {
 var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 
 // ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart62 struct {
-	pNetAttention1WQ *[1024]float32
+	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r70 *ocannlReverserBackwardPart62) Part(j79 int) {
-	pNetAttention1WQ, scratch := r70.pNetAttention1WQ, r70.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j84 of the nest (0 <= j84 < 8).
+func (r74 *ocannlReverserBackwardPart62) Part(j84 int) {
+	gNetAttention1WQ, scratch := r74.gNetAttention1WQ, r74.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j79][0][0], &scratch.net_attention_1_q_grad[4*j79][0][0][0], &pNetAttention1WQ[0])
+		for i3 := range 1 {
+			ocannlGemm16AVX512(&gNetAttention1WQ[32*i3+32*j84], &scratch.net_attention_1_q_grad[0][0][0][i3+j84], &scratch.net_h[0][0][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j79][0][0], &scratch.net_attention_1_q_grad[4*j79][0][0][0], &pNetAttention1WQ[0])
+		for i3 := range 1 {
+			ocannlGemm16AVX2(&gNetAttention1WQ[32*i3+32*j84], &scratch.net_attention_1_q_grad[0][0][0][i3+j84], &scratch.net_h[0][0][0])
+		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j79][i1]
+				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j79][i1][i2][i3]
-						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j79][i1][i2][i3+1]
-						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j79][i1][i2][i3+2]
-						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j79][i1][i2][i3+3]
+					for i3 := range 1 {
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j84]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j84 : 256*i2+32*i3+32*j84+32])
 						for i4 := range 32 {
-							acc48 := net_h_gradRow4[i4]
-							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc48 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc48 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc48 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc48
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
 					}
 				}
@@ -7680,22 +7762,42 @@ var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
 // ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart63 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r71 *ocannlReverserBackwardPart63) Part(j80 int) {
-	scratch := r71.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_h_1_grad[4*j80][0][0], &scratch.net_h_grad[4*j80][0][0])
+// Part runs part j85 of the nest (0 <= j85 < 8).
+func (r75 *ocannlReverserBackwardPart63) Part(j85 int) {
+	pNetAttention1WQ, scratch := r75.pNetAttention1WQ, r75.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j85][0][0], &scratch.net_attention_1_q_grad[4*j85][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j85][0][0], &scratch.net_attention_1_q_grad[4*j85][0][0][0], &pNetAttention1WQ[0])
 	} else {
+		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+4*j80][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+4*j80][i1]
-				for i2 := range 32 {
-					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j85][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j85][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j85][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j85][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j85][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc50 := net_h_gradRow4[i4]
+							acc50 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc50 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc50 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc50 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc50
+						}
+					}
 				}
 			}
 		}
@@ -7706,25 +7808,24 @@ func (r71 *ocannlReverserBackwardPart63) Part(j80 int) {
 var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
 
 // ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart64 struct {
-	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r72 *ocannlReverserBackwardPart64) Part(j81 int) {
-	gNetPos, scratch := r72.gNetPos, r72.scratch
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j86 of the nest (0 <= j86 < 8).
+func (r76 *ocannlReverserBackwardPart64) Part(j86 int) {
+	scratch := r76.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[32*j81], &scratch.net_h_grad[0][j81][0])
+		ocannlMap38AVX2(&scratch.net_h_1_grad[4*j86][0][0], &scratch.net_h_grad[4*j86][0][0])
 	} else {
-		for i0 := range 32 {
-			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j81]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j81 : 32*i1+32*j81+32])
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &scratch.net_h_grad[i0+4*j86][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+4*j86][i1]
 				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
 				}
 			}
 		}
@@ -7733,6 +7834,35 @@ func (r72 *ocannlReverserBackwardPart64) Part(j81 int) {
 
 // ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
 var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
+
+// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlReverserBackwardPart65 struct {
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j87 of the nest (0 <= j87 < 8).
+func (r77 *ocannlReverserBackwardPart65) Part(j87 int) {
+	gNetPos, scratch := r77.gNetPos, r77.scratch
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetPos[32*j87], &scratch.net_h_grad[0][j87][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j87]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j87 : 32*i1+32*j87+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
+var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
 
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
@@ -8238,7 +8368,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap52AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -8252,9 +8382,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+		ocannlMap53AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+		ocannlMap53AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8271,9 +8401,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap54AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap54AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8297,7 +8427,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap52AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -8311,7 +8441,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap55AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
@@ -8325,7 +8455,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap56AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x1_2Row2 := &scratch.net_x1_2[i0]
@@ -8339,9 +8469,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap57AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap57AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8401,7 +8531,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap52AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -8415,9 +8545,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
+		ocannlMap53AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
+		ocannlMap53AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8434,9 +8564,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap54AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap54AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8460,7 +8590,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap52AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -8474,7 +8604,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap55AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
@@ -8488,7 +8618,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap56AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x2_2Row2 := &scratch.net_x2_2[i0]
@@ -8502,9 +8632,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap57AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap57AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8826,9 +8956,9 @@ func (r7 *ocannlReverserPredictPart6) Part(j7 int) {
 	scratch := r7.scratch
 	// float32 pointwise kernel over 2048 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap48AVX512(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap48AVX2(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 8 {
@@ -8891,7 +9021,7 @@ func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
 	scratch := r9.scratch
 	// float32 pointwise kernel over 256 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
+		ocannlMap49AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -8954,9 +9084,9 @@ func (r11 *ocannlReverserPredictPart10) Part(j11 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 256 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+		ocannlMap50AVX512(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+		ocannlMap50AVX2(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9080,9 +9210,9 @@ func (r14 *ocannlReverserPredictPart13) Part(j14 int) {
 	scratch := r14.scratch
 	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9208,9 +9338,9 @@ func (r19 *ocannlReverserPredictPart17) Part(j20 int) {
 	pNetDense1B, scratch := r19.pNetDense1B, r19.scratch
 	// float32 pointwise kernel over 64 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
+		ocannlMap58AVX512(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
+		ocannlMap58AVX2(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9279,9 +9409,9 @@ func (r21 *ocannlReverserPredictPart19) Part(j22 int) {
 	pNetLinear1B, scratch := r21.pNetLinear1B, r21.scratch
 	// float32 pointwise kernel over 64 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
+		ocannlMap59AVX512(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
+		ocannlMap59AVX2(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9408,9 +9538,9 @@ func (r25 *ocannlReverserPredictPart23) Part(j28 int) {
 	out, pNetLinear2B, scratch := r25.out, r25.pNetLinear2B, r25.scratch
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+		ocannlMap60AVX512(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+		ocannlMap60AVX2(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {

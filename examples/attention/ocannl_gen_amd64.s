@@ -26,10 +26,12 @@ DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0x42000000
 DATA ocannlConst32<>+12(SB)/4, $0x3727c5ac
-DATA ocannlConst32<>+16(SB)/4, $0x40000000
-DATA ocannlConst32<>+20(SB)/4, $0xff800000
-DATA ocannlConst32<>+24(SB)/4, $0xbf800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $28
+DATA ocannlConst32<>+16(SB)/4, $0x41200000
+DATA ocannlConst32<>+20(SB)/4, $0x40000000
+DATA ocannlConst32<>+24(SB)/4, $0x41000000
+DATA ocannlConst32<>+28(SB)/4, $0xff800000
+DATA ocannlConst32<>+32(SB)/4, $0xbf800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $36
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
@@ -4618,9 +4620,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4632,10 +4634,10 @@ TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000100, SI
 
 row1:
-	VBROADCASTSS (CX), Z2
+	VBROADCASTSS (DX), Z2
 	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (DX), K1, Z4
-	VCMPPS       $0x00, Z4, Z2, K2
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
 	VBLENDMPS    Z1, Z0, K2, Z5
 	VCMPPS       $0x04, Z0, Z5, K2
 	VBLENDMPS    Z3, Z0, K2, Z6
@@ -4643,17 +4645,16 @@ row1:
 	VADDPS       Z2, Z6, Z2
 	VMOVUPS      Z2, K1, (AX)
 	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	ADDQ         $+40, DX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4676,9 +4677,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4702,9 +4703,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4725,9 +4726,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4739,10 +4740,10 @@ TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000080, SI
 
 row1:
-	VBROADCASTSS (CX), Z2
+	VBROADCASTSS (DX), Z2
 	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (DX), K1, Z4
-	VCMPPS       $0x00, Z4, Z2, K2
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
 	VBLENDMPS    Z1, Z0, K2, Z5
 	VCMPPS       $0x04, Z0, Z5, K2
 	VBLENDMPS    Z3, Z0, K2, Z6
@@ -4750,17 +4751,16 @@ row1:
 	VADDPS       Z2, Z6, Z2
 	VMOVUPS      Z2, K1, (AX)
 	ADDQ         $+32, AX
-	ADDQ         $+4, CX
-	ADDQ         $+32, DX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4780,9 +4780,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4805,9 +4805,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4828,9 +4828,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4856,9 +4856,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4877,9 +4877,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4915,9 +4915,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4945,9 +4945,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4978,9 +4978,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9907,9 +9907,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap28AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	MOVQ         $0x00000020, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9920,10 +9937,10 @@ TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000100, SI
 
 row1:
-	VBROADCASTSS (CX), Y3
+	VBROADCASTSS (DX), Y3
 	VBROADCASTSS (BX), Y4
-	VMOVUPS      (DX), Y5
-	VCMPPS       $0x00, Y5, Y3, Y5
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
 	VBLENDVPS    Y5, Y1, Y0, Y5
 	VCMPPS       $0x04, Y0, Y5, Y5
 	VBLENDVPS    Y5, Y4, Y0, Y5
@@ -9931,9 +9948,9 @@ row1:
 	VADDPS       Y6, Y5, Y6
 	VMOVUPS      Y6, (AX)
 	ADDQ         $+32, AX
-	ADDQ         $+32, DX
-	VMASKMOVPS   (DX), Y2, Y5
-	VCMPPS       $0x00, Y5, Y3, Y3
+	ADDQ         $+32, CX
+	VMASKMOVPS   (CX), Y2, Y5
+	VCMPPS       $0x00, Y3, Y5, Y3
 	VBLENDVPS    Y3, Y1, Y0, Y3
 	VCMPPS       $0x04, Y0, Y3, Y3
 	VBLENDVPS    Y3, Y4, Y0, Y3
@@ -9941,17 +9958,17 @@ row1:
 	VADDPS       Y4, Y3, Y4
 	VMASKMOVPS   Y4, Y2, (AX)
 	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	ADDQ         $+8, DX
+	ADDQ         $-32, CX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9969,9 +9986,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9998,15 +10015,15 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS ocannlConst32<>+16(SB), Y1
+	VBROADCASTSS ocannlConst32<>+20(SB), Y1
 	MOVQ         $0x00000020, BX
 
 e1:
@@ -10024,9 +10041,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10044,9 +10061,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10074,9 +10091,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10096,9 +10113,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10121,9 +10138,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10146,9 +10163,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10166,9 +10183,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10192,9 +10209,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10219,9 +10236,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10239,9 +10256,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10263,9 +10280,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10284,9 +10301,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10308,9 +10325,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap45AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+24(SB), Y0
+	MOVQ         $0x00000080, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10320,10 +10354,10 @@ TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x00000080, SI
 
 row1:
-	VBROADCASTSS (CX), Y2
+	VBROADCASTSS (DX), Y2
 	VBROADCASTSS (BX), Y3
-	VMOVUPS      (DX), Y4
-	VCMPPS       $0x00, Y4, Y2, Y2
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y2, Y4, Y2
 	VBLENDVPS    Y2, Y1, Y0, Y2
 	VCMPPS       $0x04, Y0, Y2, Y2
 	VBLENDVPS    Y2, Y3, Y0, Y2
@@ -10331,17 +10365,18 @@ row1:
 	VADDPS       Y3, Y2, Y3
 	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
-	ADDQ         $+32, DX
-	ADDQ         $+4, CX
+	ADDQ         $+32, CX
+	ADDQ         $-32, CX
+	ADDQ         $+4, DX
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10362,9 +10397,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10384,9 +10419,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10398,31 +10433,31 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap47AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap49AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap47AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap49AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap47AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap49AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap47AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap47AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap47AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap47AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap49AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap49AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap49AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap49AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap49AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap49AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap49AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap49AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -10434,123 +10469,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap47AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap47AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap47AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap47AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap47AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap47AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap47AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap47AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap47AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap47AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap47AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap47AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap47AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap47AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap47AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap47AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap49AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap49AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10571,9 +10606,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10594,9 +10629,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10615,9 +10650,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10643,9 +10678,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10664,9 +10699,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10685,9 +10720,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10705,9 +10740,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10743,9 +10778,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10773,9 +10808,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10806,9 +10841,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10842,7 +10877,7 @@ row1:
 TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+20(SB), Y0
+	VBROADCASTSS ocannlConst32<>+28(SB), Y0
 	MOVQ         $0x00000080, DX
 
 row1:
@@ -10936,7 +10971,7 @@ row1:
 TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+20(SB), Y0
+	VBROADCASTSS ocannlConst32<>+28(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
 	MOVQ         $0x00000100, DX
 
@@ -11141,7 +11176,7 @@ TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+24(SB), Y0
+	VBROADCASTSS ocannlConst32<>+32(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000020, SI
 
@@ -11313,7 +11348,7 @@ TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+24(SB), Y0
+	VBROADCASTSS ocannlConst32<>+32(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000080, SI
 
@@ -11407,7 +11442,7 @@ row1:
 TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+20(SB), Y0
+	VBROADCASTSS ocannlConst32<>+28(SB), Y0
 	MOVQ         $0x00000100, DX
 
 row1:

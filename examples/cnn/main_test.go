@@ -47,11 +47,11 @@ func testBatch() (x [batch]image, y [batch][classes]float32) {
 // jitter moves every pixel of x by a distinct multiple of 1e-4 (at most
 // 0.01), so that no two pixels are equal. Glyph backgrounds are clamped to
 // exactly 0; over a blank patch conv1's output is then exactly its bias,
-// and the four values of a max-pool window tie. max_pool's backward (as
-// OCANNL's: where(x == max, g, 0)) sends the gradient to every tied
-// maximum, so for a positive conv1 bias Backward counts such a window up to
-// four times, while the loss moves as if once (all tied values move
-// together). Gradient checks run on jittered images, where no window ties.
+// and the four values of a max-pool window tie. max_pool's backward sends
+// the gradient to the first tied maximum (PyTorch's rule), while moving one
+// input moves the loss one-sidedly: a tied window is a kink, where central
+// differences measure neither side's derivative. Gradient checks run on
+// jittered images, where no window ties.
 func jitter(x *[batch]image) {
 	k := 0
 	for i := range x {

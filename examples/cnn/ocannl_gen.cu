@@ -548,15 +548,42 @@ extern "C" __global__ void ocannlCNNBackward_init_2(float* __restrict__ t28) {
   t28[off] = (float)32;
 }
 
+__device__ const float ocannlCNNBackward_lit3[4] = {
+  (float)0, (float)1, (float)2, (float)3, 
+};
+
+// init _ordinals.1 (the ordinals of [4] reduced points)
+extern "C" __global__ void ocannlCNNBackward_init_3(float* __restrict__ t56) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 4) return;
+  int r = k, off = 0;
+  off += (r % 4 + 0) * 1; r /= 4;
+  t56[off] = ocannlCNNBackward_lit3[k];
+}
+
+__device__ const float ocannlCNNBackward_lit4[4] = {
+  (float)0, (float)1, (float)2, (float)3, 
+};
+
+// init _ordinals.2 (the ordinals of [2 2] reduced points)
+extern "C" __global__ void ocannlCNNBackward_init_4(float* __restrict__ t58) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 4) return;
+  int r = k, off = 0;
+  off += (r % 2 + 0) * 1; r /= 2;
+  off += (r % 2 + 0) * 2; r /= 2;
+  t58[off] = ocannlCNNBackward_lit4[k];
+}
+
 // net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-extern "C" __global__ void ocannlCNNBackward_op0_3(float* __restrict__ t3) {
+extern "C" __global__ void ocannlCNNBackward_op0_5(float* __restrict__ t3) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 25600) return;
   t3[i] = (float)0;
 }
 
 // net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-extern "C" __global__ void ocannlCNNBackward_op0_4(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
+extern "C" __global__ void ocannlCNNBackward_op0_6(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
   // Tiled GEMM: C 3200x8 += A * B over 9 (rows i0,i1,i2, columns i3, reduced i4,i5).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -624,7 +651,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_4(float* __restrict__ t0, float
 }
 
 // _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-extern "C" __global__ void ocannlCNNBackward_op1_5(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6) {
+extern "C" __global__ void ocannlCNNBackward_op1_7(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6) {
   // Fused with: net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 25600) return;
@@ -644,7 +671,7 @@ extern "C" __global__ void ocannlCNNBackward_op1_5(float* __restrict__ t3, float
 }
 
 // _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
-extern "C" __global__ void ocannlCNNBackward_op3_6(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9) {
+extern "C" __global__ void ocannlCNNBackward_op3_8(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 4) return;
   int px = tid;
@@ -657,14 +684,14 @@ extern "C" __global__ void ocannlCNNBackward_op3_6(float* __restrict__ t7, float
 }
 
 // net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-extern "C" __global__ void ocannlCNNBackward_op4_7(float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNBackward_op4_9(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t10[i] = (float)(-OCANNL_INF);
 }
 
 // net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-extern "C" __global__ void ocannlCNNBackward_op4_8(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNBackward_op4_10(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 6400) return;
   int i3 = tid % 8; tid /= 8;
@@ -683,7 +710,7 @@ extern "C" __global__ void ocannlCNNBackward_op4_8(float* __restrict__ t6, float
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNBackward_op5_9(float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNBackward_op5_11(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   int r = i;
@@ -696,14 +723,14 @@ extern "C" __global__ void ocannlCNNBackward_op5_9(float* __restrict__ t10) {
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNBackward_op5_10(float* __restrict__ t12) {
+extern "C" __global__ void ocannlCNNBackward_op5_12(float* __restrict__ t12) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 12800) return;
   t12[i] = (float)0;
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNBackward_op5_11(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
+extern "C" __global__ void ocannlCNNBackward_op5_13(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
   // Tiled GEMM: C 800x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -773,7 +800,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_11(float* __restrict__ t10, flo
 }
 
 // _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-extern "C" __global__ void ocannlCNNBackward_op6_12(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14, float* __restrict__ t15) {
+extern "C" __global__ void ocannlCNNBackward_op6_14(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14, float* __restrict__ t15) {
   // Fused with: net.head/x = pointwise relu of _net.head/x.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 12800) return;
@@ -793,14 +820,14 @@ extern "C" __global__ void ocannlCNNBackward_op6_12(float* __restrict__ t12, flo
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-extern "C" __global__ void ocannlCNNBackward_op8_13(float* __restrict__ t17) {
+extern "C" __global__ void ocannlCNNBackward_op8_15(float* __restrict__ t17) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t17[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-extern "C" __global__ void ocannlCNNBackward_op8_14(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17) {
+extern "C" __global__ void ocannlCNNBackward_op8_16(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
   int i1 = tid % 4; tid /= 4;
@@ -819,7 +846,7 @@ extern "C" __global__ void ocannlCNNBackward_op8_14(float* __restrict__ t15, flo
 }
 
 // train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
-extern "C" __global__ void ocannlCNNBackward_op9_15(float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
+extern "C" __global__ void ocannlCNNBackward_op9_17(float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
   int px = tid;
@@ -832,14 +859,14 @@ extern "C" __global__ void ocannlCNNBackward_op9_15(float* __restrict__ t17, flo
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlCNNBackward_op10_16(float* __restrict__ t20) {
+extern "C" __global__ void ocannlCNNBackward_op10_18(float* __restrict__ t20) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t20[i] = (float)(-OCANNL_INF);
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlCNNBackward_op10_17(float* __restrict__ t19, float* __restrict__ t20) {
+extern "C" __global__ void ocannlCNNBackward_op10_19(float* __restrict__ t19, float* __restrict__ t20) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -852,7 +879,7 @@ extern "C" __global__ void ocannlCNNBackward_op10_17(float* __restrict__ t19, fl
 }
 
 // train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-extern "C" __global__ void ocannlCNNBackward_op11_18(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
+extern "C" __global__ void ocannlCNNBackward_op11_20(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
   // Fused with: _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
@@ -870,14 +897,14 @@ extern "C" __global__ void ocannlCNNBackward_op11_18(float* __restrict__ t19, fl
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlCNNBackward_op13_19(float* __restrict__ t23) {
+extern "C" __global__ void ocannlCNNBackward_op13_21(float* __restrict__ t23) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t23[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlCNNBackward_op13_20(float* __restrict__ t22, float* __restrict__ t23) {
+extern "C" __global__ void ocannlCNNBackward_op13_22(float* __restrict__ t22, float* __restrict__ t23) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -890,7 +917,7 @@ extern "C" __global__ void ocannlCNNBackward_op13_20(float* __restrict__ t22, fl
 }
 
 // _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-extern "C" __global__ void ocannlCNNBackward_op14_21(float* __restrict__ t23, float* __restrict__ t24) {
+extern "C" __global__ void ocannlCNNBackward_op14_23(float* __restrict__ t23, float* __restrict__ t24) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int px = tid;
@@ -902,7 +929,7 @@ extern "C" __global__ void ocannlCNNBackward_op14_21(float* __restrict__ t23, fl
 }
 
 // train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-extern "C" __global__ void ocannlCNNBackward_op15_22(float* __restrict__ t1, float* __restrict__ t21, float* __restrict__ t24, float* __restrict__ t25, float* __restrict__ t26) {
+extern "C" __global__ void ocannlCNNBackward_op15_24(float* __restrict__ t1, float* __restrict__ t21, float* __restrict__ t24, float* __restrict__ t25, float* __restrict__ t26) {
   // Fused with: _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
@@ -920,14 +947,14 @@ extern "C" __global__ void ocannlCNNBackward_op15_22(float* __restrict__ t1, flo
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlCNNBackward_op17_23(float* __restrict__ t27) {
+extern "C" __global__ void ocannlCNNBackward_op17_25(float* __restrict__ t27) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t27[i] = (float)0;
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlCNNBackward_op17_24(float* __restrict__ t26, float* __restrict__ t27) {
+extern "C" __global__ void ocannlCNNBackward_op17_26(float* __restrict__ t26, float* __restrict__ t27) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   for (int i0 = 0; i0 < 32; ++i0) {
@@ -941,7 +968,7 @@ extern "C" __global__ void ocannlCNNBackward_op17_24(float* __restrict__ t26, fl
 }
 
 // _train.3 = pointwise "/." of _train.2, _dim_b.1
-extern "C" __global__ void ocannlCNNBackward_op18_25(float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29, float* __restrict__ t30) {
+extern "C" __global__ void ocannlCNNBackward_op18_27(float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29, float* __restrict__ t30) {
   // Fused with: train = pointwise neg of _train.3.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
@@ -956,182 +983,182 @@ extern "C" __global__ void ocannlCNNBackward_op18_25(float* __restrict__ t27, fl
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_26(float* __restrict__ t31) {
+extern "C" __global__ void ocannlCNNBackward_init_28(float* __restrict__ t31) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 72) return;
   t31[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_27(float* __restrict__ t32) {
+extern "C" __global__ void ocannlCNNBackward_init_29(float* __restrict__ t32) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 25600) return;
   t32[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_28(float* __restrict__ t33) {
+extern "C" __global__ void ocannlCNNBackward_init_30(float* __restrict__ t33) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8) return;
   t33[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_29(float* __restrict__ t34) {
+extern "C" __global__ void ocannlCNNBackward_init_31(float* __restrict__ t34) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 25600) return;
   t34[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_30(float* __restrict__ t35) {
+extern "C" __global__ void ocannlCNNBackward_init_32(float* __restrict__ t35) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 25600) return;
   t35[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_31(float* __restrict__ t36) {
+extern "C" __global__ void ocannlCNNBackward_init_33(float* __restrict__ t36) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t36[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_32(float* __restrict__ t37) {
+extern "C" __global__ void ocannlCNNBackward_init_34(float* __restrict__ t37) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1152) return;
   t37[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_33(float* __restrict__ t38) {
+extern "C" __global__ void ocannlCNNBackward_init_35(float* __restrict__ t38) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 12800) return;
   t38[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_34(float* __restrict__ t39) {
+extern "C" __global__ void ocannlCNNBackward_init_36(float* __restrict__ t39) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16) return;
   t39[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_35(float* __restrict__ t40) {
+extern "C" __global__ void ocannlCNNBackward_init_37(float* __restrict__ t40) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 12800) return;
   t40[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_36(float* __restrict__ t41) {
+extern "C" __global__ void ocannlCNNBackward_init_38(float* __restrict__ t41) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 12800) return;
   t41[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_37(float* __restrict__ t42) {
+extern "C" __global__ void ocannlCNNBackward_init_39(float* __restrict__ t42) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1600) return;
   t42[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_38(float* __restrict__ t43) {
+extern "C" __global__ void ocannlCNNBackward_init_40(float* __restrict__ t43) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t43[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_39(float* __restrict__ t44) {
+extern "C" __global__ void ocannlCNNBackward_init_41(float* __restrict__ t44) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 4) return;
   t44[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_40(float* __restrict__ t45) {
+extern "C" __global__ void ocannlCNNBackward_init_42(float* __restrict__ t45) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t45[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_41(float* __restrict__ t46) {
+extern "C" __global__ void ocannlCNNBackward_init_43(float* __restrict__ t46) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t46[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_42(float* __restrict__ t47) {
+extern "C" __global__ void ocannlCNNBackward_init_44(float* __restrict__ t47) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t47[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_43(float* __restrict__ t48) {
+extern "C" __global__ void ocannlCNNBackward_init_45(float* __restrict__ t48) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t48[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_44(float* __restrict__ t49) {
+extern "C" __global__ void ocannlCNNBackward_init_46(float* __restrict__ t49) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t49[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_45(float* __restrict__ t50) {
+extern "C" __global__ void ocannlCNNBackward_init_47(float* __restrict__ t50) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t50[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_46(float* __restrict__ t51) {
+extern "C" __global__ void ocannlCNNBackward_init_48(float* __restrict__ t51) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t51[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_47(float* __restrict__ t52) {
+extern "C" __global__ void ocannlCNNBackward_init_49(float* __restrict__ t52) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t52[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_48(float* __restrict__ t53) {
+extern "C" __global__ void ocannlCNNBackward_init_50(float* __restrict__ t53) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t53[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_49(float* __restrict__ t54) {
+extern "C" __global__ void ocannlCNNBackward_init_51(float* __restrict__ t54) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t54[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_50(float* __restrict__ t55) {
+extern "C" __global__ void ocannlCNNBackward_init_52(float* __restrict__ t55) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t55[i] = (float)0;
 }
 
 // train.grad = 1
-extern "C" __global__ void ocannlCNNBackward_init_51(float* __restrict__ t28, float* __restrict__ t53, float* __restrict__ t54, float* __restrict__ t55) {
+extern "C" __global__ void ocannlCNNBackward_init_53(float* __restrict__ t28, float* __restrict__ t53, float* __restrict__ t54, float* __restrict__ t55) {
   // Fused with: backprop of op 19 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad; backprop of op 18 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
@@ -1151,7 +1178,7 @@ extern "C" __global__ void ocannlCNNBackward_init_51(float* __restrict__ t28, fl
 }
 
 // backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-extern "C" __global__ void ocannlCNNBackward_op17_52(float* __restrict__ t1, float* __restrict__ t47, float* __restrict__ t51, float* __restrict__ t52, float* __restrict__ t53) {
+extern "C" __global__ void ocannlCNNBackward_op17_54(float* __restrict__ t1, float* __restrict__ t47, float* __restrict__ t51, float* __restrict__ t52, float* __restrict__ t53) {
   // Fused with: backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad; backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
@@ -1174,7 +1201,7 @@ extern "C" __global__ void ocannlCNNBackward_op17_52(float* __restrict__ t1, flo
 }
 
 // backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-extern "C" __global__ void ocannlCNNBackward_op15_53(float* __restrict__ t50, float* __restrict__ t51) {
+extern "C" __global__ void ocannlCNNBackward_op15_55(float* __restrict__ t50, float* __restrict__ t51) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -1187,7 +1214,7 @@ extern "C" __global__ void ocannlCNNBackward_op15_53(float* __restrict__ t50, fl
 }
 
 // backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-extern "C" __global__ void ocannlCNNBackward_op14_54(float* __restrict__ t23, float* __restrict__ t49, float* __restrict__ t50) {
+extern "C" __global__ void ocannlCNNBackward_op14_56(float* __restrict__ t23, float* __restrict__ t49, float* __restrict__ t50) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int px = tid;
@@ -1200,7 +1227,7 @@ extern "C" __global__ void ocannlCNNBackward_op14_54(float* __restrict__ t23, fl
 }
 
 // backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-extern "C" __global__ void ocannlCNNBackward_op13_55(float* __restrict__ t22, float* __restrict__ t45, float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49) {
+extern "C" __global__ void ocannlCNNBackward_op13_57(float* __restrict__ t22, float* __restrict__ t45, float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49) {
   // Fused with: backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad; backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
@@ -1223,7 +1250,7 @@ extern "C" __global__ void ocannlCNNBackward_op13_55(float* __restrict__ t22, fl
 }
 
 // backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-extern "C" __global__ void ocannlCNNBackward_op11_56(float* __restrict__ t46, float* __restrict__ t47) {
+extern "C" __global__ void ocannlCNNBackward_op11_58(float* __restrict__ t46, float* __restrict__ t47) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -1235,8 +1262,30 @@ extern "C" __global__ void ocannlCNNBackward_op11_56(float* __restrict__ t46, fl
   }
 }
 
-// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-extern "C" __global__ void ocannlCNNBackward_op10_57(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t43, float* __restrict__ t45, float* __restrict__ t46) {
+// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@10 = 4 (no winner yet)
+extern "C" __global__ void ocannlCNNBackward_init_59(float* __restrict__ t57) {
+  int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 32) return;
+  t57[i] = (float)4;
+}
+
+// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
+extern "C" __global__ void ocannlCNNBackward_op10_60(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t56, float* __restrict__ t57) {
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 32) return;
+  int i0 = tid;
+  for (int i1 = 0; i1 < 4; ++i1) {
+    {
+      float v0 = (t19[4 * i0 + i1] == t20[i0] ? (float)1 : (float)0);
+      float v1 = (v0 != (float)0 ? t56[i1] : (float)4);
+      float old = t57[i0];
+      t57[i0] = ((old != old || v1 != v1) ? old + v1 : (old < v1 ? old : v1));
+    }
+  }
+}
+
+// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+extern "C" __global__ void ocannlCNNBackward_op10_61(float* __restrict__ t43, float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t56, float* __restrict__ t57) {
   // Fused with: backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
@@ -1244,7 +1293,7 @@ extern "C" __global__ void ocannlCNNBackward_op10_57(float* __restrict__ t19, fl
   const int i1 = px % 4; px /= 4;
   const int i0 = px;
   {
-    float v0 = (t20[i0] == t19[4 * i0 + i1] ? (float)1 : (float)0);
+    float v0 = (t56[i1] == t57[i0] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t46[i0] : (float)0);
     float old = t45[4 * i0 + i1];
     t45[4 * i0 + i1] = old + v1;
@@ -1256,7 +1305,7 @@ extern "C" __global__ void ocannlCNNBackward_op10_57(float* __restrict__ t19, fl
 }
 
 // backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
-extern "C" __global__ void ocannlCNNBackward_op9_58(float* __restrict__ t44, float* __restrict__ t45) {
+extern "C" __global__ void ocannlCNNBackward_op9_62(float* __restrict__ t44, float* __restrict__ t45) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 4) return;
   int i1 = tid;
@@ -1269,7 +1318,7 @@ extern "C" __global__ void ocannlCNNBackward_op9_58(float* __restrict__ t44, flo
 }
 
 // backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
-extern "C" __global__ void ocannlCNNBackward_op8_59(float* __restrict__ t15, float* __restrict__ t42, float* __restrict__ t43) {
+extern "C" __global__ void ocannlCNNBackward_op8_63(float* __restrict__ t15, float* __restrict__ t42, float* __restrict__ t43) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1600) return;
   int i4 = tid % 16; tid /= 16;
@@ -1286,7 +1335,7 @@ extern "C" __global__ void ocannlCNNBackward_op8_59(float* __restrict__ t15, flo
 }
 
 // backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
-extern "C" __global__ void ocannlCNNBackward_op8_60(float* __restrict__ t16, float* __restrict__ t41, float* __restrict__ t43) {
+extern "C" __global__ void ocannlCNNBackward_op8_64(float* __restrict__ t16, float* __restrict__ t41, float* __restrict__ t43) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 12800) return;
   int i4 = tid % 16; tid /= 16;
@@ -1303,7 +1352,7 @@ extern "C" __global__ void ocannlCNNBackward_op8_60(float* __restrict__ t16, flo
 }
 
 // backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-extern "C" __global__ void ocannlCNNBackward_op7_61(float* __restrict__ t14, float* __restrict__ t38, float* __restrict__ t40, float* __restrict__ t41) {
+extern "C" __global__ void ocannlCNNBackward_op7_65(float* __restrict__ t14, float* __restrict__ t38, float* __restrict__ t40, float* __restrict__ t41) {
   // Fused with: backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 12800) return;
@@ -1325,7 +1374,7 @@ extern "C" __global__ void ocannlCNNBackward_op7_61(float* __restrict__ t14, flo
 }
 
 // backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-extern "C" __global__ void ocannlCNNBackward_op6_62(float* __restrict__ t39, float* __restrict__ t40) {
+extern "C" __global__ void ocannlCNNBackward_op6_66(float* __restrict__ t39, float* __restrict__ t40) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
   int i3 = tid;
@@ -1342,7 +1391,7 @@ extern "C" __global__ void ocannlCNNBackward_op6_62(float* __restrict__ t39, flo
 }
 
 // backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-extern "C" __global__ void ocannlCNNBackward_op5_63(float* __restrict__ t11, float* __restrict__ t36, float* __restrict__ t38) {
+extern "C" __global__ void ocannlCNNBackward_op5_67(float* __restrict__ t11, float* __restrict__ t36, float* __restrict__ t38) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i6 = tid % 8; tid /= 8;
@@ -1365,7 +1414,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_63(float* __restrict__ t11, flo
 }
 
 // backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-extern "C" __global__ void ocannlCNNBackward_op5_64(float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNBackward_op5_68(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   int r = i;
@@ -1378,7 +1427,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_64(float* __restrict__ t10) {
 }
 
 // backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-extern "C" __global__ void ocannlCNNBackward_op5_65(float* __restrict__ t10, float* __restrict__ t37, float* __restrict__ t38) {
+extern "C" __global__ void ocannlCNNBackward_op5_69(float* __restrict__ t10, float* __restrict__ t37, float* __restrict__ t38) {
   // Tiled GEMM: C 72x16 += A * B over 800 (rows i4,i5,i6, columns i3, reduced i0,i1,i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1447,8 +1496,15 @@ extern "C" __global__ void ocannlCNNBackward_op5_65(float* __restrict__ t10, flo
     }
 }
 
-// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-extern "C" __global__ void ocannlCNNBackward_op4_66(float* __restrict__ t10) {
+// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
+extern "C" __global__ void ocannlCNNBackward_init_70(float* __restrict__ t59) {
+  int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 6400) return;
+  t59[i] = (float)4;
+}
+
+// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
+extern "C" __global__ void ocannlCNNBackward_op4_71(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   int r = i;
@@ -1460,8 +1516,36 @@ extern "C" __global__ void ocannlCNNBackward_op4_66(float* __restrict__ t10) {
   if (margin) t10[i] = (float)(-OCANNL_INF);
 }
 
-// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-extern "C" __global__ void ocannlCNNBackward_op4_67(float* __restrict__ t36) {
+// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
+extern "C" __global__ void ocannlCNNBackward_op4_72(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t58, float* __restrict__ t59, float* __restrict__ t60) {
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 1) return;
+  for (int i0 = 0; i0 < 32; ++i0) {
+    for (int i1 = 0; i1 < 5; ++i1) {
+      for (int i2 = 0; i2 < 5; ++i2) {
+        for (int i3 = 0; i3 < 8; ++i3) {
+          for (int i4 = 0; i4 < 2; ++i4) {
+            for (int i5 = 0; i5 < 2; ++i5) {
+              {
+                float v0 = t6[800 * i0 + 160 * i1 + 16 * i2 + i3 + 80 * i4 + 8 * i5] + t9[2 * i4 + i5];
+                t60[0] = v0;
+              }
+              {
+                float v1 = (t60[0] == t10[512 * i0 + 64 * i1 + 8 * i2 + i3 + 72] ? (float)1 : (float)0);
+                float v2 = (v1 != (float)0 ? t58[2 * i4 + i5] : (float)4);
+                float old = t59[200 * i0 + 40 * i1 + 8 * i2 + i3];
+                t59[200 * i0 + 40 * i1 + 8 * i2 + i3] = ((old != old || v2 != v2) ? old + v2 : (old < v2 ? old : v2));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
+extern "C" __global__ void ocannlCNNBackward_op4_73(float* __restrict__ t36) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   int r = i;
@@ -1473,27 +1557,21 @@ extern "C" __global__ void ocannlCNNBackward_op4_67(float* __restrict__ t36) {
   if (margin) t36[i] = (float)0;
 }
 
-// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-extern "C" __global__ void ocannlCNNBackward_op4_68(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t35, float* __restrict__ t36, float* __restrict__ t56) {
+// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
+extern "C" __global__ void ocannlCNNBackward_op4_74(float* __restrict__ t35, float* __restrict__ t36, float* __restrict__ t58, float* __restrict__ t59) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 5; ++i1) {
-      for (int i2 = 0; i2 < 5; ++i2) {
-        for (int i3 = 0; i3 < 8; ++i3) {
-          for (int i4 = 0; i4 < 2; ++i4) {
-            for (int i5 = 0; i5 < 2; ++i5) {
-              {
-                float v0 = t6[800 * i0 + 160 * i1 + 16 * i2 + i3 + 80 * i4 + 8 * i5] + t9[2 * i4 + i5];
-                t56[0] = v0;
-              }
-              {
-                float v1 = (t10[512 * i0 + 64 * i1 + 8 * i2 + i3 + 72] == t56[0] ? (float)1 : (float)0);
-                float v2 = (v1 != (float)0 ? t36[512 * i0 + 64 * i1 + 8 * i2 + i3 + 72] : (float)0);
-                float old = t35[800 * i0 + 160 * i1 + 16 * i2 + i3 + 80 * i4 + 8 * i5];
-                t35[800 * i0 + 160 * i1 + 16 * i2 + i3 + 80 * i4 + 8 * i5] = old + v2;
-              }
-            }
+  if (tid >= 256) return;
+  int i3 = tid % 8; tid /= 8;
+  int i0 = tid;
+  for (int i1 = 0; i1 < 5; ++i1) {
+    for (int i2 = 0; i2 < 5; ++i2) {
+      for (int i4 = 0; i4 < 2; ++i4) {
+        for (int i5 = 0; i5 < 2; ++i5) {
+          {
+            float v0 = (t58[2 * i4 + i5] == t59[200 * i0 + 40 * i1 + 8 * i2 + i3] ? (float)1 : (float)0);
+            float v1 = (v0 != (float)0 ? t36[512 * i0 + 64 * i1 + 8 * i2 + i3 + 72] : (float)0);
+            float old = t35[800 * i0 + 160 * i1 + 16 * i2 + i3 + 80 * i4 + 8 * i5];
+            t35[800 * i0 + 160 * i1 + 16 * i2 + i3 + 80 * i4 + 8 * i5] = old + v1;
           }
         }
       }
@@ -1502,7 +1580,7 @@ extern "C" __global__ void ocannlCNNBackward_op4_68(float* __restrict__ t6, floa
 }
 
 // backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-extern "C" __global__ void ocannlCNNBackward_op2_69(float* __restrict__ t5, float* __restrict__ t32, float* __restrict__ t34, float* __restrict__ t35) {
+extern "C" __global__ void ocannlCNNBackward_op2_75(float* __restrict__ t5, float* __restrict__ t32, float* __restrict__ t34, float* __restrict__ t35) {
   // Fused with: backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 25600) return;
@@ -1524,7 +1602,7 @@ extern "C" __global__ void ocannlCNNBackward_op2_69(float* __restrict__ t5, floa
 }
 
 // backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
-extern "C" __global__ void ocannlCNNBackward_op1_70(float* __restrict__ t33, float* __restrict__ t34) {
+extern "C" __global__ void ocannlCNNBackward_op1_76(float* __restrict__ t33, float* __restrict__ t34) {
   // Block reduction: 3200 values per cell, 256 threads.
   __shared__ float part[256];
   int cx = blockIdx.x;
@@ -1550,7 +1628,7 @@ extern "C" __global__ void ocannlCNNBackward_op1_70(float* __restrict__ t33, flo
 }
 
 // backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-extern "C" __global__ void ocannlCNNBackward_op0_71(float* __restrict__ t0, float* __restrict__ t31, float* __restrict__ t32) {
+extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, float* __restrict__ t31, float* __restrict__ t32) {
   // Tiled GEMM: C 9x8 += A * B over 3200 (rows i4,i5, columns i3, reduced i0,i1,i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1674,7 +1752,11 @@ extern "C" __global__ void ocannlCNNBackward_op0_71(float* __restrict__ t0, floa
 // @ocannl buf 53 1 _train.2.grad filled
 // @ocannl buf 54 1 _train.3.grad filled
 // @ocannl buf 55 1 train.grad filled
-// @ocannl buf 56 1 _scratch
+// @ocannl buf 56 4 _ordinals.1
+// @ocannl buf 57 32 train.cross_entropy#1/m.argmax@10 filled
+// @ocannl buf 58 4 _ordinals.2
+// @ocannl buf 59 6400 net.max_pool#1/y.argmax@4 filled
+// @ocannl buf 60 1 _scratch
 // @ocannl param 0 images in dims=32,12,12,1 buf=32,12,12,1 left=0,0,0,0
 // @ocannl param 1 labels in dims=32,4 buf=32,4 left=0,0
 // @ocannl param 2 pNetConv1Kernel in dims=8,3,3,1 buf=8,3,3,1 left=0,0,0,0
@@ -1693,75 +1775,81 @@ extern "C" __global__ void ocannlCNNBackward_op0_71(float* __restrict__ t0, floa
 // @ocannl launch ocannlCNNBackward_init_0 grid=1,1,1 block=256 sync=0 args=7
 // @ocannl launch ocannlCNNBackward_init_1 grid=1,1,1 block=256 sync=0 args=8
 // @ocannl launch ocannlCNNBackward_init_2 grid=1,1,1 block=256 sync=0 args=28
-// @ocannl launch ocannlCNNBackward_op0_3 grid=100,1,1 block=256 sync=0 args=3
-// @ocannl launch ocannlCNNBackward_op0_4 grid=1,50,1 block=256 sync=1 args=0,2,3
-// @ocannl launch ocannlCNNBackward_op1_5 grid=100,1,1 block=256 sync=0 args=3,4,5,6
-// @ocannl launch ocannlCNNBackward_op3_6 grid=1,1,1 block=256 sync=0 args=7,8,9
-// @ocannl launch ocannlCNNBackward_op4_7 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNBackward_op4_8 grid=25,1,1 block=256 sync=0 args=6,9,10
-// @ocannl launch ocannlCNNBackward_op5_9 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNBackward_op5_10 grid=50,1,1 block=256 sync=0 args=12
-// @ocannl launch ocannlCNNBackward_op5_11 grid=1,13,1 block=256 sync=1 args=10,11,12
-// @ocannl launch ocannlCNNBackward_op6_12 grid=50,1,1 block=256 sync=0 args=12,13,14,15
-// @ocannl launch ocannlCNNBackward_op8_13 grid=1,1,1 block=256 sync=0 args=17
-// @ocannl launch ocannlCNNBackward_op8_14 grid=1,1,1 block=256 sync=0 args=15,16,17
-// @ocannl launch ocannlCNNBackward_op9_15 grid=1,1,1 block=256 sync=0 args=17,18,19
-// @ocannl launch ocannlCNNBackward_op10_16 grid=1,1,1 block=256 sync=0 args=20
-// @ocannl launch ocannlCNNBackward_op10_17 grid=1,1,1 block=256 sync=0 args=19,20
-// @ocannl launch ocannlCNNBackward_op11_18 grid=1,1,1 block=256 sync=0 args=19,20,21,22
-// @ocannl launch ocannlCNNBackward_op13_19 grid=1,1,1 block=256 sync=0 args=23
-// @ocannl launch ocannlCNNBackward_op13_20 grid=1,1,1 block=256 sync=0 args=22,23
-// @ocannl launch ocannlCNNBackward_op14_21 grid=1,1,1 block=256 sync=0 args=23,24
-// @ocannl launch ocannlCNNBackward_op15_22 grid=1,1,1 block=256 sync=0 args=1,21,24,25,26
-// @ocannl launch ocannlCNNBackward_op17_23 grid=1,1,1 block=256 sync=0 args=27
-// @ocannl launch ocannlCNNBackward_op17_24 grid=1,1,1 block=256 sync=0 args=26,27
-// @ocannl launch ocannlCNNBackward_op18_25 grid=1,1,1 block=256 sync=0 args=27,28,29,30
-// @ocannl launch ocannlCNNBackward_init_26 grid=1,1,1 block=256 sync=0 args=31
-// @ocannl launch ocannlCNNBackward_init_27 grid=100,1,1 block=256 sync=0 args=32
-// @ocannl launch ocannlCNNBackward_init_28 grid=1,1,1 block=256 sync=0 args=33
-// @ocannl launch ocannlCNNBackward_init_29 grid=100,1,1 block=256 sync=0 args=34
-// @ocannl launch ocannlCNNBackward_init_30 grid=100,1,1 block=256 sync=0 args=35
-// @ocannl launch ocannlCNNBackward_init_31 grid=64,1,1 block=256 sync=0 args=36
-// @ocannl launch ocannlCNNBackward_init_32 grid=5,1,1 block=256 sync=0 args=37
-// @ocannl launch ocannlCNNBackward_init_33 grid=50,1,1 block=256 sync=0 args=38
-// @ocannl launch ocannlCNNBackward_init_34 grid=1,1,1 block=256 sync=0 args=39
-// @ocannl launch ocannlCNNBackward_init_35 grid=50,1,1 block=256 sync=0 args=40
-// @ocannl launch ocannlCNNBackward_init_36 grid=50,1,1 block=256 sync=0 args=41
-// @ocannl launch ocannlCNNBackward_init_37 grid=7,1,1 block=256 sync=0 args=42
-// @ocannl launch ocannlCNNBackward_init_38 grid=1,1,1 block=256 sync=0 args=43
-// @ocannl launch ocannlCNNBackward_init_39 grid=1,1,1 block=256 sync=0 args=44
-// @ocannl launch ocannlCNNBackward_init_40 grid=1,1,1 block=256 sync=0 args=45
-// @ocannl launch ocannlCNNBackward_init_41 grid=1,1,1 block=256 sync=0 args=46
-// @ocannl launch ocannlCNNBackward_init_42 grid=1,1,1 block=256 sync=0 args=47
-// @ocannl launch ocannlCNNBackward_init_43 grid=1,1,1 block=256 sync=0 args=48
-// @ocannl launch ocannlCNNBackward_init_44 grid=1,1,1 block=256 sync=0 args=49
-// @ocannl launch ocannlCNNBackward_init_45 grid=1,1,1 block=256 sync=0 args=50
-// @ocannl launch ocannlCNNBackward_init_46 grid=1,1,1 block=256 sync=0 args=51
-// @ocannl launch ocannlCNNBackward_init_47 grid=1,1,1 block=256 sync=0 args=52
-// @ocannl launch ocannlCNNBackward_init_48 grid=1,1,1 block=256 sync=0 args=53
-// @ocannl launch ocannlCNNBackward_init_49 grid=1,1,1 block=256 sync=0 args=54
-// @ocannl launch ocannlCNNBackward_init_50 grid=1,1,1 block=256 sync=0 args=55
-// @ocannl launch ocannlCNNBackward_init_51 grid=1,1,1 block=256 sync=0 args=28,53,54,55
-// @ocannl launch ocannlCNNBackward_op17_52 grid=1,1,1 block=256 sync=0 args=1,47,51,52,53
-// @ocannl launch ocannlCNNBackward_op15_53 grid=1,1,1 block=256 sync=0 args=50,51
-// @ocannl launch ocannlCNNBackward_op14_54 grid=1,1,1 block=256 sync=0 args=23,49,50
-// @ocannl launch ocannlCNNBackward_op13_55 grid=1,1,1 block=256 sync=0 args=22,45,47,48,49
-// @ocannl launch ocannlCNNBackward_op11_56 grid=1,1,1 block=256 sync=0 args=46,47
-// @ocannl launch ocannlCNNBackward_op10_57 grid=1,1,1 block=256 sync=0 args=19,20,43,45,46
-// @ocannl launch ocannlCNNBackward_op9_58 grid=1,1,1 block=256 sync=0 args=44,45
-// @ocannl launch ocannlCNNBackward_op8_59 grid=7,1,1 block=256 sync=0 args=15,42,43
-// @ocannl launch ocannlCNNBackward_op8_60 grid=50,1,1 block=256 sync=0 args=16,41,43
-// @ocannl launch ocannlCNNBackward_op7_61 grid=50,1,1 block=256 sync=0 args=14,38,40,41
-// @ocannl launch ocannlCNNBackward_op6_62 grid=1,1,1 block=256 sync=0 args=39,40
-// @ocannl launch ocannlCNNBackward_op5_63 grid=1,1,1 block=256 sync=0 args=11,36,38
-// @ocannl launch ocannlCNNBackward_op5_64 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNBackward_op5_65 grid=1,2,1 block=256 sync=1 args=10,37,38
-// @ocannl launch ocannlCNNBackward_op4_66 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNBackward_op4_67 grid=64,1,1 block=256 sync=0 args=36
-// @ocannl launch ocannlCNNBackward_op4_68 grid=1,1,1 block=256 sync=0 args=6,9,10,35,36,56
-// @ocannl launch ocannlCNNBackward_op2_69 grid=100,1,1 block=256 sync=0 args=5,32,34,35
-// @ocannl launch ocannlCNNBackward_op1_70 grid=8,1,1 block=256 sync=1 args=33,34
-// @ocannl launch ocannlCNNBackward_op0_71 grid=1,1,1 block=256 sync=1 args=0,31,32
+// @ocannl launch ocannlCNNBackward_init_3 grid=1,1,1 block=256 sync=0 args=56
+// @ocannl launch ocannlCNNBackward_init_4 grid=1,1,1 block=256 sync=0 args=58
+// @ocannl launch ocannlCNNBackward_op0_5 grid=100,1,1 block=256 sync=0 args=3
+// @ocannl launch ocannlCNNBackward_op0_6 grid=1,50,1 block=256 sync=1 args=0,2,3
+// @ocannl launch ocannlCNNBackward_op1_7 grid=100,1,1 block=256 sync=0 args=3,4,5,6
+// @ocannl launch ocannlCNNBackward_op3_8 grid=1,1,1 block=256 sync=0 args=7,8,9
+// @ocannl launch ocannlCNNBackward_op4_9 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNBackward_op4_10 grid=25,1,1 block=256 sync=0 args=6,9,10
+// @ocannl launch ocannlCNNBackward_op5_11 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNBackward_op5_12 grid=50,1,1 block=256 sync=0 args=12
+// @ocannl launch ocannlCNNBackward_op5_13 grid=1,13,1 block=256 sync=1 args=10,11,12
+// @ocannl launch ocannlCNNBackward_op6_14 grid=50,1,1 block=256 sync=0 args=12,13,14,15
+// @ocannl launch ocannlCNNBackward_op8_15 grid=1,1,1 block=256 sync=0 args=17
+// @ocannl launch ocannlCNNBackward_op8_16 grid=1,1,1 block=256 sync=0 args=15,16,17
+// @ocannl launch ocannlCNNBackward_op9_17 grid=1,1,1 block=256 sync=0 args=17,18,19
+// @ocannl launch ocannlCNNBackward_op10_18 grid=1,1,1 block=256 sync=0 args=20
+// @ocannl launch ocannlCNNBackward_op10_19 grid=1,1,1 block=256 sync=0 args=19,20
+// @ocannl launch ocannlCNNBackward_op11_20 grid=1,1,1 block=256 sync=0 args=19,20,21,22
+// @ocannl launch ocannlCNNBackward_op13_21 grid=1,1,1 block=256 sync=0 args=23
+// @ocannl launch ocannlCNNBackward_op13_22 grid=1,1,1 block=256 sync=0 args=22,23
+// @ocannl launch ocannlCNNBackward_op14_23 grid=1,1,1 block=256 sync=0 args=23,24
+// @ocannl launch ocannlCNNBackward_op15_24 grid=1,1,1 block=256 sync=0 args=1,21,24,25,26
+// @ocannl launch ocannlCNNBackward_op17_25 grid=1,1,1 block=256 sync=0 args=27
+// @ocannl launch ocannlCNNBackward_op17_26 grid=1,1,1 block=256 sync=0 args=26,27
+// @ocannl launch ocannlCNNBackward_op18_27 grid=1,1,1 block=256 sync=0 args=27,28,29,30
+// @ocannl launch ocannlCNNBackward_init_28 grid=1,1,1 block=256 sync=0 args=31
+// @ocannl launch ocannlCNNBackward_init_29 grid=100,1,1 block=256 sync=0 args=32
+// @ocannl launch ocannlCNNBackward_init_30 grid=1,1,1 block=256 sync=0 args=33
+// @ocannl launch ocannlCNNBackward_init_31 grid=100,1,1 block=256 sync=0 args=34
+// @ocannl launch ocannlCNNBackward_init_32 grid=100,1,1 block=256 sync=0 args=35
+// @ocannl launch ocannlCNNBackward_init_33 grid=64,1,1 block=256 sync=0 args=36
+// @ocannl launch ocannlCNNBackward_init_34 grid=5,1,1 block=256 sync=0 args=37
+// @ocannl launch ocannlCNNBackward_init_35 grid=50,1,1 block=256 sync=0 args=38
+// @ocannl launch ocannlCNNBackward_init_36 grid=1,1,1 block=256 sync=0 args=39
+// @ocannl launch ocannlCNNBackward_init_37 grid=50,1,1 block=256 sync=0 args=40
+// @ocannl launch ocannlCNNBackward_init_38 grid=50,1,1 block=256 sync=0 args=41
+// @ocannl launch ocannlCNNBackward_init_39 grid=7,1,1 block=256 sync=0 args=42
+// @ocannl launch ocannlCNNBackward_init_40 grid=1,1,1 block=256 sync=0 args=43
+// @ocannl launch ocannlCNNBackward_init_41 grid=1,1,1 block=256 sync=0 args=44
+// @ocannl launch ocannlCNNBackward_init_42 grid=1,1,1 block=256 sync=0 args=45
+// @ocannl launch ocannlCNNBackward_init_43 grid=1,1,1 block=256 sync=0 args=46
+// @ocannl launch ocannlCNNBackward_init_44 grid=1,1,1 block=256 sync=0 args=47
+// @ocannl launch ocannlCNNBackward_init_45 grid=1,1,1 block=256 sync=0 args=48
+// @ocannl launch ocannlCNNBackward_init_46 grid=1,1,1 block=256 sync=0 args=49
+// @ocannl launch ocannlCNNBackward_init_47 grid=1,1,1 block=256 sync=0 args=50
+// @ocannl launch ocannlCNNBackward_init_48 grid=1,1,1 block=256 sync=0 args=51
+// @ocannl launch ocannlCNNBackward_init_49 grid=1,1,1 block=256 sync=0 args=52
+// @ocannl launch ocannlCNNBackward_init_50 grid=1,1,1 block=256 sync=0 args=53
+// @ocannl launch ocannlCNNBackward_init_51 grid=1,1,1 block=256 sync=0 args=54
+// @ocannl launch ocannlCNNBackward_init_52 grid=1,1,1 block=256 sync=0 args=55
+// @ocannl launch ocannlCNNBackward_init_53 grid=1,1,1 block=256 sync=0 args=28,53,54,55
+// @ocannl launch ocannlCNNBackward_op17_54 grid=1,1,1 block=256 sync=0 args=1,47,51,52,53
+// @ocannl launch ocannlCNNBackward_op15_55 grid=1,1,1 block=256 sync=0 args=50,51
+// @ocannl launch ocannlCNNBackward_op14_56 grid=1,1,1 block=256 sync=0 args=23,49,50
+// @ocannl launch ocannlCNNBackward_op13_57 grid=1,1,1 block=256 sync=0 args=22,45,47,48,49
+// @ocannl launch ocannlCNNBackward_op11_58 grid=1,1,1 block=256 sync=0 args=46,47
+// @ocannl launch ocannlCNNBackward_init_59 grid=1,1,1 block=256 sync=0 args=57
+// @ocannl launch ocannlCNNBackward_op10_60 grid=1,1,1 block=256 sync=0 args=19,20,56,57
+// @ocannl launch ocannlCNNBackward_op10_61 grid=1,1,1 block=256 sync=0 args=43,45,46,56,57
+// @ocannl launch ocannlCNNBackward_op9_62 grid=1,1,1 block=256 sync=0 args=44,45
+// @ocannl launch ocannlCNNBackward_op8_63 grid=7,1,1 block=256 sync=0 args=15,42,43
+// @ocannl launch ocannlCNNBackward_op8_64 grid=50,1,1 block=256 sync=0 args=16,41,43
+// @ocannl launch ocannlCNNBackward_op7_65 grid=50,1,1 block=256 sync=0 args=14,38,40,41
+// @ocannl launch ocannlCNNBackward_op6_66 grid=1,1,1 block=256 sync=0 args=39,40
+// @ocannl launch ocannlCNNBackward_op5_67 grid=1,1,1 block=256 sync=0 args=11,36,38
+// @ocannl launch ocannlCNNBackward_op5_68 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNBackward_op5_69 grid=1,2,1 block=256 sync=1 args=10,37,38
+// @ocannl launch ocannlCNNBackward_init_70 grid=25,1,1 block=256 sync=0 args=59
+// @ocannl launch ocannlCNNBackward_op4_71 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNBackward_op4_72 grid=1,1,1 block=256 sync=0 args=6,9,10,58,59,60
+// @ocannl launch ocannlCNNBackward_op4_73 grid=64,1,1 block=256 sync=0 args=36
+// @ocannl launch ocannlCNNBackward_op4_74 grid=1,1,1 block=256 sync=0 args=35,36,58,59
+// @ocannl launch ocannlCNNBackward_op2_75 grid=100,1,1 block=256 sync=0 args=5,32,34,35
+// @ocannl launch ocannlCNNBackward_op1_76 grid=8,1,1 block=256 sync=1 args=33,34
+// @ocannl launch ocannlCNNBackward_op0_77 grid=1,1,1 block=256 sync=1 args=0,31,32
 // @ocannl end ocannlCNNBackward
 
 // Kernel ocannlCNNPredict (float32).

@@ -982,6 +982,10 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@10: [32 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_10)
+//	_ordinals.2: [2 2] (literal, local, in scratch field ordinals_2)
+//	net.max_pool#1/y.argmax@4: [32 5 5 8] (let, local, in scratch field net_max_pool_1_y_argmax_4)
 //	_scratch: [] (let, local)
 //
 // Loop nests:
@@ -997,6 +1001,12 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 32
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [2 2] reduced points)
+//	init _ordinals.2: range over offsets
 //
 //	# net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 //	fill net.conv1/y with 0
@@ -1202,10 +1212,18 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	  for i1 in 0..3:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
 //
-//	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@10 = 4 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@10 with 4
+//
+//	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
+//	for i0 in 0..31:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m.argmax@10[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 4)
+//
+//	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(train.cross_entropy#1/m[i0, 0] == train.cross_entropy#1/logits[i0, i1], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@10[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..31:
@@ -1275,8 +1293,20 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	            for i6 in 0..7:
 //	              net.conv2.kernel.grad[i3, i4, i5, i6] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2/y.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
+//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
+//	fill net.max_pool#1/y.argmax@4 with 4
+//
+//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 //	reset padding of net.max_pool#1/y to -inf
+//	for i0 in 0..31:
+//	  for i1 in 0..4:
+//	    for i2 in 0..4:
+//	      for i3 in 0..7:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            net.max_pool#1/y.argmax@4[i0, i1, i2, i3] min= where((net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]) == net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3], _ordinals.2[i4, i5], 4)
+//
+//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
 //	reset padding of net.max_pool#1/y.grad to 0
 //	for i0 in 0..31:
 //	  for i1 in 0..4:
@@ -1284,7 +1314,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	      for i3 in 0..7:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == (net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]), net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#1/y.argmax@4[i0, i1, i2, i3], net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..31:
@@ -1323,6 +1353,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	scratch.ordinals_1 = [4]float32{0, 1, 2, 3}
+
+	// init _ordinals.2 (the ordinals of [2 2] reduced points)
+	scratch.ordinals_2 = [2][2]float32{
+		{0, 1},
+		{2, 3},
+	}
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 5 parts of i1 on the pool.
@@ -1796,22 +1835,46 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@10 = 4 (no winner yet)
+	for j23 := range 32 {
+		scratch.train_cross_entropy_1_m_argmax_10[j23][0] = 4
+	}
+
+	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
+		for i1 := range 4 {
+			var r5 float32
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r5 = 1
+			}
+			r6 := float32(4)
+			if r5 != 0 {
+				r6 = scratch.ordinals_1[i1]
+			}
+			acc10 = min(acc10, r6)
+		}
+		scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
+	}
+
+	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 32 {
+		train_cross_entropy_1_m_argmax_10V := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
-			var r5 float32
-			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r5 = 1
+			var r7 float32
+			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_10V {
+				r7 = 1
 			}
-			r6 := float32(0)
-			if r5 != 0 {
-				r6 = train_cross_entropy_1_m_gradV
+			r8 := float32(0)
+			if r7 != 0 {
+				r8 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logits_gradRow2[i1] += r8
 		}
 	}
 
@@ -1836,12 +1899,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
 			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
 			for i1 := range 4 {
-				acc10 := gNetHeadB[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
-				gNetHeadB[i1] = acc10
+				acc11 := gNetHeadB[i1]
+				acc11 += train_cross_entropy_1_logits_gradRow4[i1]
+				acc11 += train_cross_entropy_1_logits_gradRow5[i1]
+				acc11 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc11 += train_cross_entropy_1_logits_gradRow7[i1]
+				gNetHeadB[i1] = acc11
 			}
 		}
 	}
@@ -1906,15 +1969,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0][i1][i2]
 					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r7 float32
+						var r9 float32
 						if 0 < net_head_x_1Row3[i3] {
-							r7 = 1
+							r9 = 1
 						}
-						r8 := float32(0)
-						if r7 != 0 {
-							r8 = net_head_x_gradRow2[i3]
+						r10 := float32(0)
+						if r9 != 0 {
+							r10 = net_head_x_gradRow2[i3]
 						}
-						net_head_x_1_gradRow[i3] += r8
+						net_head_x_1_gradRow[i3] += r10
 					}
 				}
 			}
@@ -1934,6 +1997,24 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
 					for i3 := range 16 {
 						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
+
+	// float32 pointwise kernel over 6400 elements (c = 4): AVX2 (also on AVX-512 machines).
+
+	if ocannlAVX2 {
+		ocannlMap16AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+	} else {
+		for j32 := range 32 {
+			for j33 := range 5 {
+				for j34 := range 5 {
+					for j35 := range 8 {
+						scratch.net_max_pool_1_y_argmax_4[j32][j33][j34][j35] = 4
 					}
 				}
 			}
@@ -1960,37 +2041,37 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
 	region.RunSeq(8, rec3, rec4, rec5)
 	// The 8 partial sums, added in part order.
-	for j24 := range 16 {
-		acc12 := gNetConv2Bias[j24]
-		acc12 += rec3.gNetConv2BiasPartial[0][j24]
-		acc12 += rec3.gNetConv2BiasPartial[1][j24]
-		acc12 += rec3.gNetConv2BiasPartial[2][j24]
-		acc12 += rec3.gNetConv2BiasPartial[3][j24]
-		acc12 += rec3.gNetConv2BiasPartial[4][j24]
-		acc12 += rec3.gNetConv2BiasPartial[5][j24]
-		acc12 += rec3.gNetConv2BiasPartial[6][j24]
-		acc12 += rec3.gNetConv2BiasPartial[7][j24]
-		gNetConv2Bias[j24] = acc12
+	for j25 := range 16 {
+		acc13 := gNetConv2Bias[j25]
+		acc13 += rec3.gNetConv2BiasPartial[0][j25]
+		acc13 += rec3.gNetConv2BiasPartial[1][j25]
+		acc13 += rec3.gNetConv2BiasPartial[2][j25]
+		acc13 += rec3.gNetConv2BiasPartial[3][j25]
+		acc13 += rec3.gNetConv2BiasPartial[4][j25]
+		acc13 += rec3.gNetConv2BiasPartial[5][j25]
+		acc13 += rec3.gNetConv2BiasPartial[6][j25]
+		acc13 += rec3.gNetConv2BiasPartial[7][j25]
+		gNetConv2Bias[j25] = acc13
 	}
 	rec3.scratch = nil
 	ocannlCNNBackwardPart2Records.Put(rec3)
 	*rec4 = ocannlCNNBackwardPart3{}
 	ocannlCNNBackwardPart3Records.Put(rec4)
 	// The 8 partial sums, added in part order.
-	for j27 := range 16 {
-		for j28 := range 3 {
-			for j29 := range 3 {
-				for j30 := range 8 {
-					acc13 := gNetConv2Kernel[72*j27+24*j28+8*j29+j30]
-					acc13 += rec5.gNetConv2KernelPartial[0][j27][j28][j29][j30]
-					acc13 += rec5.gNetConv2KernelPartial[1][j27][j28][j29][j30]
-					acc13 += rec5.gNetConv2KernelPartial[2][j27][j28][j29][j30]
-					acc13 += rec5.gNetConv2KernelPartial[3][j27][j28][j29][j30]
-					acc13 += rec5.gNetConv2KernelPartial[4][j27][j28][j29][j30]
-					acc13 += rec5.gNetConv2KernelPartial[5][j27][j28][j29][j30]
-					acc13 += rec5.gNetConv2KernelPartial[6][j27][j28][j29][j30]
-					acc13 += rec5.gNetConv2KernelPartial[7][j27][j28][j29][j30]
-					gNetConv2Kernel[72*j27+24*j28+8*j29+j30] = acc13
+	for j28 := range 16 {
+		for j29 := range 3 {
+			for j30 := range 3 {
+				for j31 := range 8 {
+					acc14 := gNetConv2Kernel[72*j28+24*j29+8*j30+j31]
+					acc14 += rec5.gNetConv2KernelPartial[0][j28][j29][j30][j31]
+					acc14 += rec5.gNetConv2KernelPartial[1][j28][j29][j30][j31]
+					acc14 += rec5.gNetConv2KernelPartial[2][j28][j29][j30][j31]
+					acc14 += rec5.gNetConv2KernelPartial[3][j28][j29][j30][j31]
+					acc14 += rec5.gNetConv2KernelPartial[4][j28][j29][j30][j31]
+					acc14 += rec5.gNetConv2KernelPartial[5][j28][j29][j30][j31]
+					acc14 += rec5.gNetConv2KernelPartial[6][j28][j29][j30][j31]
+					acc14 += rec5.gNetConv2KernelPartial[7][j28][j29][j30][j31]
+					gNetConv2Kernel[72*j28+24*j29+8*j30+j31] = acc14
 				}
 			}
 		}
@@ -1998,28 +2079,28 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	rec5.scratch = nil
 	ocannlCNNBackwardPart4Records.Put(rec5)
 
-	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j31 := range 32 {
-			for j32 := range 8 {
-				for j33 := range 8 {
-					scratch.net_max_pool_1_y[j31][0][j32][j33] = float32(math.Inf(-1))
+		for j36 := range 32 {
+			for j37 := range 8 {
+				for j38 := range 8 {
+					scratch.net_max_pool_1_y[j36][0][j37][j38] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap18AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j34 := range 32 {
-			for j35 := 6; j35 < 8; j35++ {
-				for j36 := range 8 {
-					for j37 := range 8 {
-						scratch.net_max_pool_1_y[j34][j35][j36][j37] = float32(math.Inf(-1))
+		for j39 := range 32 {
+			for j40 := 6; j40 < 8; j40++ {
+				for j41 := range 8 {
+					for j42 := range 8 {
+						scratch.net_max_pool_1_y[j39][j40][j41][j42] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2027,92 +2108,33 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j38 := 1; j38 < 6; j38++ {
-			ocannlMap18AVX2(&scratch.net_max_pool_1_y[0][j38][0][0])
+		for j43 := 1; j43 < 6; j43++ {
+			ocannlMap19AVX2(&scratch.net_max_pool_1_y[0][j43][0][0])
 		}
 	} else {
-		for j39 := range 32 {
-			for j40 := 1; j40 < 6; j40++ {
-				for j41 := range 8 {
-					scratch.net_max_pool_1_y[j39][j40][0][j41] = float32(math.Inf(-1))
+		for j44 := range 32 {
+			for j45 := 1; j45 < 6; j45++ {
+				for j46 := range 8 {
+					scratch.net_max_pool_1_y[j44][j45][0][j46] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for j42 := 1; j42 < 6; j42++ {
-			ocannlMap19AVX2(&scratch.net_max_pool_1_y[0][j42][6][0])
+		for j47 := 1; j47 < 6; j47++ {
+			ocannlMap20AVX2(&scratch.net_max_pool_1_y[0][j47][6][0])
 		}
 	} else {
-		for j43 := range 32 {
-			for j44 := 1; j44 < 6; j44++ {
-				for j45 := 6; j45 < 8; j45++ {
-					for j46 := range 8 {
-						scratch.net_max_pool_1_y[j43][j44][j45][j46] = float32(math.Inf(-1))
+		for j48 := range 32 {
+			for j49 := 1; j49 < 6; j49++ {
+				for j50 := 6; j50 < 8; j50++ {
+					for j51 := range 8 {
+						scratch.net_max_pool_1_y[j48][j49][j50][j51] = float32(math.Inf(-1))
 					}
 				}
 			}
 		}
-	}
-	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
-	} else {
-		for j47 := range 32 {
-			for j48 := range 8 {
-				for j49 := range 8 {
-					scratch.net_max_pool_1_y_grad[j47][0][j48][j49] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
-	} else {
-		for j50 := range 32 {
-			for j51 := 6; j51 < 8; j51++ {
-				for j52 := range 8 {
-					for j53 := range 8 {
-						scratch.net_max_pool_1_y_grad[j50][j51][j52][j53] = 0
-					}
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j54 := 1; j54 < 6; j54++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j54][0][0])
-		}
-	} else {
-		for j55 := range 32 {
-			for j56 := 1; j56 < 6; j56++ {
-				for j57 := range 8 {
-					scratch.net_max_pool_1_y_grad[j55][j56][0][j57] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for j58 := 1; j58 < 6; j58++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j58][6][0])
-		}
-	} else {
-		for j59 := range 32 {
-			for j60 := 1; j60 < 6; j60++ {
-				for j61 := 6; j61 < 8; j61++ {
-					for j62 := range 8 {
-						scratch.net_max_pool_1_y_grad[j59][j60][j61][j62] = 0
-					}
-				}
-			}
-		}
-	}
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_max_pool_1_x_grad = [32][10][10][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNBackwardPart5Records.Get()
@@ -2121,10 +2143,105 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	*rec6 = ocannlCNNBackwardPart5{}
 	ocannlCNNBackwardPart5Records.Put(rec6)
 
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
+	} else {
+		for j53 := range 32 {
+			for j54 := range 8 {
+				for j55 := range 8 {
+					scratch.net_max_pool_1_y_grad[j53][0][j54][j55] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
+	} else {
+		for j56 := range 32 {
+			for j57 := 6; j57 < 8; j57++ {
+				for j58 := range 8 {
+					for j59 := range 8 {
+						scratch.net_max_pool_1_y_grad[j56][j57][j58][j59] = 0
+					}
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j60 := 1; j60 < 6; j60++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j60][0][0])
+		}
+	} else {
+		for j61 := range 32 {
+			for j62 := 1; j62 < 6; j62++ {
+				for j63 := range 8 {
+					scratch.net_max_pool_1_y_grad[j61][j62][0][j63] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j64 := 1; j64 < 6; j64++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j64][6][0])
+		}
+	} else {
+		for j65 := range 32 {
+			for j66 := 1; j66 < 6; j66++ {
+				for j67 := 6; j67 < 8; j67++ {
+					for j68 := range 8 {
+						scratch.net_max_pool_1_y_grad[j65][j66][j67][j68] = 0
+					}
+				}
+			}
+		}
+	}
+	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,x1),x2,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i4 := range 2 {
+					ocannlMap22AVX2(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
+				}
+			}
+		}
+	} else {
+		scratch.net_max_pool_1_x_grad = [32][10][10][8]float32{}
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 8 {
+						net_max_pool_1_y_argmax_4V := scratch.net_max_pool_1_y_argmax_4[i0][i1][i2][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
+						for i4 := range 2 {
+							ordinals_2Row := &scratch.ordinals_2[i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
+							for i5 := range 2 {
+								var r19 float32
+								if ordinals_2Row[i5] == net_max_pool_1_y_argmax_4V {
+									r19 = 1
+								}
+								r20 := float32(0)
+								if r19 != 0 {
+									r20 = net_max_pool_1_y_gradV
+								}
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r20
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap23AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
@@ -2134,15 +2251,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r15 float32
+						var r21 float32
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r15 = 1
+							r21 = 1
 						}
-						r16 := float32(0)
-						if r15 != 0 {
-							r16 = net_max_pool_1_x_gradRow2[i3]
+						r22 := float32(0)
+						if r21 != 0 {
+							r22 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r16
+						net_max_pool_1_x_1_gradRow[i3] += r22
 					}
 				}
 			}
@@ -2152,7 +2269,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap24AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv1_y_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
@@ -2183,35 +2300,35 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
 	region.RunSeq(8, rec7, rec8)
 	// The 8 partial sums, added in part order.
-	for j65 := range 8 {
-		acc15 := gNetConv1Bias[j65]
-		acc15 += rec7.gNetConv1BiasPartial[0][j65]
-		acc15 += rec7.gNetConv1BiasPartial[1][j65]
-		acc15 += rec7.gNetConv1BiasPartial[2][j65]
-		acc15 += rec7.gNetConv1BiasPartial[3][j65]
-		acc15 += rec7.gNetConv1BiasPartial[4][j65]
-		acc15 += rec7.gNetConv1BiasPartial[5][j65]
-		acc15 += rec7.gNetConv1BiasPartial[6][j65]
-		acc15 += rec7.gNetConv1BiasPartial[7][j65]
-		gNetConv1Bias[j65] = acc15
+	for j70 := range 8 {
+		acc17 := gNetConv1Bias[j70]
+		acc17 += rec7.gNetConv1BiasPartial[0][j70]
+		acc17 += rec7.gNetConv1BiasPartial[1][j70]
+		acc17 += rec7.gNetConv1BiasPartial[2][j70]
+		acc17 += rec7.gNetConv1BiasPartial[3][j70]
+		acc17 += rec7.gNetConv1BiasPartial[4][j70]
+		acc17 += rec7.gNetConv1BiasPartial[5][j70]
+		acc17 += rec7.gNetConv1BiasPartial[6][j70]
+		acc17 += rec7.gNetConv1BiasPartial[7][j70]
+		gNetConv1Bias[j70] = acc17
 	}
 	rec7.scratch = nil
 	ocannlCNNBackwardPart6Records.Put(rec7)
 	// The 8 partial sums, added in part order.
-	for j67 := range 8 {
-		for j68 := range 3 {
-			for j69 := range 3 {
-				for j70 := range 1 {
-					acc16 := gNetConv1Kernel[9*j67+3*j68+j69+j70]
-					acc16 += rec8.gNetConv1KernelPartial[0][j67][j68][j69][j70]
-					acc16 += rec8.gNetConv1KernelPartial[1][j67][j68][j69][j70]
-					acc16 += rec8.gNetConv1KernelPartial[2][j67][j68][j69][j70]
-					acc16 += rec8.gNetConv1KernelPartial[3][j67][j68][j69][j70]
-					acc16 += rec8.gNetConv1KernelPartial[4][j67][j68][j69][j70]
-					acc16 += rec8.gNetConv1KernelPartial[5][j67][j68][j69][j70]
-					acc16 += rec8.gNetConv1KernelPartial[6][j67][j68][j69][j70]
-					acc16 += rec8.gNetConv1KernelPartial[7][j67][j68][j69][j70]
-					gNetConv1Kernel[9*j67+3*j68+j69+j70] = acc16
+	for j72 := range 8 {
+		for j73 := range 3 {
+			for j74 := range 3 {
+				for j75 := range 1 {
+					acc18 := gNetConv1Kernel[9*j72+3*j73+j74+j75]
+					acc18 += rec8.gNetConv1KernelPartial[0][j72][j73][j74][j75]
+					acc18 += rec8.gNetConv1KernelPartial[1][j72][j73][j74][j75]
+					acc18 += rec8.gNetConv1KernelPartial[2][j72][j73][j74][j75]
+					acc18 += rec8.gNetConv1KernelPartial[3][j72][j73][j74][j75]
+					acc18 += rec8.gNetConv1KernelPartial[4][j72][j73][j74][j75]
+					acc18 += rec8.gNetConv1KernelPartial[5][j72][j73][j74][j75]
+					acc18 += rec8.gNetConv1KernelPartial[6][j72][j73][j74][j75]
+					acc18 += rec8.gNetConv1KernelPartial[7][j72][j73][j74][j75]
+					gNetConv1Kernel[9*j72+3*j73+j74+j75] = acc18
 				}
 			}
 		}
@@ -2257,6 +2374,10 @@ type ocannlCNNBackwardScratch struct {
 	train_cross_entropy_1_logp_grad     [32][4]float32
 	train_1_grad                        [32][4]float32
 	train_2_grad                        [1]float32
+	ordinals_1                          [4]float32
+	train_cross_entropy_1_m_argmax_10   [32][1]float32
+	ordinals_2                          [2][2]float32
+	net_max_pool_1_y_argmax_4           [32][5][5][8]float32
 }
 
 // ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
@@ -2365,31 +2486,31 @@ type ocannlCNNBackwardPart2 struct {
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r9 *ocannlCNNBackwardPart2) Part(j23 int) {
-	scratch, gNetConv2BiasPartial := r9.scratch, &r9.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j23] = [16]float32{}
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r11 *ocannlCNNBackwardPart2) Part(j24 int) {
+	scratch, gNetConv2BiasPartial := r11.scratch, &r11.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j24] = [16]float32{}
 	// float32 across-rows add reduction kernel, 100 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j23][0], &scratch.net_head_x_1_grad[4*j23][0][0][0])
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[4*j24][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
-		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j23]
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
 		for i0 := range 4 {
 			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j23][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j23][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j23][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j23][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+4*j23][i1][4]
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j24][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j24][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j24][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j24][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+4*j24][i1][4]
 				for i3 := range 16 {
-					acc11 := gNetConv2BiasPartialRow[i3]
-					acc11 += net_head_x_1_gradRow3[i3]
-					acc11 += net_head_x_1_gradRow4[i3]
-					acc11 += net_head_x_1_gradRow5[i3]
-					acc11 += net_head_x_1_gradRow6[i3]
-					acc11 += net_head_x_1_gradRow7[i3]
-					gNetConv2BiasPartialRow[i3] = acc11
+					acc12 := gNetConv2BiasPartialRow[i3]
+					acc12 += net_head_x_1_gradRow3[i3]
+					acc12 += net_head_x_1_gradRow4[i3]
+					acc12 += net_head_x_1_gradRow5[i3]
+					acc12 += net_head_x_1_gradRow6[i3]
+					acc12 += net_head_x_1_gradRow7[i3]
+					gNetConv2BiasPartialRow[i3] = acc12
 				}
 			}
 		}
@@ -2406,15 +2527,15 @@ type ocannlCNNBackwardPart3 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r10 *ocannlCNNBackwardPart3) Part(j25 int) {
-	pNetConv2Kernel, scratch := r10.pNetConv2Kernel, r10.scratch
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r12 *ocannlCNNBackwardPart3) Part(j26 int) {
+	pNetConv2Kernel, scratch := r12.pNetConv2Kernel, r12.scratch
 	// float32 broadcast kernel M=5 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j25][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j25][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j26][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j26][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2422,7 +2543,7 @@ func (r10 *ocannlCNNBackwardPart3) Part(j25 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j25][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j25][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j26][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j26][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2431,11 +2552,11 @@ func (r10 *ocannlCNNBackwardPart3) Part(j25 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j25][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j26][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j25][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j26][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
@@ -2458,16 +2579,16 @@ type ocannlCNNBackwardPart4 struct {
 	gNetConv2KernelPartial [8][16][3][3][8]float32
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r11 *ocannlCNNBackwardPart4) Part(j26 int) {
-	scratch, gNetConv2KernelPartial := r11.scratch, &r11.gNetConv2KernelPartial
-	gNetConv2KernelPartial[j26] = [16][3][3][8]float32{}
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r13 *ocannlCNNBackwardPart4) Part(j27 int) {
+	scratch, gNetConv2KernelPartial := r13.scratch, &r13.gNetConv2KernelPartial
+	gNetConv2KernelPartial[j27] = [16][3][3][8]float32{}
 	// float32 broadcast kernel M=16 N=24 K=5: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2KernelPartial[j26][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j26][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j26][i4][i2][0])
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j27][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j27][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j27][i4][i2][0])
 				}
 			}
 		}
@@ -2475,7 +2596,7 @@ func (r11 *ocannlCNNBackwardPart4) Part(j26 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2KernelPartial[j26][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j26][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j26][i4][i2][0])
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j27][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j27][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j27][i4][i2][0])
 				}
 			}
 		}
@@ -2484,11 +2605,11 @@ func (r11 *ocannlCNNBackwardPart4) Part(j26 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+4*j26][i1][i2][i3]
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+4*j27][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+4*j26][i1+i4][i2+i5]
-								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j26][i3][i4][i5]
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+4*j27][i1+i4][i2+i5]
+								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j27][i3][i4][i5]
 								for i6 := range 8 {
 									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
@@ -2510,40 +2631,53 @@ type ocannlCNNBackwardPart5 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r14 *ocannlCNNBackwardPart5) Part(j63 int) {
-	scratch := r14.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r18 *ocannlCNNBackwardPart5) Part(j52 int) {
+	scratch := r18.scratch
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			for i1 := range 5 {
-				for i4 := range 2 {
-					ocannlMap20AVX2(&scratch.net_max_pool_1_x_grad[i0+4*j63][2*i1+i4][0][0], &scratch.net_max_pool_1_y[i0+4*j63][i1+1][1][0], &scratch.net_max_pool_1_x[i0+4*j63][2*i1+i4][0][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[i0+4*j63][i1+1][1][0])
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap21AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
 	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					for i3 := range 8 {
-						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+4*j63][i1+1][i2+1][i3]
-						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+4*j63][i1+1][i2+1][i3]
-						for i4 := range 2 {
-							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+4*j63][2*i1+i4]
-							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
-							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+4*j63][2*i1+i4]
-							for i5 := range 2 {
-								var r12 float32
-								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-									r12 = 1
-								}
-								r13 := float32(0)
-								if r12 != 0 {
-									r13 = net_max_pool_1_y_gradV
-								}
-								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r13
+					net_max_pool_1_y_argmax_4Row := &scratch.net_max_pool_1_y_argmax_4[i0+4*j52][i1][i2]
+					net_max_pool_1_yRow4 := &scratch.net_max_pool_1_y[i0+4*j52][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+4*j52][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V3 := scratch.net_max_pool_1_y_1[i4][0]
+						ordinals_2V := scratch.ordinals_2[i4][0]
+						net_max_pool_1_xRow5 := &scratch.net_max_pool_1_x[i0+4*j52][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V4 := scratch.net_max_pool_1_y_1[i4][1]
+						ordinals_2V2 := scratch.ordinals_2[i4][1]
+						for i3 := range 8 {
+							acc15 := net_max_pool_1_y_argmax_4Row[i3]
+							var r14 float32
+							if (net_max_pool_1_xRow4[i3] + net_max_pool_1_y_1V3) == net_max_pool_1_yRow4[i3] {
+								r14 = 1
 							}
+							r15 := float32(4)
+							if r14 != 0 {
+								r15 = ordinals_2V
+							}
+							acc15 = min(acc15, r15)
+							var r16 float32
+							if (net_max_pool_1_xRow5[i3] + net_max_pool_1_y_1V4) == net_max_pool_1_yRow4[i3] {
+								r16 = 1
+							}
+							r17 := float32(4)
+							if r16 != 0 {
+								r17 = ordinals_2V2
+							}
+							acc15 = min(acc15, r17)
+							net_max_pool_1_y_argmax_4Row[i3] = acc15
 						}
 					}
 				}
@@ -2562,34 +2696,34 @@ type ocannlCNNBackwardPart6 struct {
 	gNetConv1BiasPartial [8][8]float32
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r17 *ocannlCNNBackwardPart6) Part(j64 int) {
-	scratch, gNetConv1BiasPartial := r17.scratch, &r17.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j64] = [8]float32{}
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r23 *ocannlCNNBackwardPart6) Part(j69 int) {
+	scratch, gNetConv1BiasPartial := r23.scratch, &r23.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j69] = [8]float32{}
 	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j64][0], &scratch.net_max_pool_1_x_1_grad[4*j64][0][0][0])
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j69][0], &scratch.net_max_pool_1_x_1_grad[4*j69][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j64]
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j69]
 		for i0 := range 4 {
 			for i1 := range 10 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2+3]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+3]
 					for i3 := range 8 {
-						acc14 := gNetConv1BiasPartialRow[i3]
-						acc14 += net_max_pool_1_x_1_gradRow3[i3]
-						acc14 += net_max_pool_1_x_1_gradRow4[i3]
-						acc14 += net_max_pool_1_x_1_gradRow5[i3]
-						acc14 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1BiasPartialRow[i3] = acc14
+						acc16 := gNetConv1BiasPartialRow[i3]
+						acc16 += net_max_pool_1_x_1_gradRow3[i3]
+						acc16 += net_max_pool_1_x_1_gradRow4[i3]
+						acc16 += net_max_pool_1_x_1_gradRow5[i3]
+						acc16 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc16
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j64][i1][i2]
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2]
 					for i3 := range 8 {
 						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 					}
@@ -2610,22 +2744,22 @@ type ocannlCNNBackwardPart7 struct {
 	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r18 *ocannlCNNBackwardPart7) Part(j66 int) {
-	images, scratch, gNetConv1KernelPartial := r18.images, r18.scratch, &r18.gNetConv1KernelPartial
-	gNetConv1KernelPartial[j66] = [8][3][3][1]float32{}
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r24 *ocannlCNNBackwardPart7) Part(j71 int) {
+	images, scratch, gNetConv1KernelPartial := r24.images, r24.scratch, &r24.gNetConv1KernelPartial
+	gNetConv1KernelPartial[j71] = [8][3][3][1]float32{}
 	// float32 m-vector kernel M=8 N=3x3 K=10x10x4: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv1KernelPartial[j66][0][0][0][0], &scratch.net_conv1_y_grad[4*j66][0][0][0], &images[4*j66][0][0][0])
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j71][0][0][0][0], &scratch.net_conv1_y_grad[4*j71][0][0][0], &images[4*j71][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+4*j66][i1][i2][i3]
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+4*j71][i1][i2][i3]
 						for i4 := range 3 {
-							imagesRow2 := &images[i0+4*j66][i1+i4]
-							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j66][i3][i4]
+							imagesRow2 := &images[i0+4*j71][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j71][i3][i4]
 							for i5 := range 3 {
 								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -2830,9 +2964,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap25AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap25AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &scratch.predict_1[i0]

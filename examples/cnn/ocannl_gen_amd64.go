@@ -81,10 +81,10 @@ func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap13AVX512(c *float32, x0 *float32)
 
-// ocannlMap23AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
 //
@@ -206,45 +206,55 @@ func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap15AVX2(c *float32, x0 *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 6400 elements: c = 4.
 //
 //go:noescape
 func ocannlMap16AVX2(c *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
 //
 //go:noescape
 func ocannlMap17AVX2(c *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 8 elements: c = -Inf.
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
 //
 //go:noescape
 func ocannlMap18AVX2(c *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 8 elements: c = -Inf.
 //
 //go:noescape
 func ocannlMap19AVX2(c *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,add(x1,x2)),x3,0),0).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap20AVX2(c *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
 //
 //go:noescape
-func ocannlMap22AVX2(c *float32, x0 *float32)
+func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap24AVX2(c *float32, x0 *float32)
+
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 4 elements.
 //

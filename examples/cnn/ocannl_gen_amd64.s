@@ -25,7 +25,8 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0xff800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
+DATA ocannlConst32<>+12(SB)/4, $0x40800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $16
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -1326,9 +1327,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4356,6 +4357,23 @@ TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000320, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	MOVQ         $0x00000020, CX
 
@@ -4373,9 +4391,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32)
+// func ocannlMap18AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -4396,9 +4414,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32)
+// func ocannlMap19AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -4414,9 +4432,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32)
+// func ocannlMap20AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -4437,9 +4455,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4447,43 +4465,86 @@ TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000005, DI
+	VBROADCASTSS ocannlConst32<>+12(SB), Y2
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (SI), Y4
+	MOVQ         $0x00000005, DX
 
 rowb1:
-	MOVQ $0x00000002, R8
+	MOVQ $0x00000005, SI
 
 row2:
-	VBROADCASTSS (BX), Y2
-	VMOVUPS      (CX), Y3
-	VMOVUPS      (DX), Y4
-	VADDPS       Y2, Y4, Y2
-	VCMPPS       $0x00, Y2, Y3, Y2
+	VMOVUPS   (CX), Y5
+	VADDPS    Y3, Y5, Y5
+	VMOVUPS   (BX), Y6
+	VCMPPS    $0x00, Y6, Y5, Y5
+	VBLENDVPS Y5, Y1, Y0, Y5
+	VCMPPS    $0x04, Y0, Y5, Y5
+	VBLENDVPS Y5, Y4, Y2, Y5
+	VMOVUPS   (AX), Y6
+	VMINPS    Y5, Y6, Y7
+	VMINPS    Y6, Y5, Y8
+	VORPS     Y8, Y7, Y7
+	VCMPPS    $0x03, Y5, Y6, Y8
+	VADDPS    Y5, Y6, Y5
+	VBLENDVPS Y8, Y5, Y7, Y5
+	VMOVUPS   Y5, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, BX
+	ADDQ      $+32, CX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+320, CX
+	ADDQ      $+96, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000005, SI
+
+rowb1:
+	MOVQ $0x00000002, DI
+
+row2:
+	VBROADCASTSS (CX), Y2
+	VMOVUPS      (DX), Y3
+	VCMPPS       $0x00, Y3, Y2, Y2
 	VBLENDVPS    Y2, Y1, Y0, Y2
-	VMOVUPS      (SI), Y3
+	VMOVUPS      (BX), Y3
 	VCMPPS       $0x04, Y0, Y2, Y2
 	VBLENDVPS    Y2, Y3, Y0, Y2
 	VADDPS       Y0, Y2, Y2
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
-	ADDQ         $+32, CX
 	ADDQ         $+32, DX
-	ADDQ         $+32, SI
-	ADDQ         $-32, CX
-	ADDQ         $+4, BX
-	ADDQ         $-32, SI
-	DECQ         R8
-	JNZ          row2
-	ADDQ         $+32, CX
-	ADDQ         $-8, BX
-	ADDQ         $+32, SI
+	ADDQ         $+32, BX
+	ADDQ         $+4, CX
+	ADDQ         $-32, DX
+	ADDQ         $-32, BX
 	DECQ         DI
+	JNZ          row2
+	ADDQ         $-8, CX
+	ADDQ         $+32, DX
+	ADDQ         $+32, BX
+	DECQ         SI
 	JNZ          rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4508,9 +4569,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4528,9 +4589,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

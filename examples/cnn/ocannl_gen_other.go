@@ -73,9 +73,9 @@ func ocannlMap12AVX512(c, x0, x1 *float32) {
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap13AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
 
-// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -163,18 +163,26 @@ func ocannlMap18AVX2(c *float32) { panic("ocannlgen: ocannlMap18AVX2 called with
 func ocannlMap19AVX2(c *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap20AVX2 called without assembly")
-}
+func ocannlMap20AVX2(c *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap21AVX2 called without assembly")
+}
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap22AVX2 called without assembly")
+}
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+
+// ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+
+// ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

@@ -4601,7 +4601,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [3] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@18: [4 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_18)
+//	_ordinals.2: [2 2] (literal, local, in scratch field ordinals_2)
+//	net.max_pool#2/y.argmax@9: [4 2 2 6] (let, local, in scratch field net_max_pool_2_y_argmax_9)
 //	_scratch: [] (let, local)
+//	net.max_pool#1/y.argmax@4: [4 6 6 4] (let, local, in scratch field net_max_pool_1_y_argmax_4)
 //
 // Loop nests:
 //
@@ -4619,6 +4624,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 4
+//
+//	# init _ordinals.1 (the ordinals of [3] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [2 2] reduced points)
+//	init _ordinals.2: range over offsets
 //
 //	# net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
 //	fill net.conv2d_valid#1/y with 0
@@ -4883,10 +4894,18 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	  for i1 in 0..2:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
 //
-//	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@18 with 3
+//
+//	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@18
+//	for i0 in 0..3:
+//	  for i1 in 0..2:  # reduction
+//	    train.cross_entropy#1/m.argmax@18[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 3)
+//
+//	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(train.cross_entropy#1/m[i0, 0] == train.cross_entropy#1/logits[i0, i1], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..3:
@@ -4968,14 +4987,26 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	        for i4 in 0..5:
 //	          net.max_pool#2/y.grad[i0, i2, i3, i4] += net.dense#2.w[i1, i2, i3, i4] * _net.dense#1/x.1.grad[i0, i1]
 //
-//	# backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#2/x.grad
+//	# backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): net.max_pool#2/y.argmax@9 = 4 (no winner yet)
+//	fill net.max_pool#2/y.argmax@9 with 4
+//
+//	# backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#2/y.argmax@9
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      for i3 in 0..5:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            net.max_pool#2/y.argmax@9[i0, i1, i2, i3] min= where((net.max_pool#2/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#2/y.1[i4, i5]) == net.max_pool#2/y[i0, i1, i2, i3], _ordinals.2[i4, i5], 4)
+//
+//	# backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#2/x.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
 //	      for i3 in 0..5:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            net.max_pool#2/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#2/y[i0, i1, i2, i3] == (net.max_pool#2/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#2/y.1[i4, i5]), net.max_pool#2/y.grad[i0, i1, i2, i3], 0)
+//	            net.max_pool#2/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#2/y.argmax@9[i0, i1, i2, i3], net.max_pool#2/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
 //	for i0 in 0..3:
@@ -5018,14 +5049,26 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	            for i6 in 0..3:
 //	              net.conv2d_valid#2.kernel.grad[i3, i4, i5, i6] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2d_valid#2/y.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
+//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
+//	fill net.max_pool#1/y.argmax@4 with 4
+//
+//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..3:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            net.max_pool#1/y.argmax@4[i0, i1, i2, i3] min= where((net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]) == net.max_pool#1/y[i0, i1, i2, i3], _ordinals.2[i4, i5], 4)
+//
+//	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..3:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1, i2, i3] == (net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]), net.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#1/y.argmax@4[i0, i1, i2, i3], net.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..3:
@@ -5064,6 +5107,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
+
+	// init _ordinals.1 (the ordinals of [3] reduced points)
+	scratch.ordinals_1 = [3]float64{0, 1, 2}
+
+	// init _ordinals.2 (the ordinals of [2 2] reduced points)
+	scratch.ordinals_2 = [2][2]float64{
+		{0, 1},
+		{2, 3},
+	}
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 
@@ -5569,22 +5621,46 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc12
 	}
 
-	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
+	for j13 := range 4 {
+		scratch.train_cross_entropy_1_m_argmax_18[j13][0] = 3
+	}
+
+	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@18
+	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		acc13 := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
+		for i1 := range 3 {
+			var r9 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r9 = 1
+			}
+			r10 := float64(3)
+			if r9 != 0 {
+				r10 = scratch.ordinals_1[i1]
+			}
+			acc13 = min(acc13, r10)
+		}
+		scratch.train_cross_entropy_1_m_argmax_18[i0][0] = acc13
+	}
+
+	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_m_argmax_18V := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
-			var r9 float64
-			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r9 = 1
+			var r11 float64
+			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_18V {
+				r11 = 1
 			}
-			r10 := float64(0)
-			if r9 != 0 {
-				r10 = train_cross_entropy_1_m_gradV
+			r12 := float64(0)
+			if r11 != 0 {
+				r12 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r10
+			train_cross_entropy_1_logits_gradRow2[i1] += r12
 		}
 	}
 
@@ -5604,12 +5680,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[2]
 	train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[3]
 	for i1 := range 3 {
-		acc13 := gNetLinear1B[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow6[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow7[i1]
-		gNetLinear1B[i1] = acc13
+		acc14 := gNetLinear1B[i1]
+		acc14 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc14 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc14 += train_cross_entropy_1_logits_gradRow6[i1]
+		acc14 += train_cross_entropy_1_logits_gradRow7[i1]
+		gNetLinear1B[i1] = acc14
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
@@ -5648,11 +5724,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][1]
 			train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][2]
 			for i2 := range 12 {
-				acc14 := net_linear_1_x_gradRow[i2]
-				acc14 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc14 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc14 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
-				net_linear_1_x_gradRow[i2] = acc14
+				acc15 := net_linear_1_x_gradRow[i2]
+				acc15 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
+				acc15 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
+				acc15 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
+				net_linear_1_x_gradRow[i2] = acc15
 			}
 		}
 	}
@@ -5663,15 +5739,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0]
 		net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0]
 		for i1 := range 12 {
-			var r11 float64
+			var r13 float64
 			if 0 < net_linear_1_x_2Row3[i1] {
-				r11 = 1
+				r13 = 1
 			}
-			r12 := float64(0)
-			if r11 != 0 {
-				r12 = net_linear_1_x_gradRow2[i1]
+			r14 := float64(0)
+			if r13 != 0 {
+				r14 = net_linear_1_x_gradRow2[i1]
 			}
-			net_linear_1_x_2_gradRow[i1] += r12
+			net_linear_1_x_2_gradRow[i1] += r14
 		}
 	}
 
@@ -5695,12 +5771,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[2]
 		net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[3]
 		for i1 := range 12 {
-			acc15 := gNetDense1B[i1]
-			acc15 += net_linear_1_x_2_gradRow3[i1]
-			acc15 += net_linear_1_x_2_gradRow4[i1]
-			acc15 += net_linear_1_x_2_gradRow5[i1]
-			acc15 += net_linear_1_x_2_gradRow6[i1]
-			gNetDense1B[i1] = acc15
+			acc16 := gNetDense1B[i1]
+			acc16 += net_linear_1_x_2_gradRow3[i1]
+			acc16 += net_linear_1_x_2_gradRow4[i1]
+			acc16 += net_linear_1_x_2_gradRow5[i1]
+			acc16 += net_linear_1_x_2_gradRow6[i1]
+			gNetDense1B[i1] = acc16
 		}
 	}
 
@@ -5744,12 +5820,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 				pNetDense1WRow5 := (*[16]float64)(pNetDense1W[16*i1+48 : 16*i1+64])
 				net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0][i1+3]
 				for i2 := range 16 {
-					acc16 := net_dense_1_x_gradRow[i2]
-					acc16 += pNetDense1WRow2[i2] * net_linear_1_x_1_gradV2
-					acc16 += pNetDense1WRow3[i2] * net_linear_1_x_1_gradV3
-					acc16 += pNetDense1WRow4[i2] * net_linear_1_x_1_gradV4
-					acc16 += pNetDense1WRow5[i2] * net_linear_1_x_1_gradV5
-					net_dense_1_x_gradRow[i2] = acc16
+					acc17 := net_dense_1_x_gradRow[i2]
+					acc17 += pNetDense1WRow2[i2] * net_linear_1_x_1_gradV2
+					acc17 += pNetDense1WRow3[i2] * net_linear_1_x_1_gradV3
+					acc17 += pNetDense1WRow4[i2] * net_linear_1_x_1_gradV4
+					acc17 += pNetDense1WRow5[i2] * net_linear_1_x_1_gradV5
+					net_dense_1_x_gradRow[i2] = acc17
 				}
 			}
 		}
@@ -5761,15 +5837,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_dense_1_x_gradRow2 := &scratch.net_dense_1_x_grad[i0]
 		net_dense_1_x_2_gradRow := &scratch.net_dense_1_x_2_grad[i0]
 		for i1 := range 16 {
-			var r13 float64
+			var r15 float64
 			if 0 < net_dense_1_x_2Row3[i1] {
-				r13 = 1
+				r15 = 1
 			}
-			r14 := float64(0)
-			if r13 != 0 {
-				r14 = net_dense_1_x_gradRow2[i1]
+			r16 := float64(0)
+			if r15 != 0 {
+				r16 = net_dense_1_x_gradRow2[i1]
 			}
-			net_dense_1_x_2_gradRow[i1] += r14
+			net_dense_1_x_2_gradRow[i1] += r16
 		}
 	}
 
@@ -5793,12 +5869,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		net_dense_1_x_2_gradRow5 := &scratch.net_dense_1_x_2_grad[2]
 		net_dense_1_x_2_gradRow6 := &scratch.net_dense_1_x_2_grad[3]
 		for i1 := range 16 {
-			acc17 := gNetDense2B[i1]
-			acc17 += net_dense_1_x_2_gradRow3[i1]
-			acc17 += net_dense_1_x_2_gradRow4[i1]
-			acc17 += net_dense_1_x_2_gradRow5[i1]
-			acc17 += net_dense_1_x_2_gradRow6[i1]
-			gNetDense2B[i1] = acc17
+			acc18 := gNetDense2B[i1]
+			acc18 += net_dense_1_x_2_gradRow3[i1]
+			acc18 += net_dense_1_x_2_gradRow4[i1]
+			acc18 += net_dense_1_x_2_gradRow5[i1]
+			acc18 += net_dense_1_x_2_gradRow6[i1]
+			gNetDense2B[i1] = acc18
 		}
 	}
 
@@ -5849,27 +5925,87 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#2/x.grad
+	// backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): net.max_pool#2/y.argmax@9 = 4 (no winner yet)
+	for j14 := range 4 {
+		for j15 := range 2 {
+			for j16 := range 2 {
+				for j17 := range 6 {
+					scratch.net_max_pool_2_y_argmax_9[j14][j15][j16][j17] = 4
+				}
+			}
+		}
+	}
+
+	// backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#2/y.argmax@9
+	// float64 pointwise kernel over 8x2 rows of 6 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap9AVX2(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 2 {
+				for i2 := range 2 {
+					net_max_pool_2_y_argmax_9Row := &scratch.net_max_pool_2_y_argmax_9[i0][i1][i2]
+					net_max_pool_2_yRow4 := &scratch.net_max_pool_2_y[i0][i1][i2]
+					for i4 := range 2 {
+						net_max_pool_2_xRow4 := &scratch.net_max_pool_2_x[i0][2*i1+i4][2*i2]
+						net_max_pool_2_y_1V3 := scratch.net_max_pool_2_y_1[i4][0]
+						ordinals_2V := scratch.ordinals_2[i4][0]
+						net_max_pool_2_xRow5 := &scratch.net_max_pool_2_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_2_y_1V4 := scratch.net_max_pool_2_y_1[i4][1]
+						ordinals_2V2 := scratch.ordinals_2[i4][1]
+						for i3 := range 6 {
+							acc19 := net_max_pool_2_y_argmax_9Row[i3]
+							var r17 float64
+							if (net_max_pool_2_xRow4[i3] + net_max_pool_2_y_1V3) == net_max_pool_2_yRow4[i3] {
+								r17 = 1
+							}
+							r18 := float64(4)
+							if r17 != 0 {
+								r18 = ordinals_2V
+							}
+							acc19 = min(acc19, r18)
+							var r19 float64
+							if (net_max_pool_2_xRow5[i3] + net_max_pool_2_y_1V4) == net_max_pool_2_yRow4[i3] {
+								r19 = 1
+							}
+							r20 := float64(4)
+							if r19 != 0 {
+								r20 = ordinals_2V2
+							}
+							acc19 = min(acc19, r20)
+							net_max_pool_2_y_argmax_9Row[i3] = acc19
+						}
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#2/x.grad
 	for i0 := range 4 {
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 6 {
-					net_max_pool_2_yV := scratch.net_max_pool_2_y[i0][i1][i2][i3]
+					net_max_pool_2_y_argmax_9V := scratch.net_max_pool_2_y_argmax_9[i0][i1][i2][i3]
 					net_max_pool_2_y_gradV := scratch.net_max_pool_2_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
-						net_max_pool_2_xRow4 := &scratch.net_max_pool_2_x[i0][2*i1+i4]
-						net_max_pool_2_y_1Row2 := &scratch.net_max_pool_2_y_1[i4]
+						ordinals_2Row := &scratch.ordinals_2[i4]
 						net_max_pool_2_x_gradRow := &scratch.net_max_pool_2_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r15 float64
-							if net_max_pool_2_yV == (net_max_pool_2_xRow4[2*i2+i5][i3] + net_max_pool_2_y_1Row2[i5]) {
-								r15 = 1
+							var r21 float64
+							if ordinals_2Row[i5] == net_max_pool_2_y_argmax_9V {
+								r21 = 1
 							}
-							r16 := float64(0)
-							if r15 != 0 {
-								r16 = net_max_pool_2_y_gradV
+							r22 := float64(0)
+							if r21 != 0 {
+								r22 = net_max_pool_2_y_gradV
 							}
-							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r16
+							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r22
 						}
 					}
 				}
@@ -5880,7 +6016,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap10AVX2(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_2_x_1_grad = [4][4][4][6]float64{}
 		for i0 := range 4 {
@@ -5890,15 +6026,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_2_x_gradRow2 := &scratch.net_max_pool_2_x_grad[i0][i1][i2]
 					net_max_pool_2_x_1_gradRow := &scratch.net_max_pool_2_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
-						var r17 float64
+						var r23 float64
 						if 0 < net_max_pool_2_x_1Row3[i3] {
-							r17 = 1
+							r23 = 1
 						}
-						r18 := float64(0)
-						if r17 != 0 {
-							r18 = net_max_pool_2_x_gradRow2[i3]
+						r24 := float64(0)
+						if r23 != 0 {
+							r24 = net_max_pool_2_x_gradRow2[i3]
 						}
-						net_max_pool_2_x_1_gradRow[i3] += r18
+						net_max_pool_2_x_1_gradRow[i3] += r24
 					}
 				}
 			}
@@ -5908,7 +6044,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
+		ocannlMap11AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_valid_2_y_grad = [4][4][4][6]float64{}
 		for i0 := range 4 {
@@ -5937,12 +6073,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 				net_max_pool_2_x_1_gradRow5 := &scratch.net_max_pool_2_x_1_grad[i0][i1][2]
 				net_max_pool_2_x_1_gradRow6 := &scratch.net_max_pool_2_x_1_grad[i0][i1][3]
 				for i3 := range 6 {
-					acc18 := gNetConv2dValid2Bias[i3]
-					acc18 += net_max_pool_2_x_1_gradRow3[i3]
-					acc18 += net_max_pool_2_x_1_gradRow4[i3]
-					acc18 += net_max_pool_2_x_1_gradRow5[i3]
-					acc18 += net_max_pool_2_x_1_gradRow6[i3]
-					gNetConv2dValid2Bias[i3] = acc18
+					acc20 := gNetConv2dValid2Bias[i3]
+					acc20 += net_max_pool_2_x_1_gradRow3[i3]
+					acc20 += net_max_pool_2_x_1_gradRow4[i3]
+					acc20 += net_max_pool_2_x_1_gradRow5[i3]
+					acc20 += net_max_pool_2_x_1_gradRow6[i3]
+					gNetConv2dValid2Bias[i3] = acc20
 				}
 			}
 		}
@@ -5957,36 +6093,63 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	*rec5 = ocannlLeNetBackwardPart4{}
 	ocannlLeNetBackwardPart4Records.Put(rec5)
 
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
+
+	// float64 pointwise kernel over 576 elements (c = 4): AVX2 (also on AVX-512 machines).
+
+	if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+	} else {
+		for j20 := range 4 {
+			for j21 := range 6 {
+				for j22 := range 6 {
+					for j23 := range 4 {
+						scratch.net_max_pool_1_y_argmax_4[j20][j21][j22][j23] = 4
+					}
+				}
+			}
+		}
+	}
+
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
 	// 6 parts of i3 on the pool.
 	rec6 := ocannlLeNetBackwardPart5Records.Get()
 	rec6.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
 	rec6.scratch = scratch
-	region.Run(rec6, 6)
+
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
+	// 6 parts of i1 on the pool.
+	rec7 := ocannlLeNetBackwardPart6Records.Get()
+	rec7.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(6, rec6, rec7)
 	*rec6 = ocannlLeNetBackwardPart5{}
 	ocannlLeNetBackwardPart5Records.Put(rec6)
+	*rec7 = ocannlLeNetBackwardPart6{}
+	ocannlLeNetBackwardPart6Records.Put(rec7)
 
-	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
 	for i0 := range 4 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				for i3 := range 4 {
-					net_max_pool_1_yV := scratch.net_max_pool_1_y[i0][i1][i2][i3]
+					net_max_pool_1_y_argmax_4V := scratch.net_max_pool_1_y_argmax_4[i0][i1][i2][i3]
 					net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
-						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0][2*i1+i4]
-						net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
+						ordinals_2Row2 := &scratch.ordinals_2[i4]
 						net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r21 float64
-							if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
-								r21 = 1
+							var r32 float64
+							if ordinals_2Row2[i5] == net_max_pool_1_y_argmax_4V {
+								r32 = 1
 							}
-							r22 := float64(0)
-							if r21 != 0 {
-								r22 = net_max_pool_1_y_gradV
+							r33 := float64(0)
+							if r32 != 0 {
+								r33 = net_max_pool_1_y_gradV
 							}
-							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r22
+							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r33
 						}
 					}
 				}
@@ -5997,7 +6160,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap14AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
@@ -6007,15 +6170,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r23 float64
+						var r34 float64
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r23 = 1
+							r34 = 1
 						}
-						r24 := float64(0)
-						if r23 != 0 {
-							r24 = net_max_pool_1_x_gradRow2[i3]
+						r35 := float64(0)
+						if r34 != 0 {
+							r35 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r24
+						net_max_pool_1_x_1_gradRow[i3] += r35
 					}
 				}
 			}
@@ -6025,7 +6188,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap15AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_valid_1_y_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
@@ -6055,12 +6218,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
 					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
-						acc19 := gNetConv2dValid1Bias[i3]
-						acc19 += net_max_pool_1_x_1_gradRow3[i3]
-						acc19 += net_max_pool_1_x_1_gradRow4[i3]
-						acc19 += net_max_pool_1_x_1_gradRow5[i3]
-						acc19 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv2dValid1Bias[i3] = acc19
+						acc22 := gNetConv2dValid1Bias[i3]
+						acc22 += net_max_pool_1_x_1_gradRow3[i3]
+						acc22 += net_max_pool_1_x_1_gradRow4[i3]
+						acc22 += net_max_pool_1_x_1_gradRow5[i3]
+						acc22 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv2dValid1Bias[i3] = acc22
 					}
 				}
 			}
@@ -6142,6 +6305,11 @@ type ocannlLeNetBackwardScratch struct {
 	train_cross_entropy_1_logp_grad     [4][3]float64
 	train_1_grad                        [4][3]float64
 	train_2_grad                        [1]float64
+	ordinals_1                          [3]float64
+	train_cross_entropy_1_m_argmax_18   [4][1]float64
+	ordinals_2                          [2][2]float64
+	net_max_pool_2_y_argmax_9           [4][2][2][6]float64
+	net_max_pool_1_y_argmax_4           [4][6][6][4]float64
 }
 
 // ocannlLeNetBackwardPart0 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
@@ -6297,16 +6465,16 @@ type ocannlLeNetBackwardPart4 struct {
 	scratch                *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j13 of the nest (0 <= j13 < 4).
-func (r19 *ocannlLeNetBackwardPart4) Part(j13 int) {
-	pNetConv2dValid2Kernel, scratch := r19.pNetConv2dValid2Kernel, r19.scratch
+// Part runs part j18 of the nest (0 <= j18 < 4).
+func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
+	pNetConv2dValid2Kernel, scratch := r25.pNetConv2dValid2Kernel, r25.scratch
 	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j13][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j13][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
 					}
 				}
 			}
@@ -6316,11 +6484,11 @@ func (r19 *ocannlLeNetBackwardPart4) Part(j13 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_conv2d_valid_2_y_gradV := scratch.net_conv2d_valid_2_y_grad[i0+j13][i1][i2][i3]
+						net_conv2d_valid_2_y_gradV := scratch.net_conv2d_valid_2_y_grad[i0+j18][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j13][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2d_valid_2_y_gradV * pNetConv2dValid2KernelRow2[i6]
 								}
@@ -6343,16 +6511,16 @@ type ocannlLeNetBackwardPart5 struct {
 	scratch                *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j14 of the nest (0 <= j14 < 6).
-func (r20 *ocannlLeNetBackwardPart5) Part(j14 int) {
-	gNetConv2dValid2Kernel, scratch := r20.gNetConv2dValid2Kernel, r20.scratch
+// Part runs part j19 of the nest (0 <= j19 < 6).
+func (r26 *ocannlLeNetBackwardPart5) Part(j19 int) {
+	gNetConv2dValid2Kernel, scratch := r26.gNetConv2dValid2Kernel, r26.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j14+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j14])
+						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -6362,11 +6530,11 @@ func (r20 *ocannlLeNetBackwardPart5) Part(j14 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_conv2d_valid_2_y_gradV2 := scratch.net_conv2d_valid_2_y_grad[i0][i1][i2][i3+j14]
+						net_conv2d_valid_2_y_gradV2 := scratch.net_conv2d_valid_2_y_grad[i0][i1][i2][i3+j19]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j14+12*i4+4*i5 : 36*i3+36*j14+12*i4+4*i5+4])
+								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j19+12*i4+4*i5 : 36*i3+36*j19+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2d_valid_2_y_gradV2
 								}
@@ -6381,6 +6549,70 @@ func (r20 *ocannlLeNetBackwardPart5) Part(j14 int) {
 
 // ocannlLeNetBackwardPart5Records holds the free ocannlLeNetBackwardPart5 records.
 var ocannlLeNetBackwardPart5Records rt.Records[ocannlLeNetBackwardPart5]
+
+// ocannlLeNetBackwardPart6 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlLeNetBackwardPart6 struct {
+	scratch *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 6).
+func (r31 *ocannlLeNetBackwardPart6) Part(j24 int) {
+	scratch := r31.scratch
+	// float64 pointwise kernel over 4x6 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 1 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap13AVX2(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 1 {
+				for i2 := range 6 {
+					net_max_pool_1_y_argmax_4Row := &scratch.net_max_pool_1_y_argmax_4[i0][i1+j24][i2]
+					net_max_pool_1_yRow4 := &scratch.net_max_pool_1_y[i0][i1+j24][i2]
+					for i4 := range 2 {
+						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0][2*i1+2*j24+i4][2*i2]
+						net_max_pool_1_y_1V3 := scratch.net_max_pool_1_y_1[i4][0]
+						ordinals_2V3 := scratch.ordinals_2[i4][0]
+						net_max_pool_1_xRow5 := &scratch.net_max_pool_1_x[i0][2*i1+2*j24+i4][2*i2+1]
+						net_max_pool_1_y_1V4 := scratch.net_max_pool_1_y_1[i4][1]
+						ordinals_2V4 := scratch.ordinals_2[i4][1]
+						for i3 := range 4 {
+							acc21 := net_max_pool_1_y_argmax_4Row[i3]
+							var r27 float64
+							if (net_max_pool_1_xRow4[i3] + net_max_pool_1_y_1V3) == net_max_pool_1_yRow4[i3] {
+								r27 = 1
+							}
+							r28 := float64(4)
+							if r27 != 0 {
+								r28 = ordinals_2V3
+							}
+							acc21 = min(acc21, r28)
+							var r29 float64
+							if (net_max_pool_1_xRow5[i3] + net_max_pool_1_y_1V4) == net_max_pool_1_yRow4[i3] {
+								r29 = 1
+							}
+							r30 := float64(4)
+							if r29 != 0 {
+								r30 = ordinals_2V4
+							}
+							acc21 = min(acc21, r30)
+							net_max_pool_1_y_argmax_4Row[i3] = acc21
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetBackwardPart6Records holds the free ocannlLeNetBackwardPart6 records.
+var ocannlLeNetBackwardPart6Records rt.Records[ocannlLeNetBackwardPart6]
 
 // ocannlLeNetPredict runs a tensor program generated by ocannlgen.
 //
@@ -7229,9 +7461,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
 	// float64 pointwise kernel over 128 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7261,7 +7493,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap17AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
 			for j4 := range 7 {
@@ -7278,7 +7510,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap18AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -7680,7 +7912,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [3] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@18: [2 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_18)
+//	_ordinals.2: [2 2] (literal, local, in scratch field ordinals_2)
+//	net.vgg_block#1.max_pool#1/y.argmax@15: [2 2 2 6] (let, local, in scratch field net_vgg_block_1_max_pool_1_y_argmax_15)
 //	_scratch: [] (let, local)
+//	net.vgg_block#2.max_pool#1/y.argmax@7: [2 4 4 4] (let, local, in scratch field net_vgg_block_2_max_pool_1_y_argmax_7)
 //
 // Loop nests:
 //
@@ -7706,6 +7943,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2
+//
+//	# init _ordinals.1 (the ordinals of [3] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [2 2] reduced points)
+//	init _ordinals.2: range over offsets
 //
 //	# net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
 //	reset padding of images to 0
@@ -7991,10 +8234,18 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..2:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
 //
-//	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@18 with 3
+//
+//	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@18
+//	for i0 in 0..1:
+//	  for i1 in 0..2:  # reduction
+//	    train.cross_entropy#1/m.argmax@18[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 3)
+//
+//	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(train.cross_entropy#1/m[i0, 0] == train.cross_entropy#1/logits[i0, i1], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..1:
@@ -8022,14 +8273,26 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	        for i4 in 0..5:
 //	          net.vgg_block#1.max_pool#1/y.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * _train.cross_entropy#1/logits.1.grad[i0, i1]
 //
-//	# backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.vgg_block#1.max_pool#1/x.grad
+//	# backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): net.vgg_block#1.max_pool#1/y.argmax@15 = 4 (no winner yet)
+//	fill net.vgg_block#1.max_pool#1/y.argmax@15 with 4
+//
+//	# backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.vgg_block#1.max_pool#1/y.argmax@15
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      for i3 in 0..5:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            net.vgg_block#1.max_pool#1/y.argmax@15[i0, i1, i2, i3] min= where((net.vgg_block#1.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#1.max_pool#1/y.1[i4, i5]) == net.vgg_block#1.max_pool#1/y[i0, i1, i2, i3], _ordinals.2[i4, i5], 4)
+//
+//	# backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.vgg_block#1.max_pool#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
 //	      for i3 in 0..5:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            net.vgg_block#1.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#1.max_pool#1/y[i0, i1, i2, i3] == (net.vgg_block#1.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#1.max_pool#1/y.1[i4, i5]), net.vgg_block#1.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            net.vgg_block#1.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.vgg_block#1.max_pool#1/y.argmax@15[i0, i1, i2, i3], net.vgg_block#1.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
 //	for i0 in 0..1:
@@ -8116,8 +8379,20 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	            for i6 in 0..3:
 //	              net.vgg_block#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net.vgg_block#2.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#1.conv2d#2/y.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.vgg_block#2.max_pool#1/x.grad
+//	# backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): net.vgg_block#2.max_pool#1/y.argmax@7 = 4 (no winner yet)
+//	fill net.vgg_block#2.max_pool#1/y.argmax@7 with 4
+//
+//	# backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.vgg_block#2.max_pool#1/y.argmax@7
 //	reset padding of net.vgg_block#2.max_pool#1/y to -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            net.vgg_block#2.max_pool#1/y.argmax@7[i0, i1, i2, i3] min= where((net.vgg_block#2.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#2.max_pool#1/y.1[i4, i5]) == net.vgg_block#2.max_pool#1/y[i0, i1 + 1, i2 + 1, i3], _ordinals.2[i4, i5], 4)
+//
+//	# backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.vgg_block#2.max_pool#1/x.grad
 //	reset padding of net.vgg_block#2.max_pool#1/y.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
@@ -8125,7 +8400,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..3:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            net.vgg_block#2.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#2.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == (net.vgg_block#2.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#2.max_pool#1/y.1[i4, i5]), net.vgg_block#2.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	            net.vgg_block#2.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.vgg_block#2.max_pool#1/y.argmax@7[i0, i1, i2, i3], net.vgg_block#2.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 //	for i0 in 0..1:
@@ -8216,6 +8491,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	region := pool.Enter()
 	defer region.Leave()
 
+	// init _ordinals.1 (the ordinals of [3] reduced points)
+	scratch.ordinals_1 = [3]float64{0, 1, 2}
+
+	// init _ordinals.2 (the ordinals of [2 2] reduced points)
+	scratch.ordinals_2 = [2][2]float64{
+		{0, 1},
+		{2, 3},
+	}
+
 	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
 	for j3 := range 2 {
 		for j4 := range 11 {
@@ -8288,9 +8572,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap19AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap19AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8309,11 +8593,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap17AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap20AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap17AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap20AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -8373,9 +8657,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap19AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap19AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8393,9 +8677,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8425,7 +8709,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j17 := range 2 {
 			for j18 := range 7 {
@@ -8442,7 +8726,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap15AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap18AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -8905,22 +9189,46 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc12
 	}
 
-	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
+	for j39 := range 2 {
+		scratch.train_cross_entropy_1_m_argmax_18[j39][0] = 3
+	}
+
+	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@18
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		acc13 := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
+		for i1 := range 3 {
+			var r5 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r5 = 1
+			}
+			r6 := float64(3)
+			if r5 != 0 {
+				r6 = scratch.ordinals_1[i1]
+			}
+			acc13 = min(acc13, r6)
+		}
+		scratch.train_cross_entropy_1_m_argmax_18[i0][0] = acc13
+	}
+
+	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_m_argmax_18V := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
-			var r5 float64
-			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r5 = 1
+			var r7 float64
+			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_18V {
+				r7 = 1
 			}
-			r6 := float64(0)
-			if r5 != 0 {
-				r6 = train_cross_entropy_1_m_gradV
+			r8 := float64(0)
+			if r7 != 0 {
+				r8 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logits_gradRow2[i1] += r8
 		}
 	}
 
@@ -8938,10 +9246,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
 	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
 	for i1 := range 3 {
-		acc13 := gNetLinear1B[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow5[i1]
-		gNetLinear1B[i1] = acc13
+		acc14 := gNetLinear1B[i1]
+		acc14 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc14 += train_cross_entropy_1_logits_gradRow5[i1]
+		gNetLinear1B[i1] = acc14
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y): g1 =+ g * v2; g1 is net.linear#1.w.grad
@@ -8990,27 +9298,78 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.vgg_block#1.max_pool#1/x.grad
+	// backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): net.vgg_block#1.max_pool#1/y.argmax@15 = 4 (no winner yet)
+	for j40 := range 2 {
+		for j41 := range 2 {
+			for j42 := range 2 {
+				for j43 := range 6 {
+					scratch.net_vgg_block_1_max_pool_1_y_argmax_15[j40][j41][j42][j43] = 4
+				}
+			}
+		}
+	}
+
+	// backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.vgg_block#1.max_pool#1/y.argmax@15
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 2 {
+		for i1 := range 2 {
+			for i2 := range 2 {
+				net_vgg_block_1_max_pool_1_y_argmax_15Row := &scratch.net_vgg_block_1_max_pool_1_y_argmax_15[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_yRow4 := &scratch.net_vgg_block_1_max_pool_1_y[i0][i1][i2]
+				for i4 := range 2 {
+					net_vgg_block_1_max_pool_1_xRow4 := &scratch.net_vgg_block_1_max_pool_1_x[i0][2*i1+i4][2*i2]
+					net_vgg_block_1_max_pool_1_y_1V3 := scratch.net_vgg_block_1_max_pool_1_y_1[i4][0]
+					ordinals_2V := scratch.ordinals_2[i4][0]
+					net_vgg_block_1_max_pool_1_xRow5 := &scratch.net_vgg_block_1_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+					net_vgg_block_1_max_pool_1_y_1V4 := scratch.net_vgg_block_1_max_pool_1_y_1[i4][1]
+					ordinals_2V2 := scratch.ordinals_2[i4][1]
+					for i3 := range 6 {
+						acc15 := net_vgg_block_1_max_pool_1_y_argmax_15Row[i3]
+						var r9 float64
+						if (net_vgg_block_1_max_pool_1_xRow4[i3] + net_vgg_block_1_max_pool_1_y_1V3) == net_vgg_block_1_max_pool_1_yRow4[i3] {
+							r9 = 1
+						}
+						r10 := float64(4)
+						if r9 != 0 {
+							r10 = ordinals_2V
+						}
+						acc15 = min(acc15, r10)
+						var r11 float64
+						if (net_vgg_block_1_max_pool_1_xRow5[i3] + net_vgg_block_1_max_pool_1_y_1V4) == net_vgg_block_1_max_pool_1_yRow4[i3] {
+							r11 = 1
+						}
+						r12 := float64(4)
+						if r11 != 0 {
+							r12 = ordinals_2V2
+						}
+						acc15 = min(acc15, r12)
+						net_vgg_block_1_max_pool_1_y_argmax_15Row[i3] = acc15
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.vgg_block#1.max_pool#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 6 {
-					net_vgg_block_1_max_pool_1_yV := scratch.net_vgg_block_1_max_pool_1_y[i0][i1][i2][i3]
+					net_vgg_block_1_max_pool_1_y_argmax_15V := scratch.net_vgg_block_1_max_pool_1_y_argmax_15[i0][i1][i2][i3]
 					net_vgg_block_1_max_pool_1_y_gradV := scratch.net_vgg_block_1_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
-						net_vgg_block_1_max_pool_1_xRow4 := &scratch.net_vgg_block_1_max_pool_1_x[i0][2*i1+i4]
-						net_vgg_block_1_max_pool_1_y_1Row2 := &scratch.net_vgg_block_1_max_pool_1_y_1[i4]
+						ordinals_2Row := &scratch.ordinals_2[i4]
 						net_vgg_block_1_max_pool_1_x_gradRow := &scratch.net_vgg_block_1_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r7 float64
-							if net_vgg_block_1_max_pool_1_yV == (net_vgg_block_1_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_1_max_pool_1_y_1Row2[i5]) {
-								r7 = 1
+							var r13 float64
+							if ordinals_2Row[i5] == net_vgg_block_1_max_pool_1_y_argmax_15V {
+								r13 = 1
 							}
-							r8 := float64(0)
-							if r7 != 0 {
-								r8 = net_vgg_block_1_max_pool_1_y_gradV
+							r14 := float64(0)
+							if r13 != 0 {
+								r14 = net_vgg_block_1_max_pool_1_y_gradV
 							}
-							net_vgg_block_1_max_pool_1_x_gradRow[2*i2+i5][i3] += r8
+							net_vgg_block_1_max_pool_1_x_gradRow[2*i2+i5][i3] += r14
 						}
 					}
 				}
@@ -9026,15 +9385,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 				net_vgg_block_1_max_pool_1_x_gradRow2 := &scratch.net_vgg_block_1_max_pool_1_x_grad[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_x_1_gradRow := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 6 {
-					var r9 float64
+					var r15 float64
 					if 0 < net_vgg_block_1_max_pool_1_x_1Row3[i3] {
-						r9 = 1
+						r15 = 1
 					}
-					r10 := float64(0)
-					if r9 != 0 {
-						r10 = net_vgg_block_1_max_pool_1_x_gradRow2[i3]
+					r16 := float64(0)
+					if r15 != 0 {
+						r16 = net_vgg_block_1_max_pool_1_x_gradRow2[i3]
 					}
-					net_vgg_block_1_max_pool_1_x_1_gradRow[i3] += r10
+					net_vgg_block_1_max_pool_1_x_1_gradRow[i3] += r16
 				}
 			}
 		}
@@ -9066,12 +9425,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 				net_vgg_block_1_max_pool_1_x_1_gradRow5 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][2]
 				net_vgg_block_1_max_pool_1_x_1_gradRow6 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][3]
 				for i3 := range 6 {
-					acc14 := gNetVggBlock1Conv2d1Bias[i3]
-					acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow3[i3]
-					acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow4[i3]
-					acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow5[i3]
-					acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow6[i3]
-					gNetVggBlock1Conv2d1Bias[i3] = acc14
+					acc16 := gNetVggBlock1Conv2d1Bias[i3]
+					acc16 += net_vgg_block_1_max_pool_1_x_1_gradRow3[i3]
+					acc16 += net_vgg_block_1_max_pool_1_x_1_gradRow4[i3]
+					acc16 += net_vgg_block_1_max_pool_1_x_1_gradRow5[i3]
+					acc16 += net_vgg_block_1_max_pool_1_x_1_gradRow6[i3]
+					gNetVggBlock1Conv2d1Bias[i3] = acc16
 				}
 			}
 		}
@@ -9088,37 +9447,37 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
 
-	for j41 := range 2 {
-		for j42 := range 7 {
-			for j43 := range 6 {
-				scratch.net_vgg_block_1_conv2d_1_x_grad[j41][0][j42][j43] = 0
+	for j46 := range 2 {
+		for j47 := range 7 {
+			for j48 := range 6 {
+				scratch.net_vgg_block_1_conv2d_1_x_grad[j46][0][j47][j48] = 0
 			}
 		}
 	}
 
-	for j44 := range 2 {
-		for j45 := 5; j45 < 7; j45++ {
-			for j46 := range 7 {
-				for j47 := range 6 {
-					scratch.net_vgg_block_1_conv2d_1_x_grad[j44][j45][j46][j47] = 0
+	for j49 := range 2 {
+		for j50 := 5; j50 < 7; j50++ {
+			for j51 := range 7 {
+				for j52 := range 6 {
+					scratch.net_vgg_block_1_conv2d_1_x_grad[j49][j50][j51][j52] = 0
 				}
 			}
 		}
 	}
 
-	for j48 := range 2 {
-		for j49 := 1; j49 < 5; j49++ {
-			for j50 := range 6 {
-				scratch.net_vgg_block_1_conv2d_1_x_grad[j48][j49][0][j50] = 0
+	for j53 := range 2 {
+		for j54 := 1; j54 < 5; j54++ {
+			for j55 := range 6 {
+				scratch.net_vgg_block_1_conv2d_1_x_grad[j53][j54][0][j55] = 0
 			}
 		}
 	}
 
-	for j51 := range 2 {
-		for j52 := 1; j52 < 5; j52++ {
-			for j53 := 5; j53 < 7; j53++ {
-				for j54 := range 6 {
-					scratch.net_vgg_block_1_conv2d_1_x_grad[j51][j52][j53][j54] = 0
+	for j56 := range 2 {
+		for j57 := 1; j57 < 5; j57++ {
+			for j58 := 5; j58 < 7; j58++ {
+				for j59 := range 6 {
+					scratch.net_vgg_block_1_conv2d_1_x_grad[j56][j57][j58][j59] = 0
 				}
 			}
 		}
@@ -9127,7 +9486,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap22AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_vgg_block_1_conv2d_1_x_1_grad = [2][4][4][6]float64{}
 		for i0 := range 2 {
@@ -9137,15 +9496,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					net_vgg_block_1_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_vgg_block_1_conv2d_1_x_1_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
-						var r13 float64
+						var r19 float64
 						if 0 < net_vgg_block_1_conv2d_1_x_1Row3[i3] {
-							r13 = 1
+							r19 = 1
 						}
-						r14 := float64(0)
-						if r13 != 0 {
-							r14 = net_vgg_block_1_conv2d_1_x_gradRow2[i3]
+						r20 := float64(0)
+						if r19 != 0 {
+							r20 = net_vgg_block_1_conv2d_1_x_gradRow2[i3]
 						}
-						net_vgg_block_1_conv2d_1_x_1_gradRow[i3] += r14
+						net_vgg_block_1_conv2d_1_x_1_gradRow[i3] += r20
 					}
 				}
 			}
@@ -9181,12 +9540,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 				net_vgg_block_1_conv2d_1_x_1_gradRow5 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][2]
 				net_vgg_block_1_conv2d_1_x_1_gradRow6 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][3]
 				for i3 := range 6 {
-					acc15 := gNetVggBlock1Conv2d2Bias[i3]
-					acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow3[i3]
-					acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow4[i3]
-					acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow5[i3]
-					acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow6[i3]
-					gNetVggBlock1Conv2d2Bias[i3] = acc15
+					acc17 := gNetVggBlock1Conv2d2Bias[i3]
+					acc17 += net_vgg_block_1_conv2d_1_x_1_gradRow3[i3]
+					acc17 += net_vgg_block_1_conv2d_1_x_1_gradRow4[i3]
+					acc17 += net_vgg_block_1_conv2d_1_x_1_gradRow5[i3]
+					acc17 += net_vgg_block_1_conv2d_1_x_1_gradRow6[i3]
+					gNetVggBlock1Conv2d2Bias[i3] = acc17
 				}
 			}
 		}
@@ -9227,6 +9586,18 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
+	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): net.vgg_block#2.max_pool#1/y.argmax@7 = 4 (no winner yet)
+
+	for j61 := range 2 {
+		for j62 := range 4 {
+			for j63 := range 4 {
+				for j64 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_argmax_7[j61][j62][j63][j64] = 4
+				}
+			}
+		}
+	}
+
 	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
 	// 6 parts of i3 on the pool.
 	rec2 := ocannlVGGBackwardPart1Records.Get()
@@ -9247,67 +9618,119 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	*rec3 = ocannlVGGBackwardPart2{}
 	ocannlVGGBackwardPart2Records.Put(rec3)
 
-	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.vgg_block#2.max_pool#1/x.grad
-	for j56 := range 2 {
-		for j57 := range 7 {
-			for j58 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j56][0][j57][j58] = math.Inf(-1)
+	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.vgg_block#2.max_pool#1/y.argmax@7
+	for j65 := range 2 {
+		for j66 := range 7 {
+			for j67 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j65][0][j66][j67] = math.Inf(-1)
 			}
 		}
 	}
-	for j59 := range 2 {
-		for j60 := 5; j60 < 7; j60++ {
-			for j61 := range 7 {
-				for j62 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j59][j60][j61][j62] = math.Inf(-1)
+	for j68 := range 2 {
+		for j69 := 5; j69 < 7; j69++ {
+			for j70 := range 7 {
+				for j71 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j68][j69][j70][j71] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j63 := range 2 {
-		for j64 := 1; j64 < 5; j64++ {
-			for j65 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j63][j64][0][j65] = math.Inf(-1)
+	for j72 := range 2 {
+		for j73 := 1; j73 < 5; j73++ {
+			for j74 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j72][j73][0][j74] = math.Inf(-1)
 			}
 		}
 	}
-	for j66 := range 2 {
-		for j67 := 1; j67 < 5; j67++ {
-			for j68 := 5; j68 < 7; j68++ {
-				for j69 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j66][j67][j68][j69] = math.Inf(-1)
+	for j75 := range 2 {
+		for j76 := 1; j76 < 5; j76++ {
+			for j77 := 5; j77 < 7; j77++ {
+				for j78 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j75][j76][j77][j78] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j70 := range 2 {
-		for j71 := range 7 {
-			for j72 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j70][0][j71][j72] = 0
+	// float64 pointwise kernel over 4x4 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap23AVX2(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
+				}
 			}
 		}
-	}
-	for j73 := range 2 {
-		for j74 := 5; j74 < 7; j74++ {
-			for j75 := range 7 {
-				for j76 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j73][j74][j75][j76] = 0
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_vgg_block_2_max_pool_1_y_argmax_7Row := &scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_yRow4 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1]
+					for i4 := range 2 {
+						net_vgg_block_2_max_pool_1_xRow4 := &scratch.net_vgg_block_2_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_vgg_block_2_max_pool_1_y_1V3 := scratch.net_vgg_block_2_max_pool_1_y_1[i4][0]
+						ordinals_2V3 := scratch.ordinals_2[i4][0]
+						net_vgg_block_2_max_pool_1_xRow5 := &scratch.net_vgg_block_2_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_vgg_block_2_max_pool_1_y_1V4 := scratch.net_vgg_block_2_max_pool_1_y_1[i4][1]
+						ordinals_2V4 := scratch.ordinals_2[i4][1]
+						for i3 := range 4 {
+							acc18 := net_vgg_block_2_max_pool_1_y_argmax_7Row[i3]
+							var r22 float64
+							if (net_vgg_block_2_max_pool_1_xRow4[i3] + net_vgg_block_2_max_pool_1_y_1V3) == net_vgg_block_2_max_pool_1_yRow4[i3] {
+								r22 = 1
+							}
+							r23 := float64(4)
+							if r22 != 0 {
+								r23 = ordinals_2V3
+							}
+							acc18 = min(acc18, r23)
+							var r24 float64
+							if (net_vgg_block_2_max_pool_1_xRow5[i3] + net_vgg_block_2_max_pool_1_y_1V4) == net_vgg_block_2_max_pool_1_yRow4[i3] {
+								r24 = 1
+							}
+							r25 := float64(4)
+							if r24 != 0 {
+								r25 = ordinals_2V4
+							}
+							acc18 = min(acc18, r25)
+							net_vgg_block_2_max_pool_1_y_argmax_7Row[i3] = acc18
+						}
+					}
 				}
 			}
 		}
 	}
-	for j77 := range 2 {
-		for j78 := 1; j78 < 5; j78++ {
-			for j79 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j77][j78][0][j79] = 0
+
+	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.vgg_block#2.max_pool#1/x.grad
+	for j79 := range 2 {
+		for j80 := range 7 {
+			for j81 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j79][0][j80][j81] = 0
 			}
 		}
 	}
-	for j80 := range 2 {
-		for j81 := 1; j81 < 5; j81++ {
-			for j82 := 5; j82 < 7; j82++ {
-				for j83 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j80][j81][j82][j83] = 0
+	for j82 := range 2 {
+		for j83 := 5; j83 < 7; j83++ {
+			for j84 := range 7 {
+				for j85 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j82][j83][j84][j85] = 0
+				}
+			}
+		}
+	}
+	for j86 := range 2 {
+		for j87 := 1; j87 < 5; j87++ {
+			for j88 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j86][j87][0][j88] = 0
+			}
+		}
+	}
+	for j89 := range 2 {
+		for j90 := 1; j90 < 5; j90++ {
+			for j91 := 5; j91 < 7; j91++ {
+				for j92 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j89][j90][j91][j92] = 0
 				}
 			}
 		}
@@ -9316,22 +9739,21 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 4 {
-					net_vgg_block_2_max_pool_1_yV := scratch.net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1][i3]
+					net_vgg_block_2_max_pool_1_y_argmax_7V := scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][i1][i2][i3]
 					net_vgg_block_2_max_pool_1_y_gradV := scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
 					for i4 := range 2 {
-						net_vgg_block_2_max_pool_1_xRow4 := &scratch.net_vgg_block_2_max_pool_1_x[i0][2*i1+i4]
-						net_vgg_block_2_max_pool_1_y_1Row2 := &scratch.net_vgg_block_2_max_pool_1_y_1[i4]
+						ordinals_2Row2 := &scratch.ordinals_2[i4]
 						net_vgg_block_2_max_pool_1_x_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r16 float64
-							if net_vgg_block_2_max_pool_1_yV == (net_vgg_block_2_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_2_max_pool_1_y_1Row2[i5]) {
-								r16 = 1
+							var r26 float64
+							if ordinals_2Row2[i5] == net_vgg_block_2_max_pool_1_y_argmax_7V {
+								r26 = 1
 							}
-							r17 := float64(0)
-							if r16 != 0 {
-								r17 = net_vgg_block_2_max_pool_1_y_gradV
+							r27 := float64(0)
+							if r26 != 0 {
+								r27 = net_vgg_block_2_max_pool_1_y_gradV
 							}
-							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r17
+							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r27
 						}
 					}
 				}
@@ -9342,7 +9764,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap24AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_max_pool_1_x_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -9352,15 +9774,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					net_vgg_block_2_max_pool_1_x_gradRow2 := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_x_1_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r18 float64
+						var r28 float64
 						if 0 < net_vgg_block_2_max_pool_1_x_1Row3[i3] {
-							r18 = 1
+							r28 = 1
 						}
-						r19 := float64(0)
-						if r18 != 0 {
-							r19 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
+						r29 := float64(0)
+						if r28 != 0 {
+							r29 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r19
+						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r29
 					}
 				}
 			}
@@ -9370,7 +9792,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap25AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -9400,12 +9822,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					net_vgg_block_2_max_pool_1_x_1_gradRow5 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+2]
 					net_vgg_block_2_max_pool_1_x_1_gradRow6 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
-						acc16 := gNetVggBlock2Conv2d1Bias[i3]
-						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow3[i3]
-						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow4[i3]
-						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow5[i3]
-						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow6[i3]
-						gNetVggBlock2Conv2d1Bias[i3] = acc16
+						acc19 := gNetVggBlock2Conv2d1Bias[i3]
+						acc19 += net_vgg_block_2_max_pool_1_x_1_gradRow3[i3]
+						acc19 += net_vgg_block_2_max_pool_1_x_1_gradRow4[i3]
+						acc19 += net_vgg_block_2_max_pool_1_x_1_gradRow5[i3]
+						acc19 += net_vgg_block_2_max_pool_1_x_1_gradRow6[i3]
+						gNetVggBlock2Conv2d1Bias[i3] = acc19
 					}
 				}
 			}
@@ -9423,37 +9845,37 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
 
-	for j86 := range 2 {
-		for j87 := range 11 {
-			for j88 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j86][0][j87][j88] = 0
+	for j95 := range 2 {
+		for j96 := range 11 {
+			for j97 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j95][0][j96][j97] = 0
 			}
 		}
 	}
 
-	for j89 := range 2 {
-		for j90 := 9; j90 < 11; j90++ {
-			for j91 := range 11 {
-				for j92 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j89][j90][j91][j92] = 0
+	for j98 := range 2 {
+		for j99 := 9; j99 < 11; j99++ {
+			for j100 := range 11 {
+				for j101 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j98][j99][j100][j101] = 0
 				}
 			}
 		}
 	}
 
-	for j93 := range 2 {
-		for j94 := 1; j94 < 9; j94++ {
-			for j95 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j93][j94][0][j95] = 0
+	for j102 := range 2 {
+		for j103 := 1; j103 < 9; j103++ {
+			for j104 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j102][j103][0][j104] = 0
 			}
 		}
 	}
 
-	for j96 := range 2 {
-		for j97 := 1; j97 < 9; j97++ {
-			for j98 := 9; j98 < 11; j98++ {
-				for j99 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j96][j97][j98][j99] = 0
+	for j105 := range 2 {
+		for j106 := 1; j106 < 9; j106++ {
+			for j107 := 9; j107 < 11; j107++ {
+				for j108 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j105][j106][j107][j108] = 0
 				}
 			}
 		}
@@ -9463,7 +9885,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap22AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap26AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_x_1_grad = [2][8][8][4]float64{}
@@ -9474,15 +9896,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					net_vgg_block_2_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_vgg_block_2_conv2d_1_x_1_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r22 float64
+						var r32 float64
 						if 0 < net_vgg_block_2_conv2d_1_x_1Row3[i3] {
-							r22 = 1
+							r32 = 1
 						}
-						r23 := float64(0)
-						if r22 != 0 {
-							r23 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
+						r33 := float64(0)
+						if r32 != 0 {
+							r33 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r23
+						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r33
 					}
 				}
 			}
@@ -9494,7 +9916,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlMap25AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_2_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -9526,12 +9948,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					net_vgg_block_2_conv2d_1_x_1_gradRow5 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+2]
 					net_vgg_block_2_conv2d_1_x_1_gradRow6 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
-						acc17 := gNetVggBlock2Conv2d2Bias[i3]
-						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow3[i3]
-						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow4[i3]
-						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow5[i3]
-						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow6[i3]
-						gNetVggBlock2Conv2d2Bias[i3] = acc17
+						acc20 := gNetVggBlock2Conv2d2Bias[i3]
+						acc20 += net_vgg_block_2_conv2d_1_x_1_gradRow3[i3]
+						acc20 += net_vgg_block_2_conv2d_1_x_1_gradRow4[i3]
+						acc20 += net_vgg_block_2_conv2d_1_x_1_gradRow5[i3]
+						acc20 += net_vgg_block_2_conv2d_1_x_1_gradRow6[i3]
+						gNetVggBlock2Conv2d2Bias[i3] = acc20
 					}
 				}
 			}
@@ -9562,55 +9984,60 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 // ocannlVGGBackwardScratch holds the local arrays of ocannlVGGBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlVGGBackwardScratch struct {
-	imagesPad                           [2][11][11][2]float64
-	net_vgg_block_2_conv2d_2_y          [2][8][8][4]float64
-	net_vgg_block_2_conv2d_1_x_1        [2][8][8][4]float64
-	net_vgg_block_2_conv2d_1_x          [2][11][11][4]float64
-	net_vgg_block_2_conv2d_1_y          [2][8][8][4]float64
-	net_vgg_block_2_max_pool_1_x_1      [2][8][8][4]float64
-	net_vgg_block_2_max_pool_1_x        [2][8][8][4]float64
-	net_vgg_block_2_max_pool_1_y_1      [2][2]float64
-	net_vgg_block_2_max_pool_1_y        [2][7][7][4]float64
-	net_vgg_block_1_conv2d_2_y          [2][4][4][6]float64
-	net_vgg_block_1_conv2d_1_x_1        [2][4][4][6]float64
-	net_vgg_block_1_conv2d_1_x          [2][7][7][6]float64
-	net_vgg_block_1_conv2d_1_y          [2][4][4][6]float64
-	net_vgg_block_1_max_pool_1_x_1      [2][4][4][6]float64
-	net_vgg_block_1_max_pool_1_x        [2][4][4][6]float64
-	net_vgg_block_1_max_pool_1_y_1      [2][2]float64
-	net_vgg_block_1_max_pool_1_y        [2][2][2][6]float64
-	train_cross_entropy_1_logits_1      [2][3]float64
-	train_cross_entropy_1_logits        [2][3]float64
-	train_cross_entropy_1_m             [2][1]float64
-	train_cross_entropy_1_z             [2][3]float64
-	train_cross_entropy_1_logp_1        [2][3]float64
-	train_cross_entropy_1_logp_2        [2][1]float64
-	train_cross_entropy_1_logp_3        [2][1]float64
-	train_1                             [2][3]float64
-	net_vgg_block_2_conv2d_2_y_grad     [2][8][8][4]float64
-	net_vgg_block_2_conv2d_1_x_1_grad   [2][8][8][4]float64
-	net_vgg_block_2_conv2d_1_x_grad     [2][11][11][4]float64
-	net_vgg_block_2_conv2d_1_y_grad     [2][8][8][4]float64
-	net_vgg_block_2_max_pool_1_x_1_grad [2][8][8][4]float64
-	net_vgg_block_2_max_pool_1_x_grad   [2][8][8][4]float64
-	net_vgg_block_2_max_pool_1_y_grad   [2][7][7][4]float64
-	net_vgg_block_1_conv2d_2_y_grad     [2][4][4][6]float64
-	net_vgg_block_1_conv2d_1_x_1_grad   [2][4][4][6]float64
-	net_vgg_block_1_conv2d_1_x_grad     [2][7][7][6]float64
-	net_vgg_block_1_conv2d_1_y_grad     [2][4][4][6]float64
-	net_vgg_block_1_max_pool_1_x_1_grad [2][4][4][6]float64
-	net_vgg_block_1_max_pool_1_x_grad   [2][4][4][6]float64
-	net_vgg_block_1_max_pool_1_y_grad   [2][2][2][6]float64
-	train_cross_entropy_1_logits_1_grad [2][3]float64
-	train_cross_entropy_1_logits_grad   [2][3]float64
-	train_cross_entropy_1_m_grad        [2][1]float64
-	train_cross_entropy_1_z_grad        [2][3]float64
-	train_cross_entropy_1_logp_1_grad   [2][3]float64
-	train_cross_entropy_1_logp_2_grad   [2][1]float64
-	train_cross_entropy_1_logp_3_grad   [2][1]float64
-	train_cross_entropy_1_logp_grad     [2][3]float64
-	train_1_grad                        [2][3]float64
-	train_2_grad                        [1]float64
+	imagesPad                              [2][11][11][2]float64
+	net_vgg_block_2_conv2d_2_y             [2][8][8][4]float64
+	net_vgg_block_2_conv2d_1_x_1           [2][8][8][4]float64
+	net_vgg_block_2_conv2d_1_x             [2][11][11][4]float64
+	net_vgg_block_2_conv2d_1_y             [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_x_1         [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_x           [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_y_1         [2][2]float64
+	net_vgg_block_2_max_pool_1_y           [2][7][7][4]float64
+	net_vgg_block_1_conv2d_2_y             [2][4][4][6]float64
+	net_vgg_block_1_conv2d_1_x_1           [2][4][4][6]float64
+	net_vgg_block_1_conv2d_1_x             [2][7][7][6]float64
+	net_vgg_block_1_conv2d_1_y             [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_x_1         [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_x           [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_y_1         [2][2]float64
+	net_vgg_block_1_max_pool_1_y           [2][2][2][6]float64
+	train_cross_entropy_1_logits_1         [2][3]float64
+	train_cross_entropy_1_logits           [2][3]float64
+	train_cross_entropy_1_m                [2][1]float64
+	train_cross_entropy_1_z                [2][3]float64
+	train_cross_entropy_1_logp_1           [2][3]float64
+	train_cross_entropy_1_logp_2           [2][1]float64
+	train_cross_entropy_1_logp_3           [2][1]float64
+	train_1                                [2][3]float64
+	net_vgg_block_2_conv2d_2_y_grad        [2][8][8][4]float64
+	net_vgg_block_2_conv2d_1_x_1_grad      [2][8][8][4]float64
+	net_vgg_block_2_conv2d_1_x_grad        [2][11][11][4]float64
+	net_vgg_block_2_conv2d_1_y_grad        [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_x_1_grad    [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_x_grad      [2][8][8][4]float64
+	net_vgg_block_2_max_pool_1_y_grad      [2][7][7][4]float64
+	net_vgg_block_1_conv2d_2_y_grad        [2][4][4][6]float64
+	net_vgg_block_1_conv2d_1_x_1_grad      [2][4][4][6]float64
+	net_vgg_block_1_conv2d_1_x_grad        [2][7][7][6]float64
+	net_vgg_block_1_conv2d_1_y_grad        [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_x_1_grad    [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_x_grad      [2][4][4][6]float64
+	net_vgg_block_1_max_pool_1_y_grad      [2][2][2][6]float64
+	train_cross_entropy_1_logits_1_grad    [2][3]float64
+	train_cross_entropy_1_logits_grad      [2][3]float64
+	train_cross_entropy_1_m_grad           [2][1]float64
+	train_cross_entropy_1_z_grad           [2][3]float64
+	train_cross_entropy_1_logp_1_grad      [2][3]float64
+	train_cross_entropy_1_logp_2_grad      [2][1]float64
+	train_cross_entropy_1_logp_3_grad      [2][1]float64
+	train_cross_entropy_1_logp_grad        [2][3]float64
+	train_1_grad                           [2][3]float64
+	train_2_grad                           [1]float64
+	ordinals_1                             [3]float64
+	train_cross_entropy_1_m_argmax_18      [2][1]float64
+	ordinals_2                             [2][2]float64
+	net_vgg_block_1_max_pool_1_y_argmax_15 [2][2][2][6]float64
+	net_vgg_block_2_max_pool_1_y_argmax_7  [2][4][4][4]float64
 }
 
 // ocannlVGGBackwardPart0 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
@@ -9620,16 +10047,16 @@ type ocannlVGGBackwardPart0 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 2).
-func (r11 *ocannlVGGBackwardPart0) Part(j39 int) {
-	pNetVggBlock1Conv2d1Kernel, scratch := r11.pNetVggBlock1Conv2d1Kernel, r11.scratch
+// Part runs part j44 of the nest (0 <= j44 < 2).
+func (r17 *ocannlVGGBackwardPart0) Part(j44 int) {
+	pNetVggBlock1Conv2d1Kernel, scratch := r17.pNetVggBlock1Conv2d1Kernel, r17.scratch
 	// float64 across-rows add reduction kernel, 6 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce16AVX2(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j39][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j39][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
+						ocannlReduce16AVX2(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j44][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j44][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
 					}
 				}
 			}
@@ -9639,11 +10066,11 @@ func (r11 *ocannlVGGBackwardPart0) Part(j39 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_vgg_block_1_conv2d_1_y_gradV := scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j39][i1][i2][i3]
+						net_vgg_block_1_conv2d_1_y_gradV := scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j44][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetVggBlock1Conv2d1KernelRow2 := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
-								net_vgg_block_1_conv2d_1_x_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j39][i1+i4][i2+i5]
+								net_vgg_block_1_conv2d_1_x_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j44][i1+i4][i2+i5]
 								for i6 := range 6 {
 									net_vgg_block_1_conv2d_1_x_gradRow[i6] += net_vgg_block_1_conv2d_1_y_gradV * pNetVggBlock1Conv2d1KernelRow2[i6]
 								}
@@ -9666,16 +10093,16 @@ type ocannlVGGBackwardPart1 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 6).
-func (r12 *ocannlVGGBackwardPart1) Part(j40 int) {
-	gNetVggBlock1Conv2d1Kernel, scratch := r12.gNetVggBlock1Conv2d1Kernel, r12.scratch
+// Part runs part j45 of the nest (0 <= j45 < 6).
+func (r18 *ocannlVGGBackwardPart1) Part(j45 int) {
+	gNetVggBlock1Conv2d1Kernel, scratch := r18.gNetVggBlock1Conv2d1Kernel, r18.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce17AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j40+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j40])
+						ocannlReduce17AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j45+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j45])
 					}
 				}
 			}
@@ -9685,11 +10112,11 @@ func (r12 *ocannlVGGBackwardPart1) Part(j40 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_vgg_block_1_conv2d_1_y_gradV2 := scratch.net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j40]
+						net_vgg_block_1_conv2d_1_y_gradV2 := scratch.net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j45]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_vgg_block_1_conv2d_1_xRow3 := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetVggBlock1Conv2d1KernelRow := (*[6]float64)(gNetVggBlock1Conv2d1Kernel[54*i3+54*j40+18*i4+6*i5 : 54*i3+54*j40+18*i4+6*i5+6])
+								gNetVggBlock1Conv2d1KernelRow := (*[6]float64)(gNetVggBlock1Conv2d1Kernel[54*i3+54*j45+18*i4+6*i5 : 54*i3+54*j45+18*i4+6*i5+6])
 								for i6 := range 6 {
 									gNetVggBlock1Conv2d1KernelRow[i6] += net_vgg_block_1_conv2d_1_xRow3[i6] * net_vgg_block_1_conv2d_1_y_gradV2
 								}
@@ -9712,16 +10139,16 @@ type ocannlVGGBackwardPart2 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 6).
-func (r15 *ocannlVGGBackwardPart2) Part(j55 int) {
-	gNetVggBlock1Conv2d2Kernel, scratch := r15.gNetVggBlock1Conv2d2Kernel, r15.scratch
+// Part runs part j60 of the nest (0 <= j60 < 6).
+func (r21 *ocannlVGGBackwardPart2) Part(j60 int) {
+	gNetVggBlock1Conv2d2Kernel, scratch := r21.gNetVggBlock1Conv2d2Kernel, r21.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j55+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3+j55])
+						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3+j60])
 					}
 				}
 			}
@@ -9731,11 +10158,11 @@ func (r15 *ocannlVGGBackwardPart2) Part(j55 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_vgg_block_1_conv2d_2_y_gradV2 := scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3+j55]
+						net_vgg_block_1_conv2d_2_y_gradV2 := scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3+j60]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_vgg_block_2_max_pool_1_yRow3 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+36*j55+12*i4+4*i5 : 36*i3+36*j55+12*i4+4*i5+4])
+								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4+4*i5 : 36*i3+36*j60+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_2_y_gradV2
 								}
@@ -9758,16 +10185,16 @@ type ocannlVGGBackwardPart3 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 2).
-func (r20 *ocannlVGGBackwardPart3) Part(j84 int) {
-	pNetVggBlock2Conv2d1Kernel, scratch := r20.pNetVggBlock2Conv2d1Kernel, r20.scratch
+// Part runs part j93 of the nest (0 <= j93 < 2).
+func (r30 *ocannlVGGBackwardPart3) Part(j93 int) {
+	pNetVggBlock2Conv2d1Kernel, scratch := r30.pNetVggBlock2Conv2d1Kernel, r30.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j84][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j84][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -9777,11 +10204,11 @@ func (r20 *ocannlVGGBackwardPart3) Part(j84 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_y_gradV := scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j84][i1][i2][i3]
+						net_vgg_block_2_conv2d_1_y_gradV := scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j93][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j84][i1+i4][i2+i5]
+								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_conv2d_1_y_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
 								}
@@ -9804,16 +10231,16 @@ type ocannlVGGBackwardPart4 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j85 of the nest (0 <= j85 < 4).
-func (r21 *ocannlVGGBackwardPart4) Part(j85 int) {
-	gNetVggBlock2Conv2d1Kernel, scratch := r21.gNetVggBlock2Conv2d1Kernel, r21.scratch
+// Part runs part j94 of the nest (0 <= j94 < 4).
+func (r31 *ocannlVGGBackwardPart4) Part(j94 int) {
+	gNetVggBlock2Conv2d1Kernel, scratch := r31.gNetVggBlock2Conv2d1Kernel, r31.scratch
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j85+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j85])
+						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j94])
 					}
 				}
 			}
@@ -9823,11 +10250,11 @@ func (r21 *ocannlVGGBackwardPart4) Part(j85 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 1 {
-						net_vgg_block_2_conv2d_1_y_gradV2 := scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3+j85]
+						net_vgg_block_2_conv2d_1_y_gradV2 := scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3+j94]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j85+12*i4+4*i5 : 36*i3+36*j85+12*i4+4*i5+4])
+								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4+4*i5 : 36*i3+36*j94+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_conv2d_1_y_gradV2
 								}
@@ -9850,16 +10277,16 @@ type ocannlVGGBackwardPart5 struct {
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j100 of the nest (0 <= j100 < 4).
-func (r24 *ocannlVGGBackwardPart5) Part(j100 int) {
-	gNetVggBlock2Conv2d2Kernel, scratch := r24.gNetVggBlock2Conv2d2Kernel, r24.scratch
+// Part runs part j109 of the nest (0 <= j109 < 4).
+func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
+	gNetVggBlock2Conv2d2Kernel, scratch := r34.gNetVggBlock2Conv2d2Kernel, r34.scratch
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j100+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j100])
+						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j109])
 					}
 				}
 			}
@@ -9869,11 +10296,11 @@ func (r24 *ocannlVGGBackwardPart5) Part(j100 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 1 {
-						net_vgg_block_2_conv2d_2_y_gradV := scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3+j100]
+						net_vgg_block_2_conv2d_2_y_gradV := scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3+j109]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j100+6*i4+2*i5 : 18*i3+18*j100+6*i4+2*i5+2])
+								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4+2*i5 : 18*i3+18*j109+6*i4+2*i5+2])
 								for i6 := range 2 {
 									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_2_y_gradV
 								}
@@ -10290,9 +10717,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap27AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap27AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10534,6 +10961,8 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [3] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@17: [2 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_17)
 //
 // Loop nests:
 //
@@ -10551,6 +10980,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2
+//
+//	# init _ordinals.1 (the ordinals of [3] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
 //	reset padding of images to 0
@@ -10807,10 +11239,18 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	  for i1 in 0..2:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
 //
-//	# backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@17 = 3 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@17 with 3
+//
+//	# backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@17
+//	for i0 in 0..1:
+//	  for i1 in 0..2:  # reduction
+//	    train.cross_entropy#1/m.argmax@17[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 3)
+//
+//	# backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(train.cross_entropy#1/m[i0, 0] == train.cross_entropy#1/logits[i0, i1], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@17[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..1:
@@ -11022,6 +11462,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	region := pool.Enter()
 	defer region.Leave()
 
+	// init _ordinals.1 (the ordinals of [3] reduced points)
+	scratch.ordinals_1 = [3]float64{0, 1, 2}
+
 	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
 	for j3 := range 2 {
 		for j4 := range 11 {
@@ -11069,9 +11512,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap19AVX512(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap19AVX2(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -11090,11 +11533,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap17AVX512(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
+			ocannlMap20AVX512(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap17AVX2(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
+			ocannlMap20AVX2(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -11154,9 +11597,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap28AVX512(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap28AVX2(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11257,9 +11700,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(add(x0,x1),add(x2,x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap29AVX512(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap29AVX2(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11278,9 +11721,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap30AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap30AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11555,22 +11998,46 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc11
 	}
 
-	// backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@17 = 3 (no winner yet)
+	for j13 := range 2 {
+		scratch.train_cross_entropy_1_m_argmax_17[j13][0] = 3
+	}
+
+	// backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@17
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		acc12 := scratch.train_cross_entropy_1_m_argmax_17[i0][0]
+		for i1 := range 3 {
+			var r4 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r4 = 1
+			}
+			r5 := float64(3)
+			if r4 != 0 {
+				r5 = scratch.ordinals_1[i1]
+			}
+			acc12 = min(acc12, r5)
+		}
+		scratch.train_cross_entropy_1_m_argmax_17[i0][0] = acc12
+	}
+
+	// backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_m_argmax_17V := scratch.train_cross_entropy_1_m_argmax_17[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
-			var r4 float64
-			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r4 = 1
+			var r6 float64
+			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_17V {
+				r6 = 1
 			}
-			r5 := float64(0)
-			if r4 != 0 {
-				r5 = train_cross_entropy_1_m_gradV
+			r7 := float64(0)
+			if r6 != 0 {
+				r7 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r5
+			train_cross_entropy_1_logits_gradRow2[i1] += r7
 		}
 	}
 
@@ -11588,10 +12055,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
 	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
 	for i1 := range 3 {
-		acc12 := gNetLinear1B[i1]
-		acc12 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc12 += train_cross_entropy_1_logits_gradRow5[i1]
-		gNetLinear1B[i1] = acc12
+		acc13 := gNetLinear1B[i1]
+		acc13 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc13 += train_cross_entropy_1_logits_gradRow5[i1]
+		gNetLinear1B[i1] = acc13
 	}
 
 	// backprop of op 15 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
@@ -11617,11 +12084,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][1]
 		train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][2]
 		for i2 := range 8 {
-			acc13 := net_linear_1_x_gradRow[i2]
-			acc13 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc13 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
-			acc13 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
-			net_linear_1_x_gradRow[i2] = acc13
+			acc14 := net_linear_1_x_gradRow[i2]
+			acc14 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
+			acc14 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
+			acc14 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
+			net_linear_1_x_gradRow[i2] = acc14
 		}
 	}
 
@@ -11638,7 +12105,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
+		ocannlMap31AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11657,7 +12124,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11667,15 +12134,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 					net_global_avg_pool_1_x_gradRow2 := &scratch.net_global_avg_pool_1_x_grad[i0][i1][i2]
 					net_global_avg_pool_1_x_1_gradRow := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r6 float64
+						var r8 float64
 						if 0 < net_global_avg_pool_1_x_1Row3[i3] {
-							r6 = 1
+							r8 = 1
 						}
-						r7 := float64(0)
-						if r6 != 0 {
-							r7 = net_global_avg_pool_1_x_gradRow2[i3]
+						r9 := float64(0)
+						if r8 != 0 {
+							r9 = net_global_avg_pool_1_x_gradRow2[i3]
 						}
-						net_global_avg_pool_1_x_1_gradRow[i3] += r7
+						net_global_avg_pool_1_x_1_gradRow[i3] += r9
 					}
 				}
 			}
@@ -11685,7 +12152,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_main_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11704,7 +12171,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_shortcut_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11723,7 +12190,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_3_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11752,12 +12219,12 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 				net_basic_block_1_shortcut_gradRow5 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][2]
 				net_basic_block_1_shortcut_gradRow6 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][3]
 				for i3 := range 8 {
-					acc14 := gNetBasicBlock1Conv2d3Bias[i3]
-					acc14 += net_basic_block_1_shortcut_gradRow3[i3]
-					acc14 += net_basic_block_1_shortcut_gradRow4[i3]
-					acc14 += net_basic_block_1_shortcut_gradRow5[i3]
-					acc14 += net_basic_block_1_shortcut_gradRow6[i3]
-					gNetBasicBlock1Conv2d3Bias[i3] = acc14
+					acc15 := gNetBasicBlock1Conv2d3Bias[i3]
+					acc15 += net_basic_block_1_shortcut_gradRow3[i3]
+					acc15 += net_basic_block_1_shortcut_gradRow4[i3]
+					acc15 += net_basic_block_1_shortcut_gradRow5[i3]
+					acc15 += net_basic_block_1_shortcut_gradRow6[i3]
+					gNetBasicBlock1Conv2d3Bias[i3] = acc15
 				}
 			}
 		}
@@ -11789,12 +12256,12 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 						net_basic_block_1_conv2d_3_y_gradV4 := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+3]
 						pNetBasicBlock1Conv2d3KernelRow5 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+12 : 4*i3+16])
 						for i4 := range 4 {
-							acc15 := net_stem_gradRow[i4]
-							acc15 += net_basic_block_1_conv2d_3_y_gradV * pNetBasicBlock1Conv2d3KernelRow2[i4]
-							acc15 += net_basic_block_1_conv2d_3_y_gradV2 * pNetBasicBlock1Conv2d3KernelRow3[i4]
-							acc15 += net_basic_block_1_conv2d_3_y_gradV3 * pNetBasicBlock1Conv2d3KernelRow4[i4]
-							acc15 += net_basic_block_1_conv2d_3_y_gradV4 * pNetBasicBlock1Conv2d3KernelRow5[i4]
-							net_stem_gradRow[i4] = acc15
+							acc16 := net_stem_gradRow[i4]
+							acc16 += net_basic_block_1_conv2d_3_y_gradV * pNetBasicBlock1Conv2d3KernelRow2[i4]
+							acc16 += net_basic_block_1_conv2d_3_y_gradV2 * pNetBasicBlock1Conv2d3KernelRow3[i4]
+							acc16 += net_basic_block_1_conv2d_3_y_gradV3 * pNetBasicBlock1Conv2d3KernelRow4[i4]
+							acc16 += net_basic_block_1_conv2d_3_y_gradV4 * pNetBasicBlock1Conv2d3KernelRow5[i4]
+							net_stem_gradRow[i4] = acc16
 						}
 					}
 				}
@@ -11821,7 +12288,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_2_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11850,12 +12317,12 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 				net_basic_block_1_main_gradRow5 := &scratch.net_basic_block_1_main_grad[i0][i1][2]
 				net_basic_block_1_main_gradRow6 := &scratch.net_basic_block_1_main_grad[i0][i1][3]
 				for i3 := range 8 {
-					acc16 := gNetBasicBlock1Conv2d2Bias[i3]
-					acc16 += net_basic_block_1_main_gradRow3[i3]
-					acc16 += net_basic_block_1_main_gradRow4[i3]
-					acc16 += net_basic_block_1_main_gradRow5[i3]
-					acc16 += net_basic_block_1_main_gradRow6[i3]
-					gNetBasicBlock1Conv2d2Bias[i3] = acc16
+					acc17 := gNetBasicBlock1Conv2d2Bias[i3]
+					acc17 += net_basic_block_1_main_gradRow3[i3]
+					acc17 += net_basic_block_1_main_gradRow4[i3]
+					acc17 += net_basic_block_1_main_gradRow5[i3]
+					acc17 += net_basic_block_1_main_gradRow6[i3]
+					gNetBasicBlock1Conv2d2Bias[i3] = acc17
 				}
 			}
 		}
@@ -11940,41 +12407,41 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net.basic_block#1/h.1.grad
-	for j13 := range 2 {
-		for j14 := range 7 {
-			for j15 := range 8 {
-				scratch.net_basic_block_1_h_grad[j13][0][j14][j15] = 0
+	for j14 := range 2 {
+		for j15 := range 7 {
+			for j16 := range 8 {
+				scratch.net_basic_block_1_h_grad[j14][0][j15][j16] = 0
 			}
 		}
 	}
-	for j16 := range 2 {
-		for j17 := 5; j17 < 7; j17++ {
-			for j18 := range 7 {
-				for j19 := range 8 {
-					scratch.net_basic_block_1_h_grad[j16][j17][j18][j19] = 0
+	for j17 := range 2 {
+		for j18 := 5; j18 < 7; j18++ {
+			for j19 := range 7 {
+				for j20 := range 8 {
+					scratch.net_basic_block_1_h_grad[j17][j18][j19][j20] = 0
 				}
 			}
 		}
 	}
-	for j20 := range 2 {
-		for j21 := 1; j21 < 5; j21++ {
-			for j22 := range 8 {
-				scratch.net_basic_block_1_h_grad[j20][j21][0][j22] = 0
+	for j21 := range 2 {
+		for j22 := 1; j22 < 5; j22++ {
+			for j23 := range 8 {
+				scratch.net_basic_block_1_h_grad[j21][j22][0][j23] = 0
 			}
 		}
 	}
-	for j23 := range 2 {
-		for j24 := 1; j24 < 5; j24++ {
-			for j25 := 5; j25 < 7; j25++ {
-				for j26 := range 8 {
-					scratch.net_basic_block_1_h_grad[j23][j24][j25][j26] = 0
+	for j24 := range 2 {
+		for j25 := 1; j25 < 5; j25++ {
+			for j26 := 5; j26 < 7; j26++ {
+				for j27 := range 8 {
+					scratch.net_basic_block_1_h_grad[j24][j25][j26][j27] = 0
 				}
 			}
 		}
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap34AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_block_1_h_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -11984,15 +12451,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 					net_basic_block_1_h_gradRow2 := &scratch.net_basic_block_1_h_grad[i0][i1+1][i2+1]
 					net_basic_block_1_h_1_gradRow := &scratch.net_basic_block_1_h_1_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r8 float64
+						var r10 float64
 						if 0 < net_basic_block_1_h_1Row3[i3] {
-							r8 = 1
+							r10 = 1
 						}
-						r9 := float64(0)
-						if r8 != 0 {
-							r9 = net_basic_block_1_h_gradRow2[i3]
+						r11 := float64(0)
+						if r10 != 0 {
+							r11 = net_basic_block_1_h_gradRow2[i3]
 						}
-						net_basic_block_1_h_1_gradRow[i3] += r9
+						net_basic_block_1_h_1_gradRow[i3] += r11
 					}
 				}
 			}
@@ -12002,7 +12469,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_1_y_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -12031,12 +12498,12 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 				net_basic_block_1_h_1_gradRow5 := &scratch.net_basic_block_1_h_1_grad[i0][i1][2]
 				net_basic_block_1_h_1_gradRow6 := &scratch.net_basic_block_1_h_1_grad[i0][i1][3]
 				for i3 := range 8 {
-					acc17 := gNetBasicBlock1Conv2d1Bias[i3]
-					acc17 += net_basic_block_1_h_1_gradRow3[i3]
-					acc17 += net_basic_block_1_h_1_gradRow4[i3]
-					acc17 += net_basic_block_1_h_1_gradRow5[i3]
-					acc17 += net_basic_block_1_h_1_gradRow6[i3]
-					gNetBasicBlock1Conv2d1Bias[i3] = acc17
+					acc18 := gNetBasicBlock1Conv2d1Bias[i3]
+					acc18 += net_basic_block_1_h_1_gradRow3[i3]
+					acc18 += net_basic_block_1_h_1_gradRow4[i3]
+					acc18 += net_basic_block_1_h_1_gradRow5[i3]
+					acc18 += net_basic_block_1_h_1_gradRow6[i3]
+					gNetBasicBlock1Conv2d1Bias[i3] = acc18
 				}
 			}
 		}
@@ -12062,37 +12529,37 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
 
-	for j29 := range 2 {
-		for j30 := range 11 {
-			for j31 := range 4 {
-				scratch.net_stem_grad[j29][0][j30][j31] = 0
+	for j30 := range 2 {
+		for j31 := range 11 {
+			for j32 := range 4 {
+				scratch.net_stem_grad[j30][0][j31][j32] = 0
 			}
 		}
 	}
 
-	for j32 := range 2 {
-		for j33 := 9; j33 < 11; j33++ {
-			for j34 := range 11 {
-				for j35 := range 4 {
-					scratch.net_stem_grad[j32][j33][j34][j35] = 0
+	for j33 := range 2 {
+		for j34 := 9; j34 < 11; j34++ {
+			for j35 := range 11 {
+				for j36 := range 4 {
+					scratch.net_stem_grad[j33][j34][j35][j36] = 0
 				}
 			}
 		}
 	}
 
-	for j36 := range 2 {
-		for j37 := 1; j37 < 9; j37++ {
-			for j38 := range 4 {
-				scratch.net_stem_grad[j36][j37][0][j38] = 0
+	for j37 := range 2 {
+		for j38 := 1; j38 < 9; j38++ {
+			for j39 := range 4 {
+				scratch.net_stem_grad[j37][j38][0][j39] = 0
 			}
 		}
 	}
 
-	for j39 := range 2 {
-		for j40 := 1; j40 < 9; j40++ {
-			for j41 := 9; j41 < 11; j41++ {
-				for j42 := range 4 {
-					scratch.net_stem_grad[j39][j40][j41][j42] = 0
+	for j40 := range 2 {
+		for j41 := 1; j41 < 9; j41++ {
+			for j42 := 9; j42 < 11; j42++ {
+				for j43 := range 4 {
+					scratch.net_stem_grad[j40][j41][j42][j43] = 0
 				}
 			}
 		}
@@ -12102,7 +12569,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap22AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap26AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_stem_1_grad = [2][8][8][4]float64{}
@@ -12113,15 +12580,15 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 					net_stem_gradRow3 := &scratch.net_stem_grad[i0][i1+1][i2+1]
 					net_stem_1_gradRow := &scratch.net_stem_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r12 float64
+						var r14 float64
 						if 0 < net_stem_1Row3[i3] {
-							r12 = 1
+							r14 = 1
 						}
-						r13 := float64(0)
-						if r12 != 0 {
-							r13 = net_stem_gradRow3[i3]
+						r15 := float64(0)
+						if r14 != 0 {
+							r15 = net_stem_gradRow3[i3]
 						}
-						net_stem_1_gradRow[i3] += r13
+						net_stem_1_gradRow[i3] += r15
 					}
 				}
 			}
@@ -12133,7 +12600,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
+		ocannlMap25AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -12165,12 +12632,12 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 					net_stem_1_gradRow5 := &scratch.net_stem_1_grad[i0][i1][i2+2]
 					net_stem_1_gradRow6 := &scratch.net_stem_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
-						acc18 := gNetConv2d1Bias[i3]
-						acc18 += net_stem_1_gradRow3[i3]
-						acc18 += net_stem_1_gradRow4[i3]
-						acc18 += net_stem_1_gradRow5[i3]
-						acc18 += net_stem_1_gradRow6[i3]
-						gNetConv2d1Bias[i3] = acc18
+						acc19 := gNetConv2d1Bias[i3]
+						acc19 += net_stem_1_gradRow3[i3]
+						acc19 += net_stem_1_gradRow4[i3]
+						acc19 += net_stem_1_gradRow5[i3]
+						acc19 += net_stem_1_gradRow6[i3]
+						gNetConv2d1Bias[i3] = acc19
 					}
 				}
 			}
@@ -12252,6 +12719,8 @@ type ocannlResNetBackwardScratch struct {
 	train_cross_entropy_1_logp_grad     [2][3]float64
 	train_1_grad                        [2][3]float64
 	train_2_grad                        [1]float64
+	ordinals_1                          [3]float64
+	train_cross_entropy_1_m_argmax_17   [2][1]float64
 }
 
 // ocannlResNetBackwardPart0 is the task record of a loop nest of ocannlResNetBackward that runs in 2 parts, one
@@ -12261,16 +12730,16 @@ type ocannlResNetBackwardPart0 struct {
 	scratch                      *ocannlResNetBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 2).
-func (r10 *ocannlResNetBackwardPart0) Part(j27 int) {
-	pNetBasicBlock1Conv2d1Kernel, scratch := r10.pNetBasicBlock1Conv2d1Kernel, r10.scratch
+// Part runs part j28 of the nest (0 <= j28 < 2).
+func (r12 *ocannlResNetBackwardPart0) Part(j28 int) {
+	pNetBasicBlock1Conv2d1Kernel, scratch := r12.pNetBasicBlock1Conv2d1Kernel, r12.scratch
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j27][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j27][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -12280,11 +12749,11 @@ func (r10 *ocannlResNetBackwardPart0) Part(j27 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 8 {
-						net_basic_block_1_conv2d_1_y_gradV := scratch.net_basic_block_1_conv2d_1_y_grad[i0+j27][i1][i2][i3]
+						net_basic_block_1_conv2d_1_y_gradV := scratch.net_basic_block_1_conv2d_1_y_grad[i0+j28][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasicBlock1Conv2d1KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_stem_gradRow2 := &scratch.net_stem_grad[i0+j27][2*i1+i4][2*i2+i5]
+								net_stem_gradRow2 := &scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2+i5]
 								for i6 := range 4 {
 									net_stem_gradRow2[i6] += net_basic_block_1_conv2d_1_y_gradV * pNetBasicBlock1Conv2d1KernelRow2[i6]
 								}
@@ -12307,16 +12776,16 @@ type ocannlResNetBackwardPart1 struct {
 	scratch                      *ocannlResNetBackwardScratch
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r11 *ocannlResNetBackwardPart1) Part(j28 int) {
-	gNetBasicBlock1Conv2d1Kernel, scratch := r11.gNetBasicBlock1Conv2d1Kernel, r11.scratch
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r13 *ocannlResNetBackwardPart1) Part(j29 int) {
+	gNetBasicBlock1Conv2d1Kernel, scratch := r13.gNetBasicBlock1Conv2d1Kernel, r13.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j28+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j28])
+						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j29])
 					}
 				}
 			}
@@ -12326,11 +12795,11 @@ func (r11 *ocannlResNetBackwardPart1) Part(j28 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_basic_block_1_conv2d_1_y_gradV2 := scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j28]
+						net_basic_block_1_conv2d_1_y_gradV2 := scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j29]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_stemRow5 := &scratch.net_stem[i0][2*i1+i4][2*i2+i5]
-								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+36*j28+12*i4+4*i5 : 36*i3+36*j28+12*i4+4*i5+4])
+								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4+4*i5 : 36*i3+36*j29+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetBasicBlock1Conv2d1KernelRow[i6] += net_stemRow5[i6] * net_basic_block_1_conv2d_1_y_gradV2
 								}
@@ -12717,6 +13186,8 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	_train.2.grad: [1] (let, local)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local)
+//	train.cross_entropy#1/m.argmax@7: [2 1] (let, local)
 //
 // Loop nests:
 //
@@ -12730,6 +13201,9 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _c1/x.1 = pointwise "-" of images, _num.1
 //	for i0 in 0..1:
@@ -12901,10 +13375,18 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	  for i1 in 0..3:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
 //
-//	# backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@7 = 4 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@7 with 4
+//
+//	# backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@7
+//	for i0 in 0..1:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m.argmax@7[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 4)
+//
+//	# backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(train.cross_entropy#1/m[i0, 0] == train.cross_entropy#1/logits[i0, i1], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@7[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 6 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..1:
@@ -12993,6 +13475,11 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
+	var ordinals_1 [4]float64
+	var train_cross_entropy_1_m_argmax_7 [2][1]float64
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	ordinals_1 = [4]float64{0, 1, 2, 3}
 
 	// _c1/x.1 = pointwise "-" of images, _num.1
 	for i0 := range 2 {
@@ -13272,22 +13759,46 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		train_cross_entropy_1_m_grad[i0][0] = acc7
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@7 = 4 (no winner yet)
+	for j := range 2 {
+		train_cross_entropy_1_m_argmax_7[j][0] = 4
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@7
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
 		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+		acc8 := train_cross_entropy_1_m_argmax_7[i0][0]
+		for i1 := range 4 {
+			var r2 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r2 = 1
+			}
+			r3 := float64(4)
+			if r2 != 0 {
+				r3 = ordinals_1[i1]
+			}
+			acc8 = min(acc8, r3)
+		}
+		train_cross_entropy_1_m_argmax_7[i0][0] = acc8
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_m_argmax_7V := train_cross_entropy_1_m_argmax_7[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
-			var r2 float64
-			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r2 = 1
+			var r4 float64
+			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_7V {
+				r4 = 1
 			}
-			r3 := float64(0)
-			if r2 != 0 {
-				r3 = train_cross_entropy_1_m_gradV
+			r5 := float64(0)
+			if r4 != 0 {
+				r5 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r3
+			train_cross_entropy_1_logits_gradRow2[i1] += r5
 		}
 	}
 
@@ -13305,10 +13816,10 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
 	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
 	for i1 := range 4 {
-		acc8 := gHeadB[i1]
-		acc8 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc8 += train_cross_entropy_1_logits_gradRow5[i1]
-		gHeadB[i1] = acc8
+		acc9 := gHeadB[i1]
+		acc9 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc9 += train_cross_entropy_1_logits_gradRow5[i1]
+		gHeadB[i1] = acc9
 	}
 
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
@@ -13365,15 +13876,15 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 				head_x_gradRow2 := &head_x_grad[i0][i1][i2]
 				head_x_1_gradRow := &head_x_1_grad[i0][i1][i2]
 				for i3 := range 3 {
-					var r4 float64
+					var r6 float64
 					if 0 < head_x_1Row3[i3] {
-						r4 = 1
+						r6 = 1
 					}
-					r5 := float64(0)
-					if r4 != 0 {
-						r5 = head_x_gradRow2[i3]
+					r7 := float64(0)
+					if r6 != 0 {
+						r7 = head_x_gradRow2[i3]
 					}
-					head_x_1_gradRow[i3] += r5
+					head_x_1_gradRow[i3] += r7
 				}
 			}
 		}
@@ -13406,12 +13917,12 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 					head_x_1_gradRow5 := &head_x_1_grad[i0][i1][i2+2]
 					head_x_1_gradRow6 := &head_x_1_grad[i0][i1][i2+3]
 					for i3 := range 3 {
-						acc9 := gC1Bias[i3]
-						acc9 += head_x_1_gradRow3[i3]
-						acc9 += head_x_1_gradRow4[i3]
-						acc9 += head_x_1_gradRow5[i3]
-						acc9 += head_x_1_gradRow6[i3]
-						gC1Bias[i3] = acc9
+						acc10 := gC1Bias[i3]
+						acc10 += head_x_1_gradRow3[i3]
+						acc10 += head_x_1_gradRow4[i3]
+						acc10 += head_x_1_gradRow5[i3]
+						acc10 += head_x_1_gradRow6[i3]
+						gC1Bias[i3] = acc10
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
@@ -13597,9 +14108,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap35AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap35AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -14127,9 +14638,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
 	// float64 pointwise kernel over 72 rows of 5 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap36AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap36AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14375,6 +14886,8 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	_train.2.grad: [1] (let, local)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [2] (literal, local)
+//	train.cross_entropy#1/m.argmax@14: [2 1] (let, local)
 //
 // Loop nests:
 //
@@ -14402,6 +14915,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2
+//
+//	# init _ordinals.1 (the ordinals of [2] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _net.separable#1/x.1 = pointwise "*." of images, _num.1
 //
@@ -14626,10 +15142,18 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	  for i1 in 0..1:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
 //
-//	# backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@14 = 2 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@14 with 2
+//
+//	# backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 2); w is train.cross_entropy#1/m.argmax@14
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m.argmax@14[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 2)
+//
+//	# backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(train.cross_entropy#1/m[i0, 0] == train.cross_entropy#1/logits[i0, i1], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@14[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..1:
@@ -14784,6 +15308,11 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
+	var ordinals_1 [2]float64
+	var train_cross_entropy_1_m_argmax_14 [2][1]float64
+
+	// init _ordinals.1 (the ordinals of [2] reduced points)
+	ordinals_1 = [2]float64{0, 1}
 
 	// net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2, with _net.separable#1/x.1 = pointwise "*." of images, _num.1 fused
 	for i0 := range 2 {
@@ -14875,9 +15404,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap37AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap37AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14895,9 +15424,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap38AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap38AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15171,22 +15700,46 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		train_cross_entropy_1_m_grad[i0][0] = acc9
 	}
 
-	// backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@14 = 2 (no winner yet)
+	for j := range 2 {
+		train_cross_entropy_1_m_argmax_14[j][0] = 2
+	}
+
+	// backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 2); w is train.cross_entropy#1/m.argmax@14
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
 		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+		acc10 := train_cross_entropy_1_m_argmax_14[i0][0]
+		for i1 := range 2 {
+			var r3 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r3 = 1
+			}
+			r4 := float64(2)
+			if r3 != 0 {
+				r4 = ordinals_1[i1]
+			}
+			acc10 = min(acc10, r4)
+		}
+		train_cross_entropy_1_m_argmax_14[i0][0] = acc10
+	}
+
+	// backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_m_argmax_14V := train_cross_entropy_1_m_argmax_14[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 2 {
-			var r3 float64
-			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r3 = 1
+			var r5 float64
+			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_14V {
+				r5 = 1
 			}
-			r4 := float64(0)
-			if r3 != 0 {
-				r4 = train_cross_entropy_1_m_gradV
+			r6 := float64(0)
+			if r5 != 0 {
+				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r4
+			train_cross_entropy_1_logits_gradRow2[i1] += r6
 		}
 	}
 
@@ -15204,10 +15757,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
 	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
 	for i1 := range 2 {
-		acc10 := gNetLinear1B[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-		gNetLinear1B[i1] = acc10
+		acc11 := gNetLinear1B[i1]
+		acc11 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc11 += train_cross_entropy_1_logits_gradRow5[i1]
+		gNetLinear1B[i1] = acc11
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
@@ -15290,7 +15843,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap39AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15299,15 +15852,15 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 					net_avg_pool_1_x_gradRow2 := &net_avg_pool_1_x_grad[i0][i1][i2]
 					net_avg_pool_1_x_1_gradRow := &net_avg_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 5 {
-						var r5 float64
+						var r7 float64
 						if 0 < net_avg_pool_1_x_1Row3[i3] {
-							r5 = 1
+							r7 = 1
 						}
-						r6 := float64(0)
-						if r5 != 0 {
-							r6 = net_avg_pool_1_x_gradRow2[i3]
+						r8 := float64(0)
+						if r7 != 0 {
+							r8 = net_avg_pool_1_x_gradRow2[i3]
 						}
-						net_avg_pool_1_x_1_gradRow[i3] += r6
+						net_avg_pool_1_x_1_gradRow[i3] += r8
 					}
 				}
 			}
@@ -15317,7 +15870,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap40AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15346,12 +15899,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 					net_avg_pool_1_x_1_gradRow5 := &net_avg_pool_1_x_1_grad[i0][i1][i2+2]
 					net_avg_pool_1_x_1_gradRow6 := &net_avg_pool_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 5 {
-						acc11 := gNetSeparable1Conv2d1Bias[i3]
-						acc11 += net_avg_pool_1_x_1_gradRow3[i3]
-						acc11 += net_avg_pool_1_x_1_gradRow4[i3]
-						acc11 += net_avg_pool_1_x_1_gradRow5[i3]
-						acc11 += net_avg_pool_1_x_1_gradRow6[i3]
-						gNetSeparable1Conv2d1Bias[i3] = acc11
+						acc12 := gNetSeparable1Conv2d1Bias[i3]
+						acc12 += net_avg_pool_1_x_1_gradRow3[i3]
+						acc12 += net_avg_pool_1_x_1_gradRow4[i3]
+						acc12 += net_avg_pool_1_x_1_gradRow5[i3]
+						acc12 += net_avg_pool_1_x_1_gradRow6[i3]
+						gNetSeparable1Conv2d1Bias[i3] = acc12
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
@@ -15381,13 +15934,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 				net_separable_1_conv2d_1_y_gradV4 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][3]
 				net_separable_1_conv2d_1_y_gradV5 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][4]
 				for i4 := range 3 {
-					acc12 := net_separable_1_conv2d_1_x_gradRow[i4]
-					acc12 += net_separable_1_conv2d_1_y_gradV * pNetSeparable1Conv2d1KernelRow2[i4]
-					acc12 += net_separable_1_conv2d_1_y_gradV2 * pNetSeparable1Conv2d1KernelRow3[i4]
-					acc12 += net_separable_1_conv2d_1_y_gradV3 * pNetSeparable1Conv2d1KernelRow4[i4]
-					acc12 += net_separable_1_conv2d_1_y_gradV4 * pNetSeparable1Conv2d1KernelRow5[i4]
-					acc12 += net_separable_1_conv2d_1_y_gradV5 * pNetSeparable1Conv2d1KernelRow6[i4]
-					net_separable_1_conv2d_1_x_gradRow[i4] = acc12
+					acc13 := net_separable_1_conv2d_1_x_gradRow[i4]
+					acc13 += net_separable_1_conv2d_1_y_gradV * pNetSeparable1Conv2d1KernelRow2[i4]
+					acc13 += net_separable_1_conv2d_1_y_gradV2 * pNetSeparable1Conv2d1KernelRow3[i4]
+					acc13 += net_separable_1_conv2d_1_y_gradV3 * pNetSeparable1Conv2d1KernelRow4[i4]
+					acc13 += net_separable_1_conv2d_1_y_gradV4 * pNetSeparable1Conv2d1KernelRow5[i4]
+					acc13 += net_separable_1_conv2d_1_y_gradV5 * pNetSeparable1Conv2d1KernelRow6[i4]
+					net_separable_1_conv2d_1_x_gradRow[i4] = acc13
 				}
 			}
 		}
@@ -15417,7 +15970,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap41AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15426,15 +15979,15 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 					net_separable_1_conv2d_1_x_gradRow2 := &net_separable_1_conv2d_1_x_grad[i0][i1][i2]
 					net_separable_1_conv2d_1_x_1_gradRow := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 3 {
-						var r7 float64
+						var r9 float64
 						if 0 < net_separable_1_conv2d_1_x_1Row3[i3] {
-							r7 = 1
+							r9 = 1
 						}
-						r8 := float64(0)
-						if r7 != 0 {
-							r8 = net_separable_1_conv2d_1_x_gradRow2[i3]
+						r10 := float64(0)
+						if r9 != 0 {
+							r10 = net_separable_1_conv2d_1_x_gradRow2[i3]
 						}
-						net_separable_1_conv2d_1_x_1_gradRow[i3] += r8
+						net_separable_1_conv2d_1_x_1_gradRow[i3] += r10
 					}
 				}
 			}
@@ -15499,8 +16052,8 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 //	ids: 2,4 |  (input, parameter ids)
 //	targets: 2,4 | 6 (input, parameter targets)
-//	_lit.1: 4 | 4 ->  (literal, local)
-//	_lit.2: 6 (literal, local)
+//	net/mask: 4 | 4 ->  (literal, local)
+//	_lit.1: 6 (literal, local)
 //	net/onehot: 2,4 | 6 (let, local)
 //	net.emb: 6 -> 8 (param, parameter pNetEmb)
 //	_net/h.1: 2,4 | 8 (let, local)
@@ -15666,11 +16219,11 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 // Loop nests:
 //
-//	# init _lit.1 (literal)
-//	init _lit.1: values [1, 0, 0, 0, 1, 1, 0, 0, ... (16 values)]
+//	# init net/mask (literal)
+//	init net/mask: values [1, 0, 0, 0, 1, 1, 0, 0, ... (16 values)]
 //
-//	# init _lit.2 (literal)
-//	init _lit.2: values [0, 1, 2, 3, 4, 5]
+//	# init _lit.1 (literal)
+//	init _lit.1: values [0, 1, 2, 3, 4, 5]
 //
 //	# init _dim_d.1 (dim)
 //	init _dim_d.1: constant 8
@@ -15732,11 +16285,11 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 8
 //
-//	# net/onehot = pointwise "=" of _lit.2, ids
+//	# net/onehot = pointwise "=" of _lit.1, ids
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      net/onehot[i0, i1, i2] = _lit.2[i2] == ids[i0, i1]
+//	      net/onehot[i0, i1, i2] = _lit.1[i2] == ids[i0, i1]
 //
 //	# _net/h.1 = compose "*" of net.emb, net/onehot
 //	fill _net/h.1 with 0
@@ -15849,12 +16402,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 //	# net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2
 //
-//	# net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
+//	# net.encoder_block#2.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], _net.encoder_block#2.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/scores.2[0], _num.2[0])
+//	        net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#2.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/scores.2[0], _num.2[0])
 //
 //	# net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 //	fill net.encoder_block#2.masked_attention#1/m with -inf
@@ -16097,12 +16650,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 //	# net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2
 //
-//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
+//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.5[0])
+//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.5[0])
 //
 //	# net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 //	fill net.encoder_block#1.masked_attention#1/m with -inf
@@ -16370,8 +16923,8 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, pNetEmb *[48]float64, pNetPos *[32]float64, pNetEncoderBlock2LayerNorm1Gamma *[8]float64, pNetEncoderBlock2LayerNorm1Beta *[8]float64, pNetEncoderBlock2MaskedAttention1WQ *[64]float64, pNetEncoderBlock2MaskedAttention1WK *[64]float64, pNetEncoderBlock2MaskedAttention1WV *[64]float64, pNetEncoderBlock2MaskedAttention1WO *[64]float64, pNetEncoderBlock2LayerNorm2Gamma *[8]float64, pNetEncoderBlock2LayerNorm2Beta *[8]float64, pNetEncoderBlock2Dense1W *[128]float64, pNetEncoderBlock2Dense1B *[16]float64, pNetEncoderBlock2Linear1W *[128]float64, pNetEncoderBlock2Linear1B *[8]float64, pNetEncoderBlock1LayerNorm1Gamma *[8]float64, pNetEncoderBlock1LayerNorm1Beta *[8]float64, pNetEncoderBlock1MaskedAttention1WQ *[64]float64, pNetEncoderBlock1MaskedAttention1WK *[64]float64, pNetEncoderBlock1MaskedAttention1WV *[64]float64, pNetEncoderBlock1MaskedAttention1WO *[64]float64, pNetEncoderBlock1LayerNorm2Gamma *[8]float64, pNetEncoderBlock1LayerNorm2Beta *[8]float64, pNetEncoderBlock1Dense1W *[128]float64, pNetEncoderBlock1Dense1B *[16]float64, pNetEncoderBlock1Linear1W *[128]float64, pNetEncoderBlock1Linear1B *[8]float64, pNetLayerNorm1Gamma *[8]float64, pNetLayerNorm1Beta *[8]float64, pNetLinear1W *[48]float64, pNetLinear1B *[6]float64, out *[1]float64) {
-	var lit_1 [4][4]float64
-	var lit_2 [6]float64
+	var net_mask [4][4]float64
+	var lit_1 [6]float64
 	var net_onehot [2][4][6]float64
 	var net_h_1 [2][4][8]float64
 	var net_h [2][4][8]float64
@@ -16465,25 +17018,25 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var train_2 [1]float64
 	var train_3 [1]float64
 
-	// init _lit.1 (literal)
-	lit_1 = [4][4]float64{
+	// init net/mask (literal)
+	net_mask = [4][4]float64{
 		{1, 0, 0, 0},
 		{1, 1, 0, 0},
 		{1, 1, 1, 0},
 		{1, 1, 1, 1},
 	}
 
-	// init _lit.2 (literal)
-	lit_2 = [6]float64{0, 1, 2, 3, 4, 5}
+	// init _lit.1 (literal)
+	lit_1 = [6]float64{0, 1, 2, 3, 4, 5}
 
-	// net/onehot = pointwise "=" of _lit.2, ids
+	// net/onehot = pointwise "=" of _lit.1, ids
 	for i0 := range 2 {
 		for i1 := range 4 {
 			idsV := ids[i0][i1]
 			net_onehotRow := &net_onehot[i0][i1]
 			for i2 := range 6 {
 				var r float64
-				if lit_2[i2] == idsV {
+				if lit_1[i2] == idsV {
 					r = 1
 				}
 				net_onehotRow[i2] = r
@@ -16729,17 +17282,17 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
 	net_encoder_block_2_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
+	// net.encoder_block#2.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
 	net_encoder_block_2_masked_attention_1_scores_2V := net_encoder_block_2_masked_attention_1_scores_2[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
-			lit_1Row := &lit_1[i1]
+			net_maskRow := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_scores_1Row := &net_encoder_block_2_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_maskedRow := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r2 := float64(-1e+09)
-					if lit_1Row[i3] != 0 {
+					if net_maskRow[i3] != 0 {
 						r2 = net_encoder_block_2_masked_attention_1_scores_1Row[i3] / net_encoder_block_2_masked_attention_1_scores_2V
 					}
 					net_encoder_block_2_masked_attention_1_maskedRow[i3] = r2
@@ -16771,7 +17324,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap42AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -17267,17 +17820,17 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
 	net_encoder_block_1_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
+	// net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 	net_encoder_block_1_masked_attention_1_scores_2V := net_encoder_block_1_masked_attention_1_scores_2[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
-			lit_1Row2 := &lit_1[i1]
+			net_maskRow2 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_scores_1Row := &net_encoder_block_1_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_maskedRow := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r4 := float64(-1e+09)
-					if lit_1Row2[i3] != 0 {
+					if net_maskRow2[i3] != 0 {
 						r4 = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
 					}
 					net_encoder_block_1_masked_attention_1_maskedRow[i3] = r4
@@ -17309,7 +17862,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap42AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -17776,7 +18329,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap43AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -17862,8 +18415,8 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //
 //	ids: 2,4 |  (input, parameter ids)
 //	targets: 2,4 | 6 (input, parameter targets)
-//	_lit.1: 4 | 4 ->  (literal, local)
-//	_lit.2: 6 (literal, local)
+//	net/mask: 4 | 4 ->  (literal, local)
+//	_lit.1: 6 (literal, local)
 //	net/onehot: 2,4 | 6 (let, local)
 //	net.emb: 6 -> 8 (param, parameter pNetEmb)
 //	_net/h.1: 2,4 | 8 (let, local)
@@ -18165,14 +18718,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	_train.2.grad: [1] (let, local)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [6] (literal, local)
+//	train.cross_entropy#1/m.argmax@102: [2 4 1] (let, local)
+//	_ordinals.2: [4] (literal, local)
+//	net.encoder_block#1.masked_attention#1/m.argmax@64: [2 4 2 1] (let, local)
+//	net.encoder_block#2.masked_attention#1/m.argmax@21: [2 4 2 1] (let, local)
 //
 // Loop nests:
 //
-//	# init _lit.1 (literal)
-//	init _lit.1: values [1, 0, 0, 0, 1, 1, 0, 0, ... (16 values)]
+//	# init net/mask (literal)
+//	init net/mask: values [1, 0, 0, 0, 1, 1, 0, 0, ... (16 values)]
 //
-//	# init _lit.2 (literal)
-//	init _lit.2: values [0, 1, 2, 3, 4, 5]
+//	# init _lit.1 (literal)
+//	init _lit.1: values [0, 1, 2, 3, 4, 5]
 //
 //	# init _dim_d.1 (dim)
 //	init _dim_d.1: constant 8
@@ -18234,11 +18792,17 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 8
 //
-//	# net/onehot = pointwise "=" of _lit.2, ids
+//	# init _ordinals.1 (the ordinals of [6] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [4] reduced points)
+//	init _ordinals.2: range over offsets
+//
+//	# net/onehot = pointwise "=" of _lit.1, ids
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      net/onehot[i0, i1, i2] = _lit.2[i2] == ids[i0, i1]
+//	      net/onehot[i0, i1, i2] = _lit.1[i2] == ids[i0, i1]
 //
 //	# _net/h.1 = compose "*" of net.emb, net/onehot
 //	fill _net/h.1 with 0
@@ -18355,12 +18919,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //
 //	# net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2
 //
-//	# net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
+//	# net.encoder_block#2.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], _net.encoder_block#2.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/scores.2[0], _num.2[0])
+//	        net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#2.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/scores.2[0], _num.2[0])
 //
 //	# net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 //	fill net.encoder_block#2.masked_attention#1/m with -inf
@@ -18615,12 +19179,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //
 //	# net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2
 //
-//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
+//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(_lit.1[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.5[0])
+//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.5[0])
 //
 //	# net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 //	fill net.encoder_block#1.masked_attention#1/m with -inf
@@ -19103,11 +19667,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..5:  # reduction
 //	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
 //
-//	# backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@102 = 6 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@102 with 6
+//
+//	# backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@102
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..5:  # reduction
+//	      train.cross_entropy#1/m.argmax@102[i0, i1, 0] min= where(train.cross_entropy#1/logits[i0, i1, i2] == train.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 6)
+//
+//	# backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(train.cross_entropy#1/m[i0, i1, 0] == train.cross_entropy#1/logits[i0, i1, i2], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@102[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..1:
@@ -19475,19 +20048,29 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..3:  # reduction
 //	        net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0] -= _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): g1 =+ where((t == v1), g, 0); g1 is net.encoder_block#1.masked_attention#1/masked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0] == net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3], net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	# backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): net.encoder_block#1.masked_attention#1/m.argmax@64 = 4 (no winner yet)
+//	fill net.encoder_block#1.masked_attention#1/m.argmax@64 with 4
 //
-//	# backprop of op 63 (net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
+//	# backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@64
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:  # reduction
+//	        net.encoder_block#1.masked_attention#1/m.argmax@64[i0, i1, i2, 0] min= where(net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] == net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0], _ordinals.2[i3], 4)
+//
+//	# backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.encoder_block#1.masked_attention#1/masked.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(_lit.1[i1, i3], net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#1.masked_attention#1/m.argmax@64[i0, i1, i2, 0], net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//
+//	# backprop of op 63 (net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 62 (net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/scores.1.grad
 //	for i0 in 0..1:
@@ -19900,19 +20483,29 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..3:  # reduction
 //	        net.encoder_block#2.masked_attention#1/m.grad[i0, i1, i2, 0] -= _net.encoder_block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): g1 =+ where((t == v1), g, 0); g1 is net.encoder_block#2.masked_attention#1/masked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(net.encoder_block#2.masked_attention#1/m[i0, i1, i2, 0] == net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3], net.encoder_block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	# backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): net.encoder_block#2.masked_attention#1/m.argmax@21 = 4 (no winner yet)
+//	fill net.encoder_block#2.masked_attention#1/m.argmax@21 with 4
 //
-//	# backprop of op 20 (net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.encoder_block#2.masked_attention#1/scores.grad
+//	# backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#2.masked_attention#1/m.argmax@21
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:  # reduction
+//	        net.encoder_block#2.masked_attention#1/m.argmax@21[i0, i1, i2, 0] min= where(net.encoder_block#2.masked_attention#1/masked[i0, i1, i2, i3] == net.encoder_block#2.masked_attention#1/m[i0, i1, i2, 0], _ordinals.2[i3], 4)
+//
+//	# backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.encoder_block#2.masked_attention#1/masked.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(_lit.1[i1, i3], net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#2.masked_attention#1/m.argmax@21[i0, i1, i2, 0], net.encoder_block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//
+//	# backprop of op 20 (net.encoder_block#2.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.encoder_block#2.masked_attention#1/scores.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 19 (net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#2.masked_attention#1/scores.1.grad
 //	for i0 in 0..1:
@@ -20096,8 +20689,8 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..5:
 //	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * net/onehot[i0, i1, i3]
 func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pNetEmb *[48]float64, pNetPos *[32]float64, pNetEncoderBlock2LayerNorm1Gamma *[8]float64, pNetEncoderBlock2LayerNorm1Beta *[8]float64, pNetEncoderBlock2MaskedAttention1WQ *[64]float64, pNetEncoderBlock2MaskedAttention1WK *[64]float64, pNetEncoderBlock2MaskedAttention1WV *[64]float64, pNetEncoderBlock2MaskedAttention1WO *[64]float64, pNetEncoderBlock2LayerNorm2Gamma *[8]float64, pNetEncoderBlock2LayerNorm2Beta *[8]float64, pNetEncoderBlock2Dense1W *[128]float64, pNetEncoderBlock2Dense1B *[16]float64, pNetEncoderBlock2Linear1W *[128]float64, pNetEncoderBlock2Linear1B *[8]float64, pNetEncoderBlock1LayerNorm1Gamma *[8]float64, pNetEncoderBlock1LayerNorm1Beta *[8]float64, pNetEncoderBlock1MaskedAttention1WQ *[64]float64, pNetEncoderBlock1MaskedAttention1WK *[64]float64, pNetEncoderBlock1MaskedAttention1WV *[64]float64, pNetEncoderBlock1MaskedAttention1WO *[64]float64, pNetEncoderBlock1LayerNorm2Gamma *[8]float64, pNetEncoderBlock1LayerNorm2Beta *[8]float64, pNetEncoderBlock1Dense1W *[128]float64, pNetEncoderBlock1Dense1B *[16]float64, pNetEncoderBlock1Linear1W *[128]float64, pNetEncoderBlock1Linear1B *[8]float64, pNetLayerNorm1Gamma *[8]float64, pNetLayerNorm1Beta *[8]float64, pNetLinear1W *[48]float64, pNetLinear1B *[6]float64, gNetEmb *[48]float64, gNetPos *[32]float64, gNetEncoderBlock2LayerNorm1Gamma *[8]float64, gNetEncoderBlock2LayerNorm1Beta *[8]float64, gNetEncoderBlock2MaskedAttention1WQ *[64]float64, gNetEncoderBlock2MaskedAttention1WK *[64]float64, gNetEncoderBlock2MaskedAttention1WV *[64]float64, gNetEncoderBlock2MaskedAttention1WO *[64]float64, gNetEncoderBlock2LayerNorm2Gamma *[8]float64, gNetEncoderBlock2LayerNorm2Beta *[8]float64, gNetEncoderBlock2Dense1W *[128]float64, gNetEncoderBlock2Dense1B *[16]float64, gNetEncoderBlock2Linear1W *[128]float64, gNetEncoderBlock2Linear1B *[8]float64, gNetEncoderBlock1LayerNorm1Gamma *[8]float64, gNetEncoderBlock1LayerNorm1Beta *[8]float64, gNetEncoderBlock1MaskedAttention1WQ *[64]float64, gNetEncoderBlock1MaskedAttention1WK *[64]float64, gNetEncoderBlock1MaskedAttention1WV *[64]float64, gNetEncoderBlock1MaskedAttention1WO *[64]float64, gNetEncoderBlock1LayerNorm2Gamma *[8]float64, gNetEncoderBlock1LayerNorm2Beta *[8]float64, gNetEncoderBlock1Dense1W *[128]float64, gNetEncoderBlock1Dense1B *[16]float64, gNetEncoderBlock1Linear1W *[128]float64, gNetEncoderBlock1Linear1B *[8]float64, gNetLayerNorm1Gamma *[8]float64, gNetLayerNorm1Beta *[8]float64, gNetLinear1W *[48]float64, gNetLinear1B *[6]float64, loss *[1]float64) {
-	var lit_1 [4][4]float64
-	var lit_2 [6]float64
+	var net_mask [4][4]float64
+	var lit_1 [6]float64
 	var net_onehot [2][4][6]float64
 	var net_h_1 [2][4][8]float64
 	var net_h [2][4][8]float64
@@ -20306,26 +20899,37 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
+	var ordinals_1 [6]float64
+	var train_cross_entropy_1_m_argmax_102 [2][4][1]float64
+	var ordinals_2 [4]float64
+	var net_encoder_block_1_masked_attention_1_m_argmax_64 [2][4][2][1]float64
+	var net_encoder_block_2_masked_attention_1_m_argmax_21 [2][4][2][1]float64
 
-	// init _lit.1 (literal)
-	lit_1 = [4][4]float64{
+	// init net/mask (literal)
+	net_mask = [4][4]float64{
 		{1, 0, 0, 0},
 		{1, 1, 0, 0},
 		{1, 1, 1, 0},
 		{1, 1, 1, 1},
 	}
 
-	// init _lit.2 (literal)
-	lit_2 = [6]float64{0, 1, 2, 3, 4, 5}
+	// init _lit.1 (literal)
+	lit_1 = [6]float64{0, 1, 2, 3, 4, 5}
 
-	// net/onehot = pointwise "=" of _lit.2, ids
+	// init _ordinals.1 (the ordinals of [6] reduced points)
+	ordinals_1 = [6]float64{0, 1, 2, 3, 4, 5}
+
+	// init _ordinals.2 (the ordinals of [4] reduced points)
+	ordinals_2 = [4]float64{0, 1, 2, 3}
+
+	// net/onehot = pointwise "=" of _lit.1, ids
 	for i0 := range 2 {
 		for i1 := range 4 {
 			idsV := ids[i0][i1]
 			net_onehotRow := &net_onehot[i0][i1]
 			for i2 := range 6 {
 				var r float64
-				if lit_2[i2] == idsV {
+				if lit_1[i2] == idsV {
 					r = 1
 				}
 				net_onehotRow[i2] = r
@@ -20582,17 +21186,17 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
 	net_encoder_block_2_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
+	// net.encoder_block#2.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1/scores, _num.2, with net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2 fused
 	net_encoder_block_2_masked_attention_1_scores_2V := net_encoder_block_2_masked_attention_1_scores_2[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
-			lit_1Row := &lit_1[i1]
+			net_maskRow := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_scores_1Row := &net_encoder_block_2_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_maskedRow := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r2 := float64(-1e+09)
-					if lit_1Row[i3] != 0 {
+					if net_maskRow[i3] != 0 {
 						r2 = net_encoder_block_2_masked_attention_1_scores_1Row[i3] / net_encoder_block_2_masked_attention_1_scores_2V
 					}
 					net_encoder_block_2_masked_attention_1_maskedRow[i3] = r2
@@ -20624,7 +21228,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap42AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21153,17 +21757,17 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
 	net_encoder_block_1_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
+	// net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 	net_encoder_block_1_masked_attention_1_scores_2V := net_encoder_block_1_masked_attention_1_scores_2[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
-			lit_1Row2 := &lit_1[i1]
+			net_maskRow2 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_scores_1Row := &net_encoder_block_1_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_maskedRow := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
 					r4 := float64(-1e+09)
-					if lit_1Row2[i3] != 0 {
+					if net_maskRow2[i3] != 0 {
 						r4 = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
 					}
 					net_encoder_block_1_masked_attention_1_maskedRow[i3] = r4
@@ -21195,7 +21799,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap42AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21695,7 +22299,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap43AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21927,23 +22531,51 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@102 = 6 (no winner yet)
+	for j := range 2 {
+		for j2 := range 4 {
+			train_cross_entropy_1_m_argmax_102[j][j2][0] = 6
+		}
+	}
+
+	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@102
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
-			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
 			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
+			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
+			acc38 := train_cross_entropy_1_m_argmax_102[i0][i1][0]
+			for i2 := range 6 {
+				var r6 float64
+				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+					r6 = 1
+				}
+				r7 := float64(6)
+				if r6 != 0 {
+					r7 = ordinals_1[i2]
+				}
+				acc38 = min(acc38, r7)
+			}
+			train_cross_entropy_1_m_argmax_102[i0][i1][0] = acc38
+		}
+	}
+
+	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		for i1 := range 4 {
+			train_cross_entropy_1_m_argmax_102V := train_cross_entropy_1_m_argmax_102[i0][i1][0]
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
 			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
 			for i2 := range 6 {
-				var r6 float64
-				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-					r6 = 1
+				var r8 float64
+				if ordinals_1[i2] == train_cross_entropy_1_m_argmax_102V {
+					r8 = 1
 				}
-				r7 := float64(0)
-				if r6 != 0 {
-					r7 = train_cross_entropy_1_m_gradV
+				r9 := float64(0)
+				if r8 != 0 {
+					r9 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i2] += r7
+				train_cross_entropy_1_logits_gradRow2[i2] += r9
 			}
 		}
 	}
@@ -21971,12 +22603,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0][2]
 			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0][3]
 			for i2 := range 6 {
-				acc38 := gNetLinear1B[i2]
-				acc38 += train_cross_entropy_1_logits_gradRow4[i2]
-				acc38 += train_cross_entropy_1_logits_gradRow5[i2]
-				acc38 += train_cross_entropy_1_logits_gradRow6[i2]
-				acc38 += train_cross_entropy_1_logits_gradRow7[i2]
-				gNetLinear1B[i2] = acc38
+				acc39 := gNetLinear1B[i2]
+				acc39 += train_cross_entropy_1_logits_gradRow4[i2]
+				acc39 += train_cross_entropy_1_logits_gradRow5[i2]
+				acc39 += train_cross_entropy_1_logits_gradRow6[i2]
+				acc39 += train_cross_entropy_1_logits_gradRow7[i2]
+				gNetLinear1B[i2] = acc39
 			}
 		}
 	}
@@ -22025,12 +22657,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetLinear1WRow5 := (*[8]float64)(pNetLinear1W[8*i2+24 : 8*i2+32])
 					train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
 					for i3 := range 8 {
-						acc39 := net_linear_1_x_gradRow[i3]
-						acc39 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc39 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc39 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc39 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc39
+						acc40 := net_linear_1_x_gradRow[i3]
+						acc40 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc40 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc40 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc40 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc40
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
@@ -22067,12 +22699,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_linear_1_x_gradRow5 := &net_linear_1_x_grad[i0][2]
 			net_linear_1_x_gradRow6 := &net_linear_1_x_grad[i0][3]
 			for i2 := range 8 {
-				acc40 := gNetLayerNorm1Beta[i2]
-				acc40 += net_linear_1_x_gradRow3[i2]
-				acc40 += net_linear_1_x_gradRow4[i2]
-				acc40 += net_linear_1_x_gradRow5[i2]
-				acc40 += net_linear_1_x_gradRow6[i2]
-				gNetLayerNorm1Beta[i2] = acc40
+				acc41 := gNetLayerNorm1Beta[i2]
+				acc41 += net_linear_1_x_gradRow3[i2]
+				acc41 += net_linear_1_x_gradRow4[i2]
+				acc41 += net_linear_1_x_gradRow5[i2]
+				acc41 += net_linear_1_x_gradRow6[i2]
+				gNetLayerNorm1Beta[i2] = acc41
 			}
 		}
 	}
@@ -22100,11 +22732,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_linear_1_x_4_gradRow3 := &net_linear_1_x_4_grad[i0][i1]
 				net_linear_1_x_1Row3 := &net_linear_1_x_1[i0][i1]
 				v := net_linear_1_x_3[i0][i1][0] * net_linear_1_x_3[i0][i1][0]
-				acc41 := net_linear_1_x_3_grad[i0][i1][0]
+				acc42 := net_linear_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc41 += net_linear_1_x_4_gradRow3[i2] * (-(net_linear_1_x_1Row3[i2] / v))
+					acc42 += net_linear_1_x_4_gradRow3[i2] * (-(net_linear_1_x_1Row3[i2] / v))
 				}
-				net_linear_1_x_3_grad[i0][i1][0] = acc41
+				net_linear_1_x_3_grad[i0][i1][0] = acc42
 			}
 		}
 	}
@@ -22144,12 +22776,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_linear_1_x_1_gradRow5 := &net_linear_1_x_1_grad[i0][3]
 			net_layer_norm_1_centeredRow7 := &net_layer_norm_1_centered[i0][3]
 			for i2 := range 8 {
-				acc42 := gNetLayerNorm1Gamma[i2]
-				acc42 += net_linear_1_x_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-				acc42 += net_linear_1_x_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-				acc42 += net_linear_1_x_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-				acc42 += net_linear_1_x_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-				gNetLayerNorm1Gamma[i2] = acc42
+				acc43 := gNetLayerNorm1Gamma[i2]
+				acc43 += net_linear_1_x_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+				acc43 += net_linear_1_x_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+				acc43 += net_linear_1_x_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+				acc43 += net_linear_1_x_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+				gNetLayerNorm1Gamma[i2] = acc43
 			}
 		}
 	}
@@ -22229,11 +22861,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
-				acc43 := net_layer_norm_1_mean_grad[i0][i1][0]
+				acc44 := net_layer_norm_1_mean_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc43 -= net_layer_norm_1_centered_gradRow5[i2]
+					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
-				net_layer_norm_1_mean_grad[i0][i1][0] = acc43
+				net_layer_norm_1_mean_grad[i0][i1][0] = acc44
 			}
 		}
 	}
@@ -22303,12 +22935,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_h2_2_gradRow5 := &net_h2_2_grad[i0][2]
 			net_h2_2_gradRow6 := &net_h2_2_grad[i0][3]
 			for i2 := range 8 {
-				acc44 := gNetEncoderBlock1Linear1B[i2]
-				acc44 += net_h2_2_gradRow3[i2]
-				acc44 += net_h2_2_gradRow4[i2]
-				acc44 += net_h2_2_gradRow5[i2]
-				acc44 += net_h2_2_gradRow6[i2]
-				gNetEncoderBlock1Linear1B[i2] = acc44
+				acc45 := gNetEncoderBlock1Linear1B[i2]
+				acc45 += net_h2_2_gradRow3[i2]
+				acc45 += net_h2_2_gradRow4[i2]
+				acc45 += net_h2_2_gradRow5[i2]
+				acc45 += net_h2_2_gradRow6[i2]
+				gNetEncoderBlock1Linear1B[i2] = acc45
 			}
 		}
 	}
@@ -22355,12 +22987,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock1Linear1WRow5 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+48 : 16*i2+64])
 					net_h2_1_gradV5 := net_h2_1_grad[i0][i1][i2+3]
 					for i3 := range 16 {
-						acc45 := net_encoder_block_1_linear_1_x_gradRow[i3]
-						acc45 += pNetEncoderBlock1Linear1WRow2[i3] * net_h2_1_gradV2
-						acc45 += pNetEncoderBlock1Linear1WRow3[i3] * net_h2_1_gradV3
-						acc45 += pNetEncoderBlock1Linear1WRow4[i3] * net_h2_1_gradV4
-						acc45 += pNetEncoderBlock1Linear1WRow5[i3] * net_h2_1_gradV5
-						net_encoder_block_1_linear_1_x_gradRow[i3] = acc45
+						acc46 := net_encoder_block_1_linear_1_x_gradRow[i3]
+						acc46 += pNetEncoderBlock1Linear1WRow2[i3] * net_h2_1_gradV2
+						acc46 += pNetEncoderBlock1Linear1WRow3[i3] * net_h2_1_gradV3
+						acc46 += pNetEncoderBlock1Linear1WRow4[i3] * net_h2_1_gradV4
+						acc46 += pNetEncoderBlock1Linear1WRow5[i3] * net_h2_1_gradV5
+						net_encoder_block_1_linear_1_x_gradRow[i3] = acc46
 					}
 				}
 			}
@@ -22374,15 +23006,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_1_linear_1_x_gradRow2 := &net_encoder_block_1_linear_1_x_grad[i0][i1]
 			net_encoder_block_1_linear_1_x_2_gradRow := &net_encoder_block_1_linear_1_x_2_grad[i0][i1]
 			for i2 := range 16 {
-				var r8 float64
+				var r10 float64
 				if 0 < net_encoder_block_1_linear_1_x_2Row3[i2] {
-					r8 = 1
+					r10 = 1
 				}
-				r9 := float64(0)
-				if r8 != 0 {
-					r9 = net_encoder_block_1_linear_1_x_gradRow2[i2]
+				r11 := float64(0)
+				if r10 != 0 {
+					r11 = net_encoder_block_1_linear_1_x_gradRow2[i2]
 				}
-				net_encoder_block_1_linear_1_x_2_gradRow[i2] += r9
+				net_encoder_block_1_linear_1_x_2_gradRow[i2] += r11
 			}
 		}
 	}
@@ -22410,12 +23042,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_1_linear_1_x_2_gradRow5 := &net_encoder_block_1_linear_1_x_2_grad[i0][2]
 			net_encoder_block_1_linear_1_x_2_gradRow6 := &net_encoder_block_1_linear_1_x_2_grad[i0][3]
 			for i2 := range 16 {
-				acc46 := gNetEncoderBlock1Dense1B[i2]
-				acc46 += net_encoder_block_1_linear_1_x_2_gradRow3[i2]
-				acc46 += net_encoder_block_1_linear_1_x_2_gradRow4[i2]
-				acc46 += net_encoder_block_1_linear_1_x_2_gradRow5[i2]
-				acc46 += net_encoder_block_1_linear_1_x_2_gradRow6[i2]
-				gNetEncoderBlock1Dense1B[i2] = acc46
+				acc47 := gNetEncoderBlock1Dense1B[i2]
+				acc47 += net_encoder_block_1_linear_1_x_2_gradRow3[i2]
+				acc47 += net_encoder_block_1_linear_1_x_2_gradRow4[i2]
+				acc47 += net_encoder_block_1_linear_1_x_2_gradRow5[i2]
+				acc47 += net_encoder_block_1_linear_1_x_2_gradRow6[i2]
+				gNetEncoderBlock1Dense1B[i2] = acc47
 			}
 		}
 	}
@@ -22462,12 +23094,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock1Dense1WRow5 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+24 : 8*i2+32])
 					net_encoder_block_1_linear_1_x_1_gradV5 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 8 {
-						acc47 := net_encoder_block_1_dense_1_x_gradRow[i3]
-						acc47 += pNetEncoderBlock1Dense1WRow2[i3] * net_encoder_block_1_linear_1_x_1_gradV2
-						acc47 += pNetEncoderBlock1Dense1WRow3[i3] * net_encoder_block_1_linear_1_x_1_gradV3
-						acc47 += pNetEncoderBlock1Dense1WRow4[i3] * net_encoder_block_1_linear_1_x_1_gradV4
-						acc47 += pNetEncoderBlock1Dense1WRow5[i3] * net_encoder_block_1_linear_1_x_1_gradV5
-						net_encoder_block_1_dense_1_x_gradRow[i3] = acc47
+						acc48 := net_encoder_block_1_dense_1_x_gradRow[i3]
+						acc48 += pNetEncoderBlock1Dense1WRow2[i3] * net_encoder_block_1_linear_1_x_1_gradV2
+						acc48 += pNetEncoderBlock1Dense1WRow3[i3] * net_encoder_block_1_linear_1_x_1_gradV3
+						acc48 += pNetEncoderBlock1Dense1WRow4[i3] * net_encoder_block_1_linear_1_x_1_gradV4
+						acc48 += pNetEncoderBlock1Dense1WRow5[i3] * net_encoder_block_1_linear_1_x_1_gradV5
+						net_encoder_block_1_dense_1_x_gradRow[i3] = acc48
 					}
 				}
 			}
@@ -22497,12 +23129,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_1_dense_1_x_gradRow5 := &net_encoder_block_1_dense_1_x_grad[i0][2]
 			net_encoder_block_1_dense_1_x_gradRow6 := &net_encoder_block_1_dense_1_x_grad[i0][3]
 			for i2 := range 8 {
-				acc48 := gNetEncoderBlock1LayerNorm2Beta[i2]
-				acc48 += net_encoder_block_1_dense_1_x_gradRow3[i2]
-				acc48 += net_encoder_block_1_dense_1_x_gradRow4[i2]
-				acc48 += net_encoder_block_1_dense_1_x_gradRow5[i2]
-				acc48 += net_encoder_block_1_dense_1_x_gradRow6[i2]
-				gNetEncoderBlock1LayerNorm2Beta[i2] = acc48
+				acc49 := gNetEncoderBlock1LayerNorm2Beta[i2]
+				acc49 += net_encoder_block_1_dense_1_x_gradRow3[i2]
+				acc49 += net_encoder_block_1_dense_1_x_gradRow4[i2]
+				acc49 += net_encoder_block_1_dense_1_x_gradRow5[i2]
+				acc49 += net_encoder_block_1_dense_1_x_gradRow6[i2]
+				gNetEncoderBlock1LayerNorm2Beta[i2] = acc49
 			}
 		}
 	}
@@ -22530,11 +23162,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_1_dense_1_x_4_gradRow3 := &net_encoder_block_1_dense_1_x_4_grad[i0][i1]
 				net_encoder_block_1_dense_1_x_1Row3 := &net_encoder_block_1_dense_1_x_1[i0][i1]
 				v2 := net_encoder_block_1_dense_1_x_3[i0][i1][0] * net_encoder_block_1_dense_1_x_3[i0][i1][0]
-				acc49 := net_encoder_block_1_dense_1_x_3_grad[i0][i1][0]
+				acc50 := net_encoder_block_1_dense_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc49 += net_encoder_block_1_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_dense_1_x_1Row3[i2] / v2))
+					acc50 += net_encoder_block_1_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_dense_1_x_1Row3[i2] / v2))
 				}
-				net_encoder_block_1_dense_1_x_3_grad[i0][i1][0] = acc49
+				net_encoder_block_1_dense_1_x_3_grad[i0][i1][0] = acc50
 			}
 		}
 	}
@@ -22574,12 +23206,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_1_dense_1_x_1_gradRow5 := &net_encoder_block_1_dense_1_x_1_grad[i0][3]
 			net_encoder_block_1_layer_norm_2_centeredRow7 := &net_encoder_block_1_layer_norm_2_centered[i0][3]
 			for i2 := range 8 {
-				acc50 := gNetEncoderBlock1LayerNorm2Gamma[i2]
-				acc50 += net_encoder_block_1_dense_1_x_1_gradRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow4[i2]
-				acc50 += net_encoder_block_1_dense_1_x_1_gradRow3[i2] * net_encoder_block_1_layer_norm_2_centeredRow5[i2]
-				acc50 += net_encoder_block_1_dense_1_x_1_gradRow4[i2] * net_encoder_block_1_layer_norm_2_centeredRow6[i2]
-				acc50 += net_encoder_block_1_dense_1_x_1_gradRow5[i2] * net_encoder_block_1_layer_norm_2_centeredRow7[i2]
-				gNetEncoderBlock1LayerNorm2Gamma[i2] = acc50
+				acc51 := gNetEncoderBlock1LayerNorm2Gamma[i2]
+				acc51 += net_encoder_block_1_dense_1_x_1_gradRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow4[i2]
+				acc51 += net_encoder_block_1_dense_1_x_1_gradRow3[i2] * net_encoder_block_1_layer_norm_2_centeredRow5[i2]
+				acc51 += net_encoder_block_1_dense_1_x_1_gradRow4[i2] * net_encoder_block_1_layer_norm_2_centeredRow6[i2]
+				acc51 += net_encoder_block_1_dense_1_x_1_gradRow5[i2] * net_encoder_block_1_layer_norm_2_centeredRow7[i2]
+				gNetEncoderBlock1LayerNorm2Gamma[i2] = acc51
 			}
 		}
 	}
@@ -22659,11 +23291,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_layer_norm_2_centered_gradRow5 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
-				acc51 := net_encoder_block_1_layer_norm_2_mean_grad[i0][i1][0]
+				acc52 := net_encoder_block_1_layer_norm_2_mean_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc51 -= net_encoder_block_1_layer_norm_2_centered_gradRow5[i2]
+					acc52 -= net_encoder_block_1_layer_norm_2_centered_gradRow5[i2]
 				}
-				net_encoder_block_1_layer_norm_2_mean_grad[i0][i1][0] = acc51
+				net_encoder_block_1_layer_norm_2_mean_grad[i0][i1][0] = acc52
 			}
 		}
 	}
@@ -22768,12 +23400,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_1_masked_attention_1_ctx_gradV3 := net_encoder_block_1_masked_attention_1_ctx_grad[i0][i1][i2][2]
 				net_encoder_block_1_masked_attention_1_ctx_gradV4 := net_encoder_block_1_masked_attention_1_ctx_grad[i0][i1][i2][3]
 				for i4 := range 4 {
-					acc52 := net_encoder_block_1_masked_attention_1_attn_gradRow[i4]
-					acc52 += net_encoder_block_1_masked_attention_1_ctx_gradV * net_encoder_block_1_masked_attention_1_vRow5[i4][i2][0]
-					acc52 += net_encoder_block_1_masked_attention_1_ctx_gradV2 * net_encoder_block_1_masked_attention_1_vRow5[i4][i2][1]
-					acc52 += net_encoder_block_1_masked_attention_1_ctx_gradV3 * net_encoder_block_1_masked_attention_1_vRow5[i4][i2][2]
-					acc52 += net_encoder_block_1_masked_attention_1_ctx_gradV4 * net_encoder_block_1_masked_attention_1_vRow5[i4][i2][3]
-					net_encoder_block_1_masked_attention_1_attn_gradRow[i4] = acc52
+					acc53 := net_encoder_block_1_masked_attention_1_attn_gradRow[i4]
+					acc53 += net_encoder_block_1_masked_attention_1_ctx_gradV * net_encoder_block_1_masked_attention_1_vRow5[i4][i2][0]
+					acc53 += net_encoder_block_1_masked_attention_1_ctx_gradV2 * net_encoder_block_1_masked_attention_1_vRow5[i4][i2][1]
+					acc53 += net_encoder_block_1_masked_attention_1_ctx_gradV3 * net_encoder_block_1_masked_attention_1_vRow5[i4][i2][2]
+					acc53 += net_encoder_block_1_masked_attention_1_ctx_gradV4 * net_encoder_block_1_masked_attention_1_vRow5[i4][i2][3]
+					net_encoder_block_1_masked_attention_1_attn_gradRow[i4] = acc53
 				}
 			}
 		}
@@ -22821,11 +23453,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					net_encoder_block_1_masked_attention_1_attn_gradRow3 := &net_encoder_block_1_masked_attention_1_attn_grad[i0][i1][i2]
 					net_encoder_block_1_masked_attention_1_exRow4 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
 					v3 := net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0] * net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0]
-					acc53 := net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0]
+					acc54 := net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc53 += net_encoder_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_1_masked_attention_1_exRow4[i3] / v3))
+						acc54 += net_encoder_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_1_masked_attention_1_exRow4[i3] / v3))
 					}
-					net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc53
+					net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc54
 				}
 			}
 		}
@@ -22881,52 +23513,84 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			for i1 := range 4 {
 				for i2 := range 2 {
 					net_encoder_block_1_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
-					acc54 := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
+					acc55 := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc54 -= net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3]
+						acc55 -= net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3]
 					}
-					net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0] = acc54
+					net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0] = acc55
 				}
 			}
 		}
 	}
 
-	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): g1 =+ where((t == v1), g, 0); g1 is net.encoder_block#1.masked_attention#1/masked.grad
+	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): net.encoder_block#1.masked_attention#1/m.argmax@64 = 4 (no winner yet)
+	for j3 := range 2 {
+		for j4 := range 4 {
+			for j5 := range 2 {
+				net_encoder_block_1_masked_attention_1_m_argmax_64[j3][j4][j5][0] = 4
+			}
+		}
+	}
+
+	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@64
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_mV2 := net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_maskedRow4 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_mV2 := net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0]
+				acc56 := net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0]
+				for i3 := range 4 {
+					var r12 float64
+					if net_encoder_block_1_masked_attention_1_maskedRow4[i3] == net_encoder_block_1_masked_attention_1_mV2 {
+						r12 = 1
+					}
+					r13 := float64(4)
+					if r12 != 0 {
+						r13 = ordinals_2[i3]
+					}
+					acc56 = min(acc56, r13)
+				}
+				net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0] = acc56
+			}
+		}
+	}
+
+	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.encoder_block#1.masked_attention#1/masked.grad
+	for i0 := range 2 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_1_masked_attention_1_m_argmax_64V := net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_m_gradV := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_masked_gradRow2 := &net_encoder_block_1_masked_attention_1_masked_grad[i0][i1][i2]
 				for i3 := range 4 {
-					var r10 float64
-					if net_encoder_block_1_masked_attention_1_mV2 == net_encoder_block_1_masked_attention_1_maskedRow4[i3] {
-						r10 = 1
+					var r14 float64
+					if ordinals_2[i3] == net_encoder_block_1_masked_attention_1_m_argmax_64V {
+						r14 = 1
 					}
-					r11 := float64(0)
-					if r10 != 0 {
-						r11 = net_encoder_block_1_masked_attention_1_m_gradV
+					r15 := float64(0)
+					if r14 != 0 {
+						r15 = net_encoder_block_1_masked_attention_1_m_gradV
 					}
-					net_encoder_block_1_masked_attention_1_masked_gradRow2[i3] += r11
+					net_encoder_block_1_masked_attention_1_masked_gradRow2[i3] += r15
 				}
 			}
 		}
 	}
 
-	// backprop of op 63 (net.encoder_block#1.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
+	// backprop of op 63 (net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			lit_1Row3 := &lit_1[i1]
+			net_maskRow3 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_masked_gradRow3 := &net_encoder_block_1_masked_attention_1_masked_grad[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_scores_gradRow := &net_encoder_block_1_masked_attention_1_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
-					r12 := float64(0)
-					if lit_1Row3[i3] != 0 {
-						r12 = net_encoder_block_1_masked_attention_1_masked_gradRow3[i3]
+					r16 := float64(0)
+					if net_maskRow3[i3] != 0 {
+						r16 = net_encoder_block_1_masked_attention_1_masked_gradRow3[i3]
 					}
-					net_encoder_block_1_masked_attention_1_scores_gradRow[i3] += r12
+					net_encoder_block_1_masked_attention_1_scores_gradRow[i3] += r16
 				}
 			}
 		}
@@ -22961,12 +23625,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_1_masked_attention_1_scores_1_gradV4 := net_encoder_block_1_masked_attention_1_scores_1_grad[i0][i1][i2][3]
 				net_encoder_block_1_masked_attention_1_kRow5 := &net_encoder_block_1_masked_attention_1_k[i0][3][i2]
 				for i4 := range 4 {
-					acc55 := net_encoder_block_1_masked_attention_1_q_gradRow[i4]
-					acc55 += net_encoder_block_1_masked_attention_1_scores_1_gradV * net_encoder_block_1_masked_attention_1_kRow2[i4]
-					acc55 += net_encoder_block_1_masked_attention_1_scores_1_gradV2 * net_encoder_block_1_masked_attention_1_kRow3[i4]
-					acc55 += net_encoder_block_1_masked_attention_1_scores_1_gradV3 * net_encoder_block_1_masked_attention_1_kRow4[i4]
-					acc55 += net_encoder_block_1_masked_attention_1_scores_1_gradV4 * net_encoder_block_1_masked_attention_1_kRow5[i4]
-					net_encoder_block_1_masked_attention_1_q_gradRow[i4] = acc55
+					acc57 := net_encoder_block_1_masked_attention_1_q_gradRow[i4]
+					acc57 += net_encoder_block_1_masked_attention_1_scores_1_gradV * net_encoder_block_1_masked_attention_1_kRow2[i4]
+					acc57 += net_encoder_block_1_masked_attention_1_scores_1_gradV2 * net_encoder_block_1_masked_attention_1_kRow3[i4]
+					acc57 += net_encoder_block_1_masked_attention_1_scores_1_gradV3 * net_encoder_block_1_masked_attention_1_kRow4[i4]
+					acc57 += net_encoder_block_1_masked_attention_1_scores_1_gradV4 * net_encoder_block_1_masked_attention_1_kRow5[i4]
+					net_encoder_block_1_masked_attention_1_q_gradRow[i4] = acc57
 				}
 			}
 		}
@@ -23032,12 +23696,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock1MaskedAttention1WVRow5 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+24 : 32*i2+32])
 					net_encoder_block_1_masked_attention_1_v_gradV5 := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][3]
 					for i4 := range 8 {
-						acc56 := net_encoder_block_1_masked_attention_1_x_gradRow[i4]
-						acc56 += pNetEncoderBlock1MaskedAttention1WVRow2[i4] * net_encoder_block_1_masked_attention_1_v_gradV2
-						acc56 += pNetEncoderBlock1MaskedAttention1WVRow3[i4] * net_encoder_block_1_masked_attention_1_v_gradV3
-						acc56 += pNetEncoderBlock1MaskedAttention1WVRow4[i4] * net_encoder_block_1_masked_attention_1_v_gradV4
-						acc56 += pNetEncoderBlock1MaskedAttention1WVRow5[i4] * net_encoder_block_1_masked_attention_1_v_gradV5
-						net_encoder_block_1_masked_attention_1_x_gradRow[i4] = acc56
+						acc58 := net_encoder_block_1_masked_attention_1_x_gradRow[i4]
+						acc58 += pNetEncoderBlock1MaskedAttention1WVRow2[i4] * net_encoder_block_1_masked_attention_1_v_gradV2
+						acc58 += pNetEncoderBlock1MaskedAttention1WVRow3[i4] * net_encoder_block_1_masked_attention_1_v_gradV3
+						acc58 += pNetEncoderBlock1MaskedAttention1WVRow4[i4] * net_encoder_block_1_masked_attention_1_v_gradV4
+						acc58 += pNetEncoderBlock1MaskedAttention1WVRow5[i4] * net_encoder_block_1_masked_attention_1_v_gradV5
+						net_encoder_block_1_masked_attention_1_x_gradRow[i4] = acc58
 					}
 				}
 			}
@@ -23088,12 +23752,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock1MaskedAttention1WKRow5 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+24 : 32*i2+32])
 					net_encoder_block_1_masked_attention_1_k_gradV5 := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][3]
 					for i4 := range 8 {
-						acc57 := net_encoder_block_1_masked_attention_1_x_gradRow2[i4]
-						acc57 += pNetEncoderBlock1MaskedAttention1WKRow2[i4] * net_encoder_block_1_masked_attention_1_k_gradV2
-						acc57 += pNetEncoderBlock1MaskedAttention1WKRow3[i4] * net_encoder_block_1_masked_attention_1_k_gradV3
-						acc57 += pNetEncoderBlock1MaskedAttention1WKRow4[i4] * net_encoder_block_1_masked_attention_1_k_gradV4
-						acc57 += pNetEncoderBlock1MaskedAttention1WKRow5[i4] * net_encoder_block_1_masked_attention_1_k_gradV5
-						net_encoder_block_1_masked_attention_1_x_gradRow2[i4] = acc57
+						acc59 := net_encoder_block_1_masked_attention_1_x_gradRow2[i4]
+						acc59 += pNetEncoderBlock1MaskedAttention1WKRow2[i4] * net_encoder_block_1_masked_attention_1_k_gradV2
+						acc59 += pNetEncoderBlock1MaskedAttention1WKRow3[i4] * net_encoder_block_1_masked_attention_1_k_gradV3
+						acc59 += pNetEncoderBlock1MaskedAttention1WKRow4[i4] * net_encoder_block_1_masked_attention_1_k_gradV4
+						acc59 += pNetEncoderBlock1MaskedAttention1WKRow5[i4] * net_encoder_block_1_masked_attention_1_k_gradV5
+						net_encoder_block_1_masked_attention_1_x_gradRow2[i4] = acc59
 					}
 				}
 			}
@@ -23144,12 +23808,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock1MaskedAttention1WQRow5 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+24 : 32*i2+32])
 					net_encoder_block_1_masked_attention_1_q_gradV5 := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][3]
 					for i4 := range 8 {
-						acc58 := net_encoder_block_1_masked_attention_1_x_gradRow3[i4]
-						acc58 += pNetEncoderBlock1MaskedAttention1WQRow2[i4] * net_encoder_block_1_masked_attention_1_q_gradV2
-						acc58 += pNetEncoderBlock1MaskedAttention1WQRow3[i4] * net_encoder_block_1_masked_attention_1_q_gradV3
-						acc58 += pNetEncoderBlock1MaskedAttention1WQRow4[i4] * net_encoder_block_1_masked_attention_1_q_gradV4
-						acc58 += pNetEncoderBlock1MaskedAttention1WQRow5[i4] * net_encoder_block_1_masked_attention_1_q_gradV5
-						net_encoder_block_1_masked_attention_1_x_gradRow3[i4] = acc58
+						acc60 := net_encoder_block_1_masked_attention_1_x_gradRow3[i4]
+						acc60 += pNetEncoderBlock1MaskedAttention1WQRow2[i4] * net_encoder_block_1_masked_attention_1_q_gradV2
+						acc60 += pNetEncoderBlock1MaskedAttention1WQRow3[i4] * net_encoder_block_1_masked_attention_1_q_gradV3
+						acc60 += pNetEncoderBlock1MaskedAttention1WQRow4[i4] * net_encoder_block_1_masked_attention_1_q_gradV4
+						acc60 += pNetEncoderBlock1MaskedAttention1WQRow5[i4] * net_encoder_block_1_masked_attention_1_q_gradV5
+						net_encoder_block_1_masked_attention_1_x_gradRow3[i4] = acc60
 					}
 				}
 			}
@@ -23179,12 +23843,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_1_masked_attention_1_x_gradRow7 := &net_encoder_block_1_masked_attention_1_x_grad[i0][2]
 			net_encoder_block_1_masked_attention_1_x_gradRow8 := &net_encoder_block_1_masked_attention_1_x_grad[i0][3]
 			for i2 := range 8 {
-				acc59 := gNetEncoderBlock1LayerNorm1Beta[i2]
-				acc59 += net_encoder_block_1_masked_attention_1_x_gradRow5[i2]
-				acc59 += net_encoder_block_1_masked_attention_1_x_gradRow6[i2]
-				acc59 += net_encoder_block_1_masked_attention_1_x_gradRow7[i2]
-				acc59 += net_encoder_block_1_masked_attention_1_x_gradRow8[i2]
-				gNetEncoderBlock1LayerNorm1Beta[i2] = acc59
+				acc61 := gNetEncoderBlock1LayerNorm1Beta[i2]
+				acc61 += net_encoder_block_1_masked_attention_1_x_gradRow5[i2]
+				acc61 += net_encoder_block_1_masked_attention_1_x_gradRow6[i2]
+				acc61 += net_encoder_block_1_masked_attention_1_x_gradRow7[i2]
+				acc61 += net_encoder_block_1_masked_attention_1_x_gradRow8[i2]
+				gNetEncoderBlock1LayerNorm1Beta[i2] = acc61
 			}
 		}
 	}
@@ -23212,11 +23876,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_1_masked_attention_1_x_4_gradRow3 := &net_encoder_block_1_masked_attention_1_x_4_grad[i0][i1]
 				net_encoder_block_1_masked_attention_1_x_1Row3 := &net_encoder_block_1_masked_attention_1_x_1[i0][i1]
 				v4 := net_encoder_block_1_masked_attention_1_x_3[i0][i1][0] * net_encoder_block_1_masked_attention_1_x_3[i0][i1][0]
-				acc60 := net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0]
+				acc62 := net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc60 += net_encoder_block_1_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_masked_attention_1_x_1Row3[i2] / v4))
+					acc62 += net_encoder_block_1_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_masked_attention_1_x_1Row3[i2] / v4))
 				}
-				net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0] = acc60
+				net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0] = acc62
 			}
 		}
 	}
@@ -23256,12 +23920,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_1_masked_attention_1_x_1_gradRow5 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][3]
 			net_encoder_block_1_layer_norm_1_centeredRow7 := &net_encoder_block_1_layer_norm_1_centered[i0][3]
 			for i2 := range 8 {
-				acc61 := gNetEncoderBlock1LayerNorm1Gamma[i2]
-				acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow4[i2]
-				acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow3[i2] * net_encoder_block_1_layer_norm_1_centeredRow5[i2]
-				acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow4[i2] * net_encoder_block_1_layer_norm_1_centeredRow6[i2]
-				acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow5[i2] * net_encoder_block_1_layer_norm_1_centeredRow7[i2]
-				gNetEncoderBlock1LayerNorm1Gamma[i2] = acc61
+				acc63 := gNetEncoderBlock1LayerNorm1Gamma[i2]
+				acc63 += net_encoder_block_1_masked_attention_1_x_1_gradRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow4[i2]
+				acc63 += net_encoder_block_1_masked_attention_1_x_1_gradRow3[i2] * net_encoder_block_1_layer_norm_1_centeredRow5[i2]
+				acc63 += net_encoder_block_1_masked_attention_1_x_1_gradRow4[i2] * net_encoder_block_1_layer_norm_1_centeredRow6[i2]
+				acc63 += net_encoder_block_1_masked_attention_1_x_1_gradRow5[i2] * net_encoder_block_1_layer_norm_1_centeredRow7[i2]
+				gNetEncoderBlock1LayerNorm1Gamma[i2] = acc63
 			}
 		}
 	}
@@ -23341,11 +24005,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_layer_norm_1_centered_gradRow5 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
-				acc62 := net_encoder_block_1_layer_norm_1_mean_grad[i0][i1][0]
+				acc64 := net_encoder_block_1_layer_norm_1_mean_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc62 -= net_encoder_block_1_layer_norm_1_centered_gradRow5[i2]
+					acc64 -= net_encoder_block_1_layer_norm_1_centered_gradRow5[i2]
 				}
-				net_encoder_block_1_layer_norm_1_mean_grad[i0][i1][0] = acc62
+				net_encoder_block_1_layer_norm_1_mean_grad[i0][i1][0] = acc64
 			}
 		}
 	}
@@ -23415,12 +24079,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_1_x_2_gradRow5 := &net_encoder_block_1_x_2_grad[i0][2]
 			net_encoder_block_1_x_2_gradRow6 := &net_encoder_block_1_x_2_grad[i0][3]
 			for i2 := range 8 {
-				acc63 := gNetEncoderBlock2Linear1B[i2]
-				acc63 += net_encoder_block_1_x_2_gradRow3[i2]
-				acc63 += net_encoder_block_1_x_2_gradRow4[i2]
-				acc63 += net_encoder_block_1_x_2_gradRow5[i2]
-				acc63 += net_encoder_block_1_x_2_gradRow6[i2]
-				gNetEncoderBlock2Linear1B[i2] = acc63
+				acc65 := gNetEncoderBlock2Linear1B[i2]
+				acc65 += net_encoder_block_1_x_2_gradRow3[i2]
+				acc65 += net_encoder_block_1_x_2_gradRow4[i2]
+				acc65 += net_encoder_block_1_x_2_gradRow5[i2]
+				acc65 += net_encoder_block_1_x_2_gradRow6[i2]
+				gNetEncoderBlock2Linear1B[i2] = acc65
 			}
 		}
 	}
@@ -23467,12 +24131,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock2Linear1WRow5 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+48 : 16*i2+64])
 					net_encoder_block_1_x_1_gradV5 := net_encoder_block_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 16 {
-						acc64 := net_encoder_block_2_linear_1_x_gradRow[i3]
-						acc64 += pNetEncoderBlock2Linear1WRow2[i3] * net_encoder_block_1_x_1_gradV2
-						acc64 += pNetEncoderBlock2Linear1WRow3[i3] * net_encoder_block_1_x_1_gradV3
-						acc64 += pNetEncoderBlock2Linear1WRow4[i3] * net_encoder_block_1_x_1_gradV4
-						acc64 += pNetEncoderBlock2Linear1WRow5[i3] * net_encoder_block_1_x_1_gradV5
-						net_encoder_block_2_linear_1_x_gradRow[i3] = acc64
+						acc66 := net_encoder_block_2_linear_1_x_gradRow[i3]
+						acc66 += pNetEncoderBlock2Linear1WRow2[i3] * net_encoder_block_1_x_1_gradV2
+						acc66 += pNetEncoderBlock2Linear1WRow3[i3] * net_encoder_block_1_x_1_gradV3
+						acc66 += pNetEncoderBlock2Linear1WRow4[i3] * net_encoder_block_1_x_1_gradV4
+						acc66 += pNetEncoderBlock2Linear1WRow5[i3] * net_encoder_block_1_x_1_gradV5
+						net_encoder_block_2_linear_1_x_gradRow[i3] = acc66
 					}
 				}
 			}
@@ -23486,15 +24150,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_2_linear_1_x_gradRow2 := &net_encoder_block_2_linear_1_x_grad[i0][i1]
 			net_encoder_block_2_linear_1_x_2_gradRow := &net_encoder_block_2_linear_1_x_2_grad[i0][i1]
 			for i2 := range 16 {
-				var r13 float64
+				var r17 float64
 				if 0 < net_encoder_block_2_linear_1_x_2Row3[i2] {
-					r13 = 1
+					r17 = 1
 				}
-				r14 := float64(0)
-				if r13 != 0 {
-					r14 = net_encoder_block_2_linear_1_x_gradRow2[i2]
+				r18 := float64(0)
+				if r17 != 0 {
+					r18 = net_encoder_block_2_linear_1_x_gradRow2[i2]
 				}
-				net_encoder_block_2_linear_1_x_2_gradRow[i2] += r14
+				net_encoder_block_2_linear_1_x_2_gradRow[i2] += r18
 			}
 		}
 	}
@@ -23522,12 +24186,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_2_linear_1_x_2_gradRow5 := &net_encoder_block_2_linear_1_x_2_grad[i0][2]
 			net_encoder_block_2_linear_1_x_2_gradRow6 := &net_encoder_block_2_linear_1_x_2_grad[i0][3]
 			for i2 := range 16 {
-				acc65 := gNetEncoderBlock2Dense1B[i2]
-				acc65 += net_encoder_block_2_linear_1_x_2_gradRow3[i2]
-				acc65 += net_encoder_block_2_linear_1_x_2_gradRow4[i2]
-				acc65 += net_encoder_block_2_linear_1_x_2_gradRow5[i2]
-				acc65 += net_encoder_block_2_linear_1_x_2_gradRow6[i2]
-				gNetEncoderBlock2Dense1B[i2] = acc65
+				acc67 := gNetEncoderBlock2Dense1B[i2]
+				acc67 += net_encoder_block_2_linear_1_x_2_gradRow3[i2]
+				acc67 += net_encoder_block_2_linear_1_x_2_gradRow4[i2]
+				acc67 += net_encoder_block_2_linear_1_x_2_gradRow5[i2]
+				acc67 += net_encoder_block_2_linear_1_x_2_gradRow6[i2]
+				gNetEncoderBlock2Dense1B[i2] = acc67
 			}
 		}
 	}
@@ -23574,12 +24238,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock2Dense1WRow5 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+24 : 8*i2+32])
 					net_encoder_block_2_linear_1_x_1_gradV5 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 8 {
-						acc66 := net_encoder_block_2_dense_1_x_gradRow[i3]
-						acc66 += pNetEncoderBlock2Dense1WRow2[i3] * net_encoder_block_2_linear_1_x_1_gradV2
-						acc66 += pNetEncoderBlock2Dense1WRow3[i3] * net_encoder_block_2_linear_1_x_1_gradV3
-						acc66 += pNetEncoderBlock2Dense1WRow4[i3] * net_encoder_block_2_linear_1_x_1_gradV4
-						acc66 += pNetEncoderBlock2Dense1WRow5[i3] * net_encoder_block_2_linear_1_x_1_gradV5
-						net_encoder_block_2_dense_1_x_gradRow[i3] = acc66
+						acc68 := net_encoder_block_2_dense_1_x_gradRow[i3]
+						acc68 += pNetEncoderBlock2Dense1WRow2[i3] * net_encoder_block_2_linear_1_x_1_gradV2
+						acc68 += pNetEncoderBlock2Dense1WRow3[i3] * net_encoder_block_2_linear_1_x_1_gradV3
+						acc68 += pNetEncoderBlock2Dense1WRow4[i3] * net_encoder_block_2_linear_1_x_1_gradV4
+						acc68 += pNetEncoderBlock2Dense1WRow5[i3] * net_encoder_block_2_linear_1_x_1_gradV5
+						net_encoder_block_2_dense_1_x_gradRow[i3] = acc68
 					}
 				}
 			}
@@ -23609,12 +24273,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_2_dense_1_x_gradRow5 := &net_encoder_block_2_dense_1_x_grad[i0][2]
 			net_encoder_block_2_dense_1_x_gradRow6 := &net_encoder_block_2_dense_1_x_grad[i0][3]
 			for i2 := range 8 {
-				acc67 := gNetEncoderBlock2LayerNorm2Beta[i2]
-				acc67 += net_encoder_block_2_dense_1_x_gradRow3[i2]
-				acc67 += net_encoder_block_2_dense_1_x_gradRow4[i2]
-				acc67 += net_encoder_block_2_dense_1_x_gradRow5[i2]
-				acc67 += net_encoder_block_2_dense_1_x_gradRow6[i2]
-				gNetEncoderBlock2LayerNorm2Beta[i2] = acc67
+				acc69 := gNetEncoderBlock2LayerNorm2Beta[i2]
+				acc69 += net_encoder_block_2_dense_1_x_gradRow3[i2]
+				acc69 += net_encoder_block_2_dense_1_x_gradRow4[i2]
+				acc69 += net_encoder_block_2_dense_1_x_gradRow5[i2]
+				acc69 += net_encoder_block_2_dense_1_x_gradRow6[i2]
+				gNetEncoderBlock2LayerNorm2Beta[i2] = acc69
 			}
 		}
 	}
@@ -23642,11 +24306,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_2_dense_1_x_4_gradRow3 := &net_encoder_block_2_dense_1_x_4_grad[i0][i1]
 				net_encoder_block_2_dense_1_x_1Row3 := &net_encoder_block_2_dense_1_x_1[i0][i1]
 				v5 := net_encoder_block_2_dense_1_x_3[i0][i1][0] * net_encoder_block_2_dense_1_x_3[i0][i1][0]
-				acc68 := net_encoder_block_2_dense_1_x_3_grad[i0][i1][0]
+				acc70 := net_encoder_block_2_dense_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc68 += net_encoder_block_2_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_dense_1_x_1Row3[i2] / v5))
+					acc70 += net_encoder_block_2_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_dense_1_x_1Row3[i2] / v5))
 				}
-				net_encoder_block_2_dense_1_x_3_grad[i0][i1][0] = acc68
+				net_encoder_block_2_dense_1_x_3_grad[i0][i1][0] = acc70
 			}
 		}
 	}
@@ -23686,12 +24350,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_2_dense_1_x_1_gradRow5 := &net_encoder_block_2_dense_1_x_1_grad[i0][3]
 			net_encoder_block_2_layer_norm_2_centeredRow7 := &net_encoder_block_2_layer_norm_2_centered[i0][3]
 			for i2 := range 8 {
-				acc69 := gNetEncoderBlock2LayerNorm2Gamma[i2]
-				acc69 += net_encoder_block_2_dense_1_x_1_gradRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow4[i2]
-				acc69 += net_encoder_block_2_dense_1_x_1_gradRow3[i2] * net_encoder_block_2_layer_norm_2_centeredRow5[i2]
-				acc69 += net_encoder_block_2_dense_1_x_1_gradRow4[i2] * net_encoder_block_2_layer_norm_2_centeredRow6[i2]
-				acc69 += net_encoder_block_2_dense_1_x_1_gradRow5[i2] * net_encoder_block_2_layer_norm_2_centeredRow7[i2]
-				gNetEncoderBlock2LayerNorm2Gamma[i2] = acc69
+				acc71 := gNetEncoderBlock2LayerNorm2Gamma[i2]
+				acc71 += net_encoder_block_2_dense_1_x_1_gradRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow4[i2]
+				acc71 += net_encoder_block_2_dense_1_x_1_gradRow3[i2] * net_encoder_block_2_layer_norm_2_centeredRow5[i2]
+				acc71 += net_encoder_block_2_dense_1_x_1_gradRow4[i2] * net_encoder_block_2_layer_norm_2_centeredRow6[i2]
+				acc71 += net_encoder_block_2_dense_1_x_1_gradRow5[i2] * net_encoder_block_2_layer_norm_2_centeredRow7[i2]
+				gNetEncoderBlock2LayerNorm2Gamma[i2] = acc71
 			}
 		}
 	}
@@ -23771,11 +24435,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_layer_norm_2_centered_gradRow5 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
-				acc70 := net_encoder_block_2_layer_norm_2_mean_grad[i0][i1][0]
+				acc72 := net_encoder_block_2_layer_norm_2_mean_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc70 -= net_encoder_block_2_layer_norm_2_centered_gradRow5[i2]
+					acc72 -= net_encoder_block_2_layer_norm_2_centered_gradRow5[i2]
 				}
-				net_encoder_block_2_layer_norm_2_mean_grad[i0][i1][0] = acc70
+				net_encoder_block_2_layer_norm_2_mean_grad[i0][i1][0] = acc72
 			}
 		}
 	}
@@ -23880,12 +24544,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_2_masked_attention_1_ctx_gradV3 := net_encoder_block_2_masked_attention_1_ctx_grad[i0][i1][i2][2]
 				net_encoder_block_2_masked_attention_1_ctx_gradV4 := net_encoder_block_2_masked_attention_1_ctx_grad[i0][i1][i2][3]
 				for i4 := range 4 {
-					acc71 := net_encoder_block_2_masked_attention_1_attn_gradRow[i4]
-					acc71 += net_encoder_block_2_masked_attention_1_ctx_gradV * net_encoder_block_2_masked_attention_1_vRow5[i4][i2][0]
-					acc71 += net_encoder_block_2_masked_attention_1_ctx_gradV2 * net_encoder_block_2_masked_attention_1_vRow5[i4][i2][1]
-					acc71 += net_encoder_block_2_masked_attention_1_ctx_gradV3 * net_encoder_block_2_masked_attention_1_vRow5[i4][i2][2]
-					acc71 += net_encoder_block_2_masked_attention_1_ctx_gradV4 * net_encoder_block_2_masked_attention_1_vRow5[i4][i2][3]
-					net_encoder_block_2_masked_attention_1_attn_gradRow[i4] = acc71
+					acc73 := net_encoder_block_2_masked_attention_1_attn_gradRow[i4]
+					acc73 += net_encoder_block_2_masked_attention_1_ctx_gradV * net_encoder_block_2_masked_attention_1_vRow5[i4][i2][0]
+					acc73 += net_encoder_block_2_masked_attention_1_ctx_gradV2 * net_encoder_block_2_masked_attention_1_vRow5[i4][i2][1]
+					acc73 += net_encoder_block_2_masked_attention_1_ctx_gradV3 * net_encoder_block_2_masked_attention_1_vRow5[i4][i2][2]
+					acc73 += net_encoder_block_2_masked_attention_1_ctx_gradV4 * net_encoder_block_2_masked_attention_1_vRow5[i4][i2][3]
+					net_encoder_block_2_masked_attention_1_attn_gradRow[i4] = acc73
 				}
 			}
 		}
@@ -23933,11 +24597,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					net_encoder_block_2_masked_attention_1_attn_gradRow3 := &net_encoder_block_2_masked_attention_1_attn_grad[i0][i1][i2]
 					net_encoder_block_2_masked_attention_1_exRow4 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
 					v6 := net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0] * net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0]
-					acc72 := net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0]
+					acc74 := net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc72 += net_encoder_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_2_masked_attention_1_exRow4[i3] / v6))
+						acc74 += net_encoder_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_2_masked_attention_1_exRow4[i3] / v6))
 					}
-					net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc72
+					net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc74
 				}
 			}
 		}
@@ -23993,52 +24657,84 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			for i1 := range 4 {
 				for i2 := range 2 {
 					net_encoder_block_2_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
-					acc73 := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
+					acc75 := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc73 -= net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3]
+						acc75 -= net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3]
 					}
-					net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0] = acc73
+					net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0] = acc75
 				}
 			}
 		}
 	}
 
-	// backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): g1 =+ where((t == v1), g, 0); g1 is net.encoder_block#2.masked_attention#1/masked.grad
+	// backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): net.encoder_block#2.masked_attention#1/m.argmax@21 = 4 (no winner yet)
+	for j6 := range 2 {
+		for j7 := range 4 {
+			for j8 := range 2 {
+				net_encoder_block_2_masked_attention_1_m_argmax_21[j6][j7][j8][0] = 4
+			}
+		}
+	}
+
+	// backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#2.masked_attention#1/m.argmax@21
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_mV2 := net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0]
 				net_encoder_block_2_masked_attention_1_maskedRow4 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_mV2 := net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0]
+				acc76 := net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0]
+				for i3 := range 4 {
+					var r19 float64
+					if net_encoder_block_2_masked_attention_1_maskedRow4[i3] == net_encoder_block_2_masked_attention_1_mV2 {
+						r19 = 1
+					}
+					r20 := float64(4)
+					if r19 != 0 {
+						r20 = ordinals_2[i3]
+					}
+					acc76 = min(acc76, r20)
+				}
+				net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0] = acc76
+			}
+		}
+	}
+
+	// backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.encoder_block#2.masked_attention#1/masked.grad
+	for i0 := range 2 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_2_masked_attention_1_m_argmax_21V := net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0]
 				net_encoder_block_2_masked_attention_1_m_gradV := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
 				net_encoder_block_2_masked_attention_1_masked_gradRow2 := &net_encoder_block_2_masked_attention_1_masked_grad[i0][i1][i2]
 				for i3 := range 4 {
-					var r15 float64
-					if net_encoder_block_2_masked_attention_1_mV2 == net_encoder_block_2_masked_attention_1_maskedRow4[i3] {
-						r15 = 1
+					var r21 float64
+					if ordinals_2[i3] == net_encoder_block_2_masked_attention_1_m_argmax_21V {
+						r21 = 1
 					}
-					r16 := float64(0)
-					if r15 != 0 {
-						r16 = net_encoder_block_2_masked_attention_1_m_gradV
+					r22 := float64(0)
+					if r21 != 0 {
+						r22 = net_encoder_block_2_masked_attention_1_m_gradV
 					}
-					net_encoder_block_2_masked_attention_1_masked_gradRow2[i3] += r16
+					net_encoder_block_2_masked_attention_1_masked_gradRow2[i3] += r22
 				}
 			}
 		}
 	}
 
-	// backprop of op 20 (net.encoder_block#2.masked_attention#1/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.encoder_block#2.masked_attention#1/scores.grad
+	// backprop of op 20 (net.encoder_block#2.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.encoder_block#2.masked_attention#1/scores.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			lit_1Row4 := &lit_1[i1]
+			net_maskRow4 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_masked_gradRow3 := &net_encoder_block_2_masked_attention_1_masked_grad[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_scores_gradRow := &net_encoder_block_2_masked_attention_1_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
-					r17 := float64(0)
-					if lit_1Row4[i3] != 0 {
-						r17 = net_encoder_block_2_masked_attention_1_masked_gradRow3[i3]
+					r23 := float64(0)
+					if net_maskRow4[i3] != 0 {
+						r23 = net_encoder_block_2_masked_attention_1_masked_gradRow3[i3]
 					}
-					net_encoder_block_2_masked_attention_1_scores_gradRow[i3] += r17
+					net_encoder_block_2_masked_attention_1_scores_gradRow[i3] += r23
 				}
 			}
 		}
@@ -24073,12 +24769,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_2_masked_attention_1_scores_1_gradV4 := net_encoder_block_2_masked_attention_1_scores_1_grad[i0][i1][i2][3]
 				net_encoder_block_2_masked_attention_1_kRow5 := &net_encoder_block_2_masked_attention_1_k[i0][3][i2]
 				for i4 := range 4 {
-					acc74 := net_encoder_block_2_masked_attention_1_q_gradRow[i4]
-					acc74 += net_encoder_block_2_masked_attention_1_scores_1_gradV * net_encoder_block_2_masked_attention_1_kRow2[i4]
-					acc74 += net_encoder_block_2_masked_attention_1_scores_1_gradV2 * net_encoder_block_2_masked_attention_1_kRow3[i4]
-					acc74 += net_encoder_block_2_masked_attention_1_scores_1_gradV3 * net_encoder_block_2_masked_attention_1_kRow4[i4]
-					acc74 += net_encoder_block_2_masked_attention_1_scores_1_gradV4 * net_encoder_block_2_masked_attention_1_kRow5[i4]
-					net_encoder_block_2_masked_attention_1_q_gradRow[i4] = acc74
+					acc77 := net_encoder_block_2_masked_attention_1_q_gradRow[i4]
+					acc77 += net_encoder_block_2_masked_attention_1_scores_1_gradV * net_encoder_block_2_masked_attention_1_kRow2[i4]
+					acc77 += net_encoder_block_2_masked_attention_1_scores_1_gradV2 * net_encoder_block_2_masked_attention_1_kRow3[i4]
+					acc77 += net_encoder_block_2_masked_attention_1_scores_1_gradV3 * net_encoder_block_2_masked_attention_1_kRow4[i4]
+					acc77 += net_encoder_block_2_masked_attention_1_scores_1_gradV4 * net_encoder_block_2_masked_attention_1_kRow5[i4]
+					net_encoder_block_2_masked_attention_1_q_gradRow[i4] = acc77
 				}
 			}
 		}
@@ -24144,12 +24840,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock2MaskedAttention1WVRow5 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+24 : 32*i2+32])
 					net_encoder_block_2_masked_attention_1_v_gradV5 := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][3]
 					for i4 := range 8 {
-						acc75 := net_encoder_block_2_masked_attention_1_x_gradRow[i4]
-						acc75 += pNetEncoderBlock2MaskedAttention1WVRow2[i4] * net_encoder_block_2_masked_attention_1_v_gradV2
-						acc75 += pNetEncoderBlock2MaskedAttention1WVRow3[i4] * net_encoder_block_2_masked_attention_1_v_gradV3
-						acc75 += pNetEncoderBlock2MaskedAttention1WVRow4[i4] * net_encoder_block_2_masked_attention_1_v_gradV4
-						acc75 += pNetEncoderBlock2MaskedAttention1WVRow5[i4] * net_encoder_block_2_masked_attention_1_v_gradV5
-						net_encoder_block_2_masked_attention_1_x_gradRow[i4] = acc75
+						acc78 := net_encoder_block_2_masked_attention_1_x_gradRow[i4]
+						acc78 += pNetEncoderBlock2MaskedAttention1WVRow2[i4] * net_encoder_block_2_masked_attention_1_v_gradV2
+						acc78 += pNetEncoderBlock2MaskedAttention1WVRow3[i4] * net_encoder_block_2_masked_attention_1_v_gradV3
+						acc78 += pNetEncoderBlock2MaskedAttention1WVRow4[i4] * net_encoder_block_2_masked_attention_1_v_gradV4
+						acc78 += pNetEncoderBlock2MaskedAttention1WVRow5[i4] * net_encoder_block_2_masked_attention_1_v_gradV5
+						net_encoder_block_2_masked_attention_1_x_gradRow[i4] = acc78
 					}
 				}
 			}
@@ -24200,12 +24896,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock2MaskedAttention1WKRow5 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+24 : 32*i2+32])
 					net_encoder_block_2_masked_attention_1_k_gradV5 := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][3]
 					for i4 := range 8 {
-						acc76 := net_encoder_block_2_masked_attention_1_x_gradRow2[i4]
-						acc76 += pNetEncoderBlock2MaskedAttention1WKRow2[i4] * net_encoder_block_2_masked_attention_1_k_gradV2
-						acc76 += pNetEncoderBlock2MaskedAttention1WKRow3[i4] * net_encoder_block_2_masked_attention_1_k_gradV3
-						acc76 += pNetEncoderBlock2MaskedAttention1WKRow4[i4] * net_encoder_block_2_masked_attention_1_k_gradV4
-						acc76 += pNetEncoderBlock2MaskedAttention1WKRow5[i4] * net_encoder_block_2_masked_attention_1_k_gradV5
-						net_encoder_block_2_masked_attention_1_x_gradRow2[i4] = acc76
+						acc79 := net_encoder_block_2_masked_attention_1_x_gradRow2[i4]
+						acc79 += pNetEncoderBlock2MaskedAttention1WKRow2[i4] * net_encoder_block_2_masked_attention_1_k_gradV2
+						acc79 += pNetEncoderBlock2MaskedAttention1WKRow3[i4] * net_encoder_block_2_masked_attention_1_k_gradV3
+						acc79 += pNetEncoderBlock2MaskedAttention1WKRow4[i4] * net_encoder_block_2_masked_attention_1_k_gradV4
+						acc79 += pNetEncoderBlock2MaskedAttention1WKRow5[i4] * net_encoder_block_2_masked_attention_1_k_gradV5
+						net_encoder_block_2_masked_attention_1_x_gradRow2[i4] = acc79
 					}
 				}
 			}
@@ -24256,12 +24952,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					pNetEncoderBlock2MaskedAttention1WQRow5 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+24 : 32*i2+32])
 					net_encoder_block_2_masked_attention_1_q_gradV5 := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][3]
 					for i4 := range 8 {
-						acc77 := net_encoder_block_2_masked_attention_1_x_gradRow3[i4]
-						acc77 += pNetEncoderBlock2MaskedAttention1WQRow2[i4] * net_encoder_block_2_masked_attention_1_q_gradV2
-						acc77 += pNetEncoderBlock2MaskedAttention1WQRow3[i4] * net_encoder_block_2_masked_attention_1_q_gradV3
-						acc77 += pNetEncoderBlock2MaskedAttention1WQRow4[i4] * net_encoder_block_2_masked_attention_1_q_gradV4
-						acc77 += pNetEncoderBlock2MaskedAttention1WQRow5[i4] * net_encoder_block_2_masked_attention_1_q_gradV5
-						net_encoder_block_2_masked_attention_1_x_gradRow3[i4] = acc77
+						acc80 := net_encoder_block_2_masked_attention_1_x_gradRow3[i4]
+						acc80 += pNetEncoderBlock2MaskedAttention1WQRow2[i4] * net_encoder_block_2_masked_attention_1_q_gradV2
+						acc80 += pNetEncoderBlock2MaskedAttention1WQRow3[i4] * net_encoder_block_2_masked_attention_1_q_gradV3
+						acc80 += pNetEncoderBlock2MaskedAttention1WQRow4[i4] * net_encoder_block_2_masked_attention_1_q_gradV4
+						acc80 += pNetEncoderBlock2MaskedAttention1WQRow5[i4] * net_encoder_block_2_masked_attention_1_q_gradV5
+						net_encoder_block_2_masked_attention_1_x_gradRow3[i4] = acc80
 					}
 				}
 			}
@@ -24291,12 +24987,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_2_masked_attention_1_x_gradRow7 := &net_encoder_block_2_masked_attention_1_x_grad[i0][2]
 			net_encoder_block_2_masked_attention_1_x_gradRow8 := &net_encoder_block_2_masked_attention_1_x_grad[i0][3]
 			for i2 := range 8 {
-				acc78 := gNetEncoderBlock2LayerNorm1Beta[i2]
-				acc78 += net_encoder_block_2_masked_attention_1_x_gradRow5[i2]
-				acc78 += net_encoder_block_2_masked_attention_1_x_gradRow6[i2]
-				acc78 += net_encoder_block_2_masked_attention_1_x_gradRow7[i2]
-				acc78 += net_encoder_block_2_masked_attention_1_x_gradRow8[i2]
-				gNetEncoderBlock2LayerNorm1Beta[i2] = acc78
+				acc81 := gNetEncoderBlock2LayerNorm1Beta[i2]
+				acc81 += net_encoder_block_2_masked_attention_1_x_gradRow5[i2]
+				acc81 += net_encoder_block_2_masked_attention_1_x_gradRow6[i2]
+				acc81 += net_encoder_block_2_masked_attention_1_x_gradRow7[i2]
+				acc81 += net_encoder_block_2_masked_attention_1_x_gradRow8[i2]
+				gNetEncoderBlock2LayerNorm1Beta[i2] = acc81
 			}
 		}
 	}
@@ -24324,11 +25020,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_2_masked_attention_1_x_4_gradRow3 := &net_encoder_block_2_masked_attention_1_x_4_grad[i0][i1]
 				net_encoder_block_2_masked_attention_1_x_1Row3 := &net_encoder_block_2_masked_attention_1_x_1[i0][i1]
 				v7 := net_encoder_block_2_masked_attention_1_x_3[i0][i1][0] * net_encoder_block_2_masked_attention_1_x_3[i0][i1][0]
-				acc79 := net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0]
+				acc82 := net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc79 += net_encoder_block_2_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_masked_attention_1_x_1Row3[i2] / v7))
+					acc82 += net_encoder_block_2_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_masked_attention_1_x_1Row3[i2] / v7))
 				}
-				net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0] = acc79
+				net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0] = acc82
 			}
 		}
 	}
@@ -24368,12 +25064,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_2_masked_attention_1_x_1_gradRow5 := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][3]
 			net_encoder_block_2_layer_norm_1_centeredRow7 := &net_encoder_block_2_layer_norm_1_centered[i0][3]
 			for i2 := range 8 {
-				acc80 := gNetEncoderBlock2LayerNorm1Gamma[i2]
-				acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow4[i2]
-				acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow3[i2] * net_encoder_block_2_layer_norm_1_centeredRow5[i2]
-				acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow4[i2] * net_encoder_block_2_layer_norm_1_centeredRow6[i2]
-				acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow5[i2] * net_encoder_block_2_layer_norm_1_centeredRow7[i2]
-				gNetEncoderBlock2LayerNorm1Gamma[i2] = acc80
+				acc83 := gNetEncoderBlock2LayerNorm1Gamma[i2]
+				acc83 += net_encoder_block_2_masked_attention_1_x_1_gradRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow4[i2]
+				acc83 += net_encoder_block_2_masked_attention_1_x_1_gradRow3[i2] * net_encoder_block_2_layer_norm_1_centeredRow5[i2]
+				acc83 += net_encoder_block_2_masked_attention_1_x_1_gradRow4[i2] * net_encoder_block_2_layer_norm_1_centeredRow6[i2]
+				acc83 += net_encoder_block_2_masked_attention_1_x_1_gradRow5[i2] * net_encoder_block_2_layer_norm_1_centeredRow7[i2]
+				gNetEncoderBlock2LayerNorm1Gamma[i2] = acc83
 			}
 		}
 	}
@@ -24453,11 +25149,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_layer_norm_1_centered_gradRow5 := &net_encoder_block_2_layer_norm_1_centered_grad[i0][i1]
-				acc81 := net_encoder_block_2_layer_norm_1_mean_grad[i0][i1][0]
+				acc84 := net_encoder_block_2_layer_norm_1_mean_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc81 -= net_encoder_block_2_layer_norm_1_centered_gradRow5[i2]
+					acc84 -= net_encoder_block_2_layer_norm_1_centered_gradRow5[i2]
 				}
-				net_encoder_block_2_layer_norm_1_mean_grad[i0][i1][0] = acc81
+				net_encoder_block_2_layer_norm_1_mean_grad[i0][i1][0] = acc84
 			}
 		}
 	}
@@ -24538,8 +25234,8 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 // Tensors (batch | input -> output):
 //
 //	ids: 1,4 |  (input, parameter ids)
-//	_lit.1: 4 | 4 ->  (literal, local)
-//	_lit.2: 6 (literal, local)
+//	net/mask: 4 | 4 ->  (literal, local)
+//	_lit.1: 6 (literal, local)
 //	net/onehot: 1,4 | 6 (let, local)
 //	net.emb: 6 -> 8 (param, parameter pNetEmb)
 //	_net/h.1: 1,4 | 8 (let, local)
@@ -24694,11 +25390,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //
 // Loop nests:
 //
-//	# init _lit.1 (literal)
-//	init _lit.1: values [1, 0, 0, 0, 1, 1, 0, 0, ... (16 values)]
+//	# init net/mask (literal)
+//	init net/mask: values [1, 0, 0, 0, 1, 1, 0, 0, ... (16 values)]
 //
-//	# init _lit.2 (literal)
-//	init _lit.2: values [0, 1, 2, 3, 4, 5]
+//	# init _lit.1 (literal)
+//	init _lit.1: values [0, 1, 2, 3, 4, 5]
 //
 //	# init _dim_d.1 (dim)
 //	init _dim_d.1: constant 8
@@ -24757,10 +25453,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	# init _num.7 (number)
 //	init _num.7: constant 1e-05
 //
-//	# net/onehot = pointwise "=" of _lit.2, ids
+//	# net/onehot = pointwise "=" of _lit.1, ids
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
-//	    net/onehot[0, i0, i1] = _lit.2[i1] == ids[0, i0]
+//	    net/onehot[0, i0, i1] = _lit.1[i1] == ids[0, i0]
 //
 //	# _net/h.1 = compose "*" of net.emb, net/onehot
 //	fill _net/h.1 with 0
@@ -24868,11 +25564,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	    for i2 in 0..3:
 //	      net.encoder_block#2.masked_attention#1@2/scores[0, i0, i1, i2] = _net.encoder_block#2.masked_attention#1@2/scores.1[0, i0, i1, i2] / _net.encoder_block#2.masked_attention#1@2/scores.2[0]
 //
-//	# net.encoder_block#2.masked_attention#1@2/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1@2/scores, _num.2
+//	# net.encoder_block#2.masked_attention#1@2/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1@2/scores, _num.2
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#2.masked_attention#1@2/masked[0, i0, i1, i2] = where(_lit.1[i0, i2], net.encoder_block#2.masked_attention#1@2/scores[0, i0, i1, i2], _num.2[0])
+//	      net.encoder_block#2.masked_attention#1@2/masked[0, i0, i1, i2] = where(net/mask[i0, i2], net.encoder_block#2.masked_attention#1@2/scores[0, i0, i1, i2], _num.2[0])
 //
 //	# net.encoder_block#2.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/masked
 //	fill net.encoder_block#2.masked_attention#1@2/m with -inf
@@ -25108,11 +25804,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	    for i2 in 0..3:
 //	      net.encoder_block#1.masked_attention#1@2/scores[0, i0, i1, i2] = _net.encoder_block#1.masked_attention#1@2/scores.1[0, i0, i1, i2] / _net.encoder_block#1.masked_attention#1@2/scores.2[0]
 //
-//	# net.encoder_block#1.masked_attention#1@2/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1@2/scores, _num.5
+//	# net.encoder_block#1.masked_attention#1@2/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@2/scores, _num.5
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#1.masked_attention#1@2/masked[0, i0, i1, i2] = where(_lit.1[i0, i2], net.encoder_block#1.masked_attention#1@2/scores[0, i0, i1, i2], _num.5[0])
+//	      net.encoder_block#1.masked_attention#1@2/masked[0, i0, i1, i2] = where(net/mask[i0, i2], net.encoder_block#1.masked_attention#1@2/scores[0, i0, i1, i2], _num.5[0])
 //
 //	# net.encoder_block#1.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/masked
 //	fill net.encoder_block#1.masked_attention#1@2/m with -inf
@@ -25319,8 +26015,8 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	  for i1 in 0..5:
 //	    predict[0, i0, i1] = _predict.1[0, i0, i1] + net.linear#1.b[i1]
 func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos *[32]float64, pNetEncoderBlock2LayerNorm1Gamma *[8]float64, pNetEncoderBlock2LayerNorm1Beta *[8]float64, pNetEncoderBlock2MaskedAttention1WQ *[64]float64, pNetEncoderBlock2MaskedAttention1WK *[64]float64, pNetEncoderBlock2MaskedAttention1WV *[64]float64, pNetEncoderBlock2MaskedAttention1WO *[64]float64, pNetEncoderBlock2LayerNorm2Gamma *[8]float64, pNetEncoderBlock2LayerNorm2Beta *[8]float64, pNetEncoderBlock2Dense1W *[128]float64, pNetEncoderBlock2Dense1B *[16]float64, pNetEncoderBlock2Linear1W *[128]float64, pNetEncoderBlock2Linear1B *[8]float64, pNetEncoderBlock1LayerNorm1Gamma *[8]float64, pNetEncoderBlock1LayerNorm1Beta *[8]float64, pNetEncoderBlock1MaskedAttention1WQ *[64]float64, pNetEncoderBlock1MaskedAttention1WK *[64]float64, pNetEncoderBlock1MaskedAttention1WV *[64]float64, pNetEncoderBlock1MaskedAttention1WO *[64]float64, pNetEncoderBlock1LayerNorm2Gamma *[8]float64, pNetEncoderBlock1LayerNorm2Beta *[8]float64, pNetEncoderBlock1Dense1W *[128]float64, pNetEncoderBlock1Dense1B *[16]float64, pNetEncoderBlock1Linear1W *[128]float64, pNetEncoderBlock1Linear1B *[8]float64, pNetLayerNorm1Gamma *[8]float64, pNetLayerNorm1Beta *[8]float64, pNetLinear1W *[48]float64, pNetLinear1B *[6]float64, out *[1][4][6]float64) {
-	var lit_1 [4][4]float64
-	var lit_2 [6]float64
+	var net_mask [4][4]float64
+	var lit_1 [6]float64
 	var net_onehot [1][4][6]float64
 	var net_h_1 [1][4][8]float64
 	var net_h [1][4][8]float64
@@ -25423,24 +26119,24 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	var net_linear_1_x [1][4][8]float64
 	var predict_1 [1][4][6]float64
 
-	// init _lit.1 (literal)
-	lit_1 = [4][4]float64{
+	// init net/mask (literal)
+	net_mask = [4][4]float64{
 		{1, 0, 0, 0},
 		{1, 1, 0, 0},
 		{1, 1, 1, 0},
 		{1, 1, 1, 1},
 	}
 
-	// init _lit.2 (literal)
-	lit_2 = [6]float64{0, 1, 2, 3, 4, 5}
+	// init _lit.1 (literal)
+	lit_1 = [6]float64{0, 1, 2, 3, 4, 5}
 
-	// net/onehot = pointwise "=" of _lit.2, ids
+	// net/onehot = pointwise "=" of _lit.1, ids
 	for i0 := range 4 {
 		idsV := ids[0][i0]
 		net_onehotRow := &net_onehot[0][i0]
 		for i1 := range 6 {
 			var r float64
-			if lit_2[i1] == idsV {
+			if lit_1[i1] == idsV {
 				r = 1
 			}
 			net_onehotRow[i1] = r
@@ -25685,15 +26381,15 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		}
 	}
 
-	// net.encoder_block#2.masked_attention#1@2/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1@2/scores, _num.2
+	// net.encoder_block#2.masked_attention#1@2/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1@2/scores, _num.2
 	for i0 := range 4 {
-		lit_1Row := &lit_1[i0]
+		net_maskRow := &net_mask[i0]
 		for i1 := range 2 {
 			net_encoder_block_2_masked_attention_1_2_scoresRow2 := &net_encoder_block_2_masked_attention_1_2_scores[0][i0][i1]
 			net_encoder_block_2_masked_attention_1_2_maskedRow := &net_encoder_block_2_masked_attention_1_2_masked[0][i0][i1]
 			for i2 := range 4 {
 				r2 := float64(-1e+09)
-				if lit_1Row[i2] != 0 {
+				if net_maskRow[i2] != 0 {
 					r2 = net_encoder_block_2_masked_attention_1_2_scoresRow2[i2]
 				}
 				net_encoder_block_2_masked_attention_1_2_maskedRow[i2] = r2
@@ -25734,7 +26430,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap44AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -26231,15 +26927,15 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		}
 	}
 
-	// net.encoder_block#1.masked_attention#1@2/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1@2/scores, _num.5
+	// net.encoder_block#1.masked_attention#1@2/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@2/scores, _num.5
 	for i0 := range 4 {
-		lit_1Row2 := &lit_1[i0]
+		net_maskRow2 := &net_mask[i0]
 		for i1 := range 2 {
 			net_encoder_block_1_masked_attention_1_2_scoresRow2 := &net_encoder_block_1_masked_attention_1_2_scores[0][i0][i1]
 			net_encoder_block_1_masked_attention_1_2_maskedRow := &net_encoder_block_1_masked_attention_1_2_masked[0][i0][i1]
 			for i2 := range 4 {
 				r4 := float64(-1e+09)
-				if lit_1Row2[i2] != 0 {
+				if net_maskRow2[i2] != 0 {
 					r4 = net_encoder_block_1_masked_attention_1_2_scoresRow2[i2]
 				}
 				net_encoder_block_1_masked_attention_1_2_maskedRow[i2] = r4
@@ -26280,7 +26976,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap44AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -26715,8 +27411,8 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 // Tensors (batch | input -> output):
 //
 //	ids: 1,4 |  (input, parameter ids)
-//	_lit.1: 4 | 4 ->  (literal, local)
-//	_lit.2: 6 (literal, local)
+//	net/mask: 4 | 4 ->  (literal, local)
+//	_lit.1: 6 (literal, local)
 //	net/onehot: 1,4 | 6 (let, local)
 //	net.emb: 6 -> 8 (param, parameter pNetEmb)
 //	_net/h.1: 1,4 | 8 (let, local)
@@ -26871,11 +27567,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //
 // Loop nests:
 //
-//	# init _lit.1 (literal)
-//	init _lit.1: values [1, 0, 0, 0, 1, 1, 0, 0, ... (16 values)]
+//	# init net/mask (literal)
+//	init net/mask: values [1, 0, 0, 0, 1, 1, 0, 0, ... (16 values)]
 //
-//	# init _lit.2 (literal)
-//	init _lit.2: values [0, 1, 2, 3, 4, 5]
+//	# init _lit.1 (literal)
+//	init _lit.1: values [0, 1, 2, 3, 4, 5]
 //
 //	# init _dim_d.1 (dim)
 //	init _dim_d.1: constant 8
@@ -26934,10 +27630,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	# init _num.7 (number)
 //	init _num.7: constant 1e-05
 //
-//	# net/onehot = pointwise "=" of _lit.2, ids
+//	# net/onehot = pointwise "=" of _lit.1, ids
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
-//	    net/onehot[0, i0, i1] = _lit.2[i1] == ids[0, i0]
+//	    net/onehot[0, i0, i1] = _lit.1[i1] == ids[0, i0]
 //
 //	# _net/h.1 = compose "*" of net.emb, net/onehot
 //	fill _net/h.1 with 0
@@ -27045,11 +27741,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	    for i2 in 0..3:
 //	      net.encoder_block#2.masked_attention#1@3/scores[0, i0, i1, i2] = _net.encoder_block#2.masked_attention#1@3/scores.1[0, i0, i1, i2] / _net.encoder_block#2.masked_attention#1@3/scores.2[0]
 //
-//	# net.encoder_block#2.masked_attention#1@3/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1@3/scores, _num.2
+//	# net.encoder_block#2.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1@3/scores, _num.2
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#2.masked_attention#1@3/masked[0, i0, i1, i2] = where(_lit.1[i0, i2], net.encoder_block#2.masked_attention#1@3/scores[0, i0, i1, i2], _num.2[0])
+//	      net.encoder_block#2.masked_attention#1@3/masked[0, i0, i1, i2] = where(net/mask[i0, i2], net.encoder_block#2.masked_attention#1@3/scores[0, i0, i1, i2], _num.2[0])
 //
 //	# net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
 //	fill net.encoder_block#2.masked_attention#1@3/m with -inf
@@ -27285,11 +27981,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	    for i2 in 0..3:
 //	      net.encoder_block#1.masked_attention#1@3/scores[0, i0, i1, i2] = _net.encoder_block#1.masked_attention#1@3/scores.1[0, i0, i1, i2] / _net.encoder_block#1.masked_attention#1@3/scores.2[0]
 //
-//	# net.encoder_block#1.masked_attention#1@3/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1@3/scores, _num.5
+//	# net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.5
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#1.masked_attention#1@3/masked[0, i0, i1, i2] = where(_lit.1[i0, i2], net.encoder_block#1.masked_attention#1@3/scores[0, i0, i1, i2], _num.5[0])
+//	      net.encoder_block#1.masked_attention#1@3/masked[0, i0, i1, i2] = where(net/mask[i0, i2], net.encoder_block#1.masked_attention#1@3/scores[0, i0, i1, i2], _num.5[0])
 //
 //	# net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 //	fill net.encoder_block#1.masked_attention#1@3/m with -inf
@@ -27496,8 +28192,8 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	  for i1 in 0..5:
 //	    predict_many[0, i0, i1] = _predict_many.1[0, i0, i1] + net.linear#1.b[i1]
 func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos *[32]float64, pNetEncoderBlock2LayerNorm1Gamma *[8]float64, pNetEncoderBlock2LayerNorm1Beta *[8]float64, pNetEncoderBlock2MaskedAttention1WQ *[64]float64, pNetEncoderBlock2MaskedAttention1WK *[64]float64, pNetEncoderBlock2MaskedAttention1WV *[64]float64, pNetEncoderBlock2MaskedAttention1WO *[64]float64, pNetEncoderBlock2LayerNorm2Gamma *[8]float64, pNetEncoderBlock2LayerNorm2Beta *[8]float64, pNetEncoderBlock2Dense1W *[128]float64, pNetEncoderBlock2Dense1B *[16]float64, pNetEncoderBlock2Linear1W *[128]float64, pNetEncoderBlock2Linear1B *[8]float64, pNetEncoderBlock1LayerNorm1Gamma *[8]float64, pNetEncoderBlock1LayerNorm1Beta *[8]float64, pNetEncoderBlock1MaskedAttention1WQ *[64]float64, pNetEncoderBlock1MaskedAttention1WK *[64]float64, pNetEncoderBlock1MaskedAttention1WV *[64]float64, pNetEncoderBlock1MaskedAttention1WO *[64]float64, pNetEncoderBlock1LayerNorm2Gamma *[8]float64, pNetEncoderBlock1LayerNorm2Beta *[8]float64, pNetEncoderBlock1Dense1W *[128]float64, pNetEncoderBlock1Dense1B *[16]float64, pNetEncoderBlock1Linear1W *[128]float64, pNetEncoderBlock1Linear1B *[8]float64, pNetLayerNorm1Gamma *[8]float64, pNetLayerNorm1Beta *[8]float64, pNetLinear1W *[48]float64, pNetLinear1B *[6]float64, out *[1][4][6]float64) {
-	var lit_1 [4][4]float64
-	var lit_2 [6]float64
+	var net_mask [4][4]float64
+	var lit_1 [6]float64
 	var net_onehot [1][4][6]float64
 	var net_h_1 [1][4][8]float64
 	var net_h [1][4][8]float64
@@ -27600,24 +28296,24 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	var net_linear_1_x [1][4][8]float64
 	var predict_many_1 [1][4][6]float64
 
-	// init _lit.1 (literal)
-	lit_1 = [4][4]float64{
+	// init net/mask (literal)
+	net_mask = [4][4]float64{
 		{1, 0, 0, 0},
 		{1, 1, 0, 0},
 		{1, 1, 1, 0},
 		{1, 1, 1, 1},
 	}
 
-	// init _lit.2 (literal)
-	lit_2 = [6]float64{0, 1, 2, 3, 4, 5}
+	// init _lit.1 (literal)
+	lit_1 = [6]float64{0, 1, 2, 3, 4, 5}
 
-	// net/onehot = pointwise "=" of _lit.2, ids
+	// net/onehot = pointwise "=" of _lit.1, ids
 	for i0 := range 4 {
 		idsV := ids[0][i0]
 		net_onehotRow := &net_onehot[0][i0]
 		for i1 := range 6 {
 			var r float64
-			if lit_2[i1] == idsV {
+			if lit_1[i1] == idsV {
 				r = 1
 			}
 			net_onehotRow[i1] = r
@@ -27862,15 +28558,15 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		}
 	}
 
-	// net.encoder_block#2.masked_attention#1@3/masked = pointwise where of _lit.1, net.encoder_block#2.masked_attention#1@3/scores, _num.2
+	// net.encoder_block#2.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1@3/scores, _num.2
 	for i0 := range 4 {
-		lit_1Row := &lit_1[i0]
+		net_maskRow := &net_mask[i0]
 		for i1 := range 2 {
 			net_encoder_block_2_masked_attention_1_3_scoresRow2 := &net_encoder_block_2_masked_attention_1_3_scores[0][i0][i1]
 			net_encoder_block_2_masked_attention_1_3_maskedRow := &net_encoder_block_2_masked_attention_1_3_masked[0][i0][i1]
 			for i2 := range 4 {
 				r2 := float64(-1e+09)
-				if lit_1Row[i2] != 0 {
+				if net_maskRow[i2] != 0 {
 					r2 = net_encoder_block_2_masked_attention_1_3_scoresRow2[i2]
 				}
 				net_encoder_block_2_masked_attention_1_3_maskedRow[i2] = r2
@@ -27911,7 +28607,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap44AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -28408,15 +29104,15 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		}
 	}
 
-	// net.encoder_block#1.masked_attention#1@3/masked = pointwise where of _lit.1, net.encoder_block#1.masked_attention#1@3/scores, _num.5
+	// net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.5
 	for i0 := range 4 {
-		lit_1Row2 := &lit_1[i0]
+		net_maskRow2 := &net_mask[i0]
 		for i1 := range 2 {
 			net_encoder_block_1_masked_attention_1_3_scoresRow2 := &net_encoder_block_1_masked_attention_1_3_scores[0][i0][i1]
 			net_encoder_block_1_masked_attention_1_3_maskedRow := &net_encoder_block_1_masked_attention_1_3_masked[0][i0][i1]
 			for i2 := range 4 {
 				r4 := float64(-1e+09)
-				if lit_1Row2[i2] != 0 {
+				if net_maskRow2[i2] != 0 {
 					r4 = net_encoder_block_1_masked_attention_1_3_scoresRow2[i2]
 				}
 				net_encoder_block_1_masked_attention_1_3_maskedRow[i2] = r4
@@ -28457,7 +29153,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap44AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -29975,6 +30671,8 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	_train.2.grad: [1] (let, local)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [3] (literal, local)
+//	train.cross_entropy#1/m.argmax@38: [2 1] (let, local)
 //
 // Loop nests:
 //
@@ -30001,6 +30699,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2
+//
+//	# init _ordinals.1 (the ordinals of [3] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches
 //	fill _net.mixer_block#1/x.1 with 0
@@ -30386,10 +31087,18 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..2:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
 //
-//	# backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@38 = 3 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@38 with 3
+//
+//	# backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@38
+//	for i0 in 0..1:
+//	  for i1 in 0..2:  # reduction
+//	    train.cross_entropy#1/m.argmax@38[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 3)
+//
+//	# backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(train.cross_entropy#1/m[i0, 0] == train.cross_entropy#1/logits[i0, i1], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@38[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 37 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..1:
@@ -30834,6 +31543,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
+	var ordinals_1 [3]float64
+	var train_cross_entropy_1_m_argmax_38 [2][1]float64
+
+	// init _ordinals.1 (the ordinals of [3] reduced points)
+	ordinals_1 = [3]float64{0, 1, 2}
 
 	// _net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
@@ -31524,22 +32238,46 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		train_cross_entropy_1_m_grad[i0][0] = acc16
 	}
 
-	// backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@38 = 3 (no winner yet)
+	for j := range 2 {
+		train_cross_entropy_1_m_argmax_38[j][0] = 3
+	}
+
+	// backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@38
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
 		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+		acc17 := train_cross_entropy_1_m_argmax_38[i0][0]
+		for i1 := range 3 {
+			var r3 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r3 = 1
+			}
+			r4 := float64(3)
+			if r3 != 0 {
+				r4 = ordinals_1[i1]
+			}
+			acc17 = min(acc17, r4)
+		}
+		train_cross_entropy_1_m_argmax_38[i0][0] = acc17
+	}
+
+	// backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_m_argmax_38V := train_cross_entropy_1_m_argmax_38[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
-			var r3 float64
-			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r3 = 1
+			var r5 float64
+			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_38V {
+				r5 = 1
 			}
-			r4 := float64(0)
-			if r3 != 0 {
-				r4 = train_cross_entropy_1_m_gradV
+			r6 := float64(0)
+			if r5 != 0 {
+				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r4
+			train_cross_entropy_1_logits_gradRow2[i1] += r6
 		}
 	}
 
@@ -31557,10 +32295,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
 	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
 	for i1 := range 3 {
-		acc17 := gNetLinear2B[i1]
-		acc17 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc17 += train_cross_entropy_1_logits_gradRow5[i1]
-		gNetLinear2B[i1] = acc17
+		acc18 := gNetLinear2B[i1]
+		acc18 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc18 += train_cross_entropy_1_logits_gradRow5[i1]
+		gNetLinear2B[i1] = acc18
 	}
 
 	// backprop of op 36 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/pooled): g1 =+ g * v2; g1 is net.linear#2.w.grad
@@ -31586,11 +32324,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
 		train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
 		for i2 := range 8 {
-			acc18 := net_pooled_gradRow[i2]
-			acc18 += pNetLinear2WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc18 += pNetLinear2WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
-			acc18 += pNetLinear2WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
-			net_pooled_gradRow[i2] = acc18
+			acc19 := net_pooled_gradRow[i2]
+			acc19 += pNetLinear2WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
+			acc19 += pNetLinear2WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
+			acc19 += pNetLinear2WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
+			net_pooled_gradRow[i2] = acc19
 		}
 	}
 
@@ -31606,7 +32344,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap45AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
 			net_y_gradRow := &net_y_grad[i0]
@@ -31642,12 +32380,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			net_y_gradRow5 := &net_y_grad[i0][2]
 			net_y_gradRow6 := &net_y_grad[i0][3]
 			for i2 := range 8 {
-				acc19 := gNetMixerBlock1Ch2B[i2]
-				acc19 += net_y_gradRow3[i2]
-				acc19 += net_y_gradRow4[i2]
-				acc19 += net_y_gradRow5[i2]
-				acc19 += net_y_gradRow6[i2]
-				gNetMixerBlock1Ch2B[i2] = acc19
+				acc20 := gNetMixerBlock1Ch2B[i2]
+				acc20 += net_y_gradRow3[i2]
+				acc20 += net_y_gradRow4[i2]
+				acc20 += net_y_gradRow5[i2]
+				acc20 += net_y_gradRow6[i2]
+				gNetMixerBlock1Ch2B[i2] = acc20
 			}
 		}
 	}
@@ -31716,12 +32454,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 					pNetMixerBlock1Ch2Row5 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+36 : 12*i2+48])
 					net_y_4_gradV5 := net_y_4_grad[i0][i1][i2+3]
 					for i3 := range 12 {
-						acc20 := net_y_3_gradRow[i3]
-						acc20 += pNetMixerBlock1Ch2Row2[i3] * net_y_4_gradV2
-						acc20 += pNetMixerBlock1Ch2Row3[i3] * net_y_4_gradV3
-						acc20 += pNetMixerBlock1Ch2Row4[i3] * net_y_4_gradV4
-						acc20 += pNetMixerBlock1Ch2Row5[i3] * net_y_4_gradV5
-						net_y_3_gradRow[i3] = acc20
+						acc21 := net_y_3_gradRow[i3]
+						acc21 += pNetMixerBlock1Ch2Row2[i3] * net_y_4_gradV2
+						acc21 += pNetMixerBlock1Ch2Row3[i3] * net_y_4_gradV3
+						acc21 += pNetMixerBlock1Ch2Row4[i3] * net_y_4_gradV4
+						acc21 += pNetMixerBlock1Ch2Row5[i3] * net_y_4_gradV5
+						net_y_3_gradRow[i3] = acc21
 					}
 				}
 			}
@@ -31735,15 +32473,15 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			net_y_3_gradRow2 := &net_y_3_grad[i0][i1]
 			net_y_2_gradRow := &net_y_2_grad[i0][i1]
 			for i2 := range 12 {
-				var r5 float64
+				var r7 float64
 				if 0 < net_y_2Row3[i2] {
-					r5 = 1
+					r7 = 1
 				}
-				r6 := float64(0)
-				if r5 != 0 {
-					r6 = net_y_3_gradRow2[i2]
+				r8 := float64(0)
+				if r7 != 0 {
+					r8 = net_y_3_gradRow2[i2]
 				}
-				net_y_2_gradRow[i2] += r6
+				net_y_2_gradRow[i2] += r8
 			}
 		}
 	}
@@ -31771,12 +32509,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			net_y_2_gradRow5 := &net_y_2_grad[i0][2]
 			net_y_2_gradRow6 := &net_y_2_grad[i0][3]
 			for i2 := range 12 {
-				acc21 := gNetMixerBlock1Dense1B[i2]
-				acc21 += net_y_2_gradRow3[i2]
-				acc21 += net_y_2_gradRow4[i2]
-				acc21 += net_y_2_gradRow5[i2]
-				acc21 += net_y_2_gradRow6[i2]
-				gNetMixerBlock1Dense1B[i2] = acc21
+				acc22 := gNetMixerBlock1Dense1B[i2]
+				acc22 += net_y_2_gradRow3[i2]
+				acc22 += net_y_2_gradRow4[i2]
+				acc22 += net_y_2_gradRow5[i2]
+				acc22 += net_y_2_gradRow6[i2]
+				gNetMixerBlock1Dense1B[i2] = acc22
 			}
 		}
 	}
@@ -31823,12 +32561,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 					pNetMixerBlock1Dense1WRow5 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+24 : 8*i2+32])
 					net_y_1_gradV5 := net_y_1_grad[i0][i1][i2+3]
 					for i3 := range 8 {
-						acc22 := net_mixer_block_1_dense_1_x_gradRow[i3]
-						acc22 += pNetMixerBlock1Dense1WRow2[i3] * net_y_1_gradV2
-						acc22 += pNetMixerBlock1Dense1WRow3[i3] * net_y_1_gradV3
-						acc22 += pNetMixerBlock1Dense1WRow4[i3] * net_y_1_gradV4
-						acc22 += pNetMixerBlock1Dense1WRow5[i3] * net_y_1_gradV5
-						net_mixer_block_1_dense_1_x_gradRow[i3] = acc22
+						acc23 := net_mixer_block_1_dense_1_x_gradRow[i3]
+						acc23 += pNetMixerBlock1Dense1WRow2[i3] * net_y_1_gradV2
+						acc23 += pNetMixerBlock1Dense1WRow3[i3] * net_y_1_gradV3
+						acc23 += pNetMixerBlock1Dense1WRow4[i3] * net_y_1_gradV4
+						acc23 += pNetMixerBlock1Dense1WRow5[i3] * net_y_1_gradV5
+						net_mixer_block_1_dense_1_x_gradRow[i3] = acc23
 					}
 				}
 			}
@@ -31858,12 +32596,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			net_mixer_block_1_dense_1_x_gradRow5 := &net_mixer_block_1_dense_1_x_grad[i0][2]
 			net_mixer_block_1_dense_1_x_gradRow6 := &net_mixer_block_1_dense_1_x_grad[i0][3]
 			for i2 := range 8 {
-				acc23 := gNetMixerBlock1LayerNorm2Beta[i2]
-				acc23 += net_mixer_block_1_dense_1_x_gradRow3[i2]
-				acc23 += net_mixer_block_1_dense_1_x_gradRow4[i2]
-				acc23 += net_mixer_block_1_dense_1_x_gradRow5[i2]
-				acc23 += net_mixer_block_1_dense_1_x_gradRow6[i2]
-				gNetMixerBlock1LayerNorm2Beta[i2] = acc23
+				acc24 := gNetMixerBlock1LayerNorm2Beta[i2]
+				acc24 += net_mixer_block_1_dense_1_x_gradRow3[i2]
+				acc24 += net_mixer_block_1_dense_1_x_gradRow4[i2]
+				acc24 += net_mixer_block_1_dense_1_x_gradRow5[i2]
+				acc24 += net_mixer_block_1_dense_1_x_gradRow6[i2]
+				gNetMixerBlock1LayerNorm2Beta[i2] = acc24
 			}
 		}
 	}
@@ -31891,11 +32629,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 				net_mixer_block_1_dense_1_x_4_gradRow3 := &net_mixer_block_1_dense_1_x_4_grad[i0][i1]
 				net_mixer_block_1_dense_1_x_1Row3 := &net_mixer_block_1_dense_1_x_1[i0][i1]
 				v := net_mixer_block_1_dense_1_x_3[i0][i1][0] * net_mixer_block_1_dense_1_x_3[i0][i1][0]
-				acc24 := net_mixer_block_1_dense_1_x_3_grad[i0][i1][0]
+				acc25 := net_mixer_block_1_dense_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc24 += net_mixer_block_1_dense_1_x_4_gradRow3[i2] * (-(net_mixer_block_1_dense_1_x_1Row3[i2] / v))
+					acc25 += net_mixer_block_1_dense_1_x_4_gradRow3[i2] * (-(net_mixer_block_1_dense_1_x_1Row3[i2] / v))
 				}
-				net_mixer_block_1_dense_1_x_3_grad[i0][i1][0] = acc24
+				net_mixer_block_1_dense_1_x_3_grad[i0][i1][0] = acc25
 			}
 		}
 	}
@@ -31935,12 +32673,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			net_mixer_block_1_dense_1_x_1_gradRow5 := &net_mixer_block_1_dense_1_x_1_grad[i0][3]
 			net_mixer_block_1_layer_norm_2_centeredRow7 := &net_mixer_block_1_layer_norm_2_centered[i0][3]
 			for i2 := range 8 {
-				acc25 := gNetMixerBlock1LayerNorm2Gamma[i2]
-				acc25 += net_mixer_block_1_dense_1_x_1_gradRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow4[i2]
-				acc25 += net_mixer_block_1_dense_1_x_1_gradRow3[i2] * net_mixer_block_1_layer_norm_2_centeredRow5[i2]
-				acc25 += net_mixer_block_1_dense_1_x_1_gradRow4[i2] * net_mixer_block_1_layer_norm_2_centeredRow6[i2]
-				acc25 += net_mixer_block_1_dense_1_x_1_gradRow5[i2] * net_mixer_block_1_layer_norm_2_centeredRow7[i2]
-				gNetMixerBlock1LayerNorm2Gamma[i2] = acc25
+				acc26 := gNetMixerBlock1LayerNorm2Gamma[i2]
+				acc26 += net_mixer_block_1_dense_1_x_1_gradRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow4[i2]
+				acc26 += net_mixer_block_1_dense_1_x_1_gradRow3[i2] * net_mixer_block_1_layer_norm_2_centeredRow5[i2]
+				acc26 += net_mixer_block_1_dense_1_x_1_gradRow4[i2] * net_mixer_block_1_layer_norm_2_centeredRow6[i2]
+				acc26 += net_mixer_block_1_dense_1_x_1_gradRow5[i2] * net_mixer_block_1_layer_norm_2_centeredRow7[i2]
+				gNetMixerBlock1LayerNorm2Gamma[i2] = acc26
 			}
 		}
 	}
@@ -32020,11 +32758,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_mixer_block_1_layer_norm_2_centered_gradRow5 := &net_mixer_block_1_layer_norm_2_centered_grad[i0][i1]
-				acc26 := net_mixer_block_1_layer_norm_2_mean_grad[i0][i1][0]
+				acc27 := net_mixer_block_1_layer_norm_2_mean_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc26 -= net_mixer_block_1_layer_norm_2_centered_gradRow5[i2]
+					acc27 -= net_mixer_block_1_layer_norm_2_centered_gradRow5[i2]
 				}
-				net_mixer_block_1_layer_norm_2_mean_grad[i0][i1][0] = acc26
+				net_mixer_block_1_layer_norm_2_mean_grad[i0][i1][0] = acc27
 			}
 		}
 	}
@@ -32114,12 +32852,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 					net_mixer_block_1_x1_1_gradV4 := net_mixer_block_1_x1_1_grad[i0][i1][i2+2]
 					net_mixer_block_1_x1_1_gradV5 := net_mixer_block_1_x1_1_grad[i0][i1][i2+3]
 					for i3 := range 5 {
-						acc27 := gNetMixerBlock1Tok2Row[i3]
-						acc27 += net_mixer_block_1_uRow7[i3][i2] * net_mixer_block_1_x1_1_gradV2
-						acc27 += net_mixer_block_1_uRow7[i3][i2+1] * net_mixer_block_1_x1_1_gradV3
-						acc27 += net_mixer_block_1_uRow7[i3][i2+2] * net_mixer_block_1_x1_1_gradV4
-						acc27 += net_mixer_block_1_uRow7[i3][i2+3] * net_mixer_block_1_x1_1_gradV5
-						gNetMixerBlock1Tok2Row[i3] = acc27
+						acc28 := gNetMixerBlock1Tok2Row[i3]
+						acc28 += net_mixer_block_1_uRow7[i3][i2] * net_mixer_block_1_x1_1_gradV2
+						acc28 += net_mixer_block_1_uRow7[i3][i2+1] * net_mixer_block_1_x1_1_gradV3
+						acc28 += net_mixer_block_1_uRow7[i3][i2+2] * net_mixer_block_1_x1_1_gradV4
+						acc28 += net_mixer_block_1_uRow7[i3][i2+3] * net_mixer_block_1_x1_1_gradV5
+						gNetMixerBlock1Tok2Row[i3] = acc28
 					}
 				}
 			}
@@ -32133,15 +32871,15 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			net_mixer_block_1_u_gradRow2 := &net_mixer_block_1_u_grad[i0][i1]
 			net_mixer_block_1_u_1_gradRow := &net_mixer_block_1_u_1_grad[i0][i1]
 			for i2 := range 8 {
-				var r7 float64
+				var r9 float64
 				if 0 < net_mixer_block_1_u_1Row3[i2] {
-					r7 = 1
+					r9 = 1
 				}
-				r8 := float64(0)
-				if r7 != 0 {
-					r8 = net_mixer_block_1_u_gradRow2[i2]
+				r10 := float64(0)
+				if r9 != 0 {
+					r10 = net_mixer_block_1_u_gradRow2[i2]
 				}
-				net_mixer_block_1_u_1_gradRow[i2] += r8
+				net_mixer_block_1_u_1_gradRow[i2] += r10
 			}
 		}
 	}
@@ -32189,12 +32927,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 					net_mixer_block_1_u_1_gradV4 := net_mixer_block_1_u_1_grad[i0][i1][i2+2]
 					net_mixer_block_1_u_1_gradV5 := net_mixer_block_1_u_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
-						acc28 := gNetMixerBlock1Tok1Row[i3]
-						acc28 += net_mixer_block_1_tRow6[i3][i2] * net_mixer_block_1_u_1_gradV2
-						acc28 += net_mixer_block_1_tRow6[i3][i2+1] * net_mixer_block_1_u_1_gradV3
-						acc28 += net_mixer_block_1_tRow6[i3][i2+2] * net_mixer_block_1_u_1_gradV4
-						acc28 += net_mixer_block_1_tRow6[i3][i2+3] * net_mixer_block_1_u_1_gradV5
-						gNetMixerBlock1Tok1Row[i3] = acc28
+						acc29 := gNetMixerBlock1Tok1Row[i3]
+						acc29 += net_mixer_block_1_tRow6[i3][i2] * net_mixer_block_1_u_1_gradV2
+						acc29 += net_mixer_block_1_tRow6[i3][i2+1] * net_mixer_block_1_u_1_gradV3
+						acc29 += net_mixer_block_1_tRow6[i3][i2+2] * net_mixer_block_1_u_1_gradV4
+						acc29 += net_mixer_block_1_tRow6[i3][i2+3] * net_mixer_block_1_u_1_gradV5
+						gNetMixerBlock1Tok1Row[i3] = acc29
 					}
 				}
 			}
@@ -32224,12 +32962,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			net_mixer_block_1_t_gradRow5 := &net_mixer_block_1_t_grad[i0][2]
 			net_mixer_block_1_t_gradRow6 := &net_mixer_block_1_t_grad[i0][3]
 			for i2 := range 8 {
-				acc29 := gNetMixerBlock1LayerNorm1Beta[i2]
-				acc29 += net_mixer_block_1_t_gradRow3[i2]
-				acc29 += net_mixer_block_1_t_gradRow4[i2]
-				acc29 += net_mixer_block_1_t_gradRow5[i2]
-				acc29 += net_mixer_block_1_t_gradRow6[i2]
-				gNetMixerBlock1LayerNorm1Beta[i2] = acc29
+				acc30 := gNetMixerBlock1LayerNorm1Beta[i2]
+				acc30 += net_mixer_block_1_t_gradRow3[i2]
+				acc30 += net_mixer_block_1_t_gradRow4[i2]
+				acc30 += net_mixer_block_1_t_gradRow5[i2]
+				acc30 += net_mixer_block_1_t_gradRow6[i2]
+				gNetMixerBlock1LayerNorm1Beta[i2] = acc30
 			}
 		}
 	}
@@ -32257,11 +32995,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 				net_mixer_block_1_t_4_gradRow3 := &net_mixer_block_1_t_4_grad[i0][i1]
 				net_mixer_block_1_t_1Row3 := &net_mixer_block_1_t_1[i0][i1]
 				v2 := net_mixer_block_1_t_3[i0][i1][0] * net_mixer_block_1_t_3[i0][i1][0]
-				acc30 := net_mixer_block_1_t_3_grad[i0][i1][0]
+				acc31 := net_mixer_block_1_t_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc30 += net_mixer_block_1_t_4_gradRow3[i2] * (-(net_mixer_block_1_t_1Row3[i2] / v2))
+					acc31 += net_mixer_block_1_t_4_gradRow3[i2] * (-(net_mixer_block_1_t_1Row3[i2] / v2))
 				}
-				net_mixer_block_1_t_3_grad[i0][i1][0] = acc30
+				net_mixer_block_1_t_3_grad[i0][i1][0] = acc31
 			}
 		}
 	}
@@ -32301,12 +33039,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			net_mixer_block_1_t_1_gradRow5 := &net_mixer_block_1_t_1_grad[i0][3]
 			net_mixer_block_1_layer_norm_1_centeredRow7 := &net_mixer_block_1_layer_norm_1_centered[i0][3]
 			for i2 := range 8 {
-				acc31 := gNetMixerBlock1LayerNorm1Gamma[i2]
-				acc31 += net_mixer_block_1_t_1_gradRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow4[i2]
-				acc31 += net_mixer_block_1_t_1_gradRow3[i2] * net_mixer_block_1_layer_norm_1_centeredRow5[i2]
-				acc31 += net_mixer_block_1_t_1_gradRow4[i2] * net_mixer_block_1_layer_norm_1_centeredRow6[i2]
-				acc31 += net_mixer_block_1_t_1_gradRow5[i2] * net_mixer_block_1_layer_norm_1_centeredRow7[i2]
-				gNetMixerBlock1LayerNorm1Gamma[i2] = acc31
+				acc32 := gNetMixerBlock1LayerNorm1Gamma[i2]
+				acc32 += net_mixer_block_1_t_1_gradRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow4[i2]
+				acc32 += net_mixer_block_1_t_1_gradRow3[i2] * net_mixer_block_1_layer_norm_1_centeredRow5[i2]
+				acc32 += net_mixer_block_1_t_1_gradRow4[i2] * net_mixer_block_1_layer_norm_1_centeredRow6[i2]
+				acc32 += net_mixer_block_1_t_1_gradRow5[i2] * net_mixer_block_1_layer_norm_1_centeredRow7[i2]
+				gNetMixerBlock1LayerNorm1Gamma[i2] = acc32
 			}
 		}
 	}
@@ -32386,11 +33124,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_mixer_block_1_layer_norm_1_centered_gradRow5 := &net_mixer_block_1_layer_norm_1_centered_grad[i0][i1]
-				acc32 := net_mixer_block_1_layer_norm_1_mean_grad[i0][i1][0]
+				acc33 := net_mixer_block_1_layer_norm_1_mean_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc32 -= net_mixer_block_1_layer_norm_1_centered_gradRow5[i2]
+					acc33 -= net_mixer_block_1_layer_norm_1_centered_gradRow5[i2]
 				}
-				net_mixer_block_1_layer_norm_1_mean_grad[i0][i1][0] = acc32
+				net_mixer_block_1_layer_norm_1_mean_grad[i0][i1][0] = acc33
 			}
 		}
 	}
@@ -32438,12 +33176,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			net_mixer_block_1_x_gradRow7 := &net_mixer_block_1_x_grad[i0][2]
 			net_mixer_block_1_x_gradRow8 := &net_mixer_block_1_x_grad[i0][3]
 			for i2 := range 8 {
-				acc33 := gNetLinear1B[i2]
-				acc33 += net_mixer_block_1_x_gradRow5[i2]
-				acc33 += net_mixer_block_1_x_gradRow6[i2]
-				acc33 += net_mixer_block_1_x_gradRow7[i2]
-				acc33 += net_mixer_block_1_x_gradRow8[i2]
-				gNetLinear1B[i2] = acc33
+				acc34 := gNetLinear1B[i2]
+				acc34 += net_mixer_block_1_x_gradRow5[i2]
+				acc34 += net_mixer_block_1_x_gradRow6[i2]
+				acc34 += net_mixer_block_1_x_gradRow7[i2]
+				acc34 += net_mixer_block_1_x_gradRow8[i2]
+				gNetLinear1B[i2] = acc34
 			}
 		}
 	}
@@ -34016,11 +34754,16 @@ func ocannlRowsMLPTrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]floa
 //	_train.2.grad: [1] (let, local)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [2] (literal, local)
+//	train.cross_entropy#1/m.argmax@8: [1 1] (let, local)
 //
 // Loop nests:
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 1
+//
+//	# init _ordinals.1 (the ordinals of [2] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _net/a1.1 = compose "*" of net.w1, x
 //	fill _net/a1.1 with 0
@@ -34170,9 +34913,16 @@ func ocannlRowsMLPTrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]floa
 //	for i0 in 0..1:  # reduction
 //	  train.cross_entropy#1/m.grad[0, 0] -= train.cross_entropy#1/z.grad[0, i0]
 //
-//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@8 with 2
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 2); w is train.cross_entropy#1/m.argmax@8
+//	for i0 in 0..1:  # reduction
+//	  train.cross_entropy#1/m.argmax@8[0, 0] min= where(train.cross_entropy#1/logits[0, i0] == train.cross_entropy#1/m[0, 0], _ordinals.1[i0], 2)
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
-//	  train.cross_entropy#1/logits.grad[0, i0] += where(train.cross_entropy#1/m[0, 0] == train.cross_entropy#1/logits[0, i0], train.cross_entropy#1/m.grad[0, 0], 0)
+//	  train.cross_entropy#1/logits.grad[0, i0] += where(_ordinals.1[i0] == train.cross_entropy#1/m.argmax@8[0, 0], train.cross_entropy#1/m.grad[0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 //	for i0 in 0..1:
@@ -34266,6 +35016,11 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
+	var ordinals_1 [2]float64
+	var train_cross_entropy_1_m_argmax_8 [1][1]float64
+
+	// init _ordinals.1 (the ordinals of [2] reduced points)
+	ordinals_1 = [2]float64{0, 1}
 
 	// _net/a1.1 = compose "*" of net.w1, x
 	// reduction accumulated in a local variable.
@@ -34495,21 +35250,41 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 	}
 	train_cross_entropy_1_m_grad[0][0] = acc8
 
-	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-	train_cross_entropy_1_mV2 := train_cross_entropy_1_m[0][0]
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
+	train_cross_entropy_1_m_argmax_8[0][0] = 2
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 2); w is train.cross_entropy#1/m.argmax@8
+	// reduction accumulated in a local variable.
 	train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[0]
+	train_cross_entropy_1_mV2 := train_cross_entropy_1_m[0][0]
+	acc9 := train_cross_entropy_1_m_argmax_8[0][0]
+	for i0 := range 2 {
+		var r3 float64
+		if train_cross_entropy_1_logitsRow4[i0] == train_cross_entropy_1_mV2 {
+			r3 = 1
+		}
+		r4 := float64(2)
+		if r3 != 0 {
+			r4 = ordinals_1[i0]
+		}
+		acc9 = min(acc9, r4)
+	}
+	train_cross_entropy_1_m_argmax_8[0][0] = acc9
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[0][0]
 	train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[0][0]
 	train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[0]
 	for i0 := range 2 {
-		var r3 float64
-		if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i0] {
-			r3 = 1
+		var r5 float64
+		if ordinals_1[i0] == train_cross_entropy_1_m_argmax_8V {
+			r5 = 1
 		}
-		r4 := float64(0)
-		if r3 != 0 {
-			r4 = train_cross_entropy_1_m_gradV
+		r6 := float64(0)
+		if r5 != 0 {
+			r6 = train_cross_entropy_1_m_gradV
 		}
-		train_cross_entropy_1_logits_gradRow2[i0] += r4
+		train_cross_entropy_1_logits_gradRow2[i0] += r6
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
@@ -34543,10 +35318,10 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[0][1]
 	for i1 := range 5 {
-		acc9 := net_a2_gradRow[i1]
-		acc9 += pNetW3Row2[i1] * train_cross_entropy_1_logits_1_gradV2
-		acc9 += pNetW3Row3[i1] * train_cross_entropy_1_logits_1_gradV3
-		net_a2_gradRow[i1] = acc9
+		acc10 := net_a2_gradRow[i1]
+		acc10 += pNetW3Row2[i1] * train_cross_entropy_1_logits_1_gradV2
+		acc10 += pNetW3Row3[i1] * train_cross_entropy_1_logits_1_gradV3
+		net_a2_gradRow[i1] = acc10
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
@@ -34554,15 +35329,15 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 	net_a2_gradRow2 := &net_a2_grad[0]
 	net_a2_2_gradRow := &net_a2_2_grad[0]
 	for i0 := range 5 {
-		var r5 float64
+		var r7 float64
 		if 0 < net_a2_2Row3[i0] {
-			r5 = 1
+			r7 = 1
 		}
-		r6 := float64(0)
-		if r5 != 0 {
-			r6 = net_a2_gradRow2[i0]
+		r8 := float64(0)
+		if r7 != 0 {
+			r8 = net_a2_gradRow2[i0]
 		}
-		net_a2_2_gradRow[i0] += r6
+		net_a2_2_gradRow[i0] += r8
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
@@ -34602,13 +35377,13 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
 	net_a2_1_gradV6 := net_a2_1_grad[0][4]
 	for i1 := range 6 {
-		acc10 := net_a1_gradRow[i1]
-		acc10 += pNetW2Row2[i1] * net_a2_1_gradV2
-		acc10 += pNetW2Row3[i1] * net_a2_1_gradV3
-		acc10 += pNetW2Row4[i1] * net_a2_1_gradV4
-		acc10 += pNetW2Row5[i1] * net_a2_1_gradV5
-		acc10 += pNetW2Row6[i1] * net_a2_1_gradV6
-		net_a1_gradRow[i1] = acc10
+		acc11 := net_a1_gradRow[i1]
+		acc11 += pNetW2Row2[i1] * net_a2_1_gradV2
+		acc11 += pNetW2Row3[i1] * net_a2_1_gradV3
+		acc11 += pNetW2Row4[i1] * net_a2_1_gradV4
+		acc11 += pNetW2Row5[i1] * net_a2_1_gradV5
+		acc11 += pNetW2Row6[i1] * net_a2_1_gradV6
+		net_a1_gradRow[i1] = acc11
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
@@ -34616,15 +35391,15 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 	net_a1_gradRow2 := &net_a1_grad[0]
 	net_a1_2_gradRow := &net_a1_2_grad[0]
 	for i0 := range 6 {
-		var r7 float64
+		var r9 float64
 		if 0 < net_a1_2Row3[i0] {
-			r7 = 1
+			r9 = 1
 		}
-		r8 := float64(0)
-		if r7 != 0 {
-			r8 = net_a1_gradRow2[i0]
+		r10 := float64(0)
+		if r9 != 0 {
+			r10 = net_a1_gradRow2[i0]
 		}
-		net_a1_2_gradRow[i0] += r8
+		net_a1_2_gradRow[i0] += r10
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
@@ -35173,8 +35948,13 @@ func ocannlRowsSeqTrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[1
 //	_train.5.grad: [1 2 2] (let, local)
 //	_train.6.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
+//	_ordinals.1: [2] (literal, local)
+//	train.log_softmax#1/m.argmax@8: [1 2 1] (let, local)
 //
 // Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [2] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _net/a1.1 = compose "*" of net.w1, x
 //	fill _net/a1.1 with 0
@@ -35342,10 +36122,18 @@ func ocannlRowsSeqTrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[1
 //	  for i1 in 0..1:  # reduction
 //	    train.log_softmax#1/m.grad[0, i0, 0] -= train.log_softmax#1/z.grad[0, i0, i1]
 //
-//	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): g1 =+ where((t == v1), g, 0); g1 is train.log_softmax#1/x.grad
+//	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
+//	fill train.log_softmax#1/m.argmax@8 with 2
+//
+//	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): the winners: w =@- where((v1 == t), ord, 2); w is train.log_softmax#1/m.argmax@8
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.log_softmax#1/m.argmax@8[0, i0, 0] min= where(train.log_softmax#1/x[0, i0, i1] == train.log_softmax#1/m[0, i0, 0], _ordinals.1[i1], 2)
+//
+//	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): g1 =+ where((ord == w), g, 0); g1 is train.log_softmax#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.log_softmax#1/x.grad[0, i0, i1] += where(train.log_softmax#1/m[0, i0, 0] == train.log_softmax#1/x[0, i0, i1], train.log_softmax#1/m.grad[0, i0, 0], 0)
+//	    train.log_softmax#1/x.grad[0, i0, i1] += where(_ordinals.1[i1] == train.log_softmax#1/m.argmax@8[0, i0, 0], train.log_softmax#1/m.grad[0, i0, 0], 0)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
 //	for i0 in 0..1:
@@ -35450,6 +36238,11 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 	var train_5_grad [1][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
+	var ordinals_1 [2]float64
+	var train_log_softmax_1_m_argmax_8 [1][2][1]float64
+
+	// init _ordinals.1 (the ordinals of [2] reduced points)
+	ordinals_1 = [2]float64{0, 1}
 
 	// _net/a1.1 = compose "*" of net.w1, x
 	// reduction accumulated in a local variable.
@@ -35728,22 +36521,46 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 		train_log_softmax_1_m_grad[0][i0][0] = acc8
 	}
 
-	// backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): g1 =+ where((t == v1), g, 0); g1 is train.log_softmax#1/x.grad
+	// backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
+	for j := range 2 {
+		train_log_softmax_1_m_argmax_8[0][j][0] = 2
+	}
+
+	// backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): the winners: w =@- where((v1 == t), ord, 2); w is train.log_softmax#1/m.argmax@8
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_log_softmax_1_mV2 := train_log_softmax_1_m[0][i0][0]
 		train_log_softmax_1_xRow4 := &train_log_softmax_1_x[0][i0]
+		train_log_softmax_1_mV2 := train_log_softmax_1_m[0][i0][0]
+		acc9 := train_log_softmax_1_m_argmax_8[0][i0][0]
+		for i1 := range 2 {
+			var r3 float64
+			if train_log_softmax_1_xRow4[i1] == train_log_softmax_1_mV2 {
+				r3 = 1
+			}
+			r4 := float64(2)
+			if r3 != 0 {
+				r4 = ordinals_1[i1]
+			}
+			acc9 = min(acc9, r4)
+		}
+		train_log_softmax_1_m_argmax_8[0][i0][0] = acc9
+	}
+
+	// backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): g1 =+ where((ord == w), g, 0); g1 is train.log_softmax#1/x.grad
+	for i0 := range 2 {
+		train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[0][i0][0]
 		train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[0][i0][0]
 		train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[0][i0]
 		for i1 := range 2 {
-			var r3 float64
-			if train_log_softmax_1_mV2 == train_log_softmax_1_xRow4[i1] {
-				r3 = 1
+			var r5 float64
+			if ordinals_1[i1] == train_log_softmax_1_m_argmax_8V {
+				r5 = 1
 			}
-			r4 := float64(0)
-			if r3 != 0 {
-				r4 = train_log_softmax_1_m_gradV
+			r6 := float64(0)
+			if r5 != 0 {
+				r6 = train_log_softmax_1_m_gradV
 			}
-			train_log_softmax_1_x_gradRow2[i1] += r4
+			train_log_softmax_1_x_gradRow2[i1] += r6
 		}
 	}
 
@@ -35761,10 +36578,10 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 	train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[0][0]
 	train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[0][1]
 	for i1 := range 2 {
-		acc9 := gNetB3[i1]
-		acc9 += train_log_softmax_1_x_gradRow4[i1]
-		acc9 += train_log_softmax_1_x_gradRow5[i1]
-		gNetB3[i1] = acc9
+		acc10 := gNetB3[i1]
+		acc10 += train_log_softmax_1_x_gradRow4[i1]
+		acc10 += train_log_softmax_1_x_gradRow5[i1]
+		gNetB3[i1] = acc10
 	}
 
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
@@ -35788,10 +36605,10 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 		train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[0][i0][0]
 		train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[0][i0][1]
 		for i2 := range 5 {
-			acc10 := net_a2_gradRow[i2]
-			acc10 += pNetW3Row2[i2] * train_log_softmax_1_x_1_gradV2
-			acc10 += pNetW3Row3[i2] * train_log_softmax_1_x_1_gradV3
-			net_a2_gradRow[i2] = acc10
+			acc11 := net_a2_gradRow[i2]
+			acc11 += pNetW3Row2[i2] * train_log_softmax_1_x_1_gradV2
+			acc11 += pNetW3Row3[i2] * train_log_softmax_1_x_1_gradV3
+			net_a2_gradRow[i2] = acc11
 		}
 	}
 
@@ -35801,15 +36618,15 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 		net_a2_gradRow2 := &net_a2_grad[0][i0]
 		net_a2_2_gradRow := &net_a2_2_grad[0][i0]
 		for i1 := range 5 {
-			var r5 float64
+			var r7 float64
 			if 0 < net_a2_2Row3[i1] {
-				r5 = 1
+				r7 = 1
 			}
-			r6 := float64(0)
-			if r5 != 0 {
-				r6 = net_a2_gradRow2[i1]
+			r8 := float64(0)
+			if r7 != 0 {
+				r8 = net_a2_gradRow2[i1]
 			}
-			net_a2_2_gradRow[i1] += r6
+			net_a2_2_gradRow[i1] += r8
 		}
 	}
 
@@ -35827,10 +36644,10 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 	net_a2_2_gradRow3 := &net_a2_2_grad[0][0]
 	net_a2_2_gradRow4 := &net_a2_2_grad[0][1]
 	for i1 := range 5 {
-		acc11 := gNetB2[i1]
-		acc11 += net_a2_2_gradRow3[i1]
-		acc11 += net_a2_2_gradRow4[i1]
-		gNetB2[i1] = acc11
+		acc12 := gNetB2[i1]
+		acc12 += net_a2_2_gradRow3[i1]
+		acc12 += net_a2_2_gradRow4[i1]
+		gNetB2[i1] = acc12
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
@@ -35860,13 +36677,13 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 		net_a2_1_gradV5 := net_a2_1_grad[0][i0][3]
 		net_a2_1_gradV6 := net_a2_1_grad[0][i0][4]
 		for i2 := range 6 {
-			acc12 := net_a1_gradRow[i2]
-			acc12 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc12 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc12 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc12 += pNetW2Row5[i2] * net_a2_1_gradV5
-			acc12 += pNetW2Row6[i2] * net_a2_1_gradV6
-			net_a1_gradRow[i2] = acc12
+			acc13 := net_a1_gradRow[i2]
+			acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
+			acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
+			acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
+			acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+			acc13 += pNetW2Row6[i2] * net_a2_1_gradV6
+			net_a1_gradRow[i2] = acc13
 		}
 	}
 
@@ -35876,15 +36693,15 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 		net_a1_gradRow2 := &net_a1_grad[0][i0]
 		net_a1_2_gradRow := &net_a1_2_grad[0][i0]
 		for i1 := range 6 {
-			var r7 float64
+			var r9 float64
 			if 0 < net_a1_2Row3[i1] {
-				r7 = 1
+				r9 = 1
 			}
-			r8 := float64(0)
-			if r7 != 0 {
-				r8 = net_a1_gradRow2[i1]
+			r10 := float64(0)
+			if r9 != 0 {
+				r10 = net_a1_gradRow2[i1]
 			}
-			net_a1_2_gradRow[i1] += r8
+			net_a1_2_gradRow[i1] += r10
 		}
 	}
 
@@ -35902,10 +36719,10 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 	net_a1_2_gradRow3 := &net_a1_2_grad[0][0]
 	net_a1_2_gradRow4 := &net_a1_2_grad[0][1]
 	for i1 := range 6 {
-		acc13 := gNetB1[i1]
-		acc13 += net_a1_2_gradRow3[i1]
-		acc13 += net_a1_2_gradRow4[i1]
-		gNetB1[i1] = acc13
+		acc14 := gNetB1[i1]
+		acc14 += net_a1_2_gradRow3[i1]
+		acc14 += net_a1_2_gradRow4[i1]
+		gNetB1[i1] = acc14
 	}
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad

@@ -17,8 +17,9 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
 DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
-DATA ocannlConst64<>+24(SB)/8, $0xbff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $32
+DATA ocannlConst64<>+24(SB)/8, $0x4010000000000000
+DATA ocannlConst64<>+32(SB)/8, $0xbff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $40
 
 // func ocannlGemm0AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
@@ -6057,9 +6058,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6082,9 +6083,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6106,9 +6107,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float64, x0 *float64)
+// func ocannlMap20AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6132,9 +6133,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float64, x0 *float64)
+// func ocannlMap21AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6152,9 +6153,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6186,9 +6187,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap28AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6210,9 +6211,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap29AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6243,9 +6244,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float64, x0 *float64)
+// func ocannlMap30AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6263,9 +6264,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float64, x0 *float64)
+// func ocannlMap35AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6288,9 +6289,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6313,9 +6314,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap37AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6337,9 +6338,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float64, x0 *float64)
+// func ocannlMap38AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -12704,9 +12705,73 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+24(SB), Y2
+	VBROADCASTSD (DX), Y3
+	VBROADCASTSD (SI), Y4
+	VMOVUPS      ocannlMask64<>+16(SB), Y5
+	MOVQ         $0x00000008, DX
+
+rowb1:
+	MOVQ $0x00000002, SI
+
+row2:
+	VMOVUPS    (CX), Y6
+	VADDPD     Y3, Y6, Y6
+	VMOVUPS    (BX), Y7
+	VCMPPD     $0x00, Y7, Y6, Y6
+	VBLENDVPD  Y6, Y1, Y0, Y6
+	VCMPPD     $0x04, Y0, Y6, Y6
+	VBLENDVPD  Y6, Y4, Y2, Y6
+	VMOVUPS    (AX), Y7
+	VMINPD     Y6, Y7, Y8
+	VMINPD     Y7, Y6, Y9
+	VORPD      Y9, Y8, Y8
+	VCMPPD     $0x03, Y6, Y7, Y9
+	VADDPD     Y6, Y7, Y6
+	VBLENDVPD  Y9, Y6, Y8, Y6
+	VMOVUPS    Y6, (AX)
+	ADDQ       $+32, AX
+	ADDQ       $+32, CX
+	ADDQ       $+32, BX
+	VMASKMOVPD (CX), Y5, Y6
+	VADDPD     Y3, Y6, Y6
+	VMASKMOVPD (BX), Y5, Y7
+	VCMPPD     $0x00, Y7, Y6, Y6
+	VBLENDVPD  Y6, Y1, Y0, Y6
+	VCMPPD     $0x04, Y0, Y6, Y6
+	VBLENDVPD  Y6, Y4, Y2, Y6
+	VMASKMOVPD (AX), Y5, Y7
+	VMINPD     Y6, Y7, Y8
+	VMINPD     Y7, Y6, Y9
+	VORPD      Y9, Y8, Y8
+	VCMPPD     $0x03, Y6, Y7, Y9
+	VADDPD     Y6, Y7, Y6
+	VBLENDVPD  Y9, Y6, Y8, Y6
+	VMASKMOVPD Y6, Y5, (AX)
+	ADDQ       $+16, AX
+	ADDQ       $+64, CX
+	ADDQ       $+16, BX
+	DECQ       SI
+	JNZ        row2
+	ADDQ       $+192, CX
+	DECQ       DX
+	JNZ        rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12731,9 +12796,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float64, x0 *float64)
+// func ocannlMap11AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12751,9 +12816,74 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap12AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+24(SB), Y0
+	MOVQ         $0x00000090, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// Requires: AVX
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+24(SB), Y2
+	VBROADCASTSD (DX), Y3
+	VBROADCASTSD (SI), Y4
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000006, SI
+
+row2:
+	VMOVUPS   (CX), Y5
+	VADDPD    Y3, Y5, Y5
+	VMOVUPS   (BX), Y6
+	VCMPPD    $0x00, Y6, Y5, Y5
+	VBLENDVPD Y5, Y1, Y0, Y5
+	VCMPPD    $0x04, Y0, Y5, Y5
+	VBLENDVPD Y5, Y4, Y2, Y5
+	VMOVUPS   (AX), Y6
+	VMINPD    Y5, Y6, Y7
+	VMINPD    Y6, Y5, Y8
+	VORPD     Y8, Y7, Y7
+	VCMPPD    $0x03, Y5, Y6, Y8
+	VADDPD    Y5, Y6, Y5
+	VBLENDVPD Y8, Y5, Y7, Y5
+	VMOVUPS   Y5, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, BX
+	ADDQ      $+32, CX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+960, AX
+	ADDQ      $+4224, CX
+	ADDQ      $+960, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12778,9 +12908,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float64, x0 *float64)
+// func ocannlMap15AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12798,9 +12928,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12823,9 +12953,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float64)
+// func ocannlMap17AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
@@ -12840,9 +12970,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12877,9 +13007,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12901,9 +13031,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64, x0 *float64)
+// func ocannlMap20AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12927,9 +13057,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64)
+// func ocannlMap21AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12947,9 +13077,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12986,9 +13116,56 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+24(SB), Y2
+	VBROADCASTSD (DX), Y3
+	VBROADCASTSD (SI), Y4
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	VMOVUPS   (CX), Y5
+	VADDPD    Y3, Y5, Y5
+	VMOVUPS   (BX), Y6
+	VCMPPD    $0x00, Y6, Y5, Y5
+	VBLENDVPD Y5, Y1, Y0, Y5
+	VCMPPD    $0x04, Y0, Y5, Y5
+	VBLENDVPD Y5, Y4, Y2, Y5
+	VMOVUPS   (AX), Y6
+	VMINPD    Y5, Y6, Y7
+	VMINPD    Y6, Y5, Y8
+	VORPD     Y8, Y7, Y7
+	VCMPPD    $0x03, Y5, Y6, Y8
+	VADDPD    Y5, Y6, Y5
+	VBLENDVPD Y8, Y5, Y7, Y5
+	VMOVUPS   Y5, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, BX
+	ADDQ      $+32, CX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+256, CX
+	ADDQ      $+96, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13013,9 +13190,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13033,9 +13210,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13066,9 +13243,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13105,9 +13282,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13134,9 +13311,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13172,9 +13349,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float64, x0 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13192,9 +13369,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float64, x0 *float64)
+// func ocannlMap31AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13224,9 +13401,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13251,9 +13428,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float64, x0 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13271,9 +13448,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13310,9 +13487,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float64, x0 *float64)
+// func ocannlMap35AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13330,9 +13507,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13363,9 +13540,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13394,9 +13571,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float64, x0 *float64)
+// func ocannlMap38AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13414,9 +13591,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap39AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13441,9 +13618,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float64, x0 *float64)
+// func ocannlMap40AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13461,9 +13638,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap41AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13511,9 +13688,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap42AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13525,37 +13702,37 @@ row1:
 	VBROADCASTSD (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap38AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap42AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap38AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap42AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap38AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap42AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap38AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap38AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap38AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap38AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap42AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap42AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap42AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap42AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap42AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap42AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap42AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap42AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap42AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -13567,91 +13744,91 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap38AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap38AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap38AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap38AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap38AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap42AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap42AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap42AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap42AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap42AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap42AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap42AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap42AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap42AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap42AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap42AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap42AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap42AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap42AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap42AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap42AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap42AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap42AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap42AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap42AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap42AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap42AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap42AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap42AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap42AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap42AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap42AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap42AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap42AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap42AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap42AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap42AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap42AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap42AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap42AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap42AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap42AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap42AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap42AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap42AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap42AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap42AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap42AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap42AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap42AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap42AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap42AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap42AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap42AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap42AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap42AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap42AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap42AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap42AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap42AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap42AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap42AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap42AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap42AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap42AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap42AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap42AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap42AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap42AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap42AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap42AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap42AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap42AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap42AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap42AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap42AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap42AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap42AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap42AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap39AVX2(c *float64, x0 *float64)
+// func ocannlMap43AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13660,37 +13837,37 @@ TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap39AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap43AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap39AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap43AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap39AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap43AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap39AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap39AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap39AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap39AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap43AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap43AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap43AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap43AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap43AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap39AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap39AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap43AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap43AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap39AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap39AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap43AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap43AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -13701,91 +13878,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap39AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap39AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap39AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap39AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap39AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap39AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap39AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap39AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap39AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap39AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap39AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap39AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap39AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap39AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap39AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap39AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap39AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap39AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap39AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap39AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap39AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap39AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap39AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap39AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap39AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap39AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap39AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap39AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap39AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap39AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap39AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap39AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap39AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap39AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap39AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap39AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap39AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap39AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap39AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap39AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap39AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap39AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap39AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap39AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap39AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap39AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap39AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap39AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap39AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap39AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap39AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap39AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap39AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap39AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap39AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap39AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap39AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap39AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap39AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap39AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap39AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap39AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap39AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap39AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap39AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap39AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap39AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap39AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap39AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap39AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap39AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap39AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap39AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap43AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap43AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap43AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap43AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap43AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap43AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap43AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap43AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap43AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap43AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap43AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap43AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap43AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap43AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap43AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap43AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap43AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap43AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap43AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap43AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap43AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap43AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap43AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap43AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap43AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap43AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap43AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap43AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap43AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap43AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap43AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap43AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap43AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap43AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap43AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap43AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap43AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap43AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap43AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap43AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap43AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap43AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap43AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap43AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap43AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap43AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap43AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap43AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap43AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap43AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap43AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap43AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap43AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap43AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap43AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap43AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap43AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap43AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap43AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap43AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap43AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap43AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap43AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap43AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap43AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap43AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap43AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap43AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap43AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap43AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap43AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap43AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap43AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap43AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap40AVX2(c *float64, x0 *float64)
+// func ocannlMap44AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -13794,37 +13971,37 @@ TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap40AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap44AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap40AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap40AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap40AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap44AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap44AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap44AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap44AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap44AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap40AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap40AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap44AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap44AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap40AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap40AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap44AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap44AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -13835,91 +14012,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap40AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap40AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap40AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap40AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap40AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap40AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap40AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap40AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap40AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap40AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap40AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap40AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap40AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap40AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap40AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap40AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap40AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap40AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap40AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap40AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap40AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap40AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap40AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap40AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap40AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap40AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap40AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap40AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap40AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap40AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap40AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap40AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap40AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap40AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap40AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap40AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap40AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap40AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap40AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap40AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap40AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap40AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap40AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap40AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap40AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap40AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap40AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap40AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap40AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap40AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap40AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap40AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap40AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap40AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap40AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap40AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap40AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap40AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap40AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap40AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap40AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap40AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap40AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap40AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap40AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap40AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap40AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap40AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap40AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap40AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap40AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap40AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap44AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap44AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap44AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap44AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap44AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap44AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap44AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap44AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap44AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap44AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap44AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap44AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap44AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap44AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap44AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap44AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap44AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap44AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap44AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap44AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap44AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap44AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap44AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap44AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap44AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap44AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap44AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap44AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap44AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap44AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap44AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap44AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap44AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap44AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap44AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap44AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap44AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap44AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap44AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap44AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap44AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap44AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap44AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap44AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap44AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap44AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap44AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap44AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap44AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap44AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap44AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap44AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap44AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap44AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap44AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap44AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap44AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap44AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap44AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap44AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap44AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap44AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap44AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap44AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap44AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap44AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap44AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap44AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap44AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap44AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap44AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap44AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap44AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap44AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap44AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap44AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap44AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap44AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap44AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap44AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap44AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap41AVX2(c *float64, x0 *float64)
+// func ocannlMap45AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -15800,7 +15977,7 @@ TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSD ocannlConst64<>+24(SB), Y0
+	VBROADCASTSD ocannlConst64<>+32(SB), Y0
 	VBROADCASTSD ocannlConst64<>+0(SB), Y1
 	MOVQ         $0x00000008, SI
 
@@ -15933,7 +16110,7 @@ TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSD ocannlConst64<>+24(SB), Y0
+	VBROADCASTSD ocannlConst64<>+32(SB), Y0
 	VBROADCASTSD ocannlConst64<>+0(SB), Y1
 	MOVQ         $0x00000010, SI
 

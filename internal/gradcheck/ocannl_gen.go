@@ -5396,11 +5396,12 @@ func (m *ocannlConvPaddedK2Stride2) ParamTensors() []rt.Tensor {
 		Name:   "img",
 		Role:   rt.RoleBias,
 	}, {
-		Data64:  m.Params.ObjectiveConv2d1Kernel[:],
-		Dims:    []int{3, 2, 2, 2},
-		Name:    "objective.conv2d#1.kernel",
-		Role:    rt.RoleConvKernel,
-		Spatial: []int{1, 2},
+		Data64:     m.Params.ObjectiveConv2d1Kernel[:],
+		Dims:       []int{3, 2, 2, 2},
+		EvenPadded: []int{1, 2},
+		Name:       "objective.conv2d#1.kernel",
+		Role:       rt.RoleConvKernel,
+		Spatial:    []int{1, 2},
 	}, {
 		Data64: m.Params.ObjectiveConv2d1Bias[:],
 		Dims:   []int{3},
@@ -5443,6 +5444,10 @@ func (m *ocannlConvPaddedK2Stride2) SaveSafetensors(w io.Writer, opt *rt.Safeten
 // the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
 // opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
 // opt may be nil.
+//
+// With opt.Layout = rt.LayoutPyTorch, the kernels of padded convolutions with an even window (objective.conv2d#1.kernel)
+// are refused (rt.ErrEvenKernelPadding) unless opt.AllowEvenKernelPadding confirms them: ocannlgen
+// pads the extra cell of an even window on the left, PyTorch's padding='same' on the right.
 func (m *ocannlConvPaddedK2Stride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
 	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
@@ -17231,8 +17236,13 @@ func ocannlSoftmaxObjectiveLoss(r *[2][3][4]float64, pZ *[24]float64, out *[1]fl
 //	_objective.1.grad: [2 3 1] (let, local)
 //	_objective.2.grad: [2 3 4] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local)
+//	objective.softmax#1/m.argmax@0: [2 3 1] (let, local)
 //
 // Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z
 //	fill objective.softmax#1/m with -inf
@@ -17323,11 +17333,20 @@ func ocannlSoftmaxObjectiveLoss(r *[2][3][4]float64, pZ *[24]float64, out *[1]fl
 //	    for i2 in 0..3:  # reduction
 //	      objective.softmax#1/m.grad[i0, i1, 0] -= _objective.softmax#1/e.1.grad[i0, i1, i2]
 //
-//	# backprop of op 0 (objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): g1 =+ where((t == v1), g, 0); g1 is z.grad
+//	# backprop of op 0 (objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): objective.softmax#1/m.argmax@0 = 4 (no winner yet)
+//	fill objective.softmax#1/m.argmax@0 with 4
+//
+//	# backprop of op 0 (objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): the winners: w =@- where((v1 == t), ord, 4); w is objective.softmax#1/m.argmax@0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..3:  # reduction
+//	      objective.softmax#1/m.argmax@0[i0, i1, 0] min= where(z[i0, i1, i2] == objective.softmax#1/m[i0, i1, 0], _ordinals.1[i2], 4)
+//
+//	# backprop of op 0 (objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): g1 =+ where((ord == w), g, 0); g1 is z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      z.grad[i0, i1, i2] += where(objective.softmax#1/m[i0, i1, 0] == z[i0, i1, i2], objective.softmax#1/m.grad[i0, i1, 0], 0)
+//	      z.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.softmax#1/m.argmax@0[i0, i1, 0], objective.softmax#1/m.grad[i0, i1, 0], 0)
 func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64, loss *[1]float64) {
 	var objective_softmax_1_m [2][3][1]float64
 	var objective_softmax_1_e [2][3][4]float64
@@ -17339,6 +17358,11 @@ func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64
 	var objective_1_grad [2][3][1]float64
 	var objective_2_grad [2][3][4]float64
 	var objective_grad [1]float64
+	var ordinals_1 [4]float64
+	var objective_softmax_1_m_argmax_0 [2][3][1]float64
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	ordinals_1 = [4]float64{0, 1, 2, 3}
 
 	// objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z
 	// reduction accumulated in a local variable.
@@ -17501,23 +17525,51 @@ func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64
 		}
 	}
 
-	// backprop of op 0 (objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): g1 =+ where((t == v1), g, 0); g1 is z.grad
+	// backprop of op 0 (objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): objective.softmax#1/m.argmax@0 = 4 (no winner yet)
+	for j := range 2 {
+		for j2 := range 3 {
+			objective_softmax_1_m_argmax_0[j][j2][0] = 4
+		}
+	}
+
+	// backprop of op 0 (objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): the winners: w =@- where((v1 == t), ord, 4); w is objective.softmax#1/m.argmax@0
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_softmax_1_mV2 := objective_softmax_1_m[i0][i1][0]
 			pZRow3 := (*[4]float64)(pZ[12*i0+4*i1 : 12*i0+4*i1+4])
+			objective_softmax_1_mV2 := objective_softmax_1_m[i0][i1][0]
+			acc6 := objective_softmax_1_m_argmax_0[i0][i1][0]
+			for i2 := range 4 {
+				var r2 float64
+				if pZRow3[i2] == objective_softmax_1_mV2 {
+					r2 = 1
+				}
+				r3 := float64(4)
+				if r2 != 0 {
+					r3 = ordinals_1[i2]
+				}
+				acc6 = min(acc6, r3)
+			}
+			objective_softmax_1_m_argmax_0[i0][i1][0] = acc6
+		}
+	}
+
+	// backprop of op 0 (objective.softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): g1 =+ where((ord == w), g, 0); g1 is z.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_softmax_1_m_argmax_0V := objective_softmax_1_m_argmax_0[i0][i1][0]
 			objective_softmax_1_m_gradV := objective_softmax_1_m_grad[i0][i1][0]
 			gZRow2 := (*[4]float64)(gZ[12*i0+4*i1 : 12*i0+4*i1+4])
 			for i2 := range 4 {
-				var r2 float64
-				if objective_softmax_1_mV2 == pZRow3[i2] {
-					r2 = 1
+				var r4 float64
+				if ordinals_1[i2] == objective_softmax_1_m_argmax_0V {
+					r4 = 1
 				}
-				r3 := float64(0)
-				if r2 != 0 {
-					r3 = objective_softmax_1_m_gradV
+				r5 := float64(0)
+				if r4 != 0 {
+					r5 = objective_softmax_1_m_gradV
 				}
-				gZRow2[i2] += r3
+				gZRow2[i2] += r5
 			}
 		}
 	}
@@ -17677,8 +17729,13 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	_objective.3.grad: [2 1] (let, local)
 //	_objective.4.grad: [2 5] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [5] (literal, local)
+//	objective.log_softmax#1/m.argmax@0: [2 1] (let, local)
 //
 // Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [5] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z
 //	fill objective.log_softmax#1/m with -inf
@@ -17769,10 +17826,18 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	  for i1 in 0..4:  # reduction
 //	    objective.log_softmax#1/m.grad[i0, 0] -= objective.log_softmax#1/z.grad[i0, i1]
 //
-//	# backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): g1 =+ where((t == v1), g, 0); g1 is z.grad
+//	# backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): objective.log_softmax#1/m.argmax@0 = 5 (no winner yet)
+//	fill objective.log_softmax#1/m.argmax@0 with 5
+//
+//	# backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): the winners: w =@- where((v1 == t), ord, 5); w is objective.log_softmax#1/m.argmax@0
+//	for i0 in 0..1:
+//	  for i1 in 0..4:  # reduction
+//	    objective.log_softmax#1/m.argmax@0[i0, 0] min= where(z[i0, i1] == objective.log_softmax#1/m[i0, 0], _ordinals.1[i1], 5)
+//
+//	# backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): g1 =+ where((ord == w), g, 0); g1 is z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    z.grad[i0, i1] += where(objective.log_softmax#1/m[i0, 0] == z[i0, i1], objective.log_softmax#1/m.grad[i0, 0], 0)
+//	    z.grad[i0, i1] += where(_ordinals.1[i1] == objective.log_softmax#1/m.argmax@0[i0, 0], objective.log_softmax#1/m.grad[i0, 0], 0)
 func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64, loss *[1]float64) {
 	var objective_log_softmax_1_m [2][1]float64
 	var objective_log_softmax_1_z [2][5]float64
@@ -17787,6 +17852,11 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 	var objective_3_grad [2][1]float64
 	var objective_4_grad [2][5]float64
 	var objective_grad [1]float64
+	var ordinals_1 [5]float64
+	var objective_log_softmax_1_m_argmax_0 [2][1]float64
+
+	// init _ordinals.1 (the ordinals of [5] reduced points)
+	ordinals_1 = [5]float64{0, 1, 2, 3, 4}
 
 	// objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z
 	// reduction accumulated in a local variable.
@@ -17936,22 +18006,46 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 		objective_log_softmax_1_m_grad[i0][0] = acc5
 	}
 
-	// backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): g1 =+ where((t == v1), g, 0); g1 is z.grad
+	// backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): objective.log_softmax#1/m.argmax@0 = 5 (no winner yet)
+	for j := range 2 {
+		objective_log_softmax_1_m_argmax_0[j][0] = 5
+	}
+
+	// backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): the winners: w =@- where((v1 == t), ord, 5); w is objective.log_softmax#1/m.argmax@0
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		objective_log_softmax_1_mV2 := objective_log_softmax_1_m[i0][0]
 		pZRow3 := (*[5]float64)(pZ[5*i0 : 5*i0+5])
+		objective_log_softmax_1_mV2 := objective_log_softmax_1_m[i0][0]
+		acc6 := objective_log_softmax_1_m_argmax_0[i0][0]
+		for i1 := range 5 {
+			var r2 float64
+			if pZRow3[i1] == objective_log_softmax_1_mV2 {
+				r2 = 1
+			}
+			r3 := float64(5)
+			if r2 != 0 {
+				r3 = ordinals_1[i1]
+			}
+			acc6 = min(acc6, r3)
+		}
+		objective_log_softmax_1_m_argmax_0[i0][0] = acc6
+	}
+
+	// backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): g1 =+ where((ord == w), g, 0); g1 is z.grad
+	for i0 := range 2 {
+		objective_log_softmax_1_m_argmax_0V := objective_log_softmax_1_m_argmax_0[i0][0]
 		objective_log_softmax_1_m_gradV := objective_log_softmax_1_m_grad[i0][0]
 		gZRow2 := (*[5]float64)(gZ[5*i0 : 5*i0+5])
 		for i1 := range 5 {
-			var r2 float64
-			if objective_log_softmax_1_mV2 == pZRow3[i1] {
-				r2 = 1
+			var r4 float64
+			if ordinals_1[i1] == objective_log_softmax_1_m_argmax_0V {
+				r4 = 1
 			}
-			r3 := float64(0)
-			if r2 != 0 {
-				r3 = objective_log_softmax_1_m_gradV
+			r5 := float64(0)
+			if r4 != 0 {
+				r5 = objective_log_softmax_1_m_gradV
 			}
-			gZRow2[i1] += r3
+			gZRow2[i1] += r5
 		}
 	}
 }
@@ -18193,11 +18287,16 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	_objective.2.grad: [1] (let, local)
 //	_objective.3.grad: [1] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [5] (literal, local)
+//	objective.cross_entropy#1/m.argmax@2: [4 1] (let, local)
 //
 // Loop nests:
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 4
+//
+//	# init _ordinals.1 (the ordinals of [5] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _objective.cross_entropy#1/logits.1 = compose "*" of objective.net.w, x
 //	fill _objective.cross_entropy#1/logits.1 with 0
@@ -18325,10 +18424,18 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	  for i1 in 0..4:  # reduction
 //	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/z.grad[i0, i1]
 //
-//	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is objective.cross_entropy#1/logits.grad
+//	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@2 = 5 (no winner yet)
+//	fill objective.cross_entropy#1/m.argmax@2 with 5
+//
+//	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 5); w is objective.cross_entropy#1/m.argmax@2
+//	for i0 in 0..3:
+//	  for i1 in 0..4:  # reduction
+//	    objective.cross_entropy#1/m.argmax@2[i0, 0] min= where(objective.cross_entropy#1/logits[i0, i1] == objective.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 5)
+//
+//	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    objective.cross_entropy#1/logits.grad[i0, i1] += where(objective.cross_entropy#1/m[i0, 0] == objective.cross_entropy#1/logits[i0, i1], objective.cross_entropy#1/m.grad[i0, 0], 0)
+//	    objective.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@2[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
 //	for i0 in 0..3:
@@ -18368,6 +18475,11 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	var objective_2_grad [1]float64
 	var objective_3_grad [1]float64
 	var objective_grad [1]float64
+	var ordinals_1 [5]float64
+	var objective_cross_entropy_1_m_argmax_2 [4][1]float64
+
+	// init _ordinals.1 (the ordinals of [5] reduced points)
+	ordinals_1 = [5]float64{0, 1, 2, 3, 4}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of objective.net.w, x
 	// reduction accumulated in a local variable.
@@ -18567,22 +18679,46 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 		objective_cross_entropy_1_m_grad[i0][0] = acc6
 	}
 
-	// backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is objective.cross_entropy#1/logits.grad
+	// backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@2 = 5 (no winner yet)
+	for j := range 4 {
+		objective_cross_entropy_1_m_argmax_2[j][0] = 5
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 5); w is objective.cross_entropy#1/m.argmax@2
+	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][0]
 		objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0]
+		objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][0]
+		acc7 := objective_cross_entropy_1_m_argmax_2[i0][0]
+		for i1 := range 5 {
+			var r float64
+			if objective_cross_entropy_1_logitsRow4[i1] == objective_cross_entropy_1_mV2 {
+				r = 1
+			}
+			r2 := float64(5)
+			if r != 0 {
+				r2 = ordinals_1[i1]
+			}
+			acc7 = min(acc7, r2)
+		}
+		objective_cross_entropy_1_m_argmax_2[i0][0] = acc7
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 4 {
+		objective_cross_entropy_1_m_argmax_2V := objective_cross_entropy_1_m_argmax_2[i0][0]
 		objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][0]
 		objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0]
 		for i1 := range 5 {
-			var r float64
-			if objective_cross_entropy_1_mV2 == objective_cross_entropy_1_logitsRow4[i1] {
-				r = 1
+			var r3 float64
+			if ordinals_1[i1] == objective_cross_entropy_1_m_argmax_2V {
+				r3 = 1
 			}
-			r2 := float64(0)
-			if r != 0 {
-				r2 = objective_cross_entropy_1_m_gradV
+			r4 := float64(0)
+			if r3 != 0 {
+				r4 = objective_cross_entropy_1_m_gradV
 			}
-			objective_cross_entropy_1_logits_gradRow2[i1] += r2
+			objective_cross_entropy_1_logits_gradRow2[i1] += r4
 		}
 	}
 
@@ -18602,12 +18738,12 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[2]
 	objective_cross_entropy_1_logits_gradRow7 := &objective_cross_entropy_1_logits_grad[3]
 	for i1 := range 5 {
-		acc7 := gObjectiveNetB[i1]
-		acc7 += objective_cross_entropy_1_logits_gradRow4[i1]
-		acc7 += objective_cross_entropy_1_logits_gradRow5[i1]
-		acc7 += objective_cross_entropy_1_logits_gradRow6[i1]
-		acc7 += objective_cross_entropy_1_logits_gradRow7[i1]
-		gObjectiveNetB[i1] = acc7
+		acc8 := gObjectiveNetB[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow4[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow5[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow6[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow7[i1]
+		gObjectiveNetB[i1] = acc8
 	}
 
 	// backprop of op 0 (_objective.cross_entropy#1/logits.1 = compose "*" of objective.net.w, x): g1 =+ g * v2; g1 is objective.net.w.grad
@@ -20751,11 +20887,16 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 //	objective.att.w_o.grad: [3 2 2] (let, output parameter gObjectiveAttWO)
 //	_objective.1.grad: [2 4 3] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local)
+//	objective.att/m.argmax@6: [2 4 2 1] (let, local)
 //
 // Loop nests:
 //
 //	# init _dim_d.1 (dim)
 //	init _dim_d.1: constant 3
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# objective.att/q = compose "*" of objective.att.w_q, x
 //	fill objective.att/q with 0
@@ -20963,12 +21104,22 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 //	      for i3 in 0..3:  # reduction
 //	        objective.att/m.grad[i0, i1, i2, 0] -= _objective.att/ex.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): g1 =+ where((t == v1), g, 0); g1 is objective.att/scores.grad
+//	# backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): objective.att/m.argmax@6 = 4 (no winner yet)
+//	fill objective.att/m.argmax@6 with 4
+//
+//	# backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): the winners: w =@- where((v1 == t), ord, 4); w is objective.att/m.argmax@6
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:  # reduction
+//	        objective.att/m.argmax@6[i0, i1, i2, 0] min= where(objective.att/scores[i0, i1, i2, i3] == objective.att/m[i0, i1, i2, 0], _ordinals.1[i3], 4)
+//
+//	# backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): g1 =+ where((ord == w), g, 0); g1 is objective.att/scores.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += where(objective.att/m[i0, i1, i2, 0] == objective.att/scores[i0, i1, i2, i3], objective.att/m.grad[i0, i1, i2, 0], 0)
+//	        objective.att/scores.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 5 (objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2): g1 =+ g / v2; g1 is _objective.att/scores.1.grad
 //	for i0 in 0..1:
@@ -21066,6 +21217,11 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	var objective_att_ctx_grad [2][4][2][2]float64
 	var objective_1_grad [2][4][3]float64
 	var objective_grad [1]float64
+	var ordinals_1 [4]float64
+	var objective_att_m_argmax_6 [2][4][2][1]float64
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	ordinals_1 = [4]float64{0, 1, 2, 3}
 
 	// objective.att/q = compose "*" of objective.att.w_q, x
 	// reduction accumulated in a local variable.
@@ -21478,24 +21634,56 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 		}
 	}
 
-	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): g1 =+ where((t == v1), g, 0); g1 is objective.att/scores.grad
+	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): objective.att/m.argmax@6 = 4 (no winner yet)
+	for j := range 2 {
+		for j2 := range 4 {
+			for j3 := range 2 {
+				objective_att_m_argmax_6[j][j2][j3][0] = 4
+			}
+		}
+	}
+
+	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): the winners: w =@- where((v1 == t), ord, 4); w is objective.att/m.argmax@6
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
-				objective_att_mV2 := objective_att_m[i0][i1][i2][0]
 				objective_att_scoresRow4 := &objective_att_scores[i0][i1][i2]
+				objective_att_mV2 := objective_att_m[i0][i1][i2][0]
+				acc13 := objective_att_m_argmax_6[i0][i1][i2][0]
+				for i3 := range 4 {
+					var r2 float64
+					if objective_att_scoresRow4[i3] == objective_att_mV2 {
+						r2 = 1
+					}
+					r3 := float64(4)
+					if r2 != 0 {
+						r3 = ordinals_1[i3]
+					}
+					acc13 = min(acc13, r3)
+				}
+				objective_att_m_argmax_6[i0][i1][i2][0] = acc13
+			}
+		}
+	}
+
+	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): g1 =+ where((ord == w), g, 0); g1 is objective.att/scores.grad
+	for i0 := range 2 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				objective_att_m_argmax_6V := objective_att_m_argmax_6[i0][i1][i2][0]
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
 				objective_att_scores_gradRow2 := &objective_att_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
-					var r2 float64
-					if objective_att_mV2 == objective_att_scoresRow4[i3] {
-						r2 = 1
+					var r4 float64
+					if ordinals_1[i3] == objective_att_m_argmax_6V {
+						r4 = 1
 					}
-					r3 := float64(0)
-					if r2 != 0 {
-						r3 = objective_att_m_gradV
+					r5 := float64(0)
+					if r4 != 0 {
+						r5 = objective_att_m_gradV
 					}
-					objective_att_scores_gradRow2[i3] += r3
+					objective_att_scores_gradRow2[i3] += r5
 				}
 			}
 		}
@@ -21530,12 +21718,12 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 				objective_att_scores_1_gradV4 := objective_att_scores_1_grad[i0][i1][i2][3]
 				objective_att_kRow5 := &objective_att_k[i0][3][i2]
 				for i4 := range 3 {
-					acc13 := objective_att_q_gradRow[i4]
-					acc13 += objective_att_scores_1_gradV * objective_att_kRow2[i4]
-					acc13 += objective_att_scores_1_gradV2 * objective_att_kRow3[i4]
-					acc13 += objective_att_scores_1_gradV3 * objective_att_kRow4[i4]
-					acc13 += objective_att_scores_1_gradV4 * objective_att_kRow5[i4]
-					objective_att_q_gradRow[i4] = acc13
+					acc14 := objective_att_q_gradRow[i4]
+					acc14 += objective_att_scores_1_gradV * objective_att_kRow2[i4]
+					acc14 += objective_att_scores_1_gradV2 * objective_att_kRow3[i4]
+					acc14 += objective_att_scores_1_gradV3 * objective_att_kRow4[i4]
+					acc14 += objective_att_scores_1_gradV4 * objective_att_kRow5[i4]
+					objective_att_q_gradRow[i4] = acc14
 				}
 			}
 		}
@@ -21584,10 +21772,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 				pObjectiveAttWVRow3 := (*[3]float64)(pObjectiveAttWV[6*i2+3 : 6*i2+6])
 				objective_att_v_gradV3 := objective_att_v_grad[i0][i1][i2][1]
 				for i4 := range 3 {
-					acc14 := gXRow[i4]
-					acc14 += pObjectiveAttWVRow2[i4] * objective_att_v_gradV2
-					acc14 += pObjectiveAttWVRow3[i4] * objective_att_v_gradV3
-					gXRow[i4] = acc14
+					acc15 := gXRow[i4]
+					acc15 += pObjectiveAttWVRow2[i4] * objective_att_v_gradV2
+					acc15 += pObjectiveAttWVRow3[i4] * objective_att_v_gradV3
+					gXRow[i4] = acc15
 				}
 			}
 		}
@@ -21622,11 +21810,11 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 				pObjectiveAttWKRow4 := (*[3]float64)(pObjectiveAttWK[9*i2+6 : 9*i2+9])
 				objective_att_k_gradV4 := objective_att_k_grad[i0][i1][i2][2]
 				for i4 := range 3 {
-					acc15 := gXRow2[i4]
-					acc15 += pObjectiveAttWKRow2[i4] * objective_att_k_gradV2
-					acc15 += pObjectiveAttWKRow3[i4] * objective_att_k_gradV3
-					acc15 += pObjectiveAttWKRow4[i4] * objective_att_k_gradV4
-					gXRow2[i4] = acc15
+					acc16 := gXRow2[i4]
+					acc16 += pObjectiveAttWKRow2[i4] * objective_att_k_gradV2
+					acc16 += pObjectiveAttWKRow3[i4] * objective_att_k_gradV3
+					acc16 += pObjectiveAttWKRow4[i4] * objective_att_k_gradV4
+					gXRow2[i4] = acc16
 				}
 			}
 		}
@@ -21661,11 +21849,11 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 				pObjectiveAttWQRow4 := (*[3]float64)(pObjectiveAttWQ[9*i2+6 : 9*i2+9])
 				objective_att_q_gradV4 := objective_att_q_grad[i0][i1][i2][2]
 				for i4 := range 3 {
-					acc16 := gXRow3[i4]
-					acc16 += pObjectiveAttWQRow2[i4] * objective_att_q_gradV2
-					acc16 += pObjectiveAttWQRow3[i4] * objective_att_q_gradV3
-					acc16 += pObjectiveAttWQRow4[i4] * objective_att_q_gradV4
-					gXRow3[i4] = acc16
+					acc17 := gXRow3[i4]
+					acc17 += pObjectiveAttWQRow2[i4] * objective_att_q_gradV2
+					acc17 += pObjectiveAttWQRow3[i4] * objective_att_q_gradV3
+					acc17 += pObjectiveAttWQRow4[i4] * objective_att_q_gradV4
+					gXRow3[i4] = acc17
 				}
 			}
 		}
@@ -22103,6 +22291,8 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	objective.att.w_o.grad: [3 2 2] (let, output parameter gObjectiveAttWO)
 //	_objective.1.grad: [2 4 3] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local)
+//	objective.att/m.argmax@7: [2 4 2 1] (let, local)
 //
 // Loop nests:
 //
@@ -22111,6 +22301,9 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //
 //	# init _num.1 (number)
 //	init _num.1: constant -1e+09
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# objective.att/q = compose "*" of objective.att.w_q, x
 //	fill objective.att/q with 0
@@ -22321,12 +22514,22 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	      for i3 in 0..3:  # reduction
 //	        objective.att/m.grad[i0, i1, i2, 0] -= _objective.att/ex.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): g1 =+ where((t == v1), g, 0); g1 is objective.att/masked.grad
+//	# backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): objective.att/m.argmax@7 = 4 (no winner yet)
+//	fill objective.att/m.argmax@7 with 4
+//
+//	# backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): the winners: w =@- where((v1 == t), ord, 4); w is objective.att/m.argmax@7
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:  # reduction
+//	        objective.att/m.argmax@7[i0, i1, i2, 0] min= where(objective.att/masked[i0, i1, i2, i3] == objective.att/m[i0, i1, i2, 0], _ordinals.1[i3], 4)
+//
+//	# backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): g1 =+ where((ord == w), g, 0); g1 is objective.att/masked.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/masked.grad[i0, i1, i2, i3] += where(objective.att/m[i0, i1, i2, 0] == objective.att/masked[i0, i1, i2, i3], objective.att/m.grad[i0, i1, i2, 0], 0)
+//	        objective.att/masked.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@7[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 6 (objective.att/masked = pointwise where of mask, objective.att/scores, _num.1): g2 =+ where(v1, g, 0); g2 is objective.att/scores.grad
 //	for i0 in 0..1:
@@ -22432,6 +22635,11 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	var objective_att_ctx_grad [2][4][2][2]float64
 	var objective_1_grad [2][4][3]float64
 	var objective_grad [1]float64
+	var ordinals_1 [4]float64
+	var objective_att_m_argmax_7 [2][4][2][1]float64
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	ordinals_1 = [4]float64{0, 1, 2, 3}
 
 	// objective.att/q = compose "*" of objective.att.w_q, x
 	// reduction accumulated in a local variable.
@@ -22849,24 +23057,56 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): g1 =+ where((t == v1), g, 0); g1 is objective.att/masked.grad
+	// backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): objective.att/m.argmax@7 = 4 (no winner yet)
+	for j := range 2 {
+		for j2 := range 4 {
+			for j3 := range 2 {
+				objective_att_m_argmax_7[j][j2][j3][0] = 4
+			}
+		}
+	}
+
+	// backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): the winners: w =@- where((v1 == t), ord, 4); w is objective.att/m.argmax@7
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
-				objective_att_mV2 := objective_att_m[i0][i1][i2][0]
 				objective_att_maskedRow4 := &objective_att_masked[i0][i1][i2]
+				objective_att_mV2 := objective_att_m[i0][i1][i2][0]
+				acc13 := objective_att_m_argmax_7[i0][i1][i2][0]
+				for i3 := range 4 {
+					var r3 float64
+					if objective_att_maskedRow4[i3] == objective_att_mV2 {
+						r3 = 1
+					}
+					r4 := float64(4)
+					if r3 != 0 {
+						r4 = ordinals_1[i3]
+					}
+					acc13 = min(acc13, r4)
+				}
+				objective_att_m_argmax_7[i0][i1][i2][0] = acc13
+			}
+		}
+	}
+
+	// backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): g1 =+ where((ord == w), g, 0); g1 is objective.att/masked.grad
+	for i0 := range 2 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				objective_att_m_argmax_7V := objective_att_m_argmax_7[i0][i1][i2][0]
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
 				objective_att_masked_gradRow2 := &objective_att_masked_grad[i0][i1][i2]
 				for i3 := range 4 {
-					var r3 float64
-					if objective_att_mV2 == objective_att_maskedRow4[i3] {
-						r3 = 1
+					var r5 float64
+					if ordinals_1[i3] == objective_att_m_argmax_7V {
+						r5 = 1
 					}
-					r4 := float64(0)
-					if r3 != 0 {
-						r4 = objective_att_m_gradV
+					r6 := float64(0)
+					if r5 != 0 {
+						r6 = objective_att_m_gradV
 					}
-					objective_att_masked_gradRow2[i3] += r4
+					objective_att_masked_gradRow2[i3] += r6
 				}
 			}
 		}
@@ -22880,11 +23120,11 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 				objective_att_masked_gradRow3 := &objective_att_masked_grad[i0][i1][i2]
 				objective_att_scores_gradRow := &objective_att_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
-					r5 := float64(0)
+					r7 := float64(0)
 					if maskRow2[i3] != 0 {
-						r5 = objective_att_masked_gradRow3[i3]
+						r7 = objective_att_masked_gradRow3[i3]
 					}
-					objective_att_scores_gradRow[i3] += r5
+					objective_att_scores_gradRow[i3] += r7
 				}
 			}
 		}
@@ -22919,12 +23159,12 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 				objective_att_scores_1_gradV4 := objective_att_scores_1_grad[i0][i1][i2][3]
 				objective_att_kRow5 := &objective_att_k[i0][3][i2]
 				for i4 := range 3 {
-					acc13 := objective_att_q_gradRow[i4]
-					acc13 += objective_att_scores_1_gradV * objective_att_kRow2[i4]
-					acc13 += objective_att_scores_1_gradV2 * objective_att_kRow3[i4]
-					acc13 += objective_att_scores_1_gradV3 * objective_att_kRow4[i4]
-					acc13 += objective_att_scores_1_gradV4 * objective_att_kRow5[i4]
-					objective_att_q_gradRow[i4] = acc13
+					acc14 := objective_att_q_gradRow[i4]
+					acc14 += objective_att_scores_1_gradV * objective_att_kRow2[i4]
+					acc14 += objective_att_scores_1_gradV2 * objective_att_kRow3[i4]
+					acc14 += objective_att_scores_1_gradV3 * objective_att_kRow4[i4]
+					acc14 += objective_att_scores_1_gradV4 * objective_att_kRow5[i4]
+					objective_att_q_gradRow[i4] = acc14
 				}
 			}
 		}
@@ -22973,10 +23213,10 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 				pObjectiveAttWVRow3 := (*[3]float64)(pObjectiveAttWV[6*i2+3 : 6*i2+6])
 				objective_att_v_gradV3 := objective_att_v_grad[i0][i1][i2][1]
 				for i4 := range 3 {
-					acc14 := gXRow[i4]
-					acc14 += pObjectiveAttWVRow2[i4] * objective_att_v_gradV2
-					acc14 += pObjectiveAttWVRow3[i4] * objective_att_v_gradV3
-					gXRow[i4] = acc14
+					acc15 := gXRow[i4]
+					acc15 += pObjectiveAttWVRow2[i4] * objective_att_v_gradV2
+					acc15 += pObjectiveAttWVRow3[i4] * objective_att_v_gradV3
+					gXRow[i4] = acc15
 				}
 			}
 		}
@@ -23011,11 +23251,11 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 				pObjectiveAttWKRow4 := (*[3]float64)(pObjectiveAttWK[9*i2+6 : 9*i2+9])
 				objective_att_k_gradV4 := objective_att_k_grad[i0][i1][i2][2]
 				for i4 := range 3 {
-					acc15 := gXRow2[i4]
-					acc15 += pObjectiveAttWKRow2[i4] * objective_att_k_gradV2
-					acc15 += pObjectiveAttWKRow3[i4] * objective_att_k_gradV3
-					acc15 += pObjectiveAttWKRow4[i4] * objective_att_k_gradV4
-					gXRow2[i4] = acc15
+					acc16 := gXRow2[i4]
+					acc16 += pObjectiveAttWKRow2[i4] * objective_att_k_gradV2
+					acc16 += pObjectiveAttWKRow3[i4] * objective_att_k_gradV3
+					acc16 += pObjectiveAttWKRow4[i4] * objective_att_k_gradV4
+					gXRow2[i4] = acc16
 				}
 			}
 		}
@@ -23050,11 +23290,11 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 				pObjectiveAttWQRow4 := (*[3]float64)(pObjectiveAttWQ[9*i2+6 : 9*i2+9])
 				objective_att_q_gradV4 := objective_att_q_grad[i0][i1][i2][2]
 				for i4 := range 3 {
-					acc16 := gXRow3[i4]
-					acc16 += pObjectiveAttWQRow2[i4] * objective_att_q_gradV2
-					acc16 += pObjectiveAttWQRow3[i4] * objective_att_q_gradV3
-					acc16 += pObjectiveAttWQRow4[i4] * objective_att_q_gradV4
-					gXRow3[i4] = acc16
+					acc17 := gXRow3[i4]
+					acc17 += pObjectiveAttWQRow2[i4] * objective_att_q_gradV2
+					acc17 += pObjectiveAttWQRow3[i4] * objective_att_q_gradV3
+					acc17 += pObjectiveAttWQRow4[i4] * objective_att_q_gradV4
+					gXRow3[i4] = acc17
 				}
 			}
 		}
@@ -24040,6 +24280,8 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	objective.ln2.beta.grad: [4] (let, output parameter gObjectiveLn2Beta)
 //	_objective.5.grad: [2 3 4] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [3] (literal, local)
+//	objective.att/m.argmax@6: [2 3 2 1] (let, local)
 //
 // Loop nests:
 //
@@ -24063,6 +24305,9 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //
 //	# init _num.2 (number)
 //	init _num.2: constant 1e-05
+//
+//	# init _ordinals.1 (the ordinals of [3] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# objective.att/q = compose "*" of objective.att.w_q, x
 //	fill objective.att/q with 0
@@ -24731,12 +24976,22 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	      for i3 in 0..2:  # reduction
 //	        objective.att/m.grad[i0, i1, i2, 0] -= _objective.att/ex.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): g1 =+ where((t == v1), g, 0); g1 is objective.att/scores.grad
+//	# backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): objective.att/m.argmax@6 = 3 (no winner yet)
+//	fill objective.att/m.argmax@6 with 3
+//
+//	# backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): the winners: w =@- where((v1 == t), ord, 3); w is objective.att/m.argmax@6
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:  # reduction
+//	        objective.att/m.argmax@6[i0, i1, i2, 0] min= where(objective.att/scores[i0, i1, i2, i3] == objective.att/m[i0, i1, i2, 0], _ordinals.1[i3], 3)
+//
+//	# backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): g1 =+ where((ord == w), g, 0); g1 is objective.att/scores.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..1:
 //	      for i3 in 0..2:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += where(objective.att/m[i0, i1, i2, 0] == objective.att/scores[i0, i1, i2, i3], objective.att/m.grad[i0, i1, i2, 0], 0)
+//	        objective.att/scores.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 5 (objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2): g1 =+ g / v2; g1 is _objective.att/scores.1.grad
 //	for i0 in 0..1:
@@ -24888,6 +25143,11 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var objective_4_grad [2][3][4]float64
 	var objective_5_grad [2][3][4]float64
 	var objective_grad [1]float64
+	var ordinals_1 [3]float64
+	var objective_att_m_argmax_6 [2][3][2][1]float64
+
+	// init _ordinals.1 (the ordinals of [3] reduced points)
+	ordinals_1 = [3]float64{0, 1, 2}
 
 	// objective.att/q = compose "*" of objective.att.w_q, x
 	// reduction accumulated in a local variable.
@@ -26147,24 +26407,56 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): g1 =+ where((t == v1), g, 0); g1 is objective.att/scores.grad
+	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): objective.att/m.argmax@6 = 3 (no winner yet)
+	for j := range 2 {
+		for j2 := range 3 {
+			for j3 := range 2 {
+				objective_att_m_argmax_6[j][j2][j3][0] = 3
+			}
+		}
+	}
+
+	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): the winners: w =@- where((v1 == t), ord, 3); w is objective.att/m.argmax@6
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 2 {
-				objective_att_mV2 := objective_att_m[i0][i1][i2][0]
 				objective_att_scoresRow4 := &objective_att_scores[i0][i1][i2]
+				objective_att_mV2 := objective_att_m[i0][i1][i2][0]
+				acc31 := objective_att_m_argmax_6[i0][i1][i2][0]
+				for i3 := range 3 {
+					var r2 float64
+					if objective_att_scoresRow4[i3] == objective_att_mV2 {
+						r2 = 1
+					}
+					r3 := float64(3)
+					if r2 != 0 {
+						r3 = ordinals_1[i3]
+					}
+					acc31 = min(acc31, r3)
+				}
+				objective_att_m_argmax_6[i0][i1][i2][0] = acc31
+			}
+		}
+	}
+
+	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): g1 =+ where((ord == w), g, 0); g1 is objective.att/scores.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 2 {
+				objective_att_m_argmax_6V := objective_att_m_argmax_6[i0][i1][i2][0]
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
 				objective_att_scores_gradRow2 := &objective_att_scores_grad[i0][i1][i2]
 				for i3 := range 3 {
-					var r2 float64
-					if objective_att_mV2 == objective_att_scoresRow4[i3] {
-						r2 = 1
+					var r4 float64
+					if ordinals_1[i3] == objective_att_m_argmax_6V {
+						r4 = 1
 					}
-					r3 := float64(0)
-					if r2 != 0 {
-						r3 = objective_att_m_gradV
+					r5 := float64(0)
+					if r4 != 0 {
+						r5 = objective_att_m_gradV
 					}
-					objective_att_scores_gradRow2[i3] += r3
+					objective_att_scores_gradRow2[i3] += r5
 				}
 			}
 		}
@@ -26197,11 +26489,11 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 				objective_att_scores_1_gradV3 := objective_att_scores_1_grad[i0][i1][i2][2]
 				objective_att_kRow4 := &objective_att_k[i0][2][i2]
 				for i4 := range 2 {
-					acc31 := objective_att_q_gradRow[i4]
-					acc31 += objective_att_scores_1_gradV * objective_att_kRow2[i4]
-					acc31 += objective_att_scores_1_gradV2 * objective_att_kRow3[i4]
-					acc31 += objective_att_scores_1_gradV3 * objective_att_kRow4[i4]
-					objective_att_q_gradRow[i4] = acc31
+					acc32 := objective_att_q_gradRow[i4]
+					acc32 += objective_att_scores_1_gradV * objective_att_kRow2[i4]
+					acc32 += objective_att_scores_1_gradV2 * objective_att_kRow3[i4]
+					acc32 += objective_att_scores_1_gradV3 * objective_att_kRow4[i4]
+					objective_att_q_gradRow[i4] = acc32
 				}
 			}
 		}
@@ -26250,10 +26542,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 				pObjectiveAttWVRow3 := (*[4]float64)(pObjectiveAttWV[8*i2+4 : 8*i2+8])
 				objective_att_v_gradV3 := objective_att_v_grad[i0][i1][i2][1]
 				for i4 := range 4 {
-					acc32 := gXRow2[i4]
-					acc32 += pObjectiveAttWVRow2[i4] * objective_att_v_gradV2
-					acc32 += pObjectiveAttWVRow3[i4] * objective_att_v_gradV3
-					gXRow2[i4] = acc32
+					acc33 := gXRow2[i4]
+					acc33 += pObjectiveAttWVRow2[i4] * objective_att_v_gradV2
+					acc33 += pObjectiveAttWVRow3[i4] * objective_att_v_gradV3
+					gXRow2[i4] = acc33
 				}
 			}
 		}
@@ -26286,10 +26578,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 				pObjectiveAttWKRow3 := (*[4]float64)(pObjectiveAttWK[8*i2+4 : 8*i2+8])
 				objective_att_k_gradV3 := objective_att_k_grad[i0][i1][i2][1]
 				for i4 := range 4 {
-					acc33 := gXRow3[i4]
-					acc33 += pObjectiveAttWKRow2[i4] * objective_att_k_gradV2
-					acc33 += pObjectiveAttWKRow3[i4] * objective_att_k_gradV3
-					gXRow3[i4] = acc33
+					acc34 := gXRow3[i4]
+					acc34 += pObjectiveAttWKRow2[i4] * objective_att_k_gradV2
+					acc34 += pObjectiveAttWKRow3[i4] * objective_att_k_gradV3
+					gXRow3[i4] = acc34
 				}
 			}
 		}
@@ -26322,10 +26614,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 				pObjectiveAttWQRow3 := (*[4]float64)(pObjectiveAttWQ[8*i2+4 : 8*i2+8])
 				objective_att_q_gradV3 := objective_att_q_grad[i0][i1][i2][1]
 				for i4 := range 4 {
-					acc34 := gXRow4[i4]
-					acc34 += pObjectiveAttWQRow2[i4] * objective_att_q_gradV2
-					acc34 += pObjectiveAttWQRow3[i4] * objective_att_q_gradV3
-					gXRow4[i4] = acc34
+					acc35 := gXRow4[i4]
+					acc35 += pObjectiveAttWQRow2[i4] * objective_att_q_gradV2
+					acc35 += pObjectiveAttWQRow3[i4] * objective_att_q_gradV3
+					gXRow4[i4] = acc35
 				}
 			}
 		}
@@ -37826,6 +38118,8 @@ func ocannlMaxPoolObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *
 //	img.grad: [2 4 4 2] (let, output parameter gImg)
 //	objective.max_pool#1/y.grad: [2 2 2 2] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [2 2] (literal, local)
+//	objective.max_pool#1/y.argmax@1: [2 2 2 2] (let, local)
 //	_scratch: [] (let, local)
 //
 // Loop nests:
@@ -37835,6 +38129,9 @@ func ocannlMaxPoolObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *
 //
 //	# init _num.2 (number)
 //	init _num.2: constant 0
+//
+//	# init _ordinals.1 (the ordinals of [2 2] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -37874,19 +38171,39 @@ func ocannlMaxPoolObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *
 //	      for i3 in 0..1:
 //	        objective.max_pool#1/y.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is img.grad
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
+//	fill objective.max_pool#1/y.argmax@1 with 4
+//
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@1
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      for i3 in 0..1:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            objective.max_pool#1/y.argmax@1[i0, i1, i2, i3] min= where((img[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]) == objective.max_pool#1/y[i0, i1, i2, i3], _ordinals.1[i4, i5], 4)
+//
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
 //	      for i3 in 0..1:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            img.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == (img[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]), objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            img.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.1[i4, i5] == objective.max_pool#1/y.argmax@1[i0, i1, i2, i3], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 func ocannlMaxPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]float64, loss *[1]float64) {
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][2]float64
 	var objective_max_pool_1_y_grad [2][2][2][2]float64
 	var objective_grad [1]float64
+	var ordinals_1 [2][2]float64
+	var objective_max_pool_1_y_argmax_1 [2][2][2][2]float64
+
+	// init _ordinals.1 (the ordinals of [2 2] reduced points)
+	ordinals_1 = [2][2]float64{
+		{0, 1},
+		{2, 3},
+	}
 
 	// _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
@@ -37963,27 +38280,78 @@ func ocannlMaxPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 		}
 	}
 
-	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is img.grad
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
+	for j5 := range 2 {
+		for j6 := range 2 {
+			for j7 := range 2 {
+				for j8 := range 2 {
+					objective_max_pool_1_y_argmax_1[j5][j6][j7][j8] = 4
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@1
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 2 {
+		for i1 := range 2 {
+			for i2 := range 2 {
+				objective_max_pool_1_y_argmax_1Row := &objective_max_pool_1_y_argmax_1[i0][i1][i2]
+				objective_max_pool_1_yRow3 := &objective_max_pool_1_y[i0][i1][i2]
+				for i4 := range 2 {
+					pImgRow3 := (*[2]float64)(pImg[32*i0+16*i1+8*i4+4*i2 : 32*i0+16*i1+8*i4+4*i2+2])
+					objective_max_pool_1_y_1V3 := objective_max_pool_1_y_1[i4][0]
+					ordinals_1V := ordinals_1[i4][0]
+					pImgRow4 := (*[2]float64)(pImg[32*i0+16*i1+8*i4+4*i2+2 : 32*i0+16*i1+8*i4+4*i2+4])
+					objective_max_pool_1_y_1V4 := objective_max_pool_1_y_1[i4][1]
+					ordinals_1V2 := ordinals_1[i4][1]
+					for i3 := range 2 {
+						acc3 := objective_max_pool_1_y_argmax_1Row[i3]
+						var r2 float64
+						if (pImgRow3[i3] + objective_max_pool_1_y_1V3) == objective_max_pool_1_yRow3[i3] {
+							r2 = 1
+						}
+						r3 := float64(4)
+						if r2 != 0 {
+							r3 = ordinals_1V
+						}
+						acc3 = min(acc3, r3)
+						var r4 float64
+						if (pImgRow4[i3] + objective_max_pool_1_y_1V4) == objective_max_pool_1_yRow3[i3] {
+							r4 = 1
+						}
+						r5 := float64(4)
+						if r4 != 0 {
+							r5 = ordinals_1V2
+						}
+						acc3 = min(acc3, r5)
+						objective_max_pool_1_y_argmax_1Row[i3] = acc3
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 2 {
-					objective_max_pool_1_yV := objective_max_pool_1_y[i0][i1][i2][i3]
+					objective_max_pool_1_y_argmax_1V := objective_max_pool_1_y_argmax_1[i0][i1][i2][i3]
 					objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
-						pImgRow3 := (*[3]float64)(pImg[32*i0+16*i1+8*i4+4*i2+i3 : 32*i0+16*i1+8*i4+4*i2+i3+3])
-						objective_max_pool_1_y_1Row2 := &objective_max_pool_1_y_1[i4]
+						ordinals_1Row := &ordinals_1[i4]
 						gImgRow := (*[3]float64)(gImg[32*i0+16*i1+8*i4+4*i2+i3 : 32*i0+16*i1+8*i4+4*i2+i3+3])
 						for i5 := range 2 {
-							var r2 float64
-							if objective_max_pool_1_yV == (pImgRow3[2*i5] + objective_max_pool_1_y_1Row2[i5]) {
-								r2 = 1
+							var r6 float64
+							if ordinals_1Row[i5] == objective_max_pool_1_y_argmax_1V {
+								r6 = 1
 							}
-							r3 := float64(0)
-							if r2 != 0 {
-								r3 = objective_max_pool_1_y_gradV
+							r7 := float64(0)
+							if r6 != 0 {
+								r7 = objective_max_pool_1_y_gradV
 							}
-							gImgRow[2*i5] += r3
+							gImgRow[2*i5] += r7
 						}
 					}
 				}
@@ -38101,6 +38469,8 @@ func ocannlMaxPoolOverlapObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64
 //	img.grad: [2 4 4 2] (let, output parameter gImg)
 //	objective.max_pool#1/y.grad: [2 2 2 2] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [3 3] (literal, local)
+//	objective.max_pool#1/y.argmax@1: [2 2 2 2] (let, local)
 //	_scratch: [] (let, local)
 //
 // Loop nests:
@@ -38110,6 +38480,9 @@ func ocannlMaxPoolOverlapObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64
 //
 //	# init _num.2 (number)
 //	init _num.2: constant 0
+//
+//	# init _ordinals.1 (the ordinals of [3 3] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..2:
@@ -38149,19 +38522,40 @@ func ocannlMaxPoolOverlapObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64
 //	      for i3 in 0..1:
 //	        objective.max_pool#1/y.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 1*oh<+wh, 1*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is img.grad
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 1*oh<+wh, 1*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 9 (no winner yet)
+//	fill objective.max_pool#1/y.argmax@1 with 9
+//
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 1*oh<+wh, 1*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 9); w is objective.max_pool#1/y.argmax@1
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      for i3 in 0..1:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            objective.max_pool#1/y.argmax@1[i0, i1, i2, i3] min= where((img[i0, i1 + i4, i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]) == objective.max_pool#1/y[i0, i1, i2, i3], _ordinals.1[i4, i5], 9)
+//
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 1*oh<+wh, 1*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
 //	      for i3 in 0..1:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            img.grad[i0, i1 + i4, i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == (img[i0, i1 + i4, i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]), objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            img.grad[i0, i1 + i4, i2 + i5, i3] += where(_ordinals.1[i4, i5] == objective.max_pool#1/y.argmax@1[i0, i1, i2, i3], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]float64, loss *[1]float64) {
 	var objective_max_pool_1_y_1 [3][3]float64
 	var objective_max_pool_1_y [2][2][2][2]float64
 	var objective_max_pool_1_y_grad [2][2][2][2]float64
 	var objective_grad [1]float64
+	var ordinals_1 [3][3]float64
+	var objective_max_pool_1_y_argmax_1 [2][2][2][2]float64
+
+	// init _ordinals.1 (the ordinals of [3 3] reduced points)
+	ordinals_1 = [3][3]float64{
+		{0, 1, 2},
+		{3, 4, 5},
+		{6, 7, 8},
+	}
 
 	// _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 3 {
@@ -38227,27 +38621,67 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 		}
 	}
 
-	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 1*oh<+wh, 1*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is img.grad
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 1*oh<+wh, 1*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 9 (no winner yet)
+	for j := range 2 {
+		for j2 := range 2 {
+			for j3 := range 2 {
+				for j4 := range 2 {
+					objective_max_pool_1_y_argmax_1[j][j2][j3][j4] = 9
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 1*oh<+wh, 1*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 9); w is objective.max_pool#1/y.argmax@1
+	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 2 {
 					objective_max_pool_1_yV := objective_max_pool_1_y[i0][i1][i2][i3]
-					objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
+					acc3 := objective_max_pool_1_y_argmax_1[i0][i1][i2][i3]
 					for i4 := range 3 {
 						pImgRow2 := (*[5]float64)(pImg[32*i0+8*i1+8*i4+2*i2+i3 : 32*i0+8*i1+8*i4+2*i2+i3+5])
 						objective_max_pool_1_y_1Row3 := &objective_max_pool_1_y_1[i4]
-						gImgRow := (*[5]float64)(gImg[32*i0+8*i1+8*i4+2*i2+i3 : 32*i0+8*i1+8*i4+2*i2+i3+5])
+						ordinals_1Row := &ordinals_1[i4]
 						for i5 := range 3 {
 							var r2 float64
-							if objective_max_pool_1_yV == (pImgRow2[2*i5] + objective_max_pool_1_y_1Row3[i5]) {
+							if (pImgRow2[2*i5] + objective_max_pool_1_y_1Row3[i5]) == objective_max_pool_1_yV {
 								r2 = 1
 							}
-							r3 := float64(0)
+							r3 := float64(9)
 							if r2 != 0 {
-								r3 = objective_max_pool_1_y_gradV
+								r3 = ordinals_1Row[i5]
 							}
-							gImgRow[2*i5] += r3
+							acc3 = min(acc3, r3)
+						}
+					}
+					objective_max_pool_1_y_argmax_1[i0][i1][i2][i3] = acc3
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 1*oh<+wh, 1*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
+	for i0 := range 2 {
+		for i1 := range 2 {
+			for i2 := range 2 {
+				for i3 := range 2 {
+					objective_max_pool_1_y_argmax_1V := objective_max_pool_1_y_argmax_1[i0][i1][i2][i3]
+					objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
+					for i4 := range 3 {
+						ordinals_1Row2 := &ordinals_1[i4]
+						gImgRow := (*[5]float64)(gImg[32*i0+8*i1+8*i4+2*i2+i3 : 32*i0+8*i1+8*i4+2*i2+i3+5])
+						for i5 := range 3 {
+							var r4 float64
+							if ordinals_1Row2[i5] == objective_max_pool_1_y_argmax_1V {
+								r4 = 1
+							}
+							r5 := float64(0)
+							if r4 != 0 {
+								r5 = objective_max_pool_1_y_gradV
+							}
+							gImgRow[2*i5] += r5
 						}
 					}
 				}
@@ -38449,6 +38883,8 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	objective.max_pool#1/x.grad: [2 4 4 3] (let, local)
 //	objective.max_pool#1/y.grad: [2 2 2 3] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [2 2] (literal, local)
+//	objective.max_pool#1/y.argmax@4: [2 2 2 3] (let, local)
 //	_scratch: [] (let, local)
 //
 // Loop nests:
@@ -38458,6 +38894,9 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //
 //	# init _num.2 (number)
 //	init _num.2: constant 0
+//
+//	# init _ordinals.1 (the ordinals of [2 2] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
@@ -38526,14 +38965,26 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	      for i3 in 0..2:
 //	        objective.max_pool#1/y.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 4 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of objective.max_pool#1/x, _objective.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is objective.max_pool#1/x.grad
+//	# backprop of op 4 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of objective.max_pool#1/x, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@4 = 4 (no winner yet)
+//	fill objective.max_pool#1/y.argmax@4 with 4
+//
+//	# backprop of op 4 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of objective.max_pool#1/x, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@4
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            objective.max_pool#1/y.argmax@4[i0, i1, i2, i3] min= where((objective.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]) == objective.max_pool#1/y[i0, i1, i2, i3], _ordinals.1[i4, i5], 4)
+//
+//	# backprop of op 4 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of objective.max_pool#1/x, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is objective.max_pool#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
 //	      for i3 in 0..2:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            objective.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == (objective.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]), objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            objective.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.1[i4, i5] == objective.max_pool#1/y.argmax@4[i0, i1, i2, i3], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _objective.max_pool#1/x.1.grad
 //	for i0 in 0..1:
@@ -38584,6 +39035,14 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	var objective_max_pool_1_x_grad [2][4][4][3]float64
 	var objective_max_pool_1_y_grad [2][2][2][3]float64
 	var objective_grad [1]float64
+	var ordinals_1 [2][2]float64
+	var objective_max_pool_1_y_argmax_4 [2][2][2][3]float64
+
+	// init _ordinals.1 (the ordinals of [2 2] reduced points)
+	ordinals_1 = [2][2]float64{
+		{0, 1},
+		{2, 3},
+	}
 
 	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
@@ -38712,27 +39171,78 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 4 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of objective.max_pool#1/x, _objective.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is objective.max_pool#1/x.grad
+	// backprop of op 4 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of objective.max_pool#1/x, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@4 = 4 (no winner yet)
+	for j5 := range 2 {
+		for j6 := range 2 {
+			for j7 := range 2 {
+				for j8 := range 3 {
+					objective_max_pool_1_y_argmax_4[j5][j6][j7][j8] = 4
+				}
+			}
+		}
+	}
+
+	// backprop of op 4 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of objective.max_pool#1/x, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@4
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 2 {
+		for i1 := range 2 {
+			for i2 := range 2 {
+				objective_max_pool_1_y_argmax_4Row := &objective_max_pool_1_y_argmax_4[i0][i1][i2]
+				objective_max_pool_1_yRow3 := &objective_max_pool_1_y[i0][i1][i2]
+				for i4 := range 2 {
+					objective_max_pool_1_xRow4 := &objective_max_pool_1_x[i0][2*i1+i4][2*i2]
+					objective_max_pool_1_y_1V3 := objective_max_pool_1_y_1[i4][0]
+					ordinals_1V := ordinals_1[i4][0]
+					objective_max_pool_1_xRow5 := &objective_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+					objective_max_pool_1_y_1V4 := objective_max_pool_1_y_1[i4][1]
+					ordinals_1V2 := ordinals_1[i4][1]
+					for i3 := range 3 {
+						acc4 := objective_max_pool_1_y_argmax_4Row[i3]
+						var r3 float64
+						if (objective_max_pool_1_xRow4[i3] + objective_max_pool_1_y_1V3) == objective_max_pool_1_yRow3[i3] {
+							r3 = 1
+						}
+						r4 := float64(4)
+						if r3 != 0 {
+							r4 = ordinals_1V
+						}
+						acc4 = min(acc4, r4)
+						var r5 float64
+						if (objective_max_pool_1_xRow5[i3] + objective_max_pool_1_y_1V4) == objective_max_pool_1_yRow3[i3] {
+							r5 = 1
+						}
+						r6 := float64(4)
+						if r5 != 0 {
+							r6 = ordinals_1V2
+						}
+						acc4 = min(acc4, r6)
+						objective_max_pool_1_y_argmax_4Row[i3] = acc4
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 4 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of objective.max_pool#1/x, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is objective.max_pool#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
-					objective_max_pool_1_yV := objective_max_pool_1_y[i0][i1][i2][i3]
+					objective_max_pool_1_y_argmax_4V := objective_max_pool_1_y_argmax_4[i0][i1][i2][i3]
 					objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
-						objective_max_pool_1_xRow4 := &objective_max_pool_1_x[i0][2*i1+i4]
-						objective_max_pool_1_y_1Row2 := &objective_max_pool_1_y_1[i4]
+						ordinals_1Row := &ordinals_1[i4]
 						objective_max_pool_1_x_gradRow := &objective_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r3 float64
-							if objective_max_pool_1_yV == (objective_max_pool_1_xRow4[2*i2+i5][i3] + objective_max_pool_1_y_1Row2[i5]) {
-								r3 = 1
+							var r7 float64
+							if ordinals_1Row[i5] == objective_max_pool_1_y_argmax_4V {
+								r7 = 1
 							}
-							r4 := float64(0)
-							if r3 != 0 {
-								r4 = objective_max_pool_1_y_gradV
+							r8 := float64(0)
+							if r7 != 0 {
+								r8 = objective_max_pool_1_y_gradV
 							}
-							objective_max_pool_1_x_gradRow[2*i2+i5][i3] += r4
+							objective_max_pool_1_x_gradRow[2*i2+i5][i3] += r8
 						}
 					}
 				}
@@ -38748,15 +39258,15 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 				objective_max_pool_1_x_gradRow2 := &objective_max_pool_1_x_grad[i0][i1][i2]
 				objective_max_pool_1_x_1_gradRow := &objective_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 3 {
-					var r5 float64
+					var r9 float64
 					if 0 < objective_max_pool_1_x_1Row3[i3] {
-						r5 = 1
+						r9 = 1
 					}
-					r6 := float64(0)
-					if r5 != 0 {
-						r6 = objective_max_pool_1_x_gradRow2[i3]
+					r10 := float64(0)
+					if r9 != 0 {
+						r10 = objective_max_pool_1_x_gradRow2[i3]
 					}
-					objective_max_pool_1_x_1_gradRow[i3] += r6
+					objective_max_pool_1_x_1_gradRow[i3] += r10
 				}
 			}
 		}
@@ -38788,12 +39298,12 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 				objective_max_pool_1_x_1_gradRow5 := &objective_max_pool_1_x_1_grad[i0][i1][2]
 				objective_max_pool_1_x_1_gradRow6 := &objective_max_pool_1_x_1_grad[i0][i1][3]
 				for i3 := range 3 {
-					acc4 := gObjectiveConv2dValid1Bias[i3]
-					acc4 += objective_max_pool_1_x_1_gradRow3[i3]
-					acc4 += objective_max_pool_1_x_1_gradRow4[i3]
-					acc4 += objective_max_pool_1_x_1_gradRow5[i3]
-					acc4 += objective_max_pool_1_x_1_gradRow6[i3]
-					gObjectiveConv2dValid1Bias[i3] = acc4
+					acc5 := gObjectiveConv2dValid1Bias[i3]
+					acc5 += objective_max_pool_1_x_1_gradRow3[i3]
+					acc5 += objective_max_pool_1_x_1_gradRow4[i3]
+					acc5 += objective_max_pool_1_x_1_gradRow5[i3]
+					acc5 += objective_max_pool_1_x_1_gradRow6[i3]
+					gObjectiveConv2dValid1Bias[i3] = acc5
 				}
 			}
 		}
@@ -39277,8 +39787,13 @@ func ocannlReduceMaxObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]flo
 //	_objective.1.grad: [3 1] (let, local)
 //	_objective.2.grad: [3 4] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local)
+//	_objective.1.argmax@0: [3 1] (let, local)
 //
 // Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _objective.1 = einsum "@^^" "ij => i0" of a
 //	fill _objective.1 with -inf
@@ -39321,16 +39836,29 @@ func ocannlReduceMaxObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]flo
 //	  for i1 in 0..3:
 //	    a.grad[i0, i1] += _objective.1[i0, 0] * _objective.2.grad[i0, i1]
 //
-//	# backprop of op 0 (_objective.1 = einsum "@^^" "ij => i0" of a): g1 =+ where((t == v1), g, 0); g1 is a.grad
+//	# backprop of op 0 (_objective.1 = einsum "@^^" "ij => i0" of a): _objective.1.argmax@0 = 4 (no winner yet)
+//	fill _objective.1.argmax@0 with 4
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^^" "ij => i0" of a): the winners: w =@- where((v1 == t), ord, 4); w is _objective.1.argmax@0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:  # reduction
+//	    _objective.1.argmax@0[i0, 0] min= where(a[i0, i1] == _objective.1[i0, 0], _ordinals.1[i1], 4)
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^^" "ij => i0" of a): g1 =+ where((ord == w), g, 0); g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += where(_objective.1[i0, 0] == a[i0, i1], _objective.1.grad[i0, 0], 0)
+//	    a.grad[i0, i1] += where(_ordinals.1[i1] == _objective.1.argmax@0[i0, 0], _objective.1.grad[i0, 0], 0)
 func ocannlReduceMaxBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss *[1]float64) {
 	var objective_1 [3][1]float64
 	var objective_2 [3][4]float64
 	var objective_1_grad [3][1]float64
 	var objective_2_grad [3][4]float64
 	var objective_grad [1]float64
+	var ordinals_1 [4]float64
+	var objective_1_argmax_0 [3][1]float64
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	ordinals_1 = [4]float64{0, 1, 2, 3}
 
 	// _objective.1 = einsum "@^^" "ij => i0" of a
 	// reduction accumulated in a local variable.
@@ -39403,22 +39931,46 @@ func ocannlReduceMaxBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64,
 		}
 	}
 
-	// backprop of op 0 (_objective.1 = einsum "@^^" "ij => i0" of a): g1 =+ where((t == v1), g, 0); g1 is a.grad
+	// backprop of op 0 (_objective.1 = einsum "@^^" "ij => i0" of a): _objective.1.argmax@0 = 4 (no winner yet)
+	for j := range 3 {
+		objective_1_argmax_0[j][0] = 4
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^^" "ij => i0" of a): the winners: w =@- where((v1 == t), ord, 4); w is _objective.1.argmax@0
+	// reduction accumulated in a local variable.
 	for i0 := range 3 {
-		objective_1V3 := objective_1[i0][0]
 		pARow4 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		objective_1V3 := objective_1[i0][0]
+		acc4 := objective_1_argmax_0[i0][0]
+		for i1 := range 4 {
+			var r2 float64
+			if pARow4[i1] == objective_1V3 {
+				r2 = 1
+			}
+			r3 := float64(4)
+			if r2 != 0 {
+				r3 = ordinals_1[i1]
+			}
+			acc4 = min(acc4, r3)
+		}
+		objective_1_argmax_0[i0][0] = acc4
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^^" "ij => i0" of a): g1 =+ where((ord == w), g, 0); g1 is a.grad
+	for i0 := range 3 {
+		objective_1_argmax_0V := objective_1_argmax_0[i0][0]
 		objective_1_gradV := objective_1_grad[i0][0]
 		gARow2 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			var r2 float64
-			if objective_1V3 == pARow4[i1] {
-				r2 = 1
+			var r4 float64
+			if ordinals_1[i1] == objective_1_argmax_0V {
+				r4 = 1
 			}
-			r3 := float64(0)
-			if r2 != 0 {
-				r3 = objective_1_gradV
+			r5 := float64(0)
+			if r4 != 0 {
+				r5 = objective_1_gradV
 			}
-			gARow2[i1] += r3
+			gARow2[i1] += r5
 		}
 	}
 }
@@ -39485,8 +40037,13 @@ func ocannlReduceMaxAllObjectiveLoss(r *[1]float64, pA *[12]float64, out *[1]flo
 //	_objective.1.grad: [1] (let, local)
 //	_objective.2.grad: [1] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [3 4] (literal, local)
+//	_objective.1.argmax@0: [1] (let, local)
 //
 // Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [3 4] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _objective.1 = einsum "@^^" "ij => 0" of a
 //	fill _objective.1 with -inf
@@ -39515,16 +40072,33 @@ func ocannlReduceMaxAllObjectiveLoss(r *[1]float64, pA *[12]float64, out *[1]flo
 //	# backprop of op 1 (_objective.2 = pointwise exp of _objective.1): g1 =+ g * t; g1 is _objective.1.grad
 //	_objective.1.grad[0] += _objective.2.grad[0] * _objective.2[0]
 //
-//	# backprop of op 0 (_objective.1 = einsum "@^^" "ij => 0" of a): g1 =+ where((t == v1), g, 0); g1 is a.grad
+//	# backprop of op 0 (_objective.1 = einsum "@^^" "ij => 0" of a): _objective.1.argmax@0 = 12 (no winner yet)
+//	fill _objective.1.argmax@0 with 12
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^^" "ij => 0" of a): the winners: w =@- where((v1 == t), ord, 12); w is _objective.1.argmax@0
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    _objective.1.argmax@0[0] min= where(a[i0, i1] == _objective.1[0], _ordinals.1[i0, i1], 12)
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^^" "ij => 0" of a): g1 =+ where((ord == w), g, 0); g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += where(_objective.1[0] == a[i0, i1], _objective.1.grad[0], 0)
+//	    a.grad[i0, i1] += where(_ordinals.1[i0, i1] == _objective.1.argmax@0[0], _objective.1.grad[0], 0)
 func ocannlReduceMaxAllBackward(r *[1]float64, pA *[12]float64, gA *[12]float64, loss *[1]float64) {
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var objective_1_grad [1]float64
 	var objective_2_grad [1]float64
 	var objective_grad [1]float64
+	var ordinals_1 [3][4]float64
+	var objective_1_argmax_0 [1]float64
+
+	// init _ordinals.1 (the ordinals of [3 4] reduced points)
+	ordinals_1 = [3][4]float64{
+		{0, 1, 2, 3},
+		{4, 5, 6, 7},
+		{8, 9, 10, 11},
+	}
 
 	// _objective.1 = einsum "@^^" "ij => 0" of a
 	// reduction accumulated in a local variable.
@@ -39555,22 +40129,48 @@ func ocannlReduceMaxAllBackward(r *[1]float64, pA *[12]float64, gA *[12]float64,
 	// backprop of op 1 (_objective.2 = pointwise exp of _objective.1): g1 =+ g * t; g1 is _objective.1.grad
 	objective_1_grad[0] += objective_2_grad[0] * objective_2[0]
 
-	// backprop of op 0 (_objective.1 = einsum "@^^" "ij => 0" of a): g1 =+ where((t == v1), g, 0); g1 is a.grad
+	// backprop of op 0 (_objective.1 = einsum "@^^" "ij => 0" of a): _objective.1.argmax@0 = 12 (no winner yet)
+	for j := range objective_1_argmax_0 {
+		objective_1_argmax_0[j] = 12
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^^" "ij => 0" of a): the winners: w =@- where((v1 == t), ord, 12); w is _objective.1.argmax@0
+	// reduction accumulated in a local variable.
 	objective_1V := objective_1[0]
-	objective_1_gradV := objective_1_grad[0]
+	acc2 := objective_1_argmax_0[0]
 	for i0 := range 3 {
 		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		gARow := (*[4]float64)(gA[4*i0 : 4*i0+4])
+		ordinals_1Row := &ordinals_1[i0]
 		for i1 := range 4 {
 			var r2 float64
-			if objective_1V == pARow2[i1] {
+			if pARow2[i1] == objective_1V {
 				r2 = 1
 			}
-			r3 := float64(0)
+			r3 := float64(12)
 			if r2 != 0 {
-				r3 = objective_1_gradV
+				r3 = ordinals_1Row[i1]
 			}
-			gARow[i1] += r3
+			acc2 = min(acc2, r3)
+		}
+	}
+	objective_1_argmax_0[0] = acc2
+
+	// backprop of op 0 (_objective.1 = einsum "@^^" "ij => 0" of a): g1 =+ where((ord == w), g, 0); g1 is a.grad
+	objective_1_argmax_0V := objective_1_argmax_0[0]
+	objective_1_gradV := objective_1_grad[0]
+	for i0 := range 3 {
+		ordinals_1Row2 := &ordinals_1[i0]
+		gARow := (*[4]float64)(gA[4*i0 : 4*i0+4])
+		for i1 := range 4 {
+			var r4 float64
+			if ordinals_1Row2[i1] == objective_1_argmax_0V {
+				r4 = 1
+			}
+			r5 := float64(0)
+			if r4 != 0 {
+				r5 = objective_1_gradV
+			}
+			gARow[i1] += r5
 		}
 	}
 }
@@ -39638,9 +40238,14 @@ func ocannlTropicalSameObjectiveLoss(r *[3]float64, pA *[12]float64, pB *[12]flo
 //	b.grad: [3 4] (let, output parameter gB)
 //	_objective.1.grad: [3] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local)
+//	_objective.1.argmax@0: [3] (let, local)
 //	_scratch: [] (let, local)
 //
 // Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _objective.1 = einsum "@^+" "ij; ij => i" of a, b
 //	fill _objective.1 with -inf
@@ -39666,19 +40271,32 @@ func ocannlTropicalSameObjectiveLoss(r *[3]float64, pA *[12]float64, pB *[12]flo
 //	for i0 in 0..2:
 //	  _objective.1.grad[i0] += objective.grad[0] * r[i0]
 //
-//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is a.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    a.grad[i0, i1] += where(_objective.1[i0] == (a[i0, i1] + b[i0, i1]), _objective.1.grad[i0], 0)
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): _objective.1.argmax@0 = 4 (no winner yet)
+//	fill _objective.1.argmax@0 with 4
 //
-//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): s = v1 + v2; g2 =+ where((t == s), g, 0); g2 is b.grad
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is _objective.1.argmax@0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:  # reduction
+//	    _objective.1.argmax@0[i0] min= where((a[i0, i1] + b[i0, i1]) == _objective.1[i0], _ordinals.1[i1], 4)
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): g1 =+ where((ord == w), g, 0); g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    b.grad[i0, i1] += where(_objective.1[i0] == (a[i0, i1] + b[i0, i1]), _objective.1.grad[i0], 0)
+//	    a.grad[i0, i1] += where(_ordinals.1[i1] == _objective.1.argmax@0[i0], _objective.1.grad[i0], 0)
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): g2 =+ where((ord == w), g, 0); g2 is b.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    b.grad[i0, i1] += where(_ordinals.1[i1] == _objective.1.argmax@0[i0], _objective.1.grad[i0], 0)
 func ocannlTropicalSameBackward(r *[3]float64, pA *[12]float64, pB *[12]float64, gA *[12]float64, gB *[12]float64, loss *[1]float64) {
 	var objective_1 [3]float64
 	var objective_1_grad [3]float64
 	var objective_grad [1]float64
+	var ordinals_1 [4]float64
+	var objective_1_argmax_0 [3]float64
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	ordinals_1 = [4]float64{0, 1, 2, 3}
 
 	// _objective.1 = einsum "@^+" "ij; ij => i" of a, b
 	// reduction accumulated in a local variable.
@@ -39713,43 +40331,65 @@ func ocannlTropicalSameBackward(r *[3]float64, pA *[12]float64, pB *[12]float64,
 		objective_1_grad[i0] += objective_gradV * r[i0]
 	}
 
-	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is a.grad
+	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): _objective.1.argmax@0 = 4 (no winner yet)
+	for j := range objective_1_argmax_0 {
+		objective_1_argmax_0[j] = 4
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is _objective.1.argmax@0
+	// reduction accumulated in a local variable.
 	for i0 := range 3 {
-		objective_1V := objective_1[i0]
 		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		pBRow2 := (*[4]float64)(pB[4*i0 : 4*i0+4])
+		objective_1V := objective_1[i0]
+		acc3 := objective_1_argmax_0[i0]
+		for i1 := range 4 {
+			var r2 float64
+			if (pARow2[i1] + pBRow2[i1]) == objective_1V {
+				r2 = 1
+			}
+			r3 := float64(4)
+			if r2 != 0 {
+				r3 = ordinals_1[i1]
+			}
+			acc3 = min(acc3, r3)
+		}
+		objective_1_argmax_0[i0] = acc3
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): g1 =+ where((ord == w), g, 0); g1 is a.grad
+	for i0 := range 3 {
+		objective_1_argmax_0V := objective_1_argmax_0[i0]
 		objective_1_gradV := objective_1_grad[i0]
 		gARow := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			var r2 float64
-			if objective_1V == (pARow2[i1] + pBRow2[i1]) {
-				r2 = 1
-			}
-			r3 := float64(0)
-			if r2 != 0 {
-				r3 = objective_1_gradV
-			}
-			gARow[i1] += r3
-		}
-	}
-
-	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): s = v1 + v2; g2 =+ where((t == s), g, 0); g2 is b.grad
-	for i0 := range 3 {
-		objective_1V2 := objective_1[i0]
-		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		pBRow3 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_1_gradV2 := objective_1_grad[i0]
-		gBRow := (*[4]float64)(gB[4*i0 : 4*i0+4])
-		for i1 := range 4 {
 			var r4 float64
-			if objective_1V2 == (pARow3[i1] + pBRow3[i1]) {
+			if ordinals_1[i1] == objective_1_argmax_0V {
 				r4 = 1
 			}
 			r5 := float64(0)
 			if r4 != 0 {
-				r5 = objective_1_gradV2
+				r5 = objective_1_gradV
 			}
-			gBRow[i1] += r5
+			gARow[i1] += r5
+		}
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): g2 =+ where((ord == w), g, 0); g2 is b.grad
+	for i0 := range 3 {
+		objective_1_argmax_0V2 := objective_1_argmax_0[i0]
+		objective_1_gradV2 := objective_1_grad[i0]
+		gBRow := (*[4]float64)(gB[4*i0 : 4*i0+4])
+		for i1 := range 4 {
+			var r6 float64
+			if ordinals_1[i1] == objective_1_argmax_0V2 {
+				r6 = 1
+			}
+			r7 := float64(0)
+			if r6 != 0 {
+				r7 = objective_1_gradV2
+			}
+			gBRow[i1] += r7
 		}
 	}
 }
@@ -39825,9 +40465,14 @@ func ocannlTropicalMatmulObjectiveLoss(r *[3][2]float64, pA *[12]float64, pB *[8
 //	b.grad: [4 2] (let, output parameter gB)
 //	_objective.1.grad: [3 2] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local)
+//	_objective.1.argmax@0: [3 2] (let, local)
 //	_scratch: [] (let, local)
 //
 // Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _objective.1 = einsum "@^+" "ij; jk => ik" of a, b
 //	fill _objective.1 with -inf
@@ -39856,21 +40501,35 @@ func ocannlTropicalMatmulObjectiveLoss(r *[3][2]float64, pA *[12]float64, pB *[8
 //	  for i1 in 0..1:
 //	    _objective.1.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is a.grad
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): _objective.1.argmax@0 = 4 (no winner yet)
+//	fill _objective.1.argmax@0 with 4
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is _objective.1.argmax@0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..3:  # reduction
+//	      _objective.1.argmax@0[i0, i1] min= where((a[i0, i2] + b[i2, i1]) == _objective.1[i0, i1], _ordinals.1[i2], 4)
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): g1 =+ where((ord == w), g, 0); g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
-//	      a.grad[i0, i2] += where(_objective.1[i0, i1] == (a[i0, i2] + b[i2, i1]), _objective.1.grad[i0, i1], 0)
+//	      a.grad[i0, i2] += where(_ordinals.1[i2] == _objective.1.argmax@0[i0, i1], _objective.1.grad[i0, i1], 0)
 //
-//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): s = v1 + v2; g2 =+ where((t == s), g, 0); g2 is b.grad
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): g2 =+ where((ord == w), g, 0); g2 is b.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      b.grad[i2, i1] += where(_objective.1[i0, i1] == (a[i0, i2] + b[i2, i1]), _objective.1.grad[i0, i1], 0)
+//	      b.grad[i2, i1] += where(_ordinals.1[i2] == _objective.1.argmax@0[i0, i1], _objective.1.grad[i0, i1], 0)
 func ocannlTropicalMatmulBackward(r *[3][2]float64, pA *[12]float64, pB *[8]float64, gA *[12]float64, gB *[8]float64, loss *[1]float64) {
 	var objective_1 [3][2]float64
 	var objective_1_grad [3][2]float64
 	var objective_grad [1]float64
+	var ordinals_1 [4]float64
+	var objective_1_argmax_0 [3][2]float64
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	ordinals_1 = [4]float64{0, 1, 2, 3}
 
 	// _objective.1 = einsum "@^+" "ij; jk => ik" of a, b
 	// reduction accumulated in a local variable.
@@ -39915,59 +40574,84 @@ func ocannlTropicalMatmulBackward(r *[3][2]float64, pA *[12]float64, pB *[8]floa
 		}
 	}
 
-	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is a.grad
+	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): _objective.1.argmax@0 = 4 (no winner yet)
+	for j := range 3 {
+		for j2 := range 2 {
+			objective_1_argmax_0[j][j2] = 4
+		}
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is _objective.1.argmax@0
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		for i1 := range 2 {
+			pBRow2 := (*[7]float64)(pB[i1 : i1+7])
+			objective_1V := objective_1[i0][i1]
+			acc3 := objective_1_argmax_0[i0][i1]
+			for i2 := range 4 {
+				var r2 float64
+				if (pARow2[i2] + pBRow2[2*i2]) == objective_1V {
+					r2 = 1
+				}
+				r3 := float64(4)
+				if r2 != 0 {
+					r3 = ordinals_1[i2]
+				}
+				acc3 = min(acc3, r3)
+			}
+			objective_1_argmax_0[i0][i1] = acc3
+		}
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): g1 =+ where((ord == w), g, 0); g1 is a.grad
 	// i1 unrolled and jammed into i2.
-	pBRow2 := (*[7]float64)(pB[0:7])
-	pBRow3 := (*[7]float64)(pB[1:8])
 	for i0 := range 3 {
 		gARow := (*[4]float64)(gA[4*i0 : 4*i0+4])
-		objective_1V := objective_1[i0][0]
-		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		objective_1_argmax_0V := objective_1_argmax_0[i0][0]
 		objective_1_gradV := objective_1_grad[i0][0]
-		objective_1V2 := objective_1[i0][1]
+		objective_1_argmax_0V2 := objective_1_argmax_0[i0][1]
 		objective_1_gradV2 := objective_1_grad[i0][1]
 		for i2 := range 4 {
-			acc3 := gARow[i2]
-			var r2 float64
-			if objective_1V == (pARow2[i2] + pBRow2[2*i2]) {
-				r2 = 1
-			}
-			r3 := float64(0)
-			if r2 != 0 {
-				r3 = objective_1_gradV
-			}
-			acc3 += r3
+			acc4 := gARow[i2]
 			var r4 float64
-			if objective_1V2 == (pARow2[i2] + pBRow3[2*i2]) {
+			if ordinals_1[i2] == objective_1_argmax_0V {
 				r4 = 1
 			}
 			r5 := float64(0)
 			if r4 != 0 {
-				r5 = objective_1_gradV2
+				r5 = objective_1_gradV
 			}
-			acc3 += r5
-			gARow[i2] = acc3
+			acc4 += r5
+			var r6 float64
+			if ordinals_1[i2] == objective_1_argmax_0V2 {
+				r6 = 1
+			}
+			r7 := float64(0)
+			if r6 != 0 {
+				r7 = objective_1_gradV2
+			}
+			acc4 += r7
+			gARow[i2] = acc4
 		}
 	}
 
-	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): s = v1 + v2; g2 =+ where((t == s), g, 0); g2 is b.grad
+	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): g2 =+ where((ord == w), g, 0); g2 is b.grad
 	for i0 := range 3 {
-		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		for i1 := range 2 {
-			objective_1V3 := objective_1[i0][i1]
-			pBRow4 := (*[7]float64)(pB[i1 : i1+7])
+			objective_1_argmax_0V3 := objective_1_argmax_0[i0][i1]
 			objective_1_gradV3 := objective_1_grad[i0][i1]
 			gBRow := (*[7]float64)(gB[i1 : i1+7])
 			for i2 := range 4 {
-				var r6 float64
-				if objective_1V3 == (pARow3[i2] + pBRow4[2*i2]) {
-					r6 = 1
+				var r8 float64
+				if ordinals_1[i2] == objective_1_argmax_0V3 {
+					r8 = 1
 				}
-				r7 := float64(0)
-				if r6 != 0 {
-					r7 = objective_1_gradV3
+				r9 := float64(0)
+				if r8 != 0 {
+					r9 = objective_1_gradV3
 				}
-				gBRow[2*i2] += r7
+				gBRow[2*i2] += r9
 			}
 		}
 	}

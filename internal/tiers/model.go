@@ -13,3 +13,41 @@ package tiers
 type Pool struct {
 	ocannlPool
 }
+
+// RowMax is `@^^` (einmax) along rows and its gradient: the first
+// maximal cell of each row takes the row's gradient (issue 27; ties
+// checked on every tier by TestMaxTiesEveryTier).
+//
+//ocannl:model
+//ocannl:loss objective:
+//ocannl:input r : 16 | 1
+//ocannl:let x = {x = 0; b=[16]; o=[40]}
+//ocannl:return (x @^^ "... | i => ... | 0") +* "...|...->...; ...|...->... => 0" r
+type RowMax struct {
+	ocannlRowMax
+}
+
+// Tropical is a max-plus product `a @^+ b` and its gradients: the first
+// j maximizing a[i,j] + b[j,k] takes the gradient, in both operands.
+//
+//ocannl:model
+//ocannl:loss objective:
+//ocannl:input r : 6, 8
+//ocannl:let a = {a = 0; o=[6; 10]}
+//ocannl:let b = {b = 0; o=[10; 8]}
+//ocannl:return (a @^+ "i, j; j, k => i, k" b) +* "...|...->...; ...|...->... => 0" r
+type Tropical struct {
+	ocannlTropical
+}
+
+// BigPool is Pool large enough that its nests run in parallel parts
+// (TestMaxTiesEveryTier checks its ties on 1, 2 and 4 threads).
+//
+//ocannl:model
+//ocannl:loss objective:
+//ocannl:input r : 16 | 16,16,16
+//ocannl:let img = {img = 0; b=[16]; o=[32; 32; 16]}
+//ocannl:return (max_pool(img)) +* "...|...->...; ...|...->... => 0" r
+type BigPool struct {
+	ocannlBigPool
+}

@@ -115,6 +115,331 @@ func (m *ocannlPool) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
 }
 
+// ocannlRowMaxParams holds one value per cell of every parameter of RowMax, flattened in memory order (batch, output, input).
+type ocannlRowMaxParams struct {
+	// X is x: shape 16 | 40, memory order [16][40].
+	X [640]float32
+}
+
+// ocannlRowMax is the generated state of RowMax: embed it in RowMax. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlRowMax struct {
+	// Params are the learnable parameters.
+	Params ocannlRowMaxParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlRowMaxParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float32
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlRowMax) Init(seed uint64) {
+	rt.Constant(m.Params.X[:], float32(0))
+	m.Grads = ocannlRowMaxParams{}
+}
+
+// ObjectiveLoss runs entry point objective of RowMax (forward only) and returns the loss. It does not allocate.
+func (m *ocannlRowMax) ObjectiveLoss(r *[16][1]float32) float32 {
+	ocannlRowMaxObjectiveLoss(r, &m.Params.X, &m.loss)
+	return m.loss[0]
+}
+
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlRowMax) Backward(r *[16][1]float32) float32 {
+	ocannlRowMaxBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
+	return m.loss[0]
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlRowMax) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.X[:],
+		Dims:   []int{16, 40},
+		Name:   "x",
+		Role:   rt.RoleOther,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlRowMax) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlRowMax) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlRowMax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlRowMax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlRowMax) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlRowMax) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// ocannlTropicalParams holds one value per cell of every parameter of Tropical, flattened in memory order (batch, output, input).
+type ocannlTropicalParams struct {
+	// A is a: shape 6,10, memory order [6][10].
+	A [60]float32
+	// B is b: shape 10,8, memory order [10][8].
+	B [80]float32
+}
+
+// ocannlTropical is the generated state of Tropical: embed it in Tropical. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlTropical struct {
+	// Params are the learnable parameters.
+	Params ocannlTropicalParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlTropicalParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float32
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlTropical) Init(seed uint64) {
+	rt.Constant(m.Params.A[:], float32(0))
+	rt.Constant(m.Params.B[:], float32(0))
+	m.Grads = ocannlTropicalParams{}
+}
+
+// ObjectiveLoss runs entry point objective of Tropical (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTropical) ObjectiveLoss(r *[6][8]float32) float32 {
+	ocannlTropicalObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
+	return m.loss[0]
+}
+
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlTropical) Backward(r *[6][8]float32) float32 {
+	ocannlTropicalBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
+	return m.loss[0]
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlTropical) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.A[:],
+		Dims:   []int{6, 10},
+		Name:   "a",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.B[:],
+		Dims:   []int{10, 8},
+		Name:   "b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlTropical) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlTropical) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlTropical) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlTropical) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlTropical) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlTropical) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// ocannlBigPoolParams holds one value per cell of every parameter of BigPool, flattened in memory order (batch, output, input).
+type ocannlBigPoolParams struct {
+	// Img is img: shape 16 | 32,32,16, memory order [16][32][32][16].
+	Img [262144]float32
+}
+
+// ocannlBigPool is the generated state of BigPool: embed it in BigPool. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlBigPool struct {
+	// Params are the learnable parameters.
+	Params ocannlBigPoolParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlBigPoolParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool                 *rt.Pool
+	loss                 [1]float32
+	scratchObjectiveLoss ocannlBigPoolObjectiveLossScratch
+	scratchBackward      ocannlBigPoolBackwardScratch
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlBigPool) Init(seed uint64) {
+	rt.Constant(m.Params.Img[:], float32(0))
+	m.Grads = ocannlBigPoolParams{}
+}
+
+// ObjectiveLoss runs entry point objective of BigPool (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBigPool) ObjectiveLoss(r *[16][16][16][16]float32) float32 {
+	ocannlBigPoolObjectiveLoss(r, &m.Params.Img, &m.loss, m.Pool, &m.scratchObjectiveLoss)
+	return m.loss[0]
+}
+
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlBigPool) Backward(r *[16][16][16][16]float32) float32 {
+	ocannlBigPoolBackward(r, &m.Params.Img, &m.Grads.Img, &m.loss, m.Pool, &m.scratchBackward)
+	return m.loss[0]
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlBigPool) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.Img[:],
+		Dims:   []int{16, 32, 32, 16},
+		Name:   "img",
+		Role:   rt.RoleOther,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlBigPool) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlBigPool) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlBigPool) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlBigPool) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlBigPool) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlBigPool) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
 // ocannlPoolObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pool.
@@ -254,6 +579,8 @@ func ocannlPoolObjectiveLoss(r *[2][8][8][8]float32, pImg *[4096]float32, out *[
 //	img.grad: [2 16 16 8] (let, output parameter gImg)
 //	objective.max_pool#1/y.grad: [2 8 8 8] (let, local)
 //	objective.grad: [1] (let, local)
+//	_ordinals.1: [2 2] (literal, local)
+//	objective.max_pool#1/y.argmax@1: [2 8 8 8] (let, local)
 //	_scratch: [] (let, local)
 //
 // Loop nests:
@@ -263,6 +590,9 @@ func ocannlPoolObjectiveLoss(r *[2][8][8][8]float32, pImg *[4096]float32, out *[
 //
 //	# init _num.2 (number)
 //	init _num.2: constant 0
+//
+//	# init _ordinals.1 (the ordinals of [2 2] reduced points)
+//	init _ordinals.1: range over offsets
 //
 //	# _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -302,19 +632,39 @@ func ocannlPoolObjectiveLoss(r *[2][8][8][8]float32, pImg *[4096]float32, out *[
 //	      for i3 in 0..7:
 //	        objective.max_pool#1/y.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is img.grad
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
+//	fill objective.max_pool#1/y.argmax@1 with 4
+//
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@1
+//	for i0 in 0..1:
+//	  for i1 in 0..7:
+//	    for i2 in 0..7:
+//	      for i3 in 0..7:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            objective.max_pool#1/y.argmax@1[i0, i1, i2, i3] min= where((img[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]) == objective.max_pool#1/y[i0, i1, i2, i3], _ordinals.1[i4, i5], 4)
+//
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..7:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            img.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == (img[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]), objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            img.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.1[i4, i5] == objective.max_pool#1/y.argmax@1[i0, i1, i2, i3], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096]float32, loss *[1]float32) {
 	var objective_max_pool_1_y_1 [2][2]float32
 	var objective_max_pool_1_y [2][8][8][8]float32
 	var objective_max_pool_1_y_grad [2][8][8][8]float32
 	var objective_grad [1]float32
+	var ordinals_1 [2][2]float32
+	var objective_max_pool_1_y_argmax_1 [2][8][8][8]float32
+
+	// init _ordinals.1 (the ordinals of [2 2] reduced points)
+	ordinals_1 = [2][2]float32{
+		{0, 1},
+		{2, 3},
+	}
 
 	// _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
@@ -415,37 +765,1405 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 		}
 	}
 
-	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is img.grad
-	// float32 pointwise kernel over 8x2 rows of 8 elements (c += where(eq(x0,add(x1,x2)),x3,0)): AVX2 (also on AVX-512 machines).
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
+	// float32 pointwise kernel over 1024 elements (c = 4): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
+		ocannlMap3AVX2(&objective_max_pool_1_y_argmax_1[0][0][0][0])
+	} else {
+		for j5 := range 2 {
+			for j6 := range 8 {
+				for j7 := range 8 {
+					for j8 := range 8 {
+						objective_max_pool_1_y_argmax_1[j5][j6][j7][j8] = 4
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@1
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap4AVX2(&objective_max_pool_1_y_argmax_1[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5], &objective_max_pool_1_y[0][0][0][0], &ordinals_1[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 8 {
+				for i2 := range 8 {
+					objective_max_pool_1_y_argmax_1Row := &objective_max_pool_1_y_argmax_1[i0][i1][i2]
+					objective_max_pool_1_yRow3 := &objective_max_pool_1_y[i0][i1][i2]
+					for i4 := range 2 {
+						pImgRow3 := (*[8]float32)(pImg[2048*i0+256*i1+128*i4+16*i2 : 2048*i0+256*i1+128*i4+16*i2+8])
+						objective_max_pool_1_y_1V3 := objective_max_pool_1_y_1[i4][0]
+						ordinals_1V := ordinals_1[i4][0]
+						pImgRow4 := (*[8]float32)(pImg[2048*i0+256*i1+128*i4+16*i2+8 : 2048*i0+256*i1+128*i4+16*i2+16])
+						objective_max_pool_1_y_1V4 := objective_max_pool_1_y_1[i4][1]
+						ordinals_1V2 := ordinals_1[i4][1]
+						for i3 := range 8 {
+							acc3 := objective_max_pool_1_y_argmax_1Row[i3]
+							var r2 float32
+							if (pImgRow3[i3] + objective_max_pool_1_y_1V3) == objective_max_pool_1_yRow3[i3] {
+								r2 = 1
+							}
+							r3 := float32(4)
+							if r2 != 0 {
+								r3 = ordinals_1V
+							}
+							acc3 = min(acc3, r3)
+							var r4 float32
+							if (pImgRow4[i3] + objective_max_pool_1_y_1V4) == objective_max_pool_1_yRow3[i3] {
+								r4 = 1
+							}
+							r5 := float32(4)
+							if r4 != 0 {
+								r5 = ordinals_1V2
+							}
+							acc3 = min(acc3, r5)
+							objective_max_pool_1_y_argmax_1Row[i3] = acc3
+						}
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
+	for i0 := range 2 {
+		for i1 := range 8 {
+			for i2 := range 8 {
+				for i3 := range 8 {
+					objective_max_pool_1_y_argmax_1V := objective_max_pool_1_y_argmax_1[i0][i1][i2][i3]
+					objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
+					for i4 := range 2 {
+						ordinals_1Row := &ordinals_1[i4]
+						gImgRow := (*[9]float32)(gImg[2048*i0+256*i1+128*i4+16*i2+i3 : 2048*i0+256*i1+128*i4+16*i2+i3+9])
+						for i5 := range 2 {
+							var r6 float32
+							if ordinals_1Row[i5] == objective_max_pool_1_y_argmax_1V {
+								r6 = 1
+							}
+							r7 := float32(0)
+							if r6 != 0 {
+								r7 = objective_max_pool_1_y_gradV
+							}
+							gImgRow[8*i5] += r7
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlRowMaxObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model RowMax.
+//
+// Tensors (batch | input -> output):
+//
+//	r: 16 | 1 (input, parameter r)
+//	x: 16 | 40 (param, parameter pX)
+//	_objective.1: 16 | 1 (let, local)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _objective.1 = einsum "@^^" "... | i => ... | 0" of x
+//	fill _objective.1 with -inf
+//	for i0 in 0..15:
+//	  for i1 in 0..39:  # reduction
+//	    _objective.1[i0, 0] max= x[i0, i1]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+//	fill objective with 0
+//	for i0 in 0..15:  # reduction
+//	  objective[0] += _objective.1[i0, 0] * r[i0, 0]
+func ocannlRowMaxObjectiveLoss(r *[16][1]float32, pX *[640]float32, out *[1]float32) {
+	var objective_1 [16][1]float32
+
+	// _objective.1 = einsum "@^^" "... | i => ... | 0" of x
+	// float32 along-rows max reduction kernel, 16 rows of 40 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&objective_1[0][0], &pX[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			pXRow := (*[40]float32)(pX[40*i0 : 40*i0+40])
+			acc := float32(math.Inf(-1))
+			for i1 := range 40 {
+				acc = max(acc, pXRow[i1])
+			}
+			objective_1[i0][0] = acc
+		}
+	}
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+	// reduction accumulated in a local variable.
+	acc2 := float32(0)
+	for i0 := range 16 {
+		acc2 += objective_1[i0][0] * r[i0][0]
+	}
+	out[0] = acc2
+}
+
+// ocannlRowMaxBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model RowMax.
+//
+// Tensors (batch | input -> output):
+//
+//	r: 16 | 1 (input, parameter r)
+//	x: 16 | 40 (param, parameter pX)
+//	_objective.1: 16 | 1 (let, local)
+//	objective: 1 (let, output parameter loss)
+//	x.grad: [16 40] (let, output parameter gX)
+//	_objective.1.grad: [16 1] (let, local)
+//	objective.grad: [1] (let, local)
+//	_ordinals.1: [40] (literal, local)
+//	_objective.1.argmax@0: [16 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [40] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# _objective.1 = einsum "@^^" "... | i => ... | 0" of x
+//	fill _objective.1 with -inf
+//	for i0 in 0..15:
+//	  for i1 in 0..39:  # reduction
+//	    _objective.1[i0, 0] max= x[i0, i1]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+//	fill objective with 0
+//	for i0 in 0..15:  # reduction
+//	  objective[0] += _objective.1[i0, 0] * r[i0, 0]
+//
+//	# zero the gradients
+//	fill x.grad with 0
+//	fill _objective.1.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad
+//	for i0 in 0..15:
+//	  _objective.1.grad[i0, 0] += objective.grad[0] * r[i0, 0]
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): _objective.1.argmax@0 = 40 (no winner yet)
+//	fill _objective.1.argmax@0 with 40
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): the winners: w =@- where((v1 == t), ord, 40); w is _objective.1.argmax@0
+//	for i0 in 0..15:
+//	  for i1 in 0..39:  # reduction
+//	    _objective.1.argmax@0[i0, 0] min= where(x[i0, i1] == _objective.1[i0, 0], _ordinals.1[i1], 40)
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): g1 =+ where((ord == w), g, 0); g1 is x.grad
+//	for i0 in 0..15:
+//	  for i1 in 0..39:
+//	    x.grad[i0, i1] += where(_ordinals.1[i1] == _objective.1.argmax@0[i0, 0], _objective.1.grad[i0, 0], 0)
+func ocannlRowMaxBackward(r *[16][1]float32, pX *[640]float32, gX *[640]float32, loss *[1]float32) {
+	var objective_1 [16][1]float32
+	var objective_1_grad [16][1]float32
+	var objective_grad [1]float32
+	var ordinals_1 [40]float32
+	var objective_1_argmax_0 [16][1]float32
+
+	// init _ordinals.1 (the ordinals of [40] reduced points)
+	ordinals_1 = [40]float32{
+		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+		16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+		32, 33, 34, 35, 36, 37, 38, 39,
+	}
+
+	// _objective.1 = einsum "@^^" "... | i => ... | 0" of x
+	// float32 along-rows max reduction kernel, 16 rows of 40 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&objective_1[0][0], &pX[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			pXRow := (*[40]float32)(pX[40*i0 : 40*i0+40])
+			acc := float32(math.Inf(-1))
+			for i1 := range 40 {
+				acc = max(acc, pXRow[i1])
+			}
+			objective_1[i0][0] = acc
+		}
+	}
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+	// reduction accumulated in a local variable.
+	acc2 := float32(0)
+	for i0 := range 16 {
+		acc2 += objective_1[i0][0] * r[i0][0]
+	}
+	loss[0] = acc2
+
+	// zero the gradients
+	*gX = [640]float32{}
+
+	// objective.grad = 1
+	objective_grad[0] = 1
+
+	// backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad
+	objective_gradV := objective_grad[0]
+	for i0 := range 16 {
+		objective_1_grad[i0][0] += objective_gradV * r[i0][0]
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): _objective.1.argmax@0 = 40 (no winner yet)
+	for j := range 16 {
+		objective_1_argmax_0[j][0] = 40
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): the winners: w =@- where((v1 == t), ord, 40); w is _objective.1.argmax@0
+	// reduction accumulated in a local variable.
+	for i0 := range 16 {
+		pXRow2 := (*[40]float32)(pX[40*i0 : 40*i0+40])
+		objective_1V := objective_1[i0][0]
+		acc3 := objective_1_argmax_0[i0][0]
+		for i1 := range 40 {
+			var r2 float32
+			if pXRow2[i1] == objective_1V {
+				r2 = 1
+			}
+			r3 := float32(40)
+			if r2 != 0 {
+				r3 = ordinals_1[i1]
+			}
+			acc3 = min(acc3, r3)
+		}
+		objective_1_argmax_0[i0][0] = acc3
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): g1 =+ where((ord == w), g, 0); g1 is x.grad
+	// float32 pointwise kernel over 16 rows of 40 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&gX[0], &ordinals_1[0], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&gX[0], &ordinals_1[0], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
+	} else {
+		for i0 := range 16 {
+			objective_1_argmax_0V := objective_1_argmax_0[i0][0]
+			objective_1_gradV := objective_1_grad[i0][0]
+			gXRow := (*[40]float32)(gX[40*i0 : 40*i0+40])
+			for i1 := range 40 {
+				var r4 float32
+				if ordinals_1[i1] == objective_1_argmax_0V {
+					r4 = 1
+				}
+				r5 := float32(0)
+				if r4 != 0 {
+					r5 = objective_1_gradV
+				}
+				gXRow[i1] += r5
+			}
+		}
+	}
+}
+
+// ocannlTropicalObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model Tropical.
+//
+// Tensors (batch | input -> output):
+//
+//	r: 6,8 (input, parameter r)
+//	a: 6,10 (param, parameter pA)
+//	b: 10,8 (param, parameter pB)
+//	_objective.1: 6,8 (let, local)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b
+//	fill _objective.1 with -inf
+//	for i0 in 0..5:
+//	  for i1 in 0..7:
+//	    for i2 in 0..9:  # reduction
+//	      _objective.1[i0, i1] max= a[i0, i2] + b[i2, i1]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+//	fill objective with 0
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..7:  # reduction
+//	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
+func ocannlTropicalObjectiveLoss(r *[6][8]float32, pA *[60]float32, pB *[80]float32, out *[1]float32) {
+	var objective_1 [6][8]float32
+
+	// _objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b
+	for j := range 6 {
+		for j2 := range 8 {
+			objective_1[j][j2] = float32(math.Inf(-1))
+		}
+	}
+	// float32 across-rows max reduction kernel, 10 rows of 8 elements into 8 cells (c = c max add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 6 {
+			ocannlReduce2AVX2(&objective_1[i0][0], &pA[10*i0], &pB[0])
+		}
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 6 {
+			objective_1Row := &objective_1[i0]
+			for i2 := 0; i2 < 8; i2 += 4 {
+				pAV := pA[10*i0+i2]
+				pBRow := (*[8]float32)(pB[8*i2 : 8*i2+8])
+				pAV2 := pA[10*i0+i2+1]
+				pBRow2 := (*[8]float32)(pB[8*i2+8 : 8*i2+16])
+				pAV3 := pA[10*i0+i2+2]
+				pBRow3 := (*[8]float32)(pB[8*i2+16 : 8*i2+24])
+				pAV4 := pA[10*i0+i2+3]
+				pBRow4 := (*[8]float32)(pB[8*i2+24 : 8*i2+32])
+				for i1 := range 8 {
+					acc := objective_1Row[i1]
+					acc = max(acc, pAV+pBRow[i1])
+					acc = max(acc, pAV2+pBRow2[i1])
+					acc = max(acc, pAV3+pBRow3[i1])
+					acc = max(acc, pAV4+pBRow4[i1])
+					objective_1Row[i1] = acc
+				}
+			}
+			for i2 := 8; i2 < 10; i2++ {
+				pAV5 := pA[10*i0+i2]
+				pBRow5 := (*[8]float32)(pB[8*i2 : 8*i2+8])
+				for i1 := range 8 {
+					objective_1Row[i1] = max(objective_1Row[i1], pAV5+pBRow5[i1])
+				}
+			}
+		}
+	}
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+	// float32 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&out[0], &objective_1[0][0], &r[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc2 := float32(0)
+		for i0 := range 6 {
+			objective_1Row2 := &objective_1[i0]
+			rRow := &r[i0]
+			for i1 := range 8 {
+				acc2 += objective_1Row2[i1] * rRow[i1]
+			}
+		}
+		out[0] = acc2
+	}
+}
+
+// ocannlTropicalBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model Tropical.
+//
+// Tensors (batch | input -> output):
+//
+//	r: 6,8 (input, parameter r)
+//	a: 6,10 (param, parameter pA)
+//	b: 10,8 (param, parameter pB)
+//	_objective.1: 6,8 (let, local)
+//	objective: 1 (let, output parameter loss)
+//	a.grad: [6 10] (let, output parameter gA)
+//	b.grad: [10 8] (let, output parameter gB)
+//	_objective.1.grad: [6 8] (let, local)
+//	objective.grad: [1] (let, local)
+//	_ordinals.1: [10] (literal, local)
+//	_objective.1.argmax@0: [6 8] (let, local)
+//	_scratch: [] (let, local)
+//
+// Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [10] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# _objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b
+//	fill _objective.1 with -inf
+//	for i0 in 0..5:
+//	  for i1 in 0..7:
+//	    for i2 in 0..9:  # reduction
+//	      _objective.1[i0, i1] max= a[i0, i2] + b[i2, i1]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+//	fill objective with 0
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..7:  # reduction
+//	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
+//
+//	# zero the gradients
+//	fill a.grad with 0
+//	fill b.grad with 0
+//	fill _objective.1.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..7:
+//	    _objective.1.grad[i0, i1] += objective.grad[0] * r[i0, i1]
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): _objective.1.argmax@0 = 10 (no winner yet)
+//	fill _objective.1.argmax@0 with 10
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): the winners: s = v1 + v2; w =@- where((s == t), ord, 10); w is _objective.1.argmax@0
+//	for i0 in 0..5:
+//	  for i1 in 0..7:
+//	    for i2 in 0..9:  # reduction
+//	      _objective.1.argmax@0[i0, i1] min= where((a[i0, i2] + b[i2, i1]) == _objective.1[i0, i1], _ordinals.1[i2], 10)
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): g1 =+ where((ord == w), g, 0); g1 is a.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..7:  # reduction
+//	    for i2 in 0..9:
+//	      a.grad[i0, i2] += where(_ordinals.1[i2] == _objective.1.argmax@0[i0, i1], _objective.1.grad[i0, i1], 0)
+//
+//	# backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): g2 =+ where((ord == w), g, 0); g2 is b.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..7:
+//	    for i2 in 0..9:
+//	      b.grad[i2, i1] += where(_ordinals.1[i2] == _objective.1.argmax@0[i0, i1], _objective.1.grad[i0, i1], 0)
+func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, gA *[60]float32, gB *[80]float32, loss *[1]float32) {
+	var objective_1 [6][8]float32
+	var objective_1_grad [6][8]float32
+	var objective_grad [1]float32
+	var ordinals_1 [10]float32
+	var objective_1_argmax_0 [6][8]float32
+
+	// init _ordinals.1 (the ordinals of [10] reduced points)
+	ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+
+	// _objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b
+	for j := range 6 {
+		for j2 := range 8 {
+			objective_1[j][j2] = float32(math.Inf(-1))
+		}
+	}
+	// float32 across-rows max reduction kernel, 10 rows of 8 elements into 8 cells (c = c max add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 6 {
+			ocannlReduce2AVX2(&objective_1[i0][0], &pA[10*i0], &pB[0])
+		}
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 6 {
+			objective_1Row := &objective_1[i0]
+			for i2 := 0; i2 < 8; i2 += 4 {
+				pAV := pA[10*i0+i2]
+				pBRow := (*[8]float32)(pB[8*i2 : 8*i2+8])
+				pAV2 := pA[10*i0+i2+1]
+				pBRow2 := (*[8]float32)(pB[8*i2+8 : 8*i2+16])
+				pAV3 := pA[10*i0+i2+2]
+				pBRow3 := (*[8]float32)(pB[8*i2+16 : 8*i2+24])
+				pAV4 := pA[10*i0+i2+3]
+				pBRow4 := (*[8]float32)(pB[8*i2+24 : 8*i2+32])
+				for i1 := range 8 {
+					acc := objective_1Row[i1]
+					acc = max(acc, pAV+pBRow[i1])
+					acc = max(acc, pAV2+pBRow2[i1])
+					acc = max(acc, pAV3+pBRow3[i1])
+					acc = max(acc, pAV4+pBRow4[i1])
+					objective_1Row[i1] = acc
+				}
+			}
+			for i2 := 8; i2 < 10; i2++ {
+				pAV5 := pA[10*i0+i2]
+				pBRow5 := (*[8]float32)(pB[8*i2 : 8*i2+8])
+				for i1 := range 8 {
+					objective_1Row[i1] = max(objective_1Row[i1], pAV5+pBRow5[i1])
+				}
+			}
+		}
+	}
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+	// float32 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&loss[0], &objective_1[0][0], &r[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc2 := float32(0)
+		for i0 := range 6 {
+			objective_1Row2 := &objective_1[i0]
+			rRow := &r[i0]
+			for i1 := range 8 {
+				acc2 += objective_1Row2[i1] * rRow[i1]
+			}
+		}
+		loss[0] = acc2
+	}
+
+	// zero the gradients
+	*gA = [60]float32{}
+	*gB = [80]float32{}
+
+	// objective.grad = 1
+	objective_grad[0] = 1
+
+	// backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad
+	objective_gradV := objective_grad[0]
+	for i0 := range 6 {
+		rRow2 := &r[i0]
+		objective_1_gradRow := &objective_1_grad[i0]
+		for i1 := range 8 {
+			objective_1_gradRow[i1] += objective_gradV * rRow2[i1]
+		}
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): _objective.1.argmax@0 = 10 (no winner yet)
+	for j3 := range 6 {
+		for j4 := range 8 {
+			objective_1_argmax_0[j3][j4] = 10
+		}
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): the winners: s = v1 + v2; w =@- where((s == t), ord, 10); w is _objective.1.argmax@0
+	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+	for i0 := range 6 {
+		objective_1_argmax_0Row := &objective_1_argmax_0[i0]
+		objective_1Row3 := &objective_1[i0]
+		for i2 := 0; i2 < 8; i2 += 4 {
+			pAV6 := pA[10*i0+i2]
+			pBRow6 := (*[8]float32)(pB[8*i2 : 8*i2+8])
+			ordinals_1V := ordinals_1[i2]
+			pAV7 := pA[10*i0+i2+1]
+			pBRow7 := (*[8]float32)(pB[8*i2+8 : 8*i2+16])
+			ordinals_1V2 := ordinals_1[i2+1]
+			pAV8 := pA[10*i0+i2+2]
+			pBRow8 := (*[8]float32)(pB[8*i2+16 : 8*i2+24])
+			ordinals_1V3 := ordinals_1[i2+2]
+			pAV9 := pA[10*i0+i2+3]
+			pBRow9 := (*[8]float32)(pB[8*i2+24 : 8*i2+32])
+			ordinals_1V4 := ordinals_1[i2+3]
+			for i1 := range 8 {
+				acc3 := objective_1_argmax_0Row[i1]
+				var r2 float32
+				if (pAV6 + pBRow6[i1]) == objective_1Row3[i1] {
+					r2 = 1
+				}
+				r3 := float32(10)
+				if r2 != 0 {
+					r3 = ordinals_1V
+				}
+				acc3 = min(acc3, r3)
+				var r4 float32
+				if (pAV7 + pBRow7[i1]) == objective_1Row3[i1] {
+					r4 = 1
+				}
+				r5 := float32(10)
+				if r4 != 0 {
+					r5 = ordinals_1V2
+				}
+				acc3 = min(acc3, r5)
+				var r6 float32
+				if (pAV8 + pBRow8[i1]) == objective_1Row3[i1] {
+					r6 = 1
+				}
+				r7 := float32(10)
+				if r6 != 0 {
+					r7 = ordinals_1V3
+				}
+				acc3 = min(acc3, r7)
+				var r8 float32
+				if (pAV9 + pBRow9[i1]) == objective_1Row3[i1] {
+					r8 = 1
+				}
+				r9 := float32(10)
+				if r8 != 0 {
+					r9 = ordinals_1V4
+				}
+				acc3 = min(acc3, r9)
+				objective_1_argmax_0Row[i1] = acc3
+			}
+		}
+		for i2 := 8; i2 < 10; i2++ {
+			pAV10 := pA[10*i0+i2]
+			pBRow10 := (*[8]float32)(pB[8*i2 : 8*i2+8])
+			ordinals_1V5 := ordinals_1[i2]
+			for i1 := range 8 {
+				var r10 float32
+				if (pAV10 + pBRow10[i1]) == objective_1Row3[i1] {
+					r10 = 1
+				}
+				r11 := float32(10)
+				if r10 != 0 {
+					r11 = ordinals_1V5
+				}
+				objective_1_argmax_0Row[i1] = min(objective_1_argmax_0Row[i1], r11)
+			}
+		}
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): g1 =+ where((ord == w), g, 0); g1 is a.grad
+	// float32 across-rows add reduction kernel, 8 rows of 10 elements into 10 cells (c = c add where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 6 {
+			ocannlReduce4AVX2(&gA[10*i0], &ordinals_1[0], &objective_1_argmax_0[i0][0], &objective_1_grad[i0][0])
+		}
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 6 {
+			gARow := (*[10]float32)(gA[10*i0 : 10*i0+10])
+			for i1 := 0; i1 < 8; i1 += 4 {
+				objective_1_argmax_0V := objective_1_argmax_0[i0][i1]
+				objective_1_gradV := objective_1_grad[i0][i1]
+				objective_1_argmax_0V2 := objective_1_argmax_0[i0][i1+1]
+				objective_1_gradV2 := objective_1_grad[i0][i1+1]
+				objective_1_argmax_0V3 := objective_1_argmax_0[i0][i1+2]
+				objective_1_gradV3 := objective_1_grad[i0][i1+2]
+				objective_1_argmax_0V4 := objective_1_argmax_0[i0][i1+3]
+				objective_1_gradV4 := objective_1_grad[i0][i1+3]
+				for i2 := range 10 {
+					acc4 := gARow[i2]
+					var r12 float32
+					if ordinals_1[i2] == objective_1_argmax_0V {
+						r12 = 1
+					}
+					r13 := float32(0)
+					if r12 != 0 {
+						r13 = objective_1_gradV
+					}
+					acc4 += r13
+					var r14 float32
+					if ordinals_1[i2] == objective_1_argmax_0V2 {
+						r14 = 1
+					}
+					r15 := float32(0)
+					if r14 != 0 {
+						r15 = objective_1_gradV2
+					}
+					acc4 += r15
+					var r16 float32
+					if ordinals_1[i2] == objective_1_argmax_0V3 {
+						r16 = 1
+					}
+					r17 := float32(0)
+					if r16 != 0 {
+						r17 = objective_1_gradV3
+					}
+					acc4 += r17
+					var r18 float32
+					if ordinals_1[i2] == objective_1_argmax_0V4 {
+						r18 = 1
+					}
+					r19 := float32(0)
+					if r18 != 0 {
+						r19 = objective_1_gradV4
+					}
+					acc4 += r19
+					gARow[i2] = acc4
+				}
+			}
+		}
+	}
+
+	// backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): g2 =+ where((ord == w), g, 0); g2 is b.grad
+	// float32 across-rows add reduction kernel, 6 rows of 8 elements into 8 cells (c = c add where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 10 {
+			ocannlReduce5AVX2(&gB[8*i2], &ordinals_1[i2], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
+		}
+	} else {
+		for i0 := range 6 {
+			for i1 := range 8 {
+				objective_1_argmax_0V5 := objective_1_argmax_0[i0][i1]
+				objective_1_gradV5 := objective_1_grad[i0][i1]
+				gBRow := (*[73]float32)(gB[i1 : i1+73])
+				for i2 := range 10 {
+					var r20 float32
+					if ordinals_1[i2] == objective_1_argmax_0V5 {
+						r20 = 1
+					}
+					r21 := float32(0)
+					if r20 != 0 {
+						r21 = objective_1_gradV5
+					}
+					gBRow[8*i2] += r21
+				}
+			}
+		}
+	}
+}
+
+// ocannlBigPoolObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model BigPool.
+//
+// Tensors (batch | input -> output):
+//
+//	r: 16 | 16,16,16 (input, parameter r)
+//	img: 16 | 32,32,16 (param, parameter pImg)
+//	_num.1: 1 (number, constant)
+//	_num.2: 1 (number, constant)
+//	_objective.max_pool#1/y.1: 2,2 (let, local, in scratch field objective_max_pool_1_y_1)
+//	objective.max_pool#1/y: 16 | 16,16,16 (let, local, in scratch field objective_max_pool_1_y)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 0
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 0
+//
+//	# _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _objective.max_pool#1/y.1[i0, i1] = _num.1[0] + _num.2[0]
+//
+//	# objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
+//	fill objective.max_pool#1/y with -inf
+//	for i0 in 0..15:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:
+//	      for i3 in 0..15:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            objective.max_pool#1/y[i0, i1, i2, i3] max= img[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r
+//	fill objective with 0
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..15:  # reduction
+//	    for i2 in 0..15:  # reduction
+//	      for i3 in 0..15:  # reduction
+//	        objective[0] += objective.max_pool#1/y[i0, i1, i2, i3] * r[i0, i1, i2, i3]
+func ocannlBigPoolObjectiveLoss(r *[16][16][16][16]float32, pImg *[262144]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlBigPoolObjectiveLossScratch) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+	for i0 := range 2 {
+		objective_max_pool_1_y_1Row := &scratch.objective_max_pool_1_y_1[i0]
+		for i1 := range 2 {
+			objective_max_pool_1_y_1Row[i1] = 0
+		}
+	}
+
+	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
+	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
+	} else {
+		for j := range 16 {
+			for j2 := range 16 {
+				for j3 := range 16 {
+					for j4 := range 16 {
+						scratch.objective_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+					}
+				}
+			}
+		}
+	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlBigPoolObjectiveLossPart0Records.Get()
+	rec.pImg = pImg
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlBigPoolObjectiveLossPart0{}
+	ocannlBigPoolObjectiveLossPart0Records.Put(rec)
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlBigPoolObjectiveLossPart1Records.Get()
+	rec2.r = r
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	// The 8 partial sums, added in part order.
+	for j7 := range 1 {
+		acc3 := float32(0)
+		acc3 += rec2.outPartial[0][j7]
+		acc3 += rec2.outPartial[1][j7]
+		acc3 += rec2.outPartial[2][j7]
+		acc3 += rec2.outPartial[3][j7]
+		acc3 += rec2.outPartial[4][j7]
+		acc3 += rec2.outPartial[5][j7]
+		acc3 += rec2.outPartial[6][j7]
+		acc3 += rec2.outPartial[7][j7]
+		out[j7] = acc3
+	}
+	rec2.r = nil
+	rec2.scratch = nil
+	ocannlBigPoolObjectiveLossPart1Records.Put(rec2)
+}
+
+// ocannlBigPoolObjectiveLossScratch holds the local arrays of ocannlBigPoolObjectiveLoss too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlBigPoolObjectiveLossScratch struct {
+	objective_max_pool_1_y_1 [2][2]float32
+	objective_max_pool_1_y   [16][16][16][16]float32
+}
+
+// ocannlBigPoolObjectiveLossPart0 is the task record of a loop nest of ocannlBigPoolObjectiveLoss that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlBigPoolObjectiveLossPart0 struct {
+	pImg    *[262144]float32
+	scratch *ocannlBigPoolObjectiveLossScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r2 *ocannlBigPoolObjectiveLossPart0) Part(j5 int) {
+	pImg, scratch := r2.pImg, r2.scratch
+	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 16 {
 				for i4 := range 2 {
-					ocannlMap3AVX2(&gImg[2048*i0+256*i1+128*i4], &objective_max_pool_1_y[i0][i1][0][0], &pImg[2048*i0+256*i1+128*i4], &objective_max_pool_1_y_1[i4][0], &objective_max_pool_1_y_grad[i0][i1][0][0])
+					for i5 := range 2 {
+						ocannlMap7AVX2(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+					}
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					objective_max_pool_1_yRow := &scratch.objective_max_pool_1_y[i0+2*j5][i1][i2]
+					for i4 := range 2 {
+						pImgRow := (*[16]float32)(pImg[16384*i0+32768*j5+1024*i1+512*i4+32*i2 : 16384*i0+32768*j5+1024*i1+512*i4+32*i2+16])
+						objective_max_pool_1_y_1V := scratch.objective_max_pool_1_y_1[i4][0]
+						pImgRow2 := (*[16]float32)(pImg[16384*i0+32768*j5+1024*i1+512*i4+32*i2+16 : 16384*i0+32768*j5+1024*i1+512*i4+32*i2+32])
+						objective_max_pool_1_y_1V2 := scratch.objective_max_pool_1_y_1[i4][1]
+						for i3 := range 16 {
+							acc := objective_max_pool_1_yRow[i3]
+							acc = max(acc, pImgRow[i3]+objective_max_pool_1_y_1V)
+							acc = max(acc, pImgRow2[i3]+objective_max_pool_1_y_1V2)
+							objective_max_pool_1_yRow[i3] = acc
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlBigPoolObjectiveLossPart0Records holds the free ocannlBigPoolObjectiveLossPart0 records.
+var ocannlBigPoolObjectiveLossPart0Records rt.Records[ocannlBigPoolObjectiveLossPart0]
+
+// ocannlBigPoolObjectiveLossPart1 is the task record of a loop nest of ocannlBigPoolObjectiveLoss that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlBigPoolObjectiveLossPart1 struct {
+	r          *[16][16][16][16]float32
+	scratch    *ocannlBigPoolObjectiveLossScratch
+	outPartial [8][1]float32
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 8).
+func (r3 *ocannlBigPoolObjectiveLossPart1) Part(j6 int) {
+	r, scratch, outPartial := r3.r, r3.scratch, &r3.outPartial
+	outPartial[j6] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&outPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc2 := outPartial[j6][0]
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					objective_max_pool_1_yRow2 := &scratch.objective_max_pool_1_y[i0+2*j6][i1][i2]
+					rRow := &r[i0+2*j6][i1][i2]
+					for i3 := range 16 {
+						acc2 += objective_max_pool_1_yRow2[i3] * rRow[i3]
+					}
+				}
+			}
+		}
+		outPartial[j6][0] = acc2
+	}
+}
+
+// ocannlBigPoolObjectiveLossPart1Records holds the free ocannlBigPoolObjectiveLossPart1 records.
+var ocannlBigPoolObjectiveLossPart1Records rt.Records[ocannlBigPoolObjectiveLossPart1]
+
+// ocannlBigPoolBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model BigPool.
+//
+// Tensors (batch | input -> output):
+//
+//	r: 16 | 16,16,16 (input, parameter r)
+//	img: 16 | 32,32,16 (param, parameter pImg)
+//	_num.1: 1 (number, constant)
+//	_num.2: 1 (number, constant)
+//	_objective.max_pool#1/y.1: 2,2 (let, local, in scratch field objective_max_pool_1_y_1)
+//	objective.max_pool#1/y: 16 | 16,16,16 (let, local, in scratch field objective_max_pool_1_y)
+//	objective: 1 (let, output parameter loss)
+//	img.grad: [16 32 32 16] (let, output parameter gImg)
+//	objective.max_pool#1/y.grad: [16 16 16 16] (let, local, in scratch field objective_max_pool_1_y_grad)
+//	objective.grad: [1] (let, local, in scratch field objective_grad)
+//	_ordinals.1: [2 2] (literal, local, in scratch field ordinals_1)
+//	objective.max_pool#1/y.argmax@1: [16 16 16 16] (let, local, in scratch field objective_max_pool_1_y_argmax_1)
+//	_scratch: [] (let, local)
+//
+// Loop nests:
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 0
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 0
+//
+//	# init _ordinals.1 (the ordinals of [2 2] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _objective.max_pool#1/y.1[i0, i1] = _num.1[0] + _num.2[0]
+//
+//	# objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
+//	fill objective.max_pool#1/y with -inf
+//	for i0 in 0..15:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:
+//	      for i3 in 0..15:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            objective.max_pool#1/y[i0, i1, i2, i3] max= img[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r
+//	fill objective with 0
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..15:  # reduction
+//	    for i2 in 0..15:  # reduction
+//	      for i3 in 0..15:  # reduction
+//	        objective[0] += objective.max_pool#1/y[i0, i1, i2, i3] * r[i0, i1, i2, i3]
+//
+//	# zero the gradients
+//	fill img.grad with 0
+//	fill objective.max_pool#1/y.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 2 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r): g1 =+ g * v2; g1 is objective.max_pool#1/y.grad
+//	for i0 in 0..15:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:
+//	      for i3 in 0..15:
+//	        objective.max_pool#1/y.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
+//
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
+//	fill objective.max_pool#1/y.argmax@1 with 4
+//
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@1
+//	for i0 in 0..15:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:
+//	      for i3 in 0..15:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            objective.max_pool#1/y.argmax@1[i0, i1, i2, i3] min= where((img[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]) == objective.max_pool#1/y[i0, i1, i2, i3], _ordinals.1[i4, i5], 4)
+//
+//	# backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
+//	for i0 in 0..15:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:
+//	      for i3 in 0..15:
+//	        for i4 in 0..1:
+//	          for i5 in 0..1:
+//	            img.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.1[i4, i5] == objective.max_pool#1/y.argmax@1[i0, i1, i2, i3], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gImg *[262144]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlBigPoolBackwardScratch) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// init _ordinals.1 (the ordinals of [2 2] reduced points)
+	scratch.ordinals_1 = [2][2]float32{
+		{0, 1},
+		{2, 3},
+	}
+
+	// _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+	for i0 := range 2 {
+		objective_max_pool_1_y_1Row := &scratch.objective_max_pool_1_y_1[i0]
+		for i1 := range 2 {
+			objective_max_pool_1_y_1Row[i1] = 0
+		}
+	}
+
+	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
+	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
+	} else {
+		for j := range 16 {
+			for j2 := range 16 {
+				for j3 := range 16 {
+					for j4 := range 16 {
+						scratch.objective_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+					}
+				}
+			}
+		}
+	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlBigPoolBackwardPart0Records.Get()
+	rec.pImg = pImg
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlBigPoolBackwardPart0{}
+	ocannlBigPoolBackwardPart0Records.Put(rec)
+
+	// zero the gradients
+
+	// 8 parts of the filled arrays on the pool.
+
+	rec3 := ocannlBigPoolBackwardPart2Records.Get()
+
+	rec3.gImg = gImg
+
+	region.Run(rec3, 8)
+
+	*rec3 = ocannlBigPoolBackwardPart2{}
+
+	ocannlBigPoolBackwardPart2Records.Put(rec3)
+
+	scratch.objective_grad = [1]float32{}
+
+	// objective.grad = 1
+
+	scratch.objective_grad[0] = 1
+
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
+
+	// float32 pointwise kernel over 65536 elements (c = 4): AVX2 (also on AVX-512 machines).
+
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.objective_max_pool_1_y_argmax_1[0][0][0][0])
+	} else {
+		for j10 := range 16 {
+			for j11 := range 16 {
+				for j12 := range 16 {
+					for j13 := range 16 {
+						scratch.objective_max_pool_1_y_argmax_1[j10][j11][j12][j13] = 4
+					}
+				}
+			}
+		}
+	}
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlBigPoolBackwardPart1Records.Get()
+	rec2.r = r
+	rec2.scratch = scratch
+
+	// backprop of op 2 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r): g1 =+ g * v2; g1 is objective.max_pool#1/y.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.objective_max_pool_1_y_grad = [16][16][16][16]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlBigPoolBackwardPart3Records.Get()
+	rec4.r = r
+	rec4.scratch = scratch
+
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@1
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlBigPoolBackwardPart4Records.Get()
+	rec5.pImg = pImg
+	rec5.scratch = scratch
+
+	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlBigPoolBackwardPart5Records.Get()
+	rec6.gImg = gImg
+	rec6.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec2, rec4, rec5, rec6)
+	// The 8 partial sums, added in part order.
+	for j7 := range 1 {
+		acc3 := float32(0)
+		acc3 += rec2.lossPartial[0][j7]
+		acc3 += rec2.lossPartial[1][j7]
+		acc3 += rec2.lossPartial[2][j7]
+		acc3 += rec2.lossPartial[3][j7]
+		acc3 += rec2.lossPartial[4][j7]
+		acc3 += rec2.lossPartial[5][j7]
+		acc3 += rec2.lossPartial[6][j7]
+		acc3 += rec2.lossPartial[7][j7]
+		loss[j7] = acc3
+	}
+	rec2.r = nil
+	rec2.scratch = nil
+	ocannlBigPoolBackwardPart1Records.Put(rec2)
+	*rec4 = ocannlBigPoolBackwardPart3{}
+	ocannlBigPoolBackwardPart3Records.Put(rec4)
+	*rec5 = ocannlBigPoolBackwardPart4{}
+	ocannlBigPoolBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlBigPoolBackwardPart5{}
+	ocannlBigPoolBackwardPart5Records.Put(rec6)
+}
+
+// ocannlBigPoolBackwardScratch holds the local arrays of ocannlBigPoolBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlBigPoolBackwardScratch struct {
+	objective_max_pool_1_y_1        [2][2]float32
+	objective_max_pool_1_y          [16][16][16][16]float32
+	objective_max_pool_1_y_grad     [16][16][16][16]float32
+	objective_grad                  [1]float32
+	ordinals_1                      [2][2]float32
+	objective_max_pool_1_y_argmax_1 [16][16][16][16]float32
+}
+
+// ocannlBigPoolBackwardPart0 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlBigPoolBackwardPart0 struct {
+	pImg    *[262144]float32
+	scratch *ocannlBigPoolBackwardScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r2 *ocannlBigPoolBackwardPart0) Part(j5 int) {
+	pImg, scratch := r2.pImg, r2.scratch
+	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap7AVX2(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+					}
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					objective_max_pool_1_yRow := &scratch.objective_max_pool_1_y[i0+2*j5][i1][i2]
+					for i4 := range 2 {
+						pImgRow := (*[16]float32)(pImg[16384*i0+32768*j5+1024*i1+512*i4+32*i2 : 16384*i0+32768*j5+1024*i1+512*i4+32*i2+16])
+						objective_max_pool_1_y_1V := scratch.objective_max_pool_1_y_1[i4][0]
+						pImgRow2 := (*[16]float32)(pImg[16384*i0+32768*j5+1024*i1+512*i4+32*i2+16 : 16384*i0+32768*j5+1024*i1+512*i4+32*i2+32])
+						objective_max_pool_1_y_1V2 := scratch.objective_max_pool_1_y_1[i4][1]
+						for i3 := range 16 {
+							acc := objective_max_pool_1_yRow[i3]
+							acc = max(acc, pImgRow[i3]+objective_max_pool_1_y_1V)
+							acc = max(acc, pImgRow2[i3]+objective_max_pool_1_y_1V2)
+							objective_max_pool_1_yRow[i3] = acc
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlBigPoolBackwardPart0Records holds the free ocannlBigPoolBackwardPart0 records.
+var ocannlBigPoolBackwardPart0Records rt.Records[ocannlBigPoolBackwardPart0]
+
+// ocannlBigPoolBackwardPart1 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlBigPoolBackwardPart1 struct {
+	r           *[16][16][16][16]float32
+	scratch     *ocannlBigPoolBackwardScratch
+	lossPartial [8][1]float32
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 8).
+func (r3 *ocannlBigPoolBackwardPart1) Part(j6 int) {
+	r, scratch, lossPartial := r3.r, r3.scratch, &r3.lossPartial
+	lossPartial[j6] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&lossPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc2 := lossPartial[j6][0]
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					objective_max_pool_1_yRow2 := &scratch.objective_max_pool_1_y[i0+2*j6][i1][i2]
+					rRow := &r[i0+2*j6][i1][i2]
+					for i3 := range 16 {
+						acc2 += objective_max_pool_1_yRow2[i3] * rRow[i3]
+					}
+				}
+			}
+		}
+		lossPartial[j6][0] = acc2
+	}
+}
+
+// ocannlBigPoolBackwardPart1Records holds the free ocannlBigPoolBackwardPart1 records.
+var ocannlBigPoolBackwardPart1Records rt.Records[ocannlBigPoolBackwardPart1]
+
+// ocannlBigPoolBackwardPart2 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
+// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
+type ocannlBigPoolBackwardPart2 struct {
+	gImg *[262144]float32
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r4 *ocannlBigPoolBackwardPart2) Part(j8 int) {
+	gImg := r4.gImg
+	clear(gImg[32768*j8 : 32768*j8+32768])
+}
+
+// ocannlBigPoolBackwardPart2Records holds the free ocannlBigPoolBackwardPart2 records.
+var ocannlBigPoolBackwardPart2Records rt.Records[ocannlBigPoolBackwardPart2]
+
+// ocannlBigPoolBackwardPart3 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlBigPoolBackwardPart3 struct {
+	r       *[16][16][16][16]float32
+	scratch *ocannlBigPoolBackwardScratch
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r5 *ocannlBigPoolBackwardPart3) Part(j9 int) {
+	r, scratch := r5.r, r5.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.objective_max_pool_1_y_grad[2*j9][0][0][0], &scratch.objective_grad[0], &r[2*j9][0][0][0])
+	} else {
+		objective_gradV := scratch.objective_grad[0]
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					rRow2 := &r[i0+2*j9][i1][i2]
+					objective_max_pool_1_y_gradRow := &scratch.objective_max_pool_1_y_grad[i0+2*j9][i1][i2]
+					for i3 := range 16 {
+						objective_max_pool_1_y_gradRow[i3] += objective_gradV * rRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlBigPoolBackwardPart3Records holds the free ocannlBigPoolBackwardPart3 records.
+var ocannlBigPoolBackwardPart3Records rt.Records[ocannlBigPoolBackwardPart3]
+
+// ocannlBigPoolBackwardPart4 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlBigPoolBackwardPart4 struct {
+	pImg    *[262144]float32
+	scratch *ocannlBigPoolBackwardScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 8).
+func (r10 *ocannlBigPoolBackwardPart4) Part(j14 int) {
+	pImg, scratch := r10.pImg, r10.scratch
+	// float32 pointwise kernel over 16 rows of 16 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap10AVX2(&scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][0][0], &pImg[16384*i0+32768*j14+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5], &scratch.objective_max_pool_1_y[i0+2*j14][i1][0][0], &scratch.ordinals_1[i4][i5])
+					}
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					objective_max_pool_1_y_argmax_1Row := &scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][i2]
+					objective_max_pool_1_yRow3 := &scratch.objective_max_pool_1_y[i0+2*j14][i1][i2]
+					for i4 := range 2 {
+						pImgRow3 := (*[16]float32)(pImg[16384*i0+32768*j14+1024*i1+512*i4+32*i2 : 16384*i0+32768*j14+1024*i1+512*i4+32*i2+16])
+						objective_max_pool_1_y_1V3 := scratch.objective_max_pool_1_y_1[i4][0]
+						ordinals_1V := scratch.ordinals_1[i4][0]
+						pImgRow4 := (*[16]float32)(pImg[16384*i0+32768*j14+1024*i1+512*i4+32*i2+16 : 16384*i0+32768*j14+1024*i1+512*i4+32*i2+32])
+						objective_max_pool_1_y_1V4 := scratch.objective_max_pool_1_y_1[i4][1]
+						ordinals_1V2 := scratch.ordinals_1[i4][1]
+						for i3 := range 16 {
+							acc4 := objective_max_pool_1_y_argmax_1Row[i3]
+							var r6 float32
+							if (pImgRow3[i3] + objective_max_pool_1_y_1V3) == objective_max_pool_1_yRow3[i3] {
+								r6 = 1
+							}
+							r7 := float32(4)
+							if r6 != 0 {
+								r7 = ordinals_1V
+							}
+							acc4 = min(acc4, r7)
+							var r8 float32
+							if (pImgRow4[i3] + objective_max_pool_1_y_1V4) == objective_max_pool_1_yRow3[i3] {
+								r8 = 1
+							}
+							r9 := float32(4)
+							if r8 != 0 {
+								r9 = ordinals_1V2
+							}
+							acc4 = min(acc4, r9)
+							objective_max_pool_1_y_argmax_1Row[i3] = acc4
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlBigPoolBackwardPart4Records holds the free ocannlBigPoolBackwardPart4 records.
+var ocannlBigPoolBackwardPart4Records rt.Records[ocannlBigPoolBackwardPart4]
+
+// ocannlBigPoolBackwardPart5 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlBigPoolBackwardPart5 struct {
+	gImg    *[262144]float32
+	scratch *ocannlBigPoolBackwardScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r13 *ocannlBigPoolBackwardPart5) Part(j15 int) {
+	gImg, scratch := r13.gImg, r13.scratch
+	// float32 pointwise kernel over 32 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 16 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap11AVX512(&gImg[32768*j15+512*i4+32*i2+16*i5], &scratch.ordinals_1[i4][i5], &scratch.objective_max_pool_1_y_argmax_1[2*j15][0][i2][0], &scratch.objective_max_pool_1_y_grad[2*j15][0][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i2 := range 16 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap11AVX2(&gImg[32768*j15+512*i4+32*i2+16*i5], &scratch.ordinals_1[i4][i5], &scratch.objective_max_pool_1_y_argmax_1[2*j15][0][i2][0], &scratch.objective_max_pool_1_y_grad[2*j15][0][i2][0])
 				}
 			}
 		}
 	} else {
 		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					for i3 := range 8 {
-						objective_max_pool_1_yV := objective_max_pool_1_y[i0][i1][i2][i3]
-						objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
+			for i1 := range 16 {
+				for i2 := range 16 {
+					for i3 := range 16 {
+						objective_max_pool_1_y_argmax_1V := scratch.objective_max_pool_1_y_argmax_1[i0+2*j15][i1][i2][i3]
+						objective_max_pool_1_y_gradV := scratch.objective_max_pool_1_y_grad[i0+2*j15][i1][i2][i3]
 						for i4 := range 2 {
-							pImgRow3 := (*[9]float32)(pImg[2048*i0+256*i1+128*i4+16*i2+i3 : 2048*i0+256*i1+128*i4+16*i2+i3+9])
-							objective_max_pool_1_y_1Row2 := &objective_max_pool_1_y_1[i4]
-							gImgRow := (*[9]float32)(gImg[2048*i0+256*i1+128*i4+16*i2+i3 : 2048*i0+256*i1+128*i4+16*i2+i3+9])
+							ordinals_1Row := &scratch.ordinals_1[i4]
+							gImgRow := (*[17]float32)(gImg[16384*i0+32768*j15+1024*i1+512*i4+32*i2+i3 : 16384*i0+32768*j15+1024*i1+512*i4+32*i2+i3+17])
 							for i5 := range 2 {
-								var r2 float32
-								if objective_max_pool_1_yV == (pImgRow3[8*i5] + objective_max_pool_1_y_1Row2[i5]) {
-									r2 = 1
+								var r11 float32
+								if ordinals_1Row[i5] == objective_max_pool_1_y_argmax_1V {
+									r11 = 1
 								}
-								r3 := float32(0)
-								if r2 != 0 {
-									r3 = objective_max_pool_1_y_gradV
+								r12 := float32(0)
+								if r11 != 0 {
+									r12 = objective_max_pool_1_y_gradV
 								}
-								gImgRow[8*i5] += r3
+								gImgRow[16*i5] += r12
 							}
 						}
 					}
@@ -454,6 +2172,9 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 		}
 	}
 }
+
+// ocannlBigPoolBackwardPart5Records holds the free ocannlBigPoolBackwardPart5 records.
+var ocannlBigPoolBackwardPart5Records rt.Records[ocannlBigPoolBackwardPart5]
 
 // ocannlMatMul runs a tensor program generated by ocannlgen.
 //
@@ -748,11 +2469,11 @@ func ocannlConvPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, o
 	// float32 pointwise kernel over 16 rows of 48 elements (c = x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap4AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap12AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap4AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap12AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -966,7 +2687,7 @@ func ocannlArith(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32) {
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap13AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -1026,7 +2747,7 @@ func ocannlArithF64(x *[32][64]float64, y *[32][64]float64, out *[32][64]float64
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float64 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap14AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -1076,9 +2797,9 @@ func ocannlCompare(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32)
 	// out = pointwise where of _out.1, _out.2, _out.4, with _out.1 = pointwise "<" of x, y fused, with _out.2 = pointwise "=" of x, y fused, with _out.4 = pointwise "+" of _out.3, y, with _out.3 = pointwise "<>" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap15AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap15AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -1144,7 +2865,7 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	// _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused
 	// float32 pointwise kernel over 2048 elements (c = where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
+		ocannlMap16AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -1168,9 +2889,9 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	// out = assignment out =+ ~logic:"." of _out.2
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&out[0][0], &out_2[0][0])
+		ocannlMap17AVX512(&out[0][0], &out_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&out[0][0], &out_2[0][0])
+		ocannlMap17AVX2(&out[0][0], &out_2[0][0])
 	} else {
 		for i0 := range 32 {
 			out_2Row2 := &out_2[i0]
@@ -1296,7 +3017,7 @@ func ocannlMinInto(x *[32][64]float32, out *[32][64]float32) {
 	// out = assignment out =@- ~logic:"." of x
 	// float32 pointwise kernel over 2048 elements (c min= x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&out[0][0], &x[0][0])
+		ocannlMap18AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -1329,7 +3050,7 @@ func ocannlSumRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "++" "i,j => i" of x
 	// float32 along-rows add reduction kernel, 64 rows of 100 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce1AVX2(&out[0], &x[0][0])
+		ocannlReduce7AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -1365,7 +3086,7 @@ func ocannlSumCols(x *[200][16]float32, out *[16]float32) {
 	*out = [16]float32{}
 	// float32 across-rows add reduction kernel, 200 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&out[0], &x[0][0])
+		ocannlReduce8AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
 		for i1 := 0; i1 < 200; i1 += 4 {
@@ -1406,7 +3127,7 @@ func ocannlMaxRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "@^^" "i,j => i" of x
 	// float32 along-rows max reduction kernel, 64 rows of 100 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&out[0], &x[0][0])
+		ocannlReduce9AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -1441,7 +3162,7 @@ func ocannlMaxRowsF64(x *[48][10]float64, out *[48]float64) {
 	// out = einsum "@^^" "i,j => i" of x
 	// float64 along-rows max reduction kernel, 48 rows of 10 elements into 48 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&out[0], &x[0][0])
+		ocannlReduce10AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 48 {
@@ -1479,7 +3200,7 @@ func ocannlMaxCols(x *[100][64]float32, out *[64]float32) {
 	}
 	// float32 across-rows max reduction kernel, 100 rows of 64 elements into 64 cells (c = c max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&out[0], &x[0][0])
+		ocannlReduce11AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
 		for i1 := 0; i1 < 100; i1 += 4 {
@@ -1520,7 +3241,7 @@ func ocannlMinRows(x *[64][100]float32, out *[64]float32) {
 	// out = assignment out =:@- ~logic:"i,j => i" of x
 	// float32 along-rows min reduction kernel, 64 rows of 100 elements into 64 cells (c = +Inf min x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&out[0], &x[0][0])
+		ocannlReduce12AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -1554,7 +3275,7 @@ func ocannlExp(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp of x
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&out[0][0], &x[0][0])
+		ocannlMap19AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1586,7 +3307,7 @@ func ocannlExpF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp of x
 	// float64 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&out[0][0], &x[0][0])
+		ocannlMap20AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1618,7 +3339,7 @@ func ocannlExp2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp2 of x
 	// float32 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&out[0][0], &x[0][0])
+		ocannlMap21AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1650,7 +3371,7 @@ func ocannlExp2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp2 of x
 	// float64 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&out[0][0], &x[0][0])
+		ocannlMap22AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1682,7 +3403,7 @@ func ocannlLog(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log of x
 	// float32 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&out[0][0], &x[0][0])
+		ocannlMap23AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1714,7 +3435,7 @@ func ocannlLogF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log of x
 	// float64 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&out[0][0], &x[0][0])
+		ocannlMap24AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1746,7 +3467,7 @@ func ocannlLog2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log2 of x
 	// float32 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&out[0][0], &x[0][0])
+		ocannlMap25AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1778,7 +3499,7 @@ func ocannlLog2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log2 of x
 	// float64 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&out[0][0], &x[0][0])
+		ocannlMap26AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1810,7 +3531,7 @@ func ocannlTanh(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise tanh of x
 	// float32 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&out[0][0], &x[0][0])
+		ocannlMap27AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1842,7 +3563,7 @@ func ocannlTanhF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise tanh of x
 	// float64 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&out[0][0], &x[0][0])
+		ocannlMap28AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1908,7 +3629,7 @@ func ocannlExact(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap29AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -1979,7 +3700,7 @@ func ocannlExactF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap30AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]

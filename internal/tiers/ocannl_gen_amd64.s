@@ -35,9 +35,10 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0xff800000
-DATA ocannlConst32<>+12(SB)/4, $0x40000000
-DATA ocannlConst32<>+16(SB)/4, $0x7f800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $20
+DATA ocannlConst32<>+12(SB)/4, $0x40800000
+DATA ocannlConst32<>+16(SB)/4, $0x40000000
+DATA ocannlConst32<>+20(SB)/4, $0x7f800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $24
 
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
@@ -1347,9 +1348,90 @@ q3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float32, x0 *float32)
+// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000000ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Z2
+	VBROADCASTSS (BX), Z3
+	MOVQ         $0x00000002, DI
+
+e2:
+	VMOVUPS   (CX), Z4
+	VCMPPS    $0x00, Z2, Z4, K2
+	VBLENDMPS Z1, Z0, K2, Z5
+	VCMPPS    $0x04, Z0, Z5, K2
+	VBLENDMPS Z3, Z0, K2, Z6
+	VMOVUPS   (AX), Z4
+	VADDPS    Z4, Z6, Z4
+	VMOVUPS   Z4, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	DECQ      DI
+	JNZ       e2
+	VMOVUPS.Z (CX), K1, Z4
+	VCMPPS    $0x00, Z2, Z4, K2
+	VBLENDMPS Z1, Z0, K2, Z7
+	VCMPPS    $0x04, Z0, Z7, K2
+	VBLENDMPS Z3, Z0, K2, Z8
+	VMOVUPS.Z (AX), K1, Z2
+	VADDPS    Z2, Z8, Z2
+	VMOVUPS   Z2, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $-128, CX
+	ADDQ      $+4, DX
+	ADDQ      $+4, BX
+	DECQ      SI
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z2
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS   (DX), Z3
+	VCMPPS    $0x00, Z3, Z2, K1
+	VBLENDMPS Z1, Z0, K1, Z4
+	VMOVUPS   (BX), Z3
+	VCMPPS    $0x04, Z0, Z4, K1
+	VBLENDMPS Z3, Z0, K1, Z5
+	VMOVUPS   (AX), Z3
+	VADDPS    Z3, Z5, Z3
+	VMOVUPS   Z3, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, DX
+	ADDQ      $+64, BX
+	ADDQ      $+4032, AX
+	ADDQ      $+960, DX
+	ADDQ      $+960, BX
+	DECQ      CX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -1372,9 +1454,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1408,9 +1490,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4192,9 +4274,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap3AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000080, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4202,44 +4301,257 @@ TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, DI
+	VBROADCASTSS ocannlConst32<>+12(SB), Y2
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (SI), Y4
+	MOVQ         $0x00000010, DX
 
 rowb1:
-	MOVQ $0x00000002, R8
+	MOVQ $0x00000008, SI
 
 row2:
-	VBROADCASTSS (BX), Y2
-	VMOVUPS      (CX), Y3
-	VMOVUPS      (DX), Y4
-	VADDPS       Y2, Y4, Y2
-	VCMPPS       $0x00, Y2, Y3, Y2
-	VBLENDVPS    Y2, Y1, Y0, Y2
-	VMOVUPS      (SI), Y3
-	VCMPPS       $0x04, Y0, Y2, Y2
-	VBLENDVPS    Y2, Y3, Y0, Y2
-	VMOVUPS      (AX), Y3
-	VADDPS       Y3, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	ADDQ         $+32, SI
-	ADDQ         $-32, CX
-	ADDQ         $+4, BX
-	ADDQ         $-32, SI
-	DECQ         R8
-	JNZ          row2
-	ADDQ         $+32, CX
-	ADDQ         $-8, BX
-	ADDQ         $+32, SI
-	DECQ         DI
-	JNZ          rowb1
+	VMOVUPS   (CX), Y5
+	VADDPS    Y3, Y5, Y5
+	VMOVUPS   (BX), Y6
+	VCMPPS    $0x00, Y6, Y5, Y5
+	VBLENDVPS Y5, Y1, Y0, Y5
+	VCMPPS    $0x04, Y0, Y5, Y5
+	VBLENDVPS Y5, Y4, Y2, Y5
+	VMOVUPS   (AX), Y6
+	VMINPS    Y5, Y6, Y7
+	VMINPS    Y6, Y5, Y8
+	VORPS     Y8, Y7, Y7
+	VCMPPS    $0x03, Y5, Y6, Y8
+	VADDPS    Y5, Y6, Y5
+	VBLENDVPS Y8, Y5, Y7, Y5
+	VMOVUPS   Y5, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, BX
+	ADDQ      $+32, CX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+512, CX
+	DECQ      DX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Y2
+	VBROADCASTSS (BX), Y3
+	MOVQ         $0x00000005, DI
+
+e2:
+	VMOVUPS   (CX), Y4
+	VCMPPS    $0x00, Y2, Y4, Y4
+	VBLENDVPS Y4, Y1, Y0, Y4
+	VCMPPS    $0x04, Y0, Y4, Y4
+	VBLENDVPS Y4, Y3, Y0, Y4
+	VMOVUPS   (AX), Y5
+	VADDPS    Y5, Y4, Y5
+	VMOVUPS   Y5, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      DI
+	JNZ       e2
+	ADDQ      $-160, CX
+	ADDQ      $+4, DX
+	ADDQ      $+4, BX
+	DECQ      SI
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap6AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00002000, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	MOVQ $0x00000002, BX
+
+e2:
+	VMOVUPS   (CX), Y1
+	VADDPS    Y0, Y1, Y1
+	VMOVUPS   (AX), Y2
+	VMAXPS    Y1, Y2, Y3
+	VMAXPS    Y2, Y1, Y4
+	VANDPS    Y4, Y3, Y3
+	VCMPPS    $0x03, Y1, Y2, Y4
+	VADDPS    Y1, Y2, Y1
+	VBLENDVPS Y4, Y1, Y3, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       e2
+	ADDQ      $+64, CX
+	DECQ      DX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y1
+	MOVQ         $0x00000400, CX
+
+e1:
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, DX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap9AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00002000, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+12(SB), Y2
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (SI), Y4
+	MOVQ         $0x00000010, DX
+
+row1:
+	MOVQ $0x00000002, SI
+
+e2:
+	VMOVUPS   (CX), Y5
+	VADDPS    Y3, Y5, Y5
+	VMOVUPS   (BX), Y6
+	VCMPPS    $0x00, Y6, Y5, Y5
+	VBLENDVPS Y5, Y1, Y0, Y5
+	VCMPPS    $0x04, Y0, Y5, Y5
+	VBLENDVPS Y5, Y4, Y2, Y5
+	VMOVUPS   (AX), Y6
+	VMINPS    Y5, Y6, Y7
+	VMINPS    Y6, Y5, Y8
+	VORPS     Y8, Y7, Y7
+	VCMPPS    $0x03, Y5, Y6, Y8
+	VADDPS    Y5, Y6, Y5
+	VBLENDVPS Y8, Y5, Y7, Y5
+	VMOVUPS   Y5, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $+64, CX
+	DECQ      DX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y2
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000002, SI
+
+e2:
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x00, Y3, Y2, Y3
+	VBLENDVPS Y3, Y1, Y0, Y3
+	VMOVUPS   (BX), Y4
+	VCMPPS    $0x04, Y0, Y3, Y3
+	VBLENDVPS Y3, Y4, Y0, Y3
+	VMOVUPS   (AX), Y4
+	VADDPS    Y4, Y3, Y4
+	VMOVUPS   Y4, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, DX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $+4032, AX
+	ADDQ      $+960, DX
+	ADDQ      $+960, BX
+	DECQ      CX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4262,15 +4574,15 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS ocannlConst32<>+12(SB), Y1
+	VBROADCASTSS ocannlConst32<>+16(SB), Y1
 	MOVQ         $0x00000100, BX
 
 e1:
@@ -4296,9 +4608,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4330,9 +4642,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4366,9 +4678,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4395,9 +4707,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4416,9 +4728,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4442,1262 +4754,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap11AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap11AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap11AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap11AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap11AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap12AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap12AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap12AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap12AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap12AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap12AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap12AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap13AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap13AVX2Consts<>+0(SB), Y1
-	VMAXPS      Y0, Y1, Y0
-	VMOVUPD     ocannlMap13AVX2Consts<>+32(SB), Y1
-	VMINPS      Y0, Y1, Y0
-	VROUNDPS    $0x00, Y0, Y1
-	VSUBPS      Y1, Y0, Y0
-	VMOVUPD     ocannlMap13AVX2Consts<>+64(SB), Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+96(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+288(SB), Y0, Y2
-	VMULPS      ocannlMap13AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS    $0x01, Y0, Y0
-	VSUBPS      Y0, Y1, Y1
-	VADDPS      ocannlMap13AVX2Consts<>+352(SB), Y0, Y0
-	VPADDD      ocannlMap13AVX2Consts<>+384(SB), Y0, Y0
-	VPSLLD      $0x17, Y0, Y0
-	VMULPS      Y0, Y2, Y2
-	VADDPS      ocannlMap13AVX2Consts<>+352(SB), Y1, Y1
-	VPADDD      ocannlMap13AVX2Consts<>+384(SB), Y1, Y1
-	VPSLLD      $0x17, Y1, Y1
-	VMULPS      Y1, Y2, Y2
-	VMOVUPS     Y2, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap13AVX2Consts<>+0(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+4(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+8(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+12(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+16(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+20(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+24(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+28(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+32(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+36(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+40(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+44(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+48(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+52(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+56(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+60(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+64(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+68(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+72(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+76(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+80(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+84(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+88(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+92(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+96(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+100(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+104(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+108(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+112(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+116(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+120(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+124(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+128(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+132(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+136(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+140(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+144(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+148(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+152(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+156(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+160(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+164(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+168(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+172(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+176(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+180(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+184(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+188(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+192(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+196(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+200(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+204(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+208(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+212(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+216(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+220(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+224(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+228(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+232(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+236(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+240(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+244(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+248(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+252(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+256(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+260(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+264(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+268(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+272(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+276(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+280(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+284(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+288(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+292(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+296(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+300(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+304(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+308(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+312(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+316(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+352(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+356(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+360(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+364(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+368(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+372(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+376(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+380(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+384(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+388(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+392(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+396(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+400(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+404(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+408(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+412(SB)/4, $0x0000007f
-GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $416
-
-// func ocannlMap14AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap14AVX2Consts<>+0(SB), Y1
-	VMAXPD      Y0, Y1, Y0
-	VMOVUPD     ocannlMap14AVX2Consts<>+32(SB), Y1
-	VMINPD      Y0, Y1, Y0
-	VROUNDPD    $0x00, Y0, Y1
-	VSUBPD      Y1, Y0, Y0
-	VMULPD      ocannlMap14AVX2Consts<>+64(SB), Y0, Y0
-	VMOVUPD     ocannlMap14AVX2Consts<>+96(SB), Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD ocannlMap14AVX2Consts<>+480(SB), Y0, Y2
-	VMULPD      ocannlMap14AVX2Consts<>+448(SB), Y1, Y0
-	VROUNDPD    $0x01, Y0, Y0
-	VSUBPD      Y0, Y1, Y1
-	VADDPD      ocannlMap14AVX2Consts<>+512(SB), Y0, Y0
-	VPADDQ      ocannlMap14AVX2Consts<>+544(SB), Y0, Y0
-	VPSLLQ      $0x34, Y0, Y0
-	VMULPD      Y0, Y2, Y2
-	VADDPD      ocannlMap14AVX2Consts<>+512(SB), Y1, Y1
-	VPADDQ      ocannlMap14AVX2Consts<>+544(SB), Y1, Y1
-	VPSLLQ      $0x34, Y1, Y1
-	VMULPD      Y1, Y2, Y2
-	VMOVUPS     Y2, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap14AVX2Consts<>+0(SB)/8, $0xc090e00000000000
-DATA ocannlMap14AVX2Consts<>+8(SB)/8, $0xc090e00000000000
-DATA ocannlMap14AVX2Consts<>+16(SB)/8, $0xc090e00000000000
-DATA ocannlMap14AVX2Consts<>+24(SB)/8, $0xc090e00000000000
-DATA ocannlMap14AVX2Consts<>+32(SB)/8, $0x4090040000000000
-DATA ocannlMap14AVX2Consts<>+40(SB)/8, $0x4090040000000000
-DATA ocannlMap14AVX2Consts<>+48(SB)/8, $0x4090040000000000
-DATA ocannlMap14AVX2Consts<>+56(SB)/8, $0x4090040000000000
-DATA ocannlMap14AVX2Consts<>+64(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap14AVX2Consts<>+72(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap14AVX2Consts<>+80(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap14AVX2Consts<>+88(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap14AVX2Consts<>+96(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap14AVX2Consts<>+104(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap14AVX2Consts<>+112(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap14AVX2Consts<>+120(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap14AVX2Consts<>+128(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap14AVX2Consts<>+136(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap14AVX2Consts<>+144(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap14AVX2Consts<>+152(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap14AVX2Consts<>+160(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap14AVX2Consts<>+168(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap14AVX2Consts<>+176(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap14AVX2Consts<>+184(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap14AVX2Consts<>+192(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap14AVX2Consts<>+200(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap14AVX2Consts<>+208(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap14AVX2Consts<>+216(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap14AVX2Consts<>+224(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap14AVX2Consts<>+232(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap14AVX2Consts<>+240(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap14AVX2Consts<>+248(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap14AVX2Consts<>+256(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+264(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+272(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+280(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+288(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+296(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+304(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+312(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+320(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap14AVX2Consts<>+328(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap14AVX2Consts<>+336(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap14AVX2Consts<>+344(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap14AVX2Consts<>+352(SB)/8, $0x3f81111111111111
-DATA ocannlMap14AVX2Consts<>+360(SB)/8, $0x3f81111111111111
-DATA ocannlMap14AVX2Consts<>+368(SB)/8, $0x3f81111111111111
-DATA ocannlMap14AVX2Consts<>+376(SB)/8, $0x3f81111111111111
-DATA ocannlMap14AVX2Consts<>+384(SB)/8, $0x3fa5555555555555
-DATA ocannlMap14AVX2Consts<>+392(SB)/8, $0x3fa5555555555555
-DATA ocannlMap14AVX2Consts<>+400(SB)/8, $0x3fa5555555555555
-DATA ocannlMap14AVX2Consts<>+408(SB)/8, $0x3fa5555555555555
-DATA ocannlMap14AVX2Consts<>+416(SB)/8, $0x3fc5555555555555
-DATA ocannlMap14AVX2Consts<>+424(SB)/8, $0x3fc5555555555555
-DATA ocannlMap14AVX2Consts<>+432(SB)/8, $0x3fc5555555555555
-DATA ocannlMap14AVX2Consts<>+440(SB)/8, $0x3fc5555555555555
-DATA ocannlMap14AVX2Consts<>+448(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+456(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+464(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+472(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+480(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+488(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+496(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+504(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+512(SB)/8, $0x4338000000000000
-DATA ocannlMap14AVX2Consts<>+520(SB)/8, $0x4338000000000000
-DATA ocannlMap14AVX2Consts<>+528(SB)/8, $0x4338000000000000
-DATA ocannlMap14AVX2Consts<>+536(SB)/8, $0x4338000000000000
-DATA ocannlMap14AVX2Consts<>+544(SB)/8, $0x00000000000003ff
-DATA ocannlMap14AVX2Consts<>+552(SB)/8, $0x00000000000003ff
-DATA ocannlMap14AVX2Consts<>+560(SB)/8, $0x00000000000003ff
-DATA ocannlMap14AVX2Consts<>+568(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $576
-
-// func ocannlMap15AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap15AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap15AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap15AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap15AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap16AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap16AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap16AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap16AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap16AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap16AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap16AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap16AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap16AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap16AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap16AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap16AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap16AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap16AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap16AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap16AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap16AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap16AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap16AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap16AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap16AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap16AVX2Consts<>+544(SB), Y3, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap16AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap16AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap16AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap16AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap16AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap16AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap16AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap16AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap16AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap16AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap16AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap16AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap16AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap16AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap16AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap16AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap16AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap16AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap16AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap16AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap16AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap16AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap16AVX2Consts<>(SB), RODATA|NOPTR, $736
-
-// func ocannlMap17AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap17AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap17AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap17AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap17AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap17AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap17AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap17AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap17AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap17AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap17AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y6, Y4, Y4
-	VMULPD       ocannlMap17AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD231PD  ocannlMap17AVX2Consts<>+480(SB), Y4, Y6
-	VADDPD       Y3, Y6, Y6
-	VCMPPD       $0x01, ocannlMap17AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap17AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap17AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap17AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap17AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap17AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap17AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap17AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap17AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap17AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap17AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap17AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap17AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap17AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap17AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y5, Y3, Y3
-	VMULPD       ocannlMap17AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD231PD  ocannlMap17AVX2Consts<>+480(SB), Y3, Y5
-	VADDPD       Y2, Y5, Y5
-	VCMPPD       $0x01, ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap17AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap17AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap17AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap17AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap17AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap17AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap17AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap17AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap17AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap17AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap17AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap17AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap17AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap17AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap17AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap17AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap17AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap17AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap17AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap17AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap17AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap17AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap17AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap17AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap17AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap17AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap17AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap17AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap17AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap17AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap17AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap17AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap17AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap17AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap17AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap17AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap17AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap17AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap17AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap17AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap17AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap17AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap17AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap17AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap17AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap17AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap17AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap17AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap17AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap17AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap17AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap17AVX2Consts<>+448(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap17AVX2Consts<>+456(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap17AVX2Consts<>+464(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap17AVX2Consts<>+472(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap17AVX2Consts<>+480(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+488(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+496(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+504(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap17AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap17AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap17AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap17AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap17AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap17AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap17AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap17AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap17AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap17AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap17AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap17AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap17AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap17AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap17AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap18AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y4, Y1, Y1
-	VMULPD      ocannlMap18AVX2Consts<>+544(SB), Y1, Y4
-	VFMADD231PD ocannlMap18AVX2Consts<>+576(SB), Y1, Y4
-	VADDPD      Y3, Y4, Y4
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap18AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap18AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap18AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+544(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap18AVX2Consts<>+552(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap18AVX2Consts<>+560(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap18AVX2Consts<>+568(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap18AVX2Consts<>+576(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap18AVX2Consts<>+584(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap18AVX2Consts<>+592(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap18AVX2Consts<>+600(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap18AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $736
-
 // func ocannlMap19AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
@@ -5709,119 +4765,34 @@ TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VANDPD       ocannlMap19AVX2Consts<>+0(SB), Y2, Y3
-	VMOVUPD      ocannlMap19AVX2Consts<>+32(SB), Y4
-	VMINPD       Y3, Y4, Y4
-	VADDPD       Y4, Y4, Y4
-	VMOVUPD      ocannlMap19AVX2Consts<>+64(SB), Y5
-	VMAXPD       Y4, Y5, Y4
-	VMOVUPD      ocannlMap19AVX2Consts<>+96(SB), Y5
-	VMINPD       Y4, Y5, Y4
-	VMULPD       ocannlMap19AVX2Consts<>+128(SB), Y4, Y5
-	VROUNDPD     $0x00, Y5, Y5
-	VFNMADD231PD ocannlMap19AVX2Consts<>+160(SB), Y5, Y4
-	VFNMADD231PD ocannlMap19AVX2Consts<>+192(SB), Y5, Y4
-	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+256(SB), Y4, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+288(SB), Y4, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+320(SB), Y4, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+352(SB), Y4, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+384(SB), Y4, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+416(SB), Y4, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+448(SB), Y4, Y6
-	VMULPD       ocannlMap19AVX2Consts<>+416(SB), Y5, Y4
-	VROUNDPD     $0x01, Y4, Y4
-	VSUBPD       Y4, Y5, Y5
-	VADDPD       ocannlMap19AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap19AVX2Consts<>+512(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap19AVX2Consts<>+480(SB), Y5, Y5
-	VPADDQ       ocannlMap19AVX2Consts<>+512(SB), Y5, Y5
-	VPSLLQ       $0x34, Y5, Y5
-	VMULPD       Y5, Y6, Y6
-	VADDPD       ocannlMap19AVX2Consts<>+448(SB), Y6, Y6
-	VMOVUPD      ocannlMap19AVX2Consts<>+544(SB), Y4
-	VDIVPD       Y6, Y4, Y4
-	VMOVUPD      ocannlMap19AVX2Consts<>+448(SB), Y5
-	VSUBPD       Y4, Y5, Y4
-	VMULPD       Y2, Y2, Y5
-	VMOVUPD      ocannlMap19AVX2Consts<>+576(SB), Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+608(SB), Y5, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+640(SB), Y5, Y6
-	VMOVUPD      ocannlMap19AVX2Consts<>+448(SB), Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+672(SB), Y5, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+704(SB), Y5, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+736(SB), Y5, Y7
-	VDIVPD       Y7, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VFMADD213PD  Y2, Y2, Y6
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+768(SB), Y3, Y3
-	VBLENDVPD    Y3, Y6, Y4, Y4
-	VANDPD       ocannlMap19AVX2Consts<>+0(SB), Y4, Y4
-	VANDPD       ocannlMap19AVX2Consts<>+800(SB), Y2, Y3
-	VORPD        Y3, Y4, Y4
-	VCVTPD2PSY   Y4, X1
-	VANDPD       ocannlMap19AVX2Consts<>+0(SB), Y0, Y2
-	VMOVUPD      ocannlMap19AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y3
-	VADDPD       Y3, Y3, Y3
-	VMOVUPD      ocannlMap19AVX2Consts<>+64(SB), Y4
-	VMAXPD       Y3, Y4, Y3
-	VMOVUPD      ocannlMap19AVX2Consts<>+96(SB), Y4
-	VMINPD       Y3, Y4, Y3
-	VMULPD       ocannlMap19AVX2Consts<>+128(SB), Y3, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VFNMADD231PD ocannlMap19AVX2Consts<>+160(SB), Y4, Y3
-	VFNMADD231PD ocannlMap19AVX2Consts<>+192(SB), Y4, Y3
-	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+448(SB), Y3, Y5
-	VMULPD       ocannlMap19AVX2Consts<>+416(SB), Y4, Y3
-	VROUNDPD     $0x01, Y3, Y3
-	VSUBPD       Y3, Y4, Y4
-	VADDPD       ocannlMap19AVX2Consts<>+480(SB), Y3, Y3
-	VPADDQ       ocannlMap19AVX2Consts<>+512(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap19AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap19AVX2Consts<>+512(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap19AVX2Consts<>+448(SB), Y5, Y5
-	VMOVUPD      ocannlMap19AVX2Consts<>+544(SB), Y3
-	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap19AVX2Consts<>+448(SB), Y4
-	VSUBPD       Y3, Y4, Y3
-	VMULPD       Y0, Y0, Y4
-	VMOVUPD      ocannlMap19AVX2Consts<>+576(SB), Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+608(SB), Y4, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+640(SB), Y4, Y5
-	VMOVUPD      ocannlMap19AVX2Consts<>+448(SB), Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+672(SB), Y4, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+704(SB), Y4, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+736(SB), Y4, Y6
-	VDIVPD       Y6, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VFMADD213PD  Y0, Y0, Y5
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+768(SB), Y2, Y2
-	VBLENDVPD    Y2, Y5, Y3, Y3
-	VANDPD       ocannlMap19AVX2Consts<>+0(SB), Y3, Y3
-	VANDPD       ocannlMap19AVX2Consts<>+800(SB), Y0, Y2
-	VORPD        Y2, Y3, Y3
-	VCVTPD2PSY   Y3, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
+	VMOVUPD      ocannlMap19AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap19AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap19AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap19AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap19AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap19AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap19AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap19AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap19AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap19AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap19AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap19AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap19AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap19AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap19AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap19AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap19AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap19AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
@@ -5829,111 +4800,119 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap19AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap19AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap19AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap19AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap19AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap19AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap19AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap19AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap19AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+320(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+328(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+336(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+344(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+480(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+488(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+496(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+504(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+512(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+520(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+528(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+536(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+544(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+552(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+560(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+568(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap19AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap19AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap19AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap19AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap19AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap19AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap19AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap19AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
-DATA ocannlMap19AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
-DATA ocannlMap19AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
-DATA ocannlMap19AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
-DATA ocannlMap19AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap19AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap19AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap19AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap19AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap19AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap19AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap19AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap19AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap19AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap19AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap19AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap19AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
-DATA ocannlMap19AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
-DATA ocannlMap19AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
-DATA ocannlMap19AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
-DATA ocannlMap19AVX2Consts<>+800(SB)/8, $0x8000000000000000
-DATA ocannlMap19AVX2Consts<>+808(SB)/8, $0x8000000000000000
-DATA ocannlMap19AVX2Consts<>+816(SB)/8, $0x8000000000000000
-DATA ocannlMap19AVX2Consts<>+824(SB)/8, $0x8000000000000000
-GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $832
+DATA ocannlMap19AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap20AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -5946,63 +4925,1396 @@ TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VANDPD       ocannlMap20AVX2Consts<>+0(SB), Y0, Y1
-	VMOVUPD      ocannlMap20AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap20AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap20AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap20AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap20AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap20AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap20AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap20AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap20AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap20AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap20AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap20AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap20AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap20AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap20AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap20AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap20AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap20AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap20AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap20AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap20AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap20AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap20AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap20AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap20AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap20AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap20AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap20AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap20AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap20AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap20AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap20AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap20AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap20AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap20AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap20AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap20AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap20AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap20AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap20AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap20AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap20AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap20AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap20AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap20AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap20AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap20AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap20AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap20AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap20AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap20AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap20AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap20AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap20AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap20AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap20AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap20AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap20AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap20AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap20AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap20AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap20AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap20AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap20AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap20AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap20AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap20AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap20AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap20AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap20AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap20AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap20AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap20AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap20AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap20AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap20AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap20AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap20AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap20AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap20AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap20AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap20AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap20AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap20AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap20AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap21AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS     (CX), Y0
+	VMOVUPD     ocannlMap21AVX2Consts<>+0(SB), Y1
+	VMAXPS      Y0, Y1, Y0
+	VMOVUPD     ocannlMap21AVX2Consts<>+32(SB), Y1
+	VMINPS      Y0, Y1, Y0
+	VROUNDPS    $0x00, Y0, Y1
+	VSUBPS      Y1, Y0, Y0
+	VMOVUPD     ocannlMap21AVX2Consts<>+64(SB), Y2
+	VFMADD213PS ocannlMap21AVX2Consts<>+96(SB), Y0, Y2
+	VFMADD213PS ocannlMap21AVX2Consts<>+128(SB), Y0, Y2
+	VFMADD213PS ocannlMap21AVX2Consts<>+160(SB), Y0, Y2
+	VFMADD213PS ocannlMap21AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS ocannlMap21AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS ocannlMap21AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS ocannlMap21AVX2Consts<>+288(SB), Y0, Y2
+	VMULPS      ocannlMap21AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS    $0x01, Y0, Y0
+	VSUBPS      Y0, Y1, Y1
+	VADDPS      ocannlMap21AVX2Consts<>+352(SB), Y0, Y0
+	VPADDD      ocannlMap21AVX2Consts<>+384(SB), Y0, Y0
+	VPSLLD      $0x17, Y0, Y0
+	VMULPS      Y0, Y2, Y2
+	VADDPS      ocannlMap21AVX2Consts<>+352(SB), Y1, Y1
+	VPADDD      ocannlMap21AVX2Consts<>+384(SB), Y1, Y1
+	VPSLLD      $0x17, Y1, Y1
+	VMULPS      Y1, Y2, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap21AVX2Consts<>+0(SB)/4, $0xc3170000
+DATA ocannlMap21AVX2Consts<>+4(SB)/4, $0xc3170000
+DATA ocannlMap21AVX2Consts<>+8(SB)/4, $0xc3170000
+DATA ocannlMap21AVX2Consts<>+12(SB)/4, $0xc3170000
+DATA ocannlMap21AVX2Consts<>+16(SB)/4, $0xc3170000
+DATA ocannlMap21AVX2Consts<>+20(SB)/4, $0xc3170000
+DATA ocannlMap21AVX2Consts<>+24(SB)/4, $0xc3170000
+DATA ocannlMap21AVX2Consts<>+28(SB)/4, $0xc3170000
+DATA ocannlMap21AVX2Consts<>+32(SB)/4, $0x43010000
+DATA ocannlMap21AVX2Consts<>+36(SB)/4, $0x43010000
+DATA ocannlMap21AVX2Consts<>+40(SB)/4, $0x43010000
+DATA ocannlMap21AVX2Consts<>+44(SB)/4, $0x43010000
+DATA ocannlMap21AVX2Consts<>+48(SB)/4, $0x43010000
+DATA ocannlMap21AVX2Consts<>+52(SB)/4, $0x43010000
+DATA ocannlMap21AVX2Consts<>+56(SB)/4, $0x43010000
+DATA ocannlMap21AVX2Consts<>+60(SB)/4, $0x43010000
+DATA ocannlMap21AVX2Consts<>+64(SB)/4, $0x377fe5fe
+DATA ocannlMap21AVX2Consts<>+68(SB)/4, $0x377fe5fe
+DATA ocannlMap21AVX2Consts<>+72(SB)/4, $0x377fe5fe
+DATA ocannlMap21AVX2Consts<>+76(SB)/4, $0x377fe5fe
+DATA ocannlMap21AVX2Consts<>+80(SB)/4, $0x377fe5fe
+DATA ocannlMap21AVX2Consts<>+84(SB)/4, $0x377fe5fe
+DATA ocannlMap21AVX2Consts<>+88(SB)/4, $0x377fe5fe
+DATA ocannlMap21AVX2Consts<>+92(SB)/4, $0x377fe5fe
+DATA ocannlMap21AVX2Consts<>+96(SB)/4, $0x39218489
+DATA ocannlMap21AVX2Consts<>+100(SB)/4, $0x39218489
+DATA ocannlMap21AVX2Consts<>+104(SB)/4, $0x39218489
+DATA ocannlMap21AVX2Consts<>+108(SB)/4, $0x39218489
+DATA ocannlMap21AVX2Consts<>+112(SB)/4, $0x39218489
+DATA ocannlMap21AVX2Consts<>+116(SB)/4, $0x39218489
+DATA ocannlMap21AVX2Consts<>+120(SB)/4, $0x39218489
+DATA ocannlMap21AVX2Consts<>+124(SB)/4, $0x39218489
+DATA ocannlMap21AVX2Consts<>+128(SB)/4, $0x3aaec3ff
+DATA ocannlMap21AVX2Consts<>+132(SB)/4, $0x3aaec3ff
+DATA ocannlMap21AVX2Consts<>+136(SB)/4, $0x3aaec3ff
+DATA ocannlMap21AVX2Consts<>+140(SB)/4, $0x3aaec3ff
+DATA ocannlMap21AVX2Consts<>+144(SB)/4, $0x3aaec3ff
+DATA ocannlMap21AVX2Consts<>+148(SB)/4, $0x3aaec3ff
+DATA ocannlMap21AVX2Consts<>+152(SB)/4, $0x3aaec3ff
+DATA ocannlMap21AVX2Consts<>+156(SB)/4, $0x3aaec3ff
+DATA ocannlMap21AVX2Consts<>+160(SB)/4, $0x3c1d955b
+DATA ocannlMap21AVX2Consts<>+164(SB)/4, $0x3c1d955b
+DATA ocannlMap21AVX2Consts<>+168(SB)/4, $0x3c1d955b
+DATA ocannlMap21AVX2Consts<>+172(SB)/4, $0x3c1d955b
+DATA ocannlMap21AVX2Consts<>+176(SB)/4, $0x3c1d955b
+DATA ocannlMap21AVX2Consts<>+180(SB)/4, $0x3c1d955b
+DATA ocannlMap21AVX2Consts<>+184(SB)/4, $0x3c1d955b
+DATA ocannlMap21AVX2Consts<>+188(SB)/4, $0x3c1d955b
+DATA ocannlMap21AVX2Consts<>+192(SB)/4, $0x3d635847
+DATA ocannlMap21AVX2Consts<>+196(SB)/4, $0x3d635847
+DATA ocannlMap21AVX2Consts<>+200(SB)/4, $0x3d635847
+DATA ocannlMap21AVX2Consts<>+204(SB)/4, $0x3d635847
+DATA ocannlMap21AVX2Consts<>+208(SB)/4, $0x3d635847
+DATA ocannlMap21AVX2Consts<>+212(SB)/4, $0x3d635847
+DATA ocannlMap21AVX2Consts<>+216(SB)/4, $0x3d635847
+DATA ocannlMap21AVX2Consts<>+220(SB)/4, $0x3d635847
+DATA ocannlMap21AVX2Consts<>+224(SB)/4, $0x3e75fdf0
+DATA ocannlMap21AVX2Consts<>+228(SB)/4, $0x3e75fdf0
+DATA ocannlMap21AVX2Consts<>+232(SB)/4, $0x3e75fdf0
+DATA ocannlMap21AVX2Consts<>+236(SB)/4, $0x3e75fdf0
+DATA ocannlMap21AVX2Consts<>+240(SB)/4, $0x3e75fdf0
+DATA ocannlMap21AVX2Consts<>+244(SB)/4, $0x3e75fdf0
+DATA ocannlMap21AVX2Consts<>+248(SB)/4, $0x3e75fdf0
+DATA ocannlMap21AVX2Consts<>+252(SB)/4, $0x3e75fdf0
+DATA ocannlMap21AVX2Consts<>+256(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+260(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+264(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+268(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+272(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+276(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+280(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+284(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+288(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+292(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+296(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+300(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+304(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+308(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+312(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+316(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+352(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+356(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+360(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+364(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+368(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+372(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+376(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+380(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+384(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+388(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+392(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+396(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+400(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+404(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+408(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+412(SB)/4, $0x0000007f
+GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $416
+
+// func ocannlMap22AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS     (CX), Y0
+	VMOVUPD     ocannlMap22AVX2Consts<>+0(SB), Y1
+	VMAXPD      Y0, Y1, Y0
+	VMOVUPD     ocannlMap22AVX2Consts<>+32(SB), Y1
+	VMINPD      Y0, Y1, Y0
+	VROUNDPD    $0x00, Y0, Y1
+	VSUBPD      Y1, Y0, Y0
+	VMULPD      ocannlMap22AVX2Consts<>+64(SB), Y0, Y0
+	VMOVUPD     ocannlMap22AVX2Consts<>+96(SB), Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+128(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+160(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD ocannlMap22AVX2Consts<>+480(SB), Y0, Y2
+	VMULPD      ocannlMap22AVX2Consts<>+448(SB), Y1, Y0
+	VROUNDPD    $0x01, Y0, Y0
+	VSUBPD      Y0, Y1, Y1
+	VADDPD      ocannlMap22AVX2Consts<>+512(SB), Y0, Y0
+	VPADDQ      ocannlMap22AVX2Consts<>+544(SB), Y0, Y0
+	VPSLLQ      $0x34, Y0, Y0
+	VMULPD      Y0, Y2, Y2
+	VADDPD      ocannlMap22AVX2Consts<>+512(SB), Y1, Y1
+	VPADDQ      ocannlMap22AVX2Consts<>+544(SB), Y1, Y1
+	VPSLLQ      $0x34, Y1, Y1
+	VMULPD      Y1, Y2, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0xc090e00000000000
+DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0xc090e00000000000
+DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0xc090e00000000000
+DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0xc090e00000000000
+DATA ocannlMap22AVX2Consts<>+32(SB)/8, $0x4090040000000000
+DATA ocannlMap22AVX2Consts<>+40(SB)/8, $0x4090040000000000
+DATA ocannlMap22AVX2Consts<>+48(SB)/8, $0x4090040000000000
+DATA ocannlMap22AVX2Consts<>+56(SB)/8, $0x4090040000000000
+DATA ocannlMap22AVX2Consts<>+64(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap22AVX2Consts<>+72(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap22AVX2Consts<>+80(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap22AVX2Consts<>+88(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap22AVX2Consts<>+96(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap22AVX2Consts<>+104(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap22AVX2Consts<>+112(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap22AVX2Consts<>+120(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap22AVX2Consts<>+128(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap22AVX2Consts<>+136(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap22AVX2Consts<>+144(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap22AVX2Consts<>+152(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap22AVX2Consts<>+160(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap22AVX2Consts<>+168(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap22AVX2Consts<>+176(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap22AVX2Consts<>+184(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap22AVX2Consts<>+192(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap22AVX2Consts<>+200(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap22AVX2Consts<>+208(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap22AVX2Consts<>+216(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap22AVX2Consts<>+224(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap22AVX2Consts<>+232(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap22AVX2Consts<>+240(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap22AVX2Consts<>+248(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap22AVX2Consts<>+256(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+264(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+272(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+280(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+288(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+296(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+304(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+312(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+320(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap22AVX2Consts<>+328(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap22AVX2Consts<>+336(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap22AVX2Consts<>+344(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap22AVX2Consts<>+352(SB)/8, $0x3f81111111111111
+DATA ocannlMap22AVX2Consts<>+360(SB)/8, $0x3f81111111111111
+DATA ocannlMap22AVX2Consts<>+368(SB)/8, $0x3f81111111111111
+DATA ocannlMap22AVX2Consts<>+376(SB)/8, $0x3f81111111111111
+DATA ocannlMap22AVX2Consts<>+384(SB)/8, $0x3fa5555555555555
+DATA ocannlMap22AVX2Consts<>+392(SB)/8, $0x3fa5555555555555
+DATA ocannlMap22AVX2Consts<>+400(SB)/8, $0x3fa5555555555555
+DATA ocannlMap22AVX2Consts<>+408(SB)/8, $0x3fa5555555555555
+DATA ocannlMap22AVX2Consts<>+416(SB)/8, $0x3fc5555555555555
+DATA ocannlMap22AVX2Consts<>+424(SB)/8, $0x3fc5555555555555
+DATA ocannlMap22AVX2Consts<>+432(SB)/8, $0x3fc5555555555555
+DATA ocannlMap22AVX2Consts<>+440(SB)/8, $0x3fc5555555555555
+DATA ocannlMap22AVX2Consts<>+448(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+456(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+464(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+472(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+480(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+488(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+496(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+504(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+512(SB)/8, $0x4338000000000000
+DATA ocannlMap22AVX2Consts<>+520(SB)/8, $0x4338000000000000
+DATA ocannlMap22AVX2Consts<>+528(SB)/8, $0x4338000000000000
+DATA ocannlMap22AVX2Consts<>+536(SB)/8, $0x4338000000000000
+DATA ocannlMap22AVX2Consts<>+544(SB)/8, $0x00000000000003ff
+DATA ocannlMap22AVX2Consts<>+552(SB)/8, $0x00000000000003ff
+DATA ocannlMap22AVX2Consts<>+560(SB)/8, $0x00000000000003ff
+DATA ocannlMap22AVX2Consts<>+568(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $576
+
+// func ocannlMap23AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap23AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap23AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap23AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap23AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap23AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap23AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap23AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap23AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap23AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap23AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap23AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap23AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap23AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap23AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap23AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap23AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap23AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap23AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap23AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap23AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap23AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap23AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap23AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap23AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap23AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap23AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap23AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap23AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap23AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap23AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap23AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap23AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap23AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap23AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap23AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap23AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap23AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap23AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap23AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap23AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap23AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap23AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap23AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap23AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap23AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap23AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap23AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap23AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap23AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap23AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap23AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap23AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap23AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap23AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap23AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap23AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap23AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap23AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap23AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap23AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap23AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap23AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap23AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap23AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap23AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap23AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap23AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap23AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap23AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap23AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap23AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap23AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap23AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap23AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap23AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap23AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap23AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap23AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap23AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap23AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap23AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap23AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap23AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap23AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap23AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap23AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap23AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap23AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap23AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap23AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap23AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap23AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap23AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap23AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap23AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap23AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap23AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap23AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap23AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap23AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap23AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap23AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap23AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap23AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap23AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap23AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap23AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap23AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap23AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap23AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap23AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap23AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap23AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap23AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap23AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap23AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap23AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap24AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS     (CX), Y0
+	VCMPPD      $0x01, ocannlMap24AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap24AVX2Consts<>+32(SB), Y0, Y2
+	VBLENDVPD   Y1, Y2, Y0, Y2
+	VANDPD      ocannlMap24AVX2Consts<>+64(SB), Y1, Y1
+	VPSRLQ      $0x34, Y2, Y3
+	VPOR        ocannlMap24AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap24AVX2Consts<>+128(SB), Y3, Y3
+	VSUBPD      Y1, Y3, Y3
+	VANDPD      ocannlMap24AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap24AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap24AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap24AVX2Consts<>+256(SB), Y1, Y4
+	VBLENDVPD   Y2, Y4, Y1, Y1
+	VANDPD      ocannlMap24AVX2Consts<>+192(SB), Y2, Y4
+	VADDPD      Y4, Y3, Y3
+	VSUBPD      ocannlMap24AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap24AVX2Consts<>+288(SB), Y1, Y2
+	VDIVPD      Y2, Y1, Y2
+	VMULPD      Y2, Y2, Y4
+	VMULPD      Y4, Y4, Y5
+	VMOVUPD     ocannlMap24AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap24AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap24AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap24AVX2Consts<>+416(SB), Y5, Y6
+	VMULPD      Y4, Y6, Y6
+	VMOVUPD     ocannlMap24AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap24AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap24AVX2Consts<>+512(SB), Y5, Y4
+	VMULPD      Y5, Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y1, Y1, Y4
+	VMULPD      ocannlMap24AVX2Consts<>+256(SB), Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y2, Y6, Y6
+	VFMADD231PD ocannlMap24AVX2Consts<>+544(SB), Y3, Y6
+	VSUBPD      Y6, Y4, Y4
+	VSUBPD      Y1, Y4, Y4
+	VFMSUB231PD ocannlMap24AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap24AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap24AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap24AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap24AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap24AVX2Consts<>+704(SB), Y0, Y1
+	VBLENDVPD   Y1, Y0, Y4, Y4
+	VMOVUPS     Y4, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap24AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap24AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap24AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap24AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap24AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap24AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap24AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap24AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap24AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap24AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap24AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap24AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap24AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap24AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap24AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap24AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap24AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap24AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap24AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap24AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap24AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap24AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap24AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap24AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap24AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap24AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap24AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap24AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap24AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap24AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap24AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap24AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap24AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap24AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap24AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap24AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap24AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap24AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap24AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap24AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap24AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap24AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap24AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap24AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap24AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap24AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap24AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap24AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap24AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap24AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap24AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap24AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap24AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap24AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap24AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap24AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap24AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap24AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap24AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap24AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap24AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap24AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap24AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap24AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap24AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap24AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap24AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap24AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap24AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap24AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap24AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap24AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap24AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap24AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap24AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap24AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap24AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap24AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap24AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap24AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap24AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap24AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap24AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap24AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap24AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap24AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap24AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap24AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap24AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap24AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap24AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap24AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap24AVX2Consts<>(SB), RODATA|NOPTR, $736
+
+// func ocannlMap25AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap25AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap25AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap25AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap25AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap25AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap25AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap25AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap25AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap25AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap25AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap25AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap25AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap25AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap25AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap25AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap25AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap25AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y6, Y4, Y4
+	VMULPD       ocannlMap25AVX2Consts<>+448(SB), Y4, Y6
+	VFMADD231PD  ocannlMap25AVX2Consts<>+480(SB), Y4, Y6
+	VADDPD       Y3, Y6, Y6
+	VCMPPD       $0x01, ocannlMap25AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap25AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap25AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap25AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap25AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap25AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap25AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap25AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap25AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap25AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap25AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap25AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap25AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap25AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap25AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap25AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap25AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap25AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap25AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap25AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap25AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap25AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y5, Y3, Y3
+	VMULPD       ocannlMap25AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD231PD  ocannlMap25AVX2Consts<>+480(SB), Y3, Y5
+	VADDPD       Y2, Y5, Y5
+	VCMPPD       $0x01, ocannlMap25AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap25AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap25AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap25AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap25AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap25AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap25AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap25AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap25AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap25AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap25AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap25AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap25AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap25AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap25AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap25AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap25AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap25AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap25AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap25AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap25AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap25AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap25AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap25AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap25AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap25AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap25AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap25AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap25AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap25AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap25AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap25AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap25AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap25AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap25AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap25AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap25AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap25AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap25AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap25AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap25AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap25AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap25AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap25AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap25AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap25AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap25AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap25AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap25AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap25AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap25AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap25AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap25AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap25AVX2Consts<>+448(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap25AVX2Consts<>+456(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap25AVX2Consts<>+464(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap25AVX2Consts<>+472(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap25AVX2Consts<>+480(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap25AVX2Consts<>+488(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap25AVX2Consts<>+496(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap25AVX2Consts<>+504(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap25AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap25AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap25AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap25AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap25AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap25AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap25AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap25AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap25AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap25AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap25AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap25AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap25AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap25AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap25AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap25AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap25AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap26AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS     (CX), Y0
+	VCMPPD      $0x01, ocannlMap26AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap26AVX2Consts<>+32(SB), Y0, Y2
+	VBLENDVPD   Y1, Y2, Y0, Y2
+	VANDPD      ocannlMap26AVX2Consts<>+64(SB), Y1, Y1
+	VPSRLQ      $0x34, Y2, Y3
+	VPOR        ocannlMap26AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap26AVX2Consts<>+128(SB), Y3, Y3
+	VSUBPD      Y1, Y3, Y3
+	VANDPD      ocannlMap26AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap26AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap26AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap26AVX2Consts<>+256(SB), Y1, Y4
+	VBLENDVPD   Y2, Y4, Y1, Y1
+	VANDPD      ocannlMap26AVX2Consts<>+192(SB), Y2, Y4
+	VADDPD      Y4, Y3, Y3
+	VSUBPD      ocannlMap26AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap26AVX2Consts<>+288(SB), Y1, Y2
+	VDIVPD      Y2, Y1, Y2
+	VMULPD      Y2, Y2, Y4
+	VMULPD      Y4, Y4, Y5
+	VMOVUPD     ocannlMap26AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap26AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap26AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap26AVX2Consts<>+416(SB), Y5, Y6
+	VMULPD      Y4, Y6, Y6
+	VMOVUPD     ocannlMap26AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap26AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap26AVX2Consts<>+512(SB), Y5, Y4
+	VMULPD      Y5, Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y1, Y1, Y4
+	VMULPD      ocannlMap26AVX2Consts<>+256(SB), Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y2, Y6, Y6
+	VSUBPD      Y6, Y4, Y4
+	VSUBPD      Y4, Y1, Y1
+	VMULPD      ocannlMap26AVX2Consts<>+544(SB), Y1, Y4
+	VFMADD231PD ocannlMap26AVX2Consts<>+576(SB), Y1, Y4
+	VADDPD      Y3, Y4, Y4
+	VCMPPD      $0x01, ocannlMap26AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap26AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap26AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap26AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap26AVX2Consts<>+704(SB), Y0, Y1
+	VBLENDVPD   Y1, Y0, Y4, Y4
+	VMOVUPS     Y4, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap26AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap26AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap26AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap26AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap26AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap26AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap26AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap26AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap26AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap26AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap26AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap26AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap26AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap26AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap26AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap26AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap26AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap26AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap26AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap26AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap26AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap26AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap26AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap26AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap26AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap26AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap26AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap26AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap26AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap26AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap26AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap26AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap26AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap26AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap26AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap26AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap26AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap26AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap26AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap26AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap26AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap26AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap26AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap26AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap26AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap26AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap26AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap26AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap26AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap26AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap26AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap26AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap26AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap26AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap26AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap26AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap26AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap26AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap26AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap26AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap26AVX2Consts<>+544(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap26AVX2Consts<>+552(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap26AVX2Consts<>+560(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap26AVX2Consts<>+568(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap26AVX2Consts<>+576(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+584(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+592(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+600(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap26AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap26AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap26AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap26AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap26AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap26AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap26AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap26AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap26AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap26AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap26AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap26AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap26AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap26AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap26AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap26AVX2Consts<>(SB), RODATA|NOPTR, $736
+
+// func ocannlMap27AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VANDPD       ocannlMap27AVX2Consts<>+0(SB), Y2, Y3
+	VMOVUPD      ocannlMap27AVX2Consts<>+32(SB), Y4
+	VMINPD       Y3, Y4, Y4
+	VADDPD       Y4, Y4, Y4
+	VMOVUPD      ocannlMap27AVX2Consts<>+64(SB), Y5
+	VMAXPD       Y4, Y5, Y4
+	VMOVUPD      ocannlMap27AVX2Consts<>+96(SB), Y5
+	VMINPD       Y4, Y5, Y4
+	VMULPD       ocannlMap27AVX2Consts<>+128(SB), Y4, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VFNMADD231PD ocannlMap27AVX2Consts<>+160(SB), Y5, Y4
+	VFNMADD231PD ocannlMap27AVX2Consts<>+192(SB), Y5, Y4
+	VMOVUPD      ocannlMap27AVX2Consts<>+224(SB), Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+256(SB), Y4, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+288(SB), Y4, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+320(SB), Y4, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+352(SB), Y4, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+384(SB), Y4, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+416(SB), Y4, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+448(SB), Y4, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+448(SB), Y4, Y6
+	VMULPD       ocannlMap27AVX2Consts<>+416(SB), Y5, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y5, Y5
+	VADDPD       ocannlMap27AVX2Consts<>+480(SB), Y4, Y4
+	VPADDQ       ocannlMap27AVX2Consts<>+512(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y6, Y6
+	VADDPD       ocannlMap27AVX2Consts<>+480(SB), Y5, Y5
+	VPADDQ       ocannlMap27AVX2Consts<>+512(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y6, Y6
+	VADDPD       ocannlMap27AVX2Consts<>+448(SB), Y6, Y6
+	VMOVUPD      ocannlMap27AVX2Consts<>+544(SB), Y4
+	VDIVPD       Y6, Y4, Y4
+	VMOVUPD      ocannlMap27AVX2Consts<>+448(SB), Y5
+	VSUBPD       Y4, Y5, Y4
+	VMULPD       Y2, Y2, Y5
+	VMOVUPD      ocannlMap27AVX2Consts<>+576(SB), Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+608(SB), Y5, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+640(SB), Y5, Y6
+	VMOVUPD      ocannlMap27AVX2Consts<>+448(SB), Y7
+	VFMADD213PD  ocannlMap27AVX2Consts<>+672(SB), Y5, Y7
+	VFMADD213PD  ocannlMap27AVX2Consts<>+704(SB), Y5, Y7
+	VFMADD213PD  ocannlMap27AVX2Consts<>+736(SB), Y5, Y7
+	VDIVPD       Y7, Y6, Y6
+	VMULPD       Y5, Y6, Y6
+	VFMADD213PD  Y2, Y2, Y6
+	VCMPPD       $0x01, ocannlMap27AVX2Consts<>+768(SB), Y3, Y3
+	VBLENDVPD    Y3, Y6, Y4, Y4
+	VANDPD       ocannlMap27AVX2Consts<>+0(SB), Y4, Y4
+	VANDPD       ocannlMap27AVX2Consts<>+800(SB), Y2, Y3
+	VORPD        Y3, Y4, Y4
+	VCVTPD2PSY   Y4, X1
+	VANDPD       ocannlMap27AVX2Consts<>+0(SB), Y0, Y2
+	VMOVUPD      ocannlMap27AVX2Consts<>+32(SB), Y3
+	VMINPD       Y2, Y3, Y3
+	VADDPD       Y3, Y3, Y3
+	VMOVUPD      ocannlMap27AVX2Consts<>+64(SB), Y4
+	VMAXPD       Y3, Y4, Y3
+	VMOVUPD      ocannlMap27AVX2Consts<>+96(SB), Y4
+	VMINPD       Y3, Y4, Y3
+	VMULPD       ocannlMap27AVX2Consts<>+128(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD ocannlMap27AVX2Consts<>+160(SB), Y4, Y3
+	VFNMADD231PD ocannlMap27AVX2Consts<>+192(SB), Y4, Y3
+	VMOVUPD      ocannlMap27AVX2Consts<>+224(SB), Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+448(SB), Y3, Y5
+	VMULPD       ocannlMap27AVX2Consts<>+416(SB), Y4, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y4, Y4
+	VADDPD       ocannlMap27AVX2Consts<>+480(SB), Y3, Y3
+	VPADDQ       ocannlMap27AVX2Consts<>+512(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y5, Y5
+	VADDPD       ocannlMap27AVX2Consts<>+480(SB), Y4, Y4
+	VPADDQ       ocannlMap27AVX2Consts<>+512(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y5, Y5
+	VADDPD       ocannlMap27AVX2Consts<>+448(SB), Y5, Y5
+	VMOVUPD      ocannlMap27AVX2Consts<>+544(SB), Y3
+	VDIVPD       Y5, Y3, Y3
+	VMOVUPD      ocannlMap27AVX2Consts<>+448(SB), Y4
+	VSUBPD       Y3, Y4, Y3
+	VMULPD       Y0, Y0, Y4
+	VMOVUPD      ocannlMap27AVX2Consts<>+576(SB), Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+608(SB), Y4, Y5
+	VFMADD213PD  ocannlMap27AVX2Consts<>+640(SB), Y4, Y5
+	VMOVUPD      ocannlMap27AVX2Consts<>+448(SB), Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+672(SB), Y4, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+704(SB), Y4, Y6
+	VFMADD213PD  ocannlMap27AVX2Consts<>+736(SB), Y4, Y6
+	VDIVPD       Y6, Y5, Y5
+	VMULPD       Y4, Y5, Y5
+	VFMADD213PD  Y0, Y0, Y5
+	VCMPPD       $0x01, ocannlMap27AVX2Consts<>+768(SB), Y2, Y2
+	VBLENDVPD    Y2, Y5, Y3, Y3
+	VANDPD       ocannlMap27AVX2Consts<>+0(SB), Y3, Y3
+	VANDPD       ocannlMap27AVX2Consts<>+800(SB), Y0, Y2
+	VORPD        Y2, Y3, Y3
+	VCVTPD2PSY   Y3, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap27AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap27AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap27AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap27AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap27AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap27AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap27AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap27AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap27AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+320(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+328(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+336(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+344(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+480(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+488(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+496(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+504(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+512(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+520(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+528(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+536(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+544(SB)/8, $0x4000000000000000
+DATA ocannlMap27AVX2Consts<>+552(SB)/8, $0x4000000000000000
+DATA ocannlMap27AVX2Consts<>+560(SB)/8, $0x4000000000000000
+DATA ocannlMap27AVX2Consts<>+568(SB)/8, $0x4000000000000000
+DATA ocannlMap27AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap27AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap27AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap27AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap27AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap27AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap27AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap27AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap27AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
+DATA ocannlMap27AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
+DATA ocannlMap27AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
+DATA ocannlMap27AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
+DATA ocannlMap27AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap27AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap27AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap27AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap27AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap27AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap27AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap27AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap27AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap27AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap27AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap27AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap27AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
+DATA ocannlMap27AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
+DATA ocannlMap27AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
+DATA ocannlMap27AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
+DATA ocannlMap27AVX2Consts<>+800(SB)/8, $0x8000000000000000
+DATA ocannlMap27AVX2Consts<>+808(SB)/8, $0x8000000000000000
+DATA ocannlMap27AVX2Consts<>+816(SB)/8, $0x8000000000000000
+DATA ocannlMap27AVX2Consts<>+824(SB)/8, $0x8000000000000000
+GLOBL ocannlMap27AVX2Consts<>(SB), RODATA|NOPTR, $832
+
+// func ocannlMap28AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VANDPD       ocannlMap28AVX2Consts<>+0(SB), Y0, Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y2
 	VMINPD       Y1, Y2, Y2
 	VADDPD       Y2, Y2, Y2
-	VMOVUPD      ocannlMap20AVX2Consts<>+64(SB), Y3
+	VMOVUPD      ocannlMap28AVX2Consts<>+64(SB), Y3
 	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap20AVX2Consts<>+96(SB), Y3
+	VMOVUPD      ocannlMap28AVX2Consts<>+96(SB), Y3
 	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap20AVX2Consts<>+128(SB), Y2, Y3
+	VMULPD       ocannlMap28AVX2Consts<>+128(SB), Y2, Y3
 	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap20AVX2Consts<>+160(SB), Y3, Y2
-	VFNMADD231PD ocannlMap20AVX2Consts<>+192(SB), Y3, Y2
-	VMOVUPD      ocannlMap20AVX2Consts<>+224(SB), Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+416(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+448(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+480(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+512(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+544(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+576(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+608(SB), Y2, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+608(SB), Y2, Y4
-	VMULPD       ocannlMap20AVX2Consts<>+576(SB), Y3, Y2
+	VFNMADD231PD ocannlMap28AVX2Consts<>+160(SB), Y3, Y2
+	VFNMADD231PD ocannlMap28AVX2Consts<>+192(SB), Y3, Y2
+	VMOVUPD      ocannlMap28AVX2Consts<>+224(SB), Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+256(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+288(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+320(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+352(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+384(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+416(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+448(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+480(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+512(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+544(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+576(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+608(SB), Y2, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+608(SB), Y2, Y4
+	VMULPD       ocannlMap28AVX2Consts<>+576(SB), Y3, Y2
 	VROUNDPD     $0x01, Y2, Y2
 	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap20AVX2Consts<>+640(SB), Y2, Y2
-	VPADDQ       ocannlMap20AVX2Consts<>+672(SB), Y2, Y2
+	VADDPD       ocannlMap28AVX2Consts<>+640(SB), Y2, Y2
+	VPADDQ       ocannlMap28AVX2Consts<>+672(SB), Y2, Y2
 	VPSLLQ       $0x34, Y2, Y2
 	VMULPD       Y2, Y4, Y4
-	VADDPD       ocannlMap20AVX2Consts<>+640(SB), Y3, Y3
-	VPADDQ       ocannlMap20AVX2Consts<>+672(SB), Y3, Y3
+	VADDPD       ocannlMap28AVX2Consts<>+640(SB), Y3, Y3
+	VPADDQ       ocannlMap28AVX2Consts<>+672(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y4, Y4
-	VADDPD       ocannlMap20AVX2Consts<>+608(SB), Y4, Y4
-	VMOVUPD      ocannlMap20AVX2Consts<>+704(SB), Y2
+	VADDPD       ocannlMap28AVX2Consts<>+608(SB), Y4, Y4
+	VMOVUPD      ocannlMap28AVX2Consts<>+704(SB), Y2
 	VDIVPD       Y4, Y2, Y2
-	VMOVUPD      ocannlMap20AVX2Consts<>+608(SB), Y3
+	VMOVUPD      ocannlMap28AVX2Consts<>+608(SB), Y3
 	VSUBPD       Y2, Y3, Y2
 	VMULPD       Y0, Y0, Y3
-	VMOVUPD      ocannlMap20AVX2Consts<>+736(SB), Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+768(SB), Y3, Y4
-	VFMADD213PD  ocannlMap20AVX2Consts<>+800(SB), Y3, Y4
-	VMOVUPD      ocannlMap20AVX2Consts<>+608(SB), Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+832(SB), Y3, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+864(SB), Y3, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+896(SB), Y3, Y5
+	VMOVUPD      ocannlMap28AVX2Consts<>+736(SB), Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+768(SB), Y3, Y4
+	VFMADD213PD  ocannlMap28AVX2Consts<>+800(SB), Y3, Y4
+	VMOVUPD      ocannlMap28AVX2Consts<>+608(SB), Y5
+	VFMADD213PD  ocannlMap28AVX2Consts<>+832(SB), Y3, Y5
+	VFMADD213PD  ocannlMap28AVX2Consts<>+864(SB), Y3, Y5
+	VFMADD213PD  ocannlMap28AVX2Consts<>+896(SB), Y3, Y5
 	VDIVPD       Y5, Y4, Y4
 	VMULPD       Y3, Y4, Y4
 	VFMADD213PD  Y0, Y0, Y4
-	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+928(SB), Y1, Y1
+	VCMPPD       $0x01, ocannlMap28AVX2Consts<>+928(SB), Y1, Y1
 	VBLENDVPD    Y1, Y4, Y2, Y2
-	VANDPD       ocannlMap20AVX2Consts<>+0(SB), Y2, Y2
-	VANDPD       ocannlMap20AVX2Consts<>+960(SB), Y0, Y1
+	VANDPD       ocannlMap28AVX2Consts<>+0(SB), Y2, Y2
+	VANDPD       ocannlMap28AVX2Consts<>+960(SB), Y0, Y1
 	VORPD        Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
@@ -6012,135 +6324,135 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap20AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap20AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap20AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap20AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap20AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap20AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap20AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap20AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap20AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap20AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap20AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap20AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap20AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap20AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap20AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap20AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap20AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap20AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap20AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap20AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap20AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap20AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap20AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap20AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap20AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap20AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap20AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap20AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap20AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap20AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap20AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap20AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap20AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap20AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap20AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap20AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap20AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap20AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap20AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap20AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap20AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap20AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap20AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap20AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap20AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+480(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+488(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+496(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+504(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+640(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+648(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+656(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+664(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+672(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+680(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+688(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+696(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+704(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+712(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+720(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+728(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap20AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap20AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap20AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap20AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap20AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap20AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap20AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap20AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
-DATA ocannlMap20AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
-DATA ocannlMap20AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
-DATA ocannlMap20AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
-DATA ocannlMap20AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap20AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap20AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap20AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap20AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap20AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap20AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap20AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap20AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap20AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap20AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap20AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap20AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
-DATA ocannlMap20AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
-DATA ocannlMap20AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
-DATA ocannlMap20AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
-DATA ocannlMap20AVX2Consts<>+960(SB)/8, $0x8000000000000000
-DATA ocannlMap20AVX2Consts<>+968(SB)/8, $0x8000000000000000
-DATA ocannlMap20AVX2Consts<>+976(SB)/8, $0x8000000000000000
-DATA ocannlMap20AVX2Consts<>+984(SB)/8, $0x8000000000000000
-GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $992
+DATA ocannlMap28AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap28AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap28AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap28AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap28AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap28AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap28AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap28AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap28AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+480(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+488(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+496(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+504(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+640(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+648(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+656(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+664(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+672(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+680(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+688(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+696(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+704(SB)/8, $0x4000000000000000
+DATA ocannlMap28AVX2Consts<>+712(SB)/8, $0x4000000000000000
+DATA ocannlMap28AVX2Consts<>+720(SB)/8, $0x4000000000000000
+DATA ocannlMap28AVX2Consts<>+728(SB)/8, $0x4000000000000000
+DATA ocannlMap28AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap28AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap28AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap28AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap28AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap28AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap28AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap28AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap28AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
+DATA ocannlMap28AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
+DATA ocannlMap28AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
+DATA ocannlMap28AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
+DATA ocannlMap28AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap28AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap28AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap28AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap28AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap28AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap28AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap28AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap28AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap28AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap28AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap28AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap28AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
+DATA ocannlMap28AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
+DATA ocannlMap28AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
+DATA ocannlMap28AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
+DATA ocannlMap28AVX2Consts<>+960(SB)/8, $0x8000000000000000
+DATA ocannlMap28AVX2Consts<>+968(SB)/8, $0x8000000000000000
+DATA ocannlMap28AVX2Consts<>+976(SB)/8, $0x8000000000000000
+DATA ocannlMap28AVX2Consts<>+984(SB)/8, $0x8000000000000000
+GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $992
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6158,11 +6470,11 @@ e1:
 	VCVTPS2PD    X5, Y6
 	VEXTRACTF128 $0x01, Y5, X3
 	VCVTPS2PD    X3, Y5
-	VMOVUPD      ocannlMap21AVX2Consts<>+0(SB), Y7
+	VMOVUPD      ocannlMap29AVX2Consts<>+0(SB), Y7
 	VSQRTPD      Y6, Y6
 	VDIVPD       Y6, Y7, Y7
 	VCVTPD2PSY   Y7, X3
-	VMOVUPD      ocannlMap21AVX2Consts<>+0(SB), Y6
+	VMOVUPD      ocannlMap29AVX2Consts<>+0(SB), Y6
 	VSQRTPD      Y5, Y5
 	VDIVPD       Y5, Y6, Y6
 	VCVTPD2PSY   Y6, X4
@@ -6172,7 +6484,7 @@ e1:
 	VMAXPS       Y5, Y0, Y5
 	VADDPS       Y0, Y5, Y5
 	VMINPS       Y5, Y1, Y5
-	VXORPS       ocannlMap21AVX2Consts<>+32(SB), Y5, Y5
+	VXORPS       ocannlMap29AVX2Consts<>+32(SB), Y5, Y5
 	VSUBPS       Y5, Y2, Y2
 	VMOVUPS      (CX), Y5
 	VCMPPS       $0x00, Y0, Y5, Y5
@@ -6207,23 +6519,23 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap21AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+32(SB)/4, $0x80000000
-DATA ocannlMap21AVX2Consts<>+36(SB)/4, $0x80000000
-DATA ocannlMap21AVX2Consts<>+40(SB)/4, $0x80000000
-DATA ocannlMap21AVX2Consts<>+44(SB)/4, $0x80000000
-DATA ocannlMap21AVX2Consts<>+48(SB)/4, $0x80000000
-DATA ocannlMap21AVX2Consts<>+52(SB)/4, $0x80000000
-DATA ocannlMap21AVX2Consts<>+56(SB)/4, $0x80000000
-DATA ocannlMap21AVX2Consts<>+60(SB)/4, $0x80000000
-GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $64
+DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+32(SB)/4, $0x80000000
+DATA ocannlMap29AVX2Consts<>+36(SB)/4, $0x80000000
+DATA ocannlMap29AVX2Consts<>+40(SB)/4, $0x80000000
+DATA ocannlMap29AVX2Consts<>+44(SB)/4, $0x80000000
+DATA ocannlMap29AVX2Consts<>+48(SB)/4, $0x80000000
+DATA ocannlMap29AVX2Consts<>+52(SB)/4, $0x80000000
+DATA ocannlMap29AVX2Consts<>+56(SB)/4, $0x80000000
+DATA ocannlMap29AVX2Consts<>+60(SB)/4, $0x80000000
+GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $64
 
-// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6238,7 +6550,7 @@ e1:
 	VDIVPD    Y3, Y1, Y3
 	VSUBPD    Y3, Y2, Y2
 	VMOVUPS   (CX), Y3
-	VMOVUPD   ocannlMap22AVX2Consts<>+0(SB), Y4
+	VMOVUPD   ocannlMap30AVX2Consts<>+0(SB), Y4
 	VSQRTPD   Y3, Y3
 	VDIVPD    Y3, Y4, Y4
 	VADDPD    Y4, Y2, Y2
@@ -6246,7 +6558,7 @@ e1:
 	VMAXPD    Y3, Y0, Y3
 	VADDPD    Y0, Y3, Y3
 	VMINPD    Y3, Y1, Y3
-	VXORPD    ocannlMap22AVX2Consts<>+32(SB), Y3, Y3
+	VXORPD    ocannlMap30AVX2Consts<>+32(SB), Y3, Y3
 	VSUBPD    Y3, Y2, Y2
 	VMOVUPS   (CX), Y3
 	VCMPPD    $0x00, Y0, Y3, Y3
@@ -6267,15 +6579,15 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+32(SB)/8, $0x8000000000000000
-DATA ocannlMap22AVX2Consts<>+40(SB)/8, $0x8000000000000000
-DATA ocannlMap22AVX2Consts<>+48(SB)/8, $0x8000000000000000
-DATA ocannlMap22AVX2Consts<>+56(SB)/8, $0x8000000000000000
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $64
+DATA ocannlMap30AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+32(SB)/8, $0x8000000000000000
+DATA ocannlMap30AVX2Consts<>+40(SB)/8, $0x8000000000000000
+DATA ocannlMap30AVX2Consts<>+48(SB)/8, $0x8000000000000000
+DATA ocannlMap30AVX2Consts<>+56(SB)/8, $0x8000000000000000
+GLOBL ocannlMap30AVX2Consts<>(SB), RODATA|NOPTR, $64
 
 // func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
@@ -6343,6 +6655,270 @@ grp1:
 TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      128(CX), Y4
+	VMAXPS       Y4, Y0, Y5
+	VMAXPS       Y0, Y4, Y6
+	VCMPPS       $0x03, Y4, Y0, Y4
+	VANDPS       Y6, Y5, Y0
+	VORPS        Y4, Y0, Y0
+	VMAXPS       Y1, Y0, Y4
+	VMAXPS       Y0, Y1, Y5
+	VCMPPS       $0x03, Y1, Y0, Y0
+	VANDPS       Y5, Y4, Y1
+	VORPS        Y0, Y1, Y1
+	VMAXPS       Y3, Y2, Y0
+	VMAXPS       Y2, Y3, Y4
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y4, Y0, Y0
+	VORPS        Y2, Y0, Y0
+	VMAXPS       Y0, Y1, Y2
+	VMAXPS       Y1, Y0, Y3
+	VCMPPS       $0x03, Y0, Y1, Y0
+	VANDPS       Y3, Y2, Y1
+	VORPS        Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+160, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x0000000a, BX
+
+row1:
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VADDPS       Y2, Y1, Y1
+	VMAXPS       Y1, Y0, Y2
+	VMAXPS       Y0, Y1, Y3
+	VCMPPS       $0x03, Y1, Y0, Y1
+	VANDPS       Y3, Y2, Y0
+	VORPS        Y1, Y0, Y0
+	ADDQ         $+4, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	ADDQ         $-40, CX
+	ADDQ         $-288, DX
+	ADDQ         $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      128(CX), Y4
+	VMOVUPS      128(DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      160(CX), Y4
+	VMOVUPS      160(DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y2
+	VMOVUPS      (AX), Y3
+	VMASKMOVPS   32(AX), Y2, Y4
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VBROADCASTSS (BX), Y6
+	VMOVUPS      (CX), Y7
+	VCMPPS       $0x00, Y5, Y7, Y7
+	VBLENDVPS    Y7, Y1, Y0, Y7
+	VCMPPS       $0x04, Y0, Y7, Y7
+	VBLENDVPS    Y7, Y6, Y0, Y7
+	VADDPS       Y7, Y3, Y3
+	VMASKMOVPS   32(CX), Y2, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y0, Y5
+	VBLENDVPS    Y2, Y5, Y0, Y5
+	VADDPS       Y5, Y4, Y4
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VMOVUPS      Y3, (AX)
+	VMASKMOVPS   Y4, Y2, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y2
+	VMOVUPS      (AX), Y3
+	MOVQ         $0x00000006, CX
+
+row1:
+	VMOVUPS   (DX), Y4
+	VCMPPS    $0x00, Y4, Y2, Y4
+	VBLENDVPS Y4, Y1, Y0, Y4
+	VMOVUPS   (BX), Y5
+	VCMPPS    $0x04, Y0, Y4, Y4
+	VBLENDVPS Y4, Y5, Y0, Y4
+	VADDPS    Y4, Y3, Y3
+	ADDQ      $+32, DX
+	ADDQ      $+32, BX
+	DECQ      CX
+	JNZ       row1
+	VMOVUPS   Y3, (AX)
+	ADDQ      $-160, DX
+	ADDQ      $-160, BX
+	ADDQ      $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	MOVQ         $0x000000ff, BX
+
+grp1:
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          grp1
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       (AX), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-32768, CX
+	ADDQ         $-32768, DX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      ocannlMask32<>+16(SB), Y1
 	MOVQ         $0x00000040, DX
@@ -6390,9 +6966,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6415,9 +6991,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
@@ -6509,9 +7085,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float64, x0 *float64)
+// func ocannlReduce10AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+24(SB), Y0
@@ -6553,9 +7129,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
@@ -6607,12 +7183,12 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+20(SB), Y0
 	VMOVUPS      ocannlMask32<>+16(SB), Y1
 	MOVQ         $0x00000040, DX
 

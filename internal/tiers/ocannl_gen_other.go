@@ -47,16 +47,26 @@ func ocannlGemm6AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
 }
 
-// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX512 called without assembly") }
-
-// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
+// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
 }
 
-// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
+}
+
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
+
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
+}
+
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -92,56 +102,62 @@ func ocannlMap1AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap1AVX2 calle
 func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap3AVX2 called without assembly")
-}
+func ocannlMap3AVX2(c *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+func ocannlMap4AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap4AVX2 called without assembly")
+}
 
 // ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+func ocannlMap5AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap5AVX2 called without assembly")
+}
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap8AVX2 called without assembly")
-}
+func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+func ocannlMap9AVX2(c *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+func ocannlMap10AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap10AVX2 called without assembly")
+}
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+func ocannlMap11AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap11AVX2 called without assembly")
+}
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+func ocannlMap12AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap16AVX2 called without assembly")
+}
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap17AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
@@ -150,10 +166,34 @@ func ocannlMap19AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX2 called 
 func ocannlMap20AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+
+// ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+
+// ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+
+// ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+
+// ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+
+// ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+
+// ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap28AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+
+// ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+
+// ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float32) {
@@ -164,16 +204,50 @@ func ocannlReduce0AVX2(c, x0, x1 *float32) {
 func ocannlReduce1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce1AVX2 called without assembly") }
 
 // ocannlReduce2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 called without assembly") }
+func ocannlReduce2AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce2AVX2 called without assembly")
+}
 
 // ocannlReduce3AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
+func ocannlReduce3AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce3AVX2 called without assembly")
+}
 
 // ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
+func ocannlReduce4AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
+}
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
+func ocannlReduce5AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce5AVX2 called without assembly")
+}
 
 // ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
+func ocannlReduce6AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
+}
+
+// ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
+
+// ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
+
+// ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
+
+// ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
+}
+
+// ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
+}
+
+// ocannlReduce12AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
+}

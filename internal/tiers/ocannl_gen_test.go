@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "65891cbc3f98a45c148c2f85a64be7923c77cd9e96facb6af6c83e63d43d7ab1"
+const ocannlDirectives = "b8e98adf10f6211cb2df74c5c8dc3d967b18d421b30e3362021e69a6997e1ca4"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
