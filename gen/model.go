@@ -17,7 +17,6 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
-	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -205,16 +204,20 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 }
 
 // modelCompiler is the state of compiling one model. Its phases fill it
-// in order: header (the element type), expand (the expanded model and
-// its shapes), params (the Go model and its parameters), entries (a
+// in order: header (the element type), expand (the model through
+// model.Compile: expanded, its shapes, each entry checked and
+// compiled), params (the Go model and its parameters), entries (a
 // kernel per entry point, and the backward kernel of the loss).
 type modelCompiler struct {
 	ms       *modelSrc
 	typeName string
 	elem     string
-	m        *model.Model
-	inf      *model.Inferred
-	gm       *gocode.Model
+	// mr is the model compiled by model.Compile (the expanded model
+	// and its shapes: m and inf; each entry's kernel).
+	mr  *model.Compiled
+	m   *model.Model
+	inf *model.Inferred
+	gm  *gocode.Model
 	// index maps a parameter identity to its position in gm.Params.
 	index   map[string]int
 	kernels []*gocode.Kernel
@@ -242,8 +245,12 @@ func (c *modelCompiler) header() *Error {
 	return nil
 }
 
-// expand parses the model's lines, expands its layers with the standard
-// library and infers the shapes of every entry.
+// expand parses the model's lines and compiles the model through
+// model.Compile (the pipeline `ocannlgen infer` runs): its layers
+// expanded with the standard library, the shapes of every entry, and each
+// entry checked and compiled. An expansion or inference error is
+// reported here; an entry's error when entry reaches it, after the
+// checks of the Go side that come before it.
 func (c *modelCompiler) expand() *Error {
 	ms := c.ms
 	var text strings.Builder
@@ -262,16 +269,11 @@ func (c *modelCompiler) expand() *Error {
 	if ms.guards, err = ms.resolveSizes(prog.Stmts); err != nil {
 		return err.(*Error)
 	}
-	std, err := program.Parse(model.StdSource())
-	if err != nil {
-		return ms.head.errAt(ms.head.VerbCol, "internal error: the standard library does not parse: %v", err)
-	}
-	if c.m, err = model.Expand(prog, std); err != nil {
+	if c.mr, err = model.Compile(prog); c.mr == nil {
 		return ms.modelErr(err)
 	}
-	if c.inf, err = c.m.Infer(); err != nil {
-		return ms.modelErr(err)
-	}
+	c.inf = c.mr.Inferred
+	c.m = c.inf.Model
 	ms.entries = c.m.Entries
 	return nil
 }
@@ -373,57 +375,34 @@ func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (goco
 // entries compiles every entry point.
 func (c *modelCompiler) entries() *Error {
 	c.methods = map[string]*model.Entry{}
-	for i, e := range c.m.Entries {
-		if err := c.entry(i, c.inf.Graphs[i], e); err != nil {
+	for _, k := range c.mr.Kernels {
+		if err := c.entry(k); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// entry compiles entry point i, e, whose shapes are in g, through the
-// pipeline: its forward kernel and, for the loss, the backward kernel. An
-// entry with run-time rows is checked on g and its kernels are compiled
-// from the entry with one row (gen/rows.go).
-func (c *modelCompiler) entry(i int, g *inference.Graph, e *model.Entry) *Error {
-	ms, gm := c.ms, c.gm
+// entry adds the kernels of an entry point compiled by model.Compile, k:
+// its forward kernel and, for the loss, the backward kernel. The entry's
+// method name is checked first, then the entry's own error (k.Err) is
+// reported.
+func (c *modelCompiler) entry(k *model.EntryKernel) *Error {
+	ms, gm, e := c.ms, c.gm, k.Entry
 	method, merr := ms.entryMethod(e, c.methods)
 	if merr != nil {
 		return merr
 	}
-	rt := model.Tensor(g, e.Result)
-	res := g.Tensors[rt]
-	if res.Op < 0 {
-		return ms.errAt(e.ResultPos, "entry %s returns %s, which no operation computes (it is the %s %s); return a value computed from it (e.g. id %s)", e.Name, e.Result, res.Kind, res.Name, e.Result)
+	if k.Err != nil {
+		return ms.modelErr(k.Err)
 	}
-	if e.Loss && res.Shape.Size() != 1 {
-		return ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)
-	}
-	kg, rows, mean, rerr := ms.rowsKernelGraph(c.inf, i, g)
-	if rerr != nil {
-		return rerr
-	}
-	opts := pipeline.Options{}
-	if e.Loss {
-		opts.Backward = &pipeline.Backward{Loss: model.Tensor(kg, e.Result), ParamsOnly: true}
-	}
-	built, err := pipeline.CompileGraph(kg, opts)
-	var be *pipeline.BackwardError
-	if err != nil && !errors.As(err, &be) {
-		return ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})
-	}
-	me, params := c.forward(g, kg, e, method, built.Loops, rows, mean)
+	kg := k.Kernel.Graph
+	me, params := c.forward(k.Graph, kg, e, method, k.Kernel.Loops, k.Rows, k.RowsMean)
 	if !e.Loss {
 		return nil
 	}
 	gm.Loss = len(gm.Entries) - 1
-	if be != nil && errors.Is(be, autodiff.ErrNoParameter) {
-		return ms.errAt(e.Pos, "%s", noParamMsg(e.Name))
-	}
-	if be != nil {
-		return ms.errAt(e.Pos, "loss %s: %v", e.Name, be.Err)
-	}
-	c.backward(kg, e, me, params, built.Gradients)
+	c.backward(kg, e, me, params, k.Kernel.Gradients)
 	return nil
 }
 
@@ -439,7 +418,7 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 	for _, in := range e.Inputs {
 		t, kt := model.Tensor(g, in.Name), model.Tensor(kg, in.Name)
 		dims := sizes(g.Tensors[t].Shape.Dims())
-		me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && hasRows(g.Tensors[t].Shape)})
+		me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && model.HasRows(g.Tensors[t].Shape)})
 		params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: kt, ArrayDims: orOne(sizes(kg.Tensors[kt].Shape.Dims()))})
 	}
 	for _, id := range e.Params {
@@ -522,13 +501,8 @@ func (ms *modelSrc) entryMethod(e *model.Entry, methods map[string]*model.Entry)
 	return method, nil
 }
 
-// noParamMsg explains why a loss that depends on no parameter is an
-// error (autodiff.ErrNoParameter).
-func noParamMsg(entry string) string {
-	return fmt.Sprintf("the loss %s depends on no parameter (through differentiable operations), so training it would change nothing; make it depend on one, or declare it with entry instead of loss", entry)
-}
-
-// modelErr converts an expansion or inference error.
+// modelErr converts an error of model.Compile: of expansion, of
+// inference, or an entry's (model.EntryKernel.Err).
 func (ms *modelSrc) modelErr(err error) *Error {
 	var me *model.Error
 	if errors.As(err, &me) {

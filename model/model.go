@@ -4,7 +4,10 @@
 // polymorphism by application), parameters get stable identities from the
 // instance path (the unit-parameter idiom), and configuration arguments
 // are substituted. The flat programs then go through shape inference like
-// any other program. It is a generator-side package.
+// any other program. Compile runs a model program through the whole
+// pipeline (expansion, inference, each entry's rules and kernels): the
+// one sequence the go:generate driver and `ocannlgen infer` share. It is
+// a generator-side package.
 package model
 
 import (
@@ -120,7 +123,8 @@ type Optim struct {
 	Steps int
 }
 
-// Error is an expansion error at a position of the model text.
+// Error is an expansion error, or an entry's error that the model
+// rules (not shape inference) find, at a position of the model text.
 type Error struct {
 	Pos spec.Pos
 	// Msg is the message without the citations of Related positions.
@@ -128,6 +132,9 @@ type Error struct {
 	// Related are the other positions of the model text Msg cites (the
 	// first of two conflicting definitions).
 	Related []spec.Related
+	// Err, when not nil, is the error Msg explains (the backward pass's
+	// autodiff.ErrNoParameter, say).
+	Err error
 }
 
 // Error renders the error as LINE:COL: message, citing related
@@ -137,6 +144,9 @@ func (e *Error) Error() string { return e.Pos.String() + ": " + e.Message() }
 // Message is the message with its citations, without the error's own
 // position.
 func (e *Error) Message() string { return spec.Cite(e.Msg, e.Related, spec.Pos.String) }
+
+// Unwrap returns the error Msg explains, or nil.
+func (e *Error) Unwrap() error { return e.Err }
 
 // maxDepth bounds the nesting of layer applications.
 const maxDepth = 64

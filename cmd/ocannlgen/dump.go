@@ -73,11 +73,11 @@ func dumpModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int 
 		}
 		return unknownStage(f.dump, dumpStages(), stderr)
 	}
-	m, inf, code := expandInfer(prog, f, stdout, stderr)
-	if m == nil {
-		return code
+	inf, err := model.InferProgram(prog)
+	if err != nil {
+		return reportModelError(err, f, stdout, stderr)
 	}
-	for i, e := range m.Entries {
+	for i, e := range inf.Entries {
 		g := inf.Graphs[i]
 		o := pipeline.Options{Until: f.dump}
 		if e.Loss {

@@ -165,30 +165,45 @@ type %[1]s struct{ ocannl%[1]s }
 	}
 }
 
+// runTimeRowsErrors are models with run-time rows (<=N) that go generate
+// rejects: body is the model's directive lines, want the start of
+// generate's error (the lines start at line 6 of model.go, each after
+// "//ocannl:"), infer the start of `ocannlgen infer`'s on the same
+// program: the same message, at the same place of the program.
+var runTimeRowsErrors = []struct {
+	name, body, want, infer string
+}{
+	{"meets a fixed size", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:input y : 4 | 2\n//ocannl:return x + y",
+		"model.go:9:19: basis-mismatch (entry p): axes of size 4 have different bases: run-time rows vs default",
+		"<stdin>:4:10: basis-mismatch: axes of size 4 have different bases: run-time rows vs default"},
+	{"reduced", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:return x - (x ++ \"b | i => 0 | i\")",
+		"model.go:8:24: entry p: einsum \"++\" \"b | i => 0 | i\" of x reduces the run-time rows (<=N) of x",
+		"<stdin>:3:15: entry p: einsum \"++\" \"b | i => 0 | i\" of x reduces the run-time rows (<=N) of x"},
+	{"dim counts rows", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:let y = x ++ \"..b.. | i => ..b.. | i\" [\"b\"]\n//ocannl:return y /. dim b",
+		"model.go:9:22: entry p: dim b counts the run-time rows (<=N)",
+		"<stdin>:4:13: entry p: dim b counts the run-time rows (<=N)"},
+	{"a loss reducing by max", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:return x @^^ \"...|... => 0\"",
+		"model.go:8:19: loss p: einsum \"@^^\" \"...|... => 0\" of x reduces the run-time rows (<=N) but is not a sum (++)",
+		"<stdin>:3:10: loss p: einsum \"@^^\" \"...|... => 0\" of x reduces the run-time rows (<=N) but is not a sum (++)"},
+	{"a loss dividing rows by dim before the sum", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:let y = x ++ \"..b.. | i => ..b.. | i\" [\"b\"]\n//ocannl:return ((y /. dim b) ++ \"...|... => 0\") /. dim b",
+		"model.go:9:24: loss p: dim b counts the run-time rows (<=N): it may only divide the sum over the rows",
+		"<stdin>:4:15: loss p: dim b counts the run-time rows (<=N): it may only divide the sum over the rows"},
+	{"a loss not linear in the sum", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:return exp (x ++ \"...|... => 0\")",
+		"model.go:8:17: loss p: pointwise exp of _p.1 after the sum over the run-time rows",
+		"<stdin>:3:8: loss p: pointwise exp of _p.1 after the sum over the run-time rows"},
+	{"not leftmost", "//ocannl:entry p:\n//ocannl:input x : 2 | <=4, 2\n//ocannl:return x",
+		"model.go:7:24: parse (entry p): the shape of x: <=4 (a number of rows chosen at run time) is allowed only as the leftmost batch axis of an input",
+		"<stdin>:2:15: parse: the shape of x: <=4 (a number of rows chosen at run time) is allowed only as the leftmost batch axis of an input"},
+	{"two bounds", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:input y : <=5 | 2\n//ocannl:return x",
+		"model.go:8:20: entry p: every run-time rows axis of an entry has the same bound: <=5 here, <=4 before",
+		"<stdin>:3:11: entry p: every run-time rows axis of an entry has the same bound: <=5 here, <=4 before"},
+}
+
 // TestRunTimeRowsErrors checks the generation errors of entries with
 // run-time rows (<=N): each is positioned at the offending directive and
 // says what is not allowed.
 func TestRunTimeRowsErrors(t *testing.T) {
-	for _, c := range []struct {
-		name, body, want string
-	}{
-		{"meets a fixed size", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:input y : 4 | 2\n//ocannl:return x + y",
-			"model.go:9:19: basis-mismatch (entry p): axes of size 4 have different bases: run-time rows vs default"},
-		{"reduced", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:return x - (x ++ \"b | i => 0 | i\")",
-			"model.go:8:24: entry p: einsum \"++\" \"b | i => 0 | i\" of x reduces the run-time rows (<=N) of x"},
-		{"dim counts rows", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:let y = x ++ \"..b.. | i => ..b.. | i\" [\"b\"]\n//ocannl:return y /. dim b",
-			"model.go:9:22: entry p: dim b counts the run-time rows (<=N)"},
-		{"a loss reducing by max", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:return x @^^ \"...|... => 0\"",
-			"model.go:8:19: loss p: einsum \"@^^\" \"...|... => 0\" of x reduces the run-time rows (<=N) but is not a sum (++)"},
-		{"a loss dividing rows by dim before the sum", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:let y = x ++ \"..b.. | i => ..b.. | i\" [\"b\"]\n//ocannl:return ((y /. dim b) ++ \"...|... => 0\") /. dim b",
-			"model.go:9:24: loss p: dim b counts the run-time rows (<=N): it may only divide the sum over the rows"},
-		{"a loss not linear in the sum", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:return exp (x ++ \"...|... => 0\")",
-			"model.go:8:17: loss p: pointwise exp of _p.1 after the sum over the run-time rows"},
-		{"not leftmost", "//ocannl:entry p:\n//ocannl:input x : 2 | <=4, 2\n//ocannl:return x",
-			"model.go:7:24: parse (entry p): the shape of x: <=4 (a number of rows chosen at run time) is allowed only as the leftmost batch axis of an input"},
-		{"two bounds", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:input y : <=5 | 2\n//ocannl:return x",
-			"model.go:8:20: entry p: every run-time rows axis of an entry has the same bound: <=5 here, <=4 before"},
-	} {
+	for _, c := range runTimeRowsErrors {
 		src := "package gentest\n\n// M is a model.\n//\n//ocannl:model\n" + c.body + "\ntype M struct{ ocannlM }\n"
 		dir := testutil.WriteModule(t, map[string][]byte{"model.go": []byte(src)})
 		t.Chdir(dir)

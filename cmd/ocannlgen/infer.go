@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/ocannlgen/ocannlgen/autodiff"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -335,34 +334,18 @@ func isModel(p *program.Program) bool {
 	return false
 }
 
-// expandInfer expands a model program with the standard library and
-// infers it; on an error it reports it and returns a nil model and the
-// exit code.
-func expandInfer(prog *program.Program, f cliFlags, stdout, stderr io.Writer) (*model.Model, *model.Inferred, int) {
-	std, err := program.Parse(model.StdSource())
-	if err != nil {
-		fmt.Fprintf(stderr, "ocannlgen infer: the standard library: %v\n", err)
-		return nil, nil, 1
-	}
-	m, err := model.Expand(prog, std)
-	if err != nil {
-		return nil, nil, reportModelError(err, f, stdout, stderr)
-	}
-	inf, err := m.Infer()
-	if err != nil {
-		return nil, nil, reportModelError(err, f, stdout, stderr)
-	}
-	return m, inf, 0
-}
-
-// inferModel expands and infers a model: the parameters' shapes, then
-// each entry's tensors (and with --loops its loop nests, and the loss's
+// inferModel compiles a model as `go generate` does (model.Compile:
+// expansion, inference, and each entry's checks and kernels), so that it
+// rejects the same models, and prints the parameters' shapes, then each
+// entry's tensors (and with --loops the loop nests of its kernel, for an
+// entry with run-time rows the kernel of one row, and the loss's
 // backward pass).
 func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int {
-	m, inf, code := expandInfer(prog, f, stdout, stderr)
-	if m == nil {
-		return code
+	cm, err := model.Compile(prog)
+	if err != nil {
+		return reportModelError(err, f, stdout, stderr)
 	}
+	m, inf := cm.Model, cm.Inferred
 	type jsonParam struct {
 		ID     string `json:"id"`
 		Batch  []any  `json:"batch"`
@@ -388,7 +371,11 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 		for i, e := range m.Entries {
 			je := jsonEntry{Name: e.Name, Loss: e.Loss, Result: e.Result, Tensors: []jsonTensor{}}
 			for _, n := range inf.Graphs[i].Named {
-				je.Tensors = append(je.Tensors, tensorJSON(inf.Graphs[i], n))
+				// The shapes only, as for a program without --loops: not
+				// the padding margins compiling the entry derived.
+				jt := tensorJSON(inf.Graphs[i], n)
+				jt.Padding = nil
+				je.Tensors = append(je.Tensors, jt)
 			}
 			entries = append(entries, je)
 		}
@@ -416,32 +403,19 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 	if !f.loops {
 		return 0
 	}
-	for i, e := range m.Entries {
-		g := inf.Graphs[i]
-		res, err := pipeline.CompileGraph(g, entryOptions(g, e))
-		if !res.Projected {
-			return reportModelError(&model.EntryError{Entry: e.Name, Err: err}, f, stdout, stderr)
-		}
-		fmt.Fprintf(stdout, "\n# loops of %s\n", e.Name)
-		var be *pipeline.BackwardError
-		if errors.Is(err, autodiff.ErrNoParameter) {
-			fmt.Fprintf(stderr, "%s:%d:%d: the loss %s depends on no parameter (through differentiable operations), so training it would change nothing; make it depend on one, or declare it with entry instead of loss\n",
-				displayName(f.file), e.Pos.Line, e.Pos.Col, e.Name)
-			return 1
-		}
-		if errors.As(err, &be) {
-			fmt.Fprintf(stderr, "%s: loss %s: %v\n", f.file, e.Name, be.Err)
-			return 1
-		}
-		if err != nil {
-			return reportModelError(&model.EntryError{Entry: e.Name, Err: err}, f, stdout, stderr)
+	for _, k := range cm.Kernels {
+		e := k.Entry
+		if k.Rows > 0 {
+			fmt.Fprintf(stdout, "\n# loops of %s (one row of <=%d)\n", e.Name, k.Rows)
+		} else {
+			fmt.Fprintf(stdout, "\n# loops of %s\n", e.Name)
 		}
 		if !e.Loss {
-			res.Loops.Dump(stdout)
-			explainKernels(stdout, res.Loops, f)
+			k.Kernel.Loops.Dump(stdout)
+			explainKernels(stdout, k.Kernel.Loops, f)
 			continue
 		}
-		gr := res.Gradients
+		gr := k.Kernel.Gradients
 		fmt.Fprint(stdout, gr.Program.DumpOps(gr.Program.Ops[:gr.Forward]))
 		fmt.Fprintf(stdout, "\n# backward of %s\n", e.Name)
 		gr.Dump(stdout)
@@ -450,7 +424,8 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 	return 0
 }
 
-// reportModelError prints a model expansion or inference error.
+// reportModelError prints an error of a model's expansion, inference or
+// entries (model.Compile).
 func reportModelError(err error, f cliFlags, stdout, stderr io.Writer) int {
 	var me *model.Error
 	if errors.As(err, &me) {
@@ -473,15 +448,4 @@ func displayName(file string) string {
 		return "<stdin>"
 	}
 	return file
-}
-
-// entryOptions are the pipeline options for a model entry: a plain entry
-// is lowered; a loss gets its backward program (which runs the forward
-// operations too), restricted to the parameters' gradients.
-func entryOptions(g *inference.Graph, e *model.Entry) pipeline.Options {
-	if !e.Loss {
-		return pipeline.Options{}
-	}
-	return pipeline.Options{Goal: pipeline.Projected,
-		Backward: &pipeline.Backward{Loss: model.Tensor(g, e.Result), ParamsOnly: true}}
 }

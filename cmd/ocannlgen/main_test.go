@@ -256,3 +256,45 @@ for i0 in 0..2:
 		t.Errorf("model: a let-bound number is anonymous:\n%s", out)
 	}
 }
+
+// TestInferRejectsLikeGenerate: infer runs the model pipeline go generate
+// runs (model.Compile), so it rejects the models generate rejects with the
+// same message at the same place of the program: the run-time rows
+// models of TestRunTimeRowsErrors (infer accepted those the model rules
+// reject, such as a reduction of the rows), an entry returning an input
+// and a loss that is not a single number; and it accepts a loss with
+// run-time rows that generate accepts, whose loop nests are those of one
+// row.
+func TestInferRejectsLikeGenerate(t *testing.T) {
+	for _, c := range runTimeRowsErrors {
+		prog := strings.ReplaceAll(c.body, "//ocannl:", "") + "\n"
+		for _, args := range [][]string{{"infer", "-"}, {"infer", "--loops", "-"}} {
+			code, out, errs := runCLI(t, prog, args...)
+			if code != 1 || out != "" || !strings.HasPrefix(errs, c.infer) {
+				t.Errorf("%s, %v: exit %d, stdout %q, stderr %q, want it to start with %q", c.name, args, code, out, errs, c.infer)
+			}
+		}
+		code, out, _ := runCLI(t, prog, "infer", "--json", "-")
+		var e struct {
+			Error jsonError `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(out), &e); err != nil || code != 1 || e.Error.Line == 0 {
+			t.Errorf("%s, --json: exit %d, %v: %s", c.name, code, err, out)
+		}
+	}
+	for _, c := range []struct{ prog, want string }{
+		{"entry p:\n  input x : 2 | 3\n  let y = x\n  return y\n",
+			"<stdin>:4:10: entry p returns y, which no operation computes (it is the input x); return a value computed from it (e.g. id y)\n"},
+		{"loss train:\n  input x : 2\n  return x *. 2\n",
+			"<stdin>:3:12: the loss train must be a single number, but its shape is 2 (reduce it, e.g. with ++ \"...|... => 0\")\n"},
+	} {
+		if code, out, errs := runCLI(t, c.prog, "infer", "-"); code != 1 || out != "" || errs != c.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q, want %q", c.prog, code, out, errs, c.want)
+		}
+	}
+	ok := "let net = linear[1]\nloss train:\n  input x : <=4 | 2\n  return (net(x) *. net(x)) ++ \"...|... => 0\"\n"
+	code, out, errs := runCLI(t, ok, "infer", "--loops", "-")
+	if code != 0 || !strings.Contains(out, "input  <=4 | 2") || !strings.Contains(out, "# loops of train (one row of <=4)") || !strings.Contains(out, "* x[0, i0]") {
+		t.Errorf("a loss with run-time rows: exit %d, stderr %q, stdout\n%s", code, errs, out)
+	}
+}
