@@ -29,6 +29,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/cuda"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
 )
 
@@ -51,7 +52,7 @@ type Options struct {
 	// assembly files of an earlier run are deleted).
 	NoAsm bool
 	// Serial generates no parallel loop nests: every kernel runs on the
-	// calling goroutine (gocode.File.Parallel off).
+	// calling goroutine (gocode.Options.Parallel off).
 	Serial bool
 }
 
@@ -114,7 +115,7 @@ type Result struct {
 	// Compiled are the kernels as handed to the emitter: each one's
 	// lowered program and parameter bindings, in source order. Tools and
 	// tests use them to run the reference interpreter on the same kernels.
-	Compiled []*gocode.Kernel
+	Compiled []*desc.Kernel
 	// Asm are the assembly kernel files (asm.FileNames: name -> content;
 	// nil when no nest became an assembly kernel).
 	Asm map[string][]byte
@@ -274,9 +275,9 @@ func startPackage(p *packages.Package, opts Options) *pkgGen {
 	if dir == "" || p.Types == nil || p.Fset == nil {
 		return nil
 	}
-	g := &pkgGen{p: p, out: filepath.Join(dir, OutputFile), f: &gocode.File{Package: p.Name}}
+	g := &pkgGen{p: p, out: filepath.Join(dir, OutputFile), f: &desc.File{Package: p.Name}}
 	if !opts.NoAsm && asmAvailable(p) {
-		g.f.Asm = asm.NewSet(asm.Tiers()...)
+		g.goOpts.Asm = asm.NewSet(asm.Tiers()...)
 	}
 	// The loaded files by base name, the generated ones aside (their
 	// build constraints are ocannlgen's own).
@@ -309,7 +310,7 @@ func (g *pkgGen) finish(opts Options, foreign, models map[string]bool) (*Result,
 	}
 	// Parallel nests import rt: like the assembly dispatch, only where the
 	// module may import ocannlgen's packages.
-	g.f.Parallel = !opts.Serial && asmAvailable(p)
+	g.goOpts.Parallel = !opts.Serial && asmAvailable(p)
 	// Kernels are compiled even when directives elsewhere have errors, so
 	// that one run reports everything, but not on a package that does not
 	// type-check: its types could cause misleading kernel errors.
@@ -346,8 +347,11 @@ type pkgGen struct {
 	names, modelTypes map[string]bool
 	errs              []*Error
 	modelOf           []*modelSrc // the source of each of f.Models
-	f                 *gocode.File
-	kernelNames       []string
+	f                 *desc.File
+	// goOpts are the Go back end's settings: the assembly kernel set
+	// that rendering f fills, and whether nests run in parallel.
+	goOpts      gocode.Options
+	kernelNames []string
 	// cudaDir is the package's //ocannl:cuda directive (nil: no CUDA file).
 	cudaDir *directive
 	// gv verifies the emitted Go of each model and kernel (verify.go).
@@ -476,7 +480,7 @@ func (g *pkgGen) write(check bool) (*Result, []*Error) {
 	want := map[string][]byte{}
 	if len(g.f.Kernels) > 0 {
 		slices.Sort(g.f.Sources)
-		content, err := gocode.Render(g.f)
+		content, err := gocode.Render(g.f, g.goOpts)
 		if err != nil {
 			return nil, renderErrors(g.f, g.srcs, g.models, g.out, err)
 		}
@@ -492,8 +496,8 @@ func (g *pkgGen) write(check bool) (*Result, []*Error) {
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, []*Error{{Pos: token.Position{Filename: filepath.Join(dir, TestFile)}, Msg: err.Error()}}
 		}
-		if g.f.Asm != nil {
-			files, err := g.f.Asm.Files(g.p.Name)
+		if g.goOpts.Asm != nil {
+			files, err := g.goOpts.Asm.Files(g.p.Name)
 			if err != nil {
 				return nil, []*Error{{Pos: token.Position{Filename: filepath.Join(dir, asm.AsmFile)}, Msg: err.Error()}}
 			}
@@ -701,7 +705,7 @@ func syncFile(path string, content []byte, check bool) (Status, *Error) {
 // generateCUDA writes (or checks) the package's ocannl_gen.cu: the CUDA C
 // of every kernel when the package opted in with //ocannl:cuda; without
 // the directive, a generated ocannl_gen.cu left from before is removed.
-func generateCUDA(res *Result, f *gocode.File, dir string, on, check bool) *Error {
+func generateCUDA(res *Result, f *desc.File, dir string, on, check bool) *Error {
 	res.CUDAFile = filepath.Join(dir, cuda.OutputFile)
 	var content []byte
 	if on {
@@ -723,7 +727,7 @@ func generateCUDA(res *Result, f *gocode.File, dir string, on, check bool) *Erro
 
 // addGuards adds the constant guards gs to f, each once (the same
 // constant name always has the same value).
-func addGuards(f *gocode.File, gs []gocode.Guard) {
+func addGuards(f *desc.File, gs []desc.Guard) {
 	for _, g := range gs {
 		if !slices.Contains(f.Guards, g) {
 			f.Guards = append(f.Guards, g)
@@ -1086,11 +1090,11 @@ func hasModel(t types.Type, isModel func(*types.TypeName) bool, depth int) bool 
 // it, by rendering each kernel on its own, and reports each at its
 // kernel's computation directive; a failure no single kernel explains is
 // reported at the output file.
-func renderErrors(f *gocode.File, srcs []*kernelSrc, models []*modelSrc, out string, err error) []*Error {
+func renderErrors(f *desc.File, srcs []*kernelSrc, models []*modelSrc, out string, err error) []*Error {
 	var errs []*Error
 	for _, k := range f.Kernels {
-		one := &gocode.File{Package: f.Package, Sources: f.Sources, Kernels: []*gocode.Kernel{k}, Guards: f.Guards}
-		if _, kerr := gocode.Render(one); kerr != nil {
+		one := &desc.File{Package: f.Package, Sources: f.Sources, Kernels: []*desc.Kernel{k}, Guards: f.Guards}
+		if _, kerr := gocode.Render(one, gocode.Options{}); kerr != nil {
 			for _, ms := range models {
 				if strings.HasPrefix(k.Name, genTypeName(ms.spec.Name.Name)) {
 					errs = append(errs, ms.head.errAt(ms.head.VerbCol, "cannot generate %s: %v", k.Name, kerr))

@@ -15,7 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec"
@@ -130,7 +130,7 @@ type kernelJob struct {
 	dims   []*dimEntry
 	shapes map[string]*shapeDir
 	// sizeConsts are the Go constants //ocannl:shape sizes name.
-	sizeConsts []gocode.Guard
+	sizeConsts []desc.Guard
 	params     []*param
 	// einsum/einmax
 	spec     *spec.Einsum
@@ -148,7 +148,7 @@ func (j *kernelJob) primary() *directive { return j.kernelSrc.primary() }
 // compileKernel checks an annotated function, synthesizes its program,
 // infers shapes, lowers the loop nests and returns the kernel for the
 // emitter with the constant guards it depends on.
-func compileKernel(src *kernelSrc) (*gocode.Kernel, []gocode.Guard, []*Error) {
+func compileKernel(src *kernelSrc) (*desc.Kernel, []desc.Guard, []*Error) {
 	j := &kernelJob{kernelSrc: src, shapes: map[string]*shapeDir{}}
 	j.classify()
 	if len(j.errs) > 0 {
@@ -189,10 +189,10 @@ func compileKernel(src *kernelSrc) (*gocode.Kernel, []gocode.Guard, []*Error) {
 			return nil, nil, j.errs
 		}
 	}
-	var guards []gocode.Guard
+	var guards []desc.Guard
 	for _, d := range j.dims {
-		if d.konst != "" && !slices.ContainsFunc(guards, func(g gocode.Guard) bool { return g.Name == d.konst }) {
-			guards = append(guards, gocode.Guard{Name: d.konst, Value: int64(d.value)})
+		if d.konst != "" && !slices.ContainsFunc(guards, func(g desc.Guard) bool { return g.Name == d.konst }) {
+			guards = append(guards, desc.Guard{Name: d.konst, Value: int64(d.value)})
 		}
 	}
 	for _, g := range j.sizeConsts {
@@ -751,7 +751,7 @@ func (j *kernelJob) parseShape(d *directive) {
 				}
 				dd.Size = v
 				named = append(named, dd)
-				j.sizeConsts = append(j.sizeConsts, gocode.Guard{Name: dd.Name, Value: int64(v)})
+				j.sizeConsts = append(j.sizeConsts, desc.Guard{Name: dd.Name, Value: int64(v)})
 			}
 		}
 	}
@@ -1096,7 +1096,7 @@ func shortName(path string) string { return filepath.Base(path) }
 
 // infer runs shape inference, projections and lowering on the program,
 // checks the output parameter against the result and builds the kernel.
-func (j *kernelJob) infer(prog *synthProgram) *gocode.Kernel {
+func (j *kernelJob) infer(prog *synthProgram) *desc.Kernel {
 	src := prog.String()
 	res, err := pipeline.Compile(src, pipeline.Options{})
 	g, lp := res.Graph, res.Loops
@@ -1120,7 +1120,7 @@ func (j *kernelJob) infer(prog *synthProgram) *gocode.Kernel {
 	out := j.output()
 	// Locals Go would move to the heap (more than 128 KiB) go to a
 	// scratch the function takes from a pool: calls do not allocate.
-	k := &gocode.Kernel{Name: genName(j.fn.Name.Name), Elem: out.elem, Prog: lp,
+	k := &desc.Kernel{Name: genName(j.fn.Name.Name), Elem: out.elem, Prog: lp,
 		Scratch: genName(j.fn.Name.Name) + "Scratch", ScratchOver: 128 << 10, PoolScratch: true}
 	for _, p := range j.params {
 		id := find(j.declName(p), p.output)
@@ -1128,9 +1128,9 @@ func (j *kernelJob) infer(prog *synthProgram) *gocode.Kernel {
 			j.fail(pd.errAt(pd.ArgCol, "internal error: the program has no tensor named %s:\n%s", p.name, src))
 			return nil
 		}
-		kp := gocode.Param{Name: p.name, Kind: gocode.PtrArray, Tensor: id, ArrayDims: p.dims, Output: p.output}
+		kp := desc.Param{Name: p.name, Kind: desc.PtrArray, Tensor: id, ArrayDims: p.dims, Output: p.output}
 		if p.slice {
-			kp.Kind, kp.ArrayDims = gocode.Slice, nil
+			kp.Kind, kp.ArrayDims = desc.Slice, nil
 		}
 		k.Params = append(k.Params, kp)
 	}

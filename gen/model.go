@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ocannlgen/ocannlgen/autodiff"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -48,7 +49,7 @@ type modelSrc struct {
 	pkg  *types.Package // resolves the Go constants sizes may name
 	plat *platform      // finds sizes declared in files with build constraints
 	// guards are the constants the model's shapes name (set by compileModel).
-	guards []gocode.Guard
+	guards []desc.Guard
 	spec   *ast.TypeSpec
 	head   *directive   // the //ocannl:model line
 	lines  []*directive // the program lines
@@ -141,8 +142,8 @@ func (ms *modelSrc) cited(p spec.Pos, prefix, msg string, rel []spec.Related) *E
 // name the value of the package-level integer constant of that name, and
 // returns the guards that break the build when such a constant changes
 // (as for //ocannl:dims).
-func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, error) {
-	var guards []gocode.Guard
+func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]desc.Guard, error) {
+	var guards []desc.Guard
 	for _, st := range stmts {
 		var sd *program.ShapeDecl
 		var name string
@@ -180,7 +181,7 @@ func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, error) {
 					return nil, ms.errAt(d.Pos, "the size %s in the shape of %s: %s%s", d.Name, name, problem, sizeHint(kind))
 				}
 				d.Size = v
-				if g := (gocode.Guard{Name: d.Name, Value: int64(v)}); !slices.Contains(guards, g) {
+				if g := (desc.Guard{Name: d.Name, Value: int64(v)}); !slices.Contains(guards, g) {
 					guards = append(guards, g)
 				}
 			}
@@ -193,7 +194,7 @@ func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, error) {
 // side; ms.guards receives the guards of the Go constants its shapes
 // name. The phases run in order on a modelCompiler; the first error stops
 // them.
-func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
+func compileModel(ms *modelSrc) (*desc.Model, []*desc.Kernel, []*Error) {
 	c := &modelCompiler{ms: ms, typeName: ms.spec.Name.Name}
 	for _, phase := range []func() *Error{c.header, c.expand, c.params, c.entries} {
 		if err := phase(); err != nil {
@@ -217,10 +218,10 @@ type modelCompiler struct {
 	mr  *model.Compiled
 	m   *model.Model
 	inf *model.Inferred
-	gm  *gocode.Model
+	gm  *desc.Model
 	// index maps a parameter identity to its position in gm.Params.
 	index   map[string]int
-	kernels []*gocode.Kernel
+	kernels []*desc.Kernel
 	// methods are the entry points' methods so far.
 	methods map[string]*model.Entry
 }
@@ -282,7 +283,7 @@ func (c *modelCompiler) expand() *Error {
 // initializer) and the optimizer settings.
 func (c *modelCompiler) params() *Error {
 	ms := c.ms
-	c.gm = &gocode.Model{Type: c.typeName, Name: genTypeName(c.typeName), Elem: c.elem, Loss: -1}
+	c.gm = &desc.Model{Type: c.typeName, Name: genTypeName(c.typeName), Elem: c.elem, Loss: -1}
 	c.index = map[string]int{}
 	fieldOwner := map[string]string{}
 	roles := c.inf.ParamRoles()
@@ -313,7 +314,7 @@ func (c *modelCompiler) params() *Error {
 				return ms.errAt(o.Pos, "%s: %g is beyond the float32 range (±%g)", o.Kind, v, float32(math.MaxFloat32))
 			}
 		}
-		c.gm.Optim = &gocode.ModelOptim{Kind: o.Kind, LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov,
+		c.gm.Optim = &desc.ModelOptim{Kind: o.Kind, LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov,
 			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm, LREnd: o.LREnd, Steps: o.Steps}
 	}
 	return nil
@@ -336,9 +337,9 @@ func rtRole(r model.Role) (string, []int) {
 }
 
 // param describes parameter p, of shape s, stored in field f.
-func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (gocode.ModelParam, *Error) {
+func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (desc.ModelParam, *Error) {
 	ms := c.ms
-	mp := gocode.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims())}
+	mp := desc.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims())}
 	mp.Init.FanIn, mp.Init.FanOut = prodDims(s.Input), prodDims(s.Output)
 	switch p.Init {
 	case model.InitUniform:
@@ -411,20 +412,20 @@ func (c *modelCompiler) entry(k *model.EntryKernel) *Error {
 // arrays have the shapes of g, the kernel's those of kg (g itself, or
 // the entry with one row when it has run-time rows, at most rows; mean:
 // its loss divides by them).
-func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method string, lp *loopir.Program, rows int, mean bool) (gocode.ModelEntry, []gocode.Param) {
+func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method string, lp *loopir.Program, rows int, mean bool) (desc.ModelEntry, []desc.Param) {
 	gm := c.gm
-	me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss, Rows: rows, RowsMean: mean}
-	var params []gocode.Param
+	me := desc.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss, Rows: rows, RowsMean: mean}
+	var params []desc.Param
 	for _, in := range e.Inputs {
 		t, kt := model.Tensor(g, in.Name), model.Tensor(kg, in.Name)
 		dims := sizes(g.Tensors[t].Shape.Dims())
-		me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && model.HasRows(g.Tensors[t].Shape)})
-		params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: kt, ArrayDims: orOne(sizes(kg.Tensors[kt].Shape.Dims()))})
+		me.Inputs = append(me.Inputs, desc.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && model.HasRows(g.Tensors[t].Shape)})
+		params = append(params, desc.Param{Name: in.Name, Kind: desc.PtrArray, Tensor: kt, ArrayDims: orOne(sizes(kg.Tensors[kt].Shape.Dims()))})
 	}
 	for _, id := range e.Params {
 		pi := c.index[id]
 		me.Params = append(me.Params, pi)
-		params = append(params, gocode.Param{Name: "p" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: model.Tensor(kg, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
+		params = append(params, desc.Param{Name: "p" + gm.Params[pi].Field, Kind: desc.PtrArray, Tensor: model.Tensor(kg, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
 	}
 	res := g.Tensors[model.Tensor(g, e.Result)]
 	outDims := orOne(sizes(res.Shape.Dims()))
@@ -436,7 +437,7 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 	if rows > 0 && !e.Loss {
 		outDims = orOne(sizes(kg.Tensors[krt].Shape.Dims()))
 	}
-	params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: krt, ArrayDims: outDims, Output: true})
+	params = append(params, desc.Param{Name: "out", Kind: desc.PtrArray, Tensor: krt, ArrayDims: outDims, Output: true})
 	doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, c.typeName)
 	switch {
 	case e.Loss && rows > 0:
@@ -450,7 +451,7 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 		doc += fmt.Sprintf(" and returns its result, shape %s, held in m until the next call.", res.Shape)
 	}
 	me.Doc = doc + " It does not allocate."
-	c.kernels = append(c.kernels, &gocode.Kernel{Name: me.Kernel, Elem: c.elem, Params: params, Prog: lp,
+	c.kernels = append(c.kernels, &desc.Kernel{Name: me.Kernel, Elem: c.elem, Params: params, Prog: lp,
 		Doc: []string{fmt.Sprintf("Entry point %s of model %s.", e.Name, c.typeName)},
 		// Intermediates of more than 64 KiB go to a scratch struct held
 		// by the model (Go moves a local array of more than 128 KiB
@@ -462,9 +463,9 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 
 // backward adds the forward-and-backward kernel of the loss e, whose
 // forward entry me takes params, from its gradients gr.
-func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me gocode.ModelEntry, params []gocode.Param, gr *autodiff.Gradients) {
+func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me desc.ModelEntry, params []desc.Param, gr *autodiff.Gradients) {
 	gm := c.gm
-	var bparams []gocode.Param
+	var bparams []desc.Param
 	bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)]...)
 	gm.BackwardParams = me.Params
 	for _, id := range e.Params {
@@ -474,12 +475,12 @@ func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me gocode.M
 			continue
 		}
 		gm.BackwardGrads = append(gm.BackwardGrads, pi)
-		bparams = append(bparams, gocode.Param{Name: "g" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: gt, ArrayDims: []int{max(gm.Params[pi].Size(), 1)}, Output: true})
+		bparams = append(bparams, desc.Param{Name: "g" + gm.Params[pi].Field, Kind: desc.PtrArray, Tensor: gt, ArrayDims: []int{max(gm.Params[pi].Size(), 1)}, Output: true})
 	}
 	rt := model.Tensor(g, e.Result)
-	bparams = append(bparams, gocode.Param{Name: "loss", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: []int{1}, Output: true})
+	bparams = append(bparams, desc.Param{Name: "loss", Kind: desc.PtrArray, Tensor: rt, ArrayDims: []int{1}, Output: true})
 	gm.Backward = gm.Name + "Backward"
-	c.kernels = append(c.kernels, &gocode.Kernel{Name: gm.Backward, Elem: c.elem, Params: bparams, Prog: gr.Program,
+	c.kernels = append(c.kernels, &desc.Kernel{Name: gm.Backward, Elem: c.elem, Params: bparams, Prog: gr.Program,
 		Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, c.typeName)},
 		Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver, PoolParam: true, ScratchOwned: true})
 }
@@ -586,7 +587,7 @@ var stateGroups = map[string]string{
 // stateWarning returns a warning when the state of gm (st, the size of
 // its generated struct) needs more than StateWarnBytes, positioned at
 // the //ocannl:model line; nil otherwise.
-func stateWarning(ms *modelSrc, gm *gocode.Model, st *stateSize) *Error {
+func stateWarning(ms *modelSrc, gm *desc.Model, st *stateSize) *Error {
 	if st == nil || st.total <= StateWarnBytes {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
 )
 
@@ -73,9 +74,9 @@ func maxValueSize(wordSize int64) int64 {
 }
 
 // checkUnit renders the models and kernels as one file and checks it.
-func checkUnit(pkgName string, models []*gocode.Model, kernels []*gocode.Kernel, sizes types.Sizes) *unitCheck {
+func checkUnit(pkgName string, models []*desc.Model, kernels []*desc.Kernel, sizes types.Sizes) *unitCheck {
 	uc := &unitCheck{}
-	content, err := gocode.Render(&gocode.File{Package: pkgName, Models: models, Kernels: kernels})
+	content, err := gocode.Render(&desc.File{Package: pkgName, Models: models, Kernels: kernels}, gocode.Options{})
 	if err != nil {
 		uc.errs = []string{err.Error()}
 		return uc
@@ -197,8 +198,8 @@ func (f importerFunc) Import(path string) (*types.Package, error) { return f(pat
 
 // verifyModel checks the Go code of a compiled model and attributes what
 // does not compile to the entry point, input or model responsible.
-func verifyModel(ms *modelSrc, pkgName string, gm *gocode.Model, kernels []*gocode.Kernel, sizes types.Sizes) (*unitCheck, []*Error) {
-	uc := checkUnit(pkgName, []*gocode.Model{gm}, kernels, sizes)
+func verifyModel(ms *modelSrc, pkgName string, gm *desc.Model, kernels []*desc.Kernel, sizes types.Sizes) (*unitCheck, []*Error) {
+	uc := checkUnit(pkgName, []*desc.Model{gm}, kernels, sizes)
 	if len(uc.large) > 0 {
 		return uc, []*Error{ms.head.errAt(ms.head.VerbCol, "model %s: %s", ms.spec.Name.Name, largeMsg(uc.large, sizes))}
 	}
@@ -213,7 +214,7 @@ func verifyModel(ms *modelSrc, pkgName string, gm *gocode.Model, kernels []*goco
 	// its input j).
 	failures := func(keep func(i, j int) bool) []string {
 		alt := renameAll(gm, kernels, keep)
-		return checkUnit(pkgName, []*gocode.Model{alt.gm}, alt.kernels, sizes).errs
+		return checkUnit(pkgName, []*desc.Model{alt.gm}, alt.kernels, sizes).errs
 	}
 	var errs []*Error
 	if len(failures(func(i, j int) bool { return false })) == 0 {
@@ -238,8 +239,8 @@ func verifyModel(ms *modelSrc, pkgName string, gm *gocode.Model, kernels []*goco
 }
 
 // verifyKernel checks the Go code of an annotated function's kernel.
-func verifyKernel(k *kernelSrc, pkgName string, kern *gocode.Kernel, sizes types.Sizes) (*unitCheck, []*Error) {
-	uc := checkUnit(pkgName, nil, []*gocode.Kernel{kern}, sizes)
+func verifyKernel(k *kernelSrc, pkgName string, kern *desc.Kernel, sizes types.Sizes) (*unitCheck, []*Error) {
+	uc := checkUnit(pkgName, nil, []*desc.Kernel{kern}, sizes)
 	d := k.primary()
 	switch {
 	case len(uc.large) > 0:
@@ -261,11 +262,11 @@ func largeMsg(large []string, sizes types.Sizes) string {
 
 // unitCopy is a model and its kernels with one name changed.
 type unitCopy struct {
-	gm      *gocode.Model
-	kernels []*gocode.Kernel
+	gm      *desc.Model
+	kernels []*desc.Kernel
 }
 
-func copyUnit(gm *gocode.Model, kernels []*gocode.Kernel) unitCopy {
+func copyUnit(gm *desc.Model, kernels []*desc.Kernel) unitCopy {
 	m := *gm
 	m.Entries = slices.Clone(gm.Entries)
 	u := unitCopy{gm: &m}
@@ -280,12 +281,12 @@ func copyUnit(gm *gocode.Model, kernels []*gocode.Kernel) unitCopy {
 // renameAll renames every entry point's method and kernel (keep(i,
 // -1) false) and every input (keep(i, j) false) to names no user can
 // pick: unique names starting with OcannlRenamed or ocannlRenamed.
-func renameAll(gm *gocode.Model, kernels []*gocode.Kernel, keep func(i, j int) bool) unitCopy {
+func renameAll(gm *desc.Model, kernels []*desc.Kernel, keep func(i, j int) bool) unitCopy {
 	u := copyUnit(gm, kernels)
 	for i := range u.gm.Entries {
 		e := &u.gm.Entries[i]
 		// The kernels of entry i: its own and, for the loss, Backward.
-		var ks []*gocode.Kernel
+		var ks []*desc.Kernel
 		for _, k := range u.kernels {
 			if k.Name == e.Kernel || e.Loss && k.Name == gm.Backward {
 				ks = append(ks, k)

@@ -1,9 +1,10 @@
 // Package pipeline is the one entry point that sequences the compiler:
 // parse → shape inference → projection inference → lowering (and, on
-// request, backpropagation). It returns each stage's product, so an
-// emitter (emit/gocode today, more backends tomorrow) plugs in after it
-// at one place, and no caller has to remember that projections must be
-// derived before lowering.
+// request, backpropagation). It returns each stage's product, so the
+// driver (gen, which binds the products into emit/desc's description
+// that every back end renders) plugs in after it at one place, and no
+// caller has to remember that projections must be derived before
+// lowering.
 //
 // Every stage has a name (Stages): "parse", the stages of shape
 // inference (inference.Stages: "elaborate", the closing stages,

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/emit/cuda"
-	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/gen"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -322,7 +322,7 @@ func session(t *testing.T, pkg string) (*gen.Result, *rtcuda.Session) {
 // randomInputs draws every input parameter of k uniformly in [-1, 1)
 // (rounded to the element type) and returns the interpreter's inputs and
 // the session's io map (with zeroed output slices).
-func randomInputs(k *gocode.Kernel, seed uint64) (map[int][]float64, map[string]any) {
+func randomInputs(k *desc.Kernel, seed uint64) (map[int][]float64, map[string]any) {
 	r := testutil.KeyedRand(k.Name, seed)
 	inputs, io := map[int][]float64{}, map[string]any{}
 	for _, p := range k.Params {
@@ -343,7 +343,7 @@ func randomInputs(k *gocode.Kernel, seed uint64) (map[int][]float64, map[string]
 	return inputs, io
 }
 
-func interpret(t *testing.T, k *gocode.Kernel, inputs map[int][]float64) func(tensor int) []float64 {
+func interpret(t *testing.T, k *desc.Kernel, inputs map[int][]float64) func(tensor int) []float64 {
 	t.Helper()
 	if k.Elem == "float64" {
 		st, err := loopir.RunWith[float64](k.Prog, inputs)
@@ -437,7 +437,7 @@ func TestEmulatedKernelsMatchInterpreter(t *testing.T) {
 
 // checkKernel runs kernel k on random inputs drawn with seed through the
 // session and compares every output with the interpreter.
-func checkKernel(t *testing.T, s *rtcuda.Session, k *gocode.Kernel, seed uint64) {
+func checkKernel(t *testing.T, s *rtcuda.Session, k *desc.Kernel, seed uint64) {
 	t.Helper()
 	inputs, io := randomInputs(k, seed)
 	if err := s.Run(k.Name, io); err != nil {
@@ -470,7 +470,7 @@ func TestEmulatedTrainStep(t *testing.T) {
 				t.Fatal("no model in the plan")
 			}
 			for _, m := range models {
-				var k *gocode.Kernel
+				var k *desc.Kernel
 				for _, c := range res.Compiled {
 					if c.Name == m.Name+"Backward" {
 						k = c
@@ -487,9 +487,9 @@ func TestEmulatedTrainStep(t *testing.T) {
 	}
 }
 
-func trainStep(t *testing.T, s *rtcuda.Session, k *gocode.Kernel) {
+func trainStep(t *testing.T, s *rtcuda.Session, k *desc.Kernel) {
 	inputs, io := randomInputs(k, 2)
-	var params []gocode.Param
+	var params []desc.Param
 	for _, p := range k.Params {
 		switch {
 		case !p.Output && isParam(p.Name):
@@ -581,7 +581,7 @@ func hostSGD(elem string, p0, g []float64, lr, mom, wd float64, nesterov bool, s
 // the interpreter's and the saved parameters one SGD step (the plan's
 // momentum, weight decay and Nesterov flag) from the loaded ones along
 // the interpreter's gradients.
-func modelStep(t *testing.T, s *rtcuda.Session, k *gocode.Kernel, model string) {
+func modelStep(t *testing.T, s *rtcuda.Session, k *desc.Kernel, model string) {
 	m, err := s.Model(model)
 	if err != nil {
 		t.Fatal(err)

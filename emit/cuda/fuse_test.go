@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -23,7 +23,7 @@ func testKgen() *kgen {
 	for i := range ts {
 		ts[i] = loopir.TensorInfo{Dims: []int{9}, BufDims: []int{9}}
 	}
-	return &kgen{b: &strings.Builder{}, k: &gocode.Kernel{Name: "K", Elem: "float32"}, p: &loopir.Program{Tensors: ts}, ct: "float"}
+	return &kgen{b: &strings.Builder{}, k: &desc.Kernel{Name: "K", Elem: "float32"}, p: &loopir.Program{Tensors: ts}, ct: "float"}
 }
 
 // TestFusionRule: a pointwise nest joins the group before it only when it

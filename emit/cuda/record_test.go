@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/emit/cuda"
-	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/pipeline"
 	rtcuda "github.com/ocannlgen/ocannlgen/rt/cuda"
@@ -103,7 +103,7 @@ func TestRecordGPUCases(t *testing.T) {
 	}
 }
 
-func modelOf(k *gocode.Kernel, kc kernelCase) modelCase {
+func modelOf(k *desc.Kernel, kc kernelCase) modelCase {
 	mc := modelCase{Backward: k.Name, Elem: k.Elem, Batch: map[string][]float64{}, Params: map[string][]float64{}}
 	for _, p := range k.Params {
 		switch {
@@ -120,17 +120,17 @@ func modelOf(k *gocode.Kernel, kc kernelCase) modelCase {
 
 // gemmSource is the CUDA file of an n x n x n float32 matmul kernel
 // "Gemm" with parameters a, b (inputs) and c (output).
-func gemmSource(t *testing.T, n int) (*gocode.Kernel, []byte, error) {
+func gemmSource(t *testing.T, n int) (*desc.Kernel, []byte, error) {
 	g := testutil.Compile(t, "input a : "+itoa(n)+","+itoa(n)+"\ninput b : "+itoa(n)+","+itoa(n)+"\nlet c = a +* \"ij;jk=>ik\" b")
 	res, err := pipeline.CompileGraph(g, pipeline.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	k := &gocode.Kernel{Name: "Gemm", Elem: "float32", Prog: res.Loops}
+	k := &desc.Kernel{Name: "Gemm", Elem: "float32", Prog: res.Loops}
 	for _, name := range []string{"a", "b", "c"} {
-		k.Params = append(k.Params, gocode.Param{Name: name, Tensor: testutil.Named(t, g, name), Output: name == "c"})
+		k.Params = append(k.Params, desc.Param{Name: name, Tensor: testutil.Named(t, g, name), Output: name == "c"})
 	}
-	src, err := cuda.Render(&gocode.File{Package: "gemm", Kernels: []*gocode.Kernel{k}})
+	src, err := cuda.Render(&desc.File{Package: "gemm", Kernels: []*desc.Kernel{k}})
 	return k, src, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
@@ -259,7 +260,7 @@ input x : 3 | 2
 input y : 3 | 2
 let s = [x; y]
 let b = x @| 1`, []pspec{pa("x"), pa("y"), out(pa("s")), out(pa("b"))}},
-		{"OddNames", "float32", matmulSrc, []pspec{{name: "a", kind: Slice, as: "i0"}, {name: "b", kind: Slice, as: "itoa"}, {name: "c", kind: Slice, out: true, as: "n"}}},
+		{"OddNames", "float32", matmulSrc, []pspec{{name: "a", kind: desc.Slice, as: "i0"}, {name: "b", kind: desc.Slice, as: "itoa"}, {name: "c", kind: desc.Slice, out: true, as: "n"}}},
 		{"TargetAccum", "float32", `
 input x : 4
 {t} =+ id x ~logic:"i => i"
@@ -305,17 +306,17 @@ input a : 64,64
 input b : 64,64
 let c = a +* "ij;jk=>ik" b`
 
-func benchKernels(t testing.TB) []*Kernel {
+func benchKernels(t testing.TB) []*desc.Kernel {
 	mlp, err := os.ReadFile("../../examples/programs/mlp.ocl")
 	if err != nil {
 		t.Fatalf("example: %v", err)
 	}
-	var ks []*Kernel
+	var ks []*desc.Kernel
 	add := func(name, src string, params ...pspec) {
 		g, p := compileProgram(t, src, nil)
-		k := &Kernel{Name: name, Elem: "float32", Prog: p}
+		k := &desc.Kernel{Name: name, Elem: "float32", Prog: p}
 		for _, ps := range params {
-			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: testutil.Named(t, g, ps.name), Output: ps.out})
+			k.Params = append(k.Params, desc.Param{Name: ps.name, Kind: ps.kind, Tensor: testutil.Named(t, g, ps.name), Output: ps.out})
 		}
 		ks = append(ks, k)
 	}
@@ -396,14 +397,14 @@ func BenchmarkMLP(b *testing.B) {
 func TestGenerated(t *testing.T) {
 	cases := e2eCases(t)
 	var bs []*built
-	f := &File{Package: "main", Sources: []string{"e2e_test.go"}, Guards: []Guard{{Name: "guardedSize", Value: 13}}}
+	f := &desc.File{Package: "main", Sources: []string{"e2e_test.go"}, Guards: []desc.Guard{{Name: "guardedSize", Value: 13}}}
 	for _, c := range cases {
 		b := build(t, c)
 		bs = append(bs, b)
 		f.Kernels = append(f.Kernels, b.k)
 	}
 	f.Kernels = append(f.Kernels, benchKernels(t)...)
-	src, err := Render(f)
+	src, err := Render(f, Options{})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -523,9 +524,9 @@ func TestMatMul256Speed(t *testing.T) {
 input a : 256,256
 input b : 256,256
 let c = a +* "ij;jk=>ik" b`, nil)
-	k := &Kernel{Name: "MatMul256", Elem: "float32", Prog: p, Params: []Param{
+	k := &desc.Kernel{Name: "MatMul256", Elem: "float32", Prog: p, Params: []desc.Param{
 		{Name: "a", Tensor: testutil.Named(t, g, "a")}, {Name: "b", Tensor: testutil.Named(t, g, "b")}, {Name: "c", Tensor: testutil.Named(t, g, "c"), Output: true}}}
-	src, err := Render(&File{Package: "main", Kernels: []*Kernel{k}})
+	src, err := Render(&desc.File{Package: "main", Kernels: []*desc.Kernel{k}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

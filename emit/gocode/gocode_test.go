@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
@@ -26,9 +27,9 @@ func caseNamed(t *testing.T, name string) ecase {
 	return ecase{}
 }
 
-func renderKernels(t *testing.T, ks ...*Kernel) string {
+func renderKernels(t *testing.T, ks ...*desc.Kernel) string {
 	t.Helper()
-	out, err := Render(&File{Package: "kern", Sources: []string{"model.go"}, Kernels: ks})
+	out, err := Render(&desc.File{Package: "kern", Sources: []string{"model.go"}, Kernels: ks}, Options{})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -48,7 +49,7 @@ func funcText(t *testing.T, src, name string) string {
 
 func TestHeader(t *testing.T) {
 	b := build(t, caseNamed(t, "MatMul32"))
-	out, err := Render(&File{Package: "kern", Sources: []string{"model.go", "layers.go"}, Kernels: []*Kernel{b.k}})
+	out, err := Render(&desc.File{Package: "kern", Sources: []string{"model.go", "layers.go"}, Kernels: []*desc.Kernel{b.k}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestImports(t *testing.T) {
 	if ps := imports(t, []byte(renderKernels(t, mp.k))); len(ps) != 1 || ps[0] != "math" {
 		t.Errorf("max-pool imports %v, want [math]", ps)
 	}
-	var ks []*Kernel
+	var ks []*desc.Kernel
 	for _, c := range e2eCases(t) {
 		ks = append(ks, build(t, c).k)
 	}
@@ -102,21 +103,21 @@ func TestImports(t *testing.T) {
 // TestDeterministic renders every case twice from independently built
 // programs, and the same File twice.
 func TestDeterministic(t *testing.T) {
-	var k1, k2 []*Kernel
+	var k1, k2 []*desc.Kernel
 	for _, c := range e2eCases(t) {
 		k1 = append(k1, build(t, c).k)
 		k2 = append(k2, build(t, c).k)
 	}
-	f := &File{Package: "kern", Kernels: k1, Guards: []Guard{{Name: "A", Value: 1}}}
-	a, err := Render(f)
+	f := &desc.File{Package: "kern", Kernels: k1, Guards: []desc.Guard{{Name: "A", Value: 1}}}
+	a, err := Render(f, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Render(f)
+	b, err := Render(f, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Render(&File{Package: "kern", Kernels: k2, Guards: []Guard{{Name: "A", Value: 1}}})
+	c, err := Render(&desc.File{Package: "kern", Kernels: k2, Guards: []desc.Guard{{Name: "A", Value: 1}}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,13 +176,13 @@ func loopHeaders(fn string) []string {
 
 func TestLoopPolicy(t *testing.T) {
 	g, p := compileProgram(t, benchMatMulSrc, nil)
-	mm := &Kernel{Name: "MM", Elem: "float32", Prog: p, Params: []Param{
+	mm := &desc.Kernel{Name: "MM", Elem: "float32", Prog: p, Params: []desc.Param{
 		{Name: "a", Tensor: testutil.Named(t, g, "a")}, {Name: "b", Tensor: testutil.Named(t, g, "b")}, {Name: "c", Tensor: testutil.Named(t, g, "c"), Output: true}}}
-	var ks []*Kernel
+	var ks []*desc.Kernel
 	for _, n := range []string{"SumRows", "MaxCols", "Transpose", "Broadcast", "ConvValid", "ConvStrided2D"} {
 		ks = append(ks, build(t, caseNamed(t, n)).k)
 	}
-	src := renderKernels(t, append([]*Kernel{mm}, ks...)...)
+	src := renderKernels(t, append([]*desc.Kernel{mm}, ks...)...)
 
 	// Matmul: i-j-k with the reduction j unrolled by 4 and jammed, the
 	// unit-stride k innermost, row pointers and a[i][j] hoisted.
@@ -266,9 +267,9 @@ func TestReductionOrder(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	mm := build(t, caseNamed(t, "MatMul32"))
-	kernel := func(edit func(k *Kernel)) *Kernel {
+	kernel := func(edit func(k *desc.Kernel)) *desc.Kernel {
 		k := *mm.k
-		k.Params = append([]Param(nil), mm.k.Params...)
+		k.Params = append([]desc.Param(nil), mm.k.Params...)
 		edit(&k)
 		return &k
 	}
@@ -282,46 +283,46 @@ let y = x +* "o=+k; k => o" w`, nil)
 	}
 	for _, tc := range []struct {
 		name string
-		f    *File
+		f    *desc.File
 		want string
 	}{
 		// A padded input's array holds the unpadded tensor, not the buffer.
-		{"padded parameter dims", &File{Package: "k", Kernels: []*Kernel{{Name: "Conv", Elem: "float32", Prog: padded, Params: []Param{
+		{"padded parameter dims", &desc.File{Package: "k", Kernels: []*desc.Kernel{{Name: "Conv", Elem: "float32", Prog: padded, Params: []desc.Param{
 			{Name: "x", Tensor: testutil.Named(t, g, "x"), ArrayDims: padded.Tensors[testutil.Named(t, g, "x")].BufDims}, {Name: "y", Tensor: testutil.Named(t, g, "y"), Output: true}}}}},
 			"parameter x: array dims [14] do not fit tensor x of dims [11]"},
-		{"written input", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[2].Output = false })}},
+		{"written input", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Params[2].Output = false })}},
 			"parameter c (tensor c) is written by the program but is not marked Output"},
-		{"element type", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Elem = "float16" })}}, `element type "float16"`},
-		{"keyword name", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Name = "func" })}}, "not a usable Go identifier"},
-		{"builtin name", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Name = "max" })}}, "not a usable Go identifier"},
-		{"parameter math", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[0].Name = "math" })}}, `parameter name "math"`},
-		{"duplicate parameter", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[1].Name = "a" })}}, `parameter name "a"`},
-		{"tensor bound twice", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[1].Tensor = k.Params[0].Tensor })}}, "is bound twice"},
-		{"no tensor", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[1].Tensor = 99 })}}, "tensor 99 does not exist"},
-		{"array dims", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[0].ArrayDims = []int{13, 8} })}}, "array dims [13 8] do not fit"},
-		{"unlowered", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Prog = unlowered })}}, "not fully lowered"},
-		{"duplicate kernel", &File{Package: "k", Kernels: []*Kernel{mm.k, mm.k}}, "used twice"},
-		{"scratch keyword", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "type" })}}, `scratch type name "type"`},
-		{"scratch parameter", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "b" })}}, `scratch type name "b"`},
-		{"scratch kernel", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = k.Name })}}, "scratch type name MatMul32 is used twice"},
-		{"scratch shared", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "S" }), kernel(func(k *Kernel) { k.Name, k.Scratch = "M2", "S" })}}, "scratch type name S is used twice"},
-		{"scratch model", &File{Package: "k", Models: []*Model{{Name: "ocannlM", Elem: "float32", Loss: -1}}, Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "ocannlMParams" })}}, "scratch type name ocannlMParams is used twice"},
-		{"runner model", &File{Package: "k", Models: []*Model{{Name: "ocannlM", Elem: "float32", Loss: -1}}, Kernels: []*Kernel{kernel(func(k *Kernel) { k.Name = "ocannlMRunner" })}}, "kernel name ocannlMRunner is used twice"},
-		{"package", &File{Package: "a-b"}, "invalid package name"},
-		{"guard", &File{Package: "k", Guards: []Guard{{}}}, "guard with no name"},
+		{"element type", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Elem = "float16" })}}, `element type "float16"`},
+		{"keyword name", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Name = "func" })}}, "not a usable Go identifier"},
+		{"builtin name", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Name = "max" })}}, "not a usable Go identifier"},
+		{"parameter math", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Params[0].Name = "math" })}}, `parameter name "math"`},
+		{"duplicate parameter", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Params[1].Name = "a" })}}, `parameter name "a"`},
+		{"tensor bound twice", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Params[1].Tensor = k.Params[0].Tensor })}}, "is bound twice"},
+		{"no tensor", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Params[1].Tensor = 99 })}}, "tensor 99 does not exist"},
+		{"array dims", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Params[0].ArrayDims = []int{13, 8} })}}, "array dims [13 8] do not fit"},
+		{"unlowered", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Prog = unlowered })}}, "not fully lowered"},
+		{"duplicate kernel", &desc.File{Package: "k", Kernels: []*desc.Kernel{mm.k, mm.k}}, "used twice"},
+		{"scratch keyword", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Scratch = "type" })}}, `scratch type name "type"`},
+		{"scratch parameter", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Scratch = "b" })}}, `scratch type name "b"`},
+		{"scratch kernel", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Scratch = k.Name })}}, "scratch type name MatMul32 is used twice"},
+		{"scratch shared", &desc.File{Package: "k", Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Scratch = "S" }), kernel(func(k *desc.Kernel) { k.Name, k.Scratch = "M2", "S" })}}, "scratch type name S is used twice"},
+		{"scratch model", &desc.File{Package: "k", Models: []*desc.Model{{Name: "ocannlM", Elem: "float32", Loss: -1}}, Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Scratch = "ocannlMParams" })}}, "scratch type name ocannlMParams is used twice"},
+		{"runner model", &desc.File{Package: "k", Models: []*desc.Model{{Name: "ocannlM", Elem: "float32", Loss: -1}}, Kernels: []*desc.Kernel{kernel(func(k *desc.Kernel) { k.Name = "ocannlMRunner" })}}, "kernel name ocannlMRunner is used twice"},
+		{"package", &desc.File{Package: "a-b"}, "invalid package name"},
+		{"guard", &desc.File{Package: "k", Guards: []desc.Guard{{}}}, "guard with no name"},
 	} {
-		_, err := Render(tc.f)
+		_, err := Render(tc.f, Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := Render(nil); err == nil {
+	if _, err := Render(nil, Options{}); err == nil {
 		t.Errorf("Render(nil) succeeded")
 	}
 }
 
 func TestGuards(t *testing.T) {
-	src, err := Render(&File{Package: "main", Guards: []Guard{{Name: "Hidden", Value: 64}, {Name: "Shift", Value: -2}}})
+	src, err := Render(&desc.File{Package: "main", Guards: []desc.Guard{{Name: "Hidden", Value: 64}, {Name: "Shift", Value: -2}}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

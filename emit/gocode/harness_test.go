@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -22,7 +23,7 @@ import (
 // pspec binds a named tensor of the program to a parameter.
 type pspec struct {
 	name string
-	kind ParamKind
+	kind desc.ParamKind
 	out  bool
 	// as names the Go parameter (default: the tensor's name).
 	as string
@@ -45,8 +46,8 @@ type ecase struct {
 	params            []pspec
 }
 
-func pa(name string) pspec { return pspec{name: name, kind: PtrArray} }
-func sl(name string) pspec { return pspec{name: name, kind: Slice} }
+func pa(name string) pspec { return pspec{name: name, kind: desc.PtrArray} }
+func sl(name string) pspec { return pspec{name: name, kind: desc.Slice} }
 func out(p pspec) pspec    { p.out = true; return p }
 func ptrs(names ...string) []pspec {
 	ps := make([]pspec, len(names))
@@ -60,7 +61,7 @@ func ptrs(names ...string) []pspec {
 // built is a compiled case with its inputs and the interpreter's outputs.
 type built struct {
 	c      ecase
-	k      *Kernel
+	k      *desc.Kernel
 	p      *loopir.Program
 	data   [][]float64 // per parameter: the initial contents
 	want   [][]float64 // per output parameter (nil for inputs)
@@ -131,9 +132,9 @@ func prepare(t testing.TB, c ecase) *built {
 	})
 	_ = g
 	b.p = p
-	b.k = &Kernel{Name: c.kernel, Elem: c.elem, Prog: p, Doc: []string{"test kernel " + c.kernel}}
+	b.k = &desc.Kernel{Name: c.kernel, Elem: c.elem, Prog: p, Doc: []string{"test kernel " + c.kernel}}
 	for i, ps := range c.params {
-		pr := Param{Name: ps.goName(), Kind: ps.kind, Tensor: b.tensor[i], Output: ps.out}
+		pr := desc.Param{Name: ps.goName(), Kind: ps.kind, Tensor: b.tensor[i], Output: ps.out}
 		if ps.flat {
 			pr.ArrayDims = []int{p.Tensors[b.tensor[i]].Size()}
 		}
@@ -207,7 +208,7 @@ func writeData(w *strings.Builder, v, elem string, data []float64) {
 // is in the slice v: the slice itself, or a pointer to an array over it.
 func (b *built) arg(i int, v string) string {
 	ps := b.c.params[i]
-	if ps.kind == Slice {
+	if ps.kind == desc.Slice {
 		return v
 	}
 	dims := tensorDims(b.p, b.tensor[i])

@@ -2,13 +2,14 @@ package gocode
 
 import (
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
 // inlineScalarTemps is loopir.InlineScalarTemps keeping the kernel's
 // parameters: the program the emitter works on, and the stores the
 // inlining made (their nests are new forms, emitted for AVX2 only).
-func inlineScalarTemps(p *loopir.Program, params []Param) (*loopir.Program, map[*loopir.Store]bool) {
+func inlineScalarTemps(p *loopir.Program, params []desc.Param) (*loopir.Program, map[*loopir.Store]bool) {
 	return loopir.InlineScalarTemps(p, paramSet(params))
 }
 
@@ -18,7 +19,7 @@ func inlineScalarTemps(p *loopir.Program, params []Param) (*loopir.Program, map[
 // With assembly kernels on, the fused nest must be a map kernel when
 // either nest was one (a fused tree the kernels cannot run, more than 6
 // operands, would fall back to Go loops).
-func (k *kgen) fusePointwise(p *loopir.Program, params []Param) *loopir.Program {
+func (k *kgen) fusePointwise(p *loopir.Program, params []desc.Param) *loopir.Program {
 	var accept loopir.Acceptor
 	if k.asm != nil {
 		accept = asm.FuseAcceptor(p, k.elem)
@@ -28,7 +29,7 @@ func (k *kgen) fusePointwise(p *loopir.Program, params []Param) *loopir.Program 
 }
 
 // paramSet is the set of the parameters' tensors.
-func paramSet(params []Param) map[int]bool {
+func paramSet(params []desc.Param) map[int]bool {
 	keep := map[int]bool{}
 	for _, pr := range params {
 		keep[pr.Tensor] = true

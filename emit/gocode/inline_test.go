@@ -3,6 +3,7 @@ package gocode
 import (
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -36,12 +37,12 @@ func TestInlineScalarTemps(t *testing.T) {
 	cases := []struct {
 		name   string
 		p      *loopir.Program
-		params []Param
+		params []desc.Param
 		inline bool
 	}{
 		{"next store reads it", prog(ap("add", ld(1), one), ap("where", ap("eq", ld(2), ld(0)), ld(1), one)), nil, true},
 		{"read again later", prog(ap("add", ld(1), one), ap("mul", ld(0), one), &loopir.Store{Tensor: 1, Index: []loopir.IndexExpr{{}}, Value: ld(0)}), nil, false},
-		{"a parameter", prog(ap("add", ld(1), one), ap("mul", ld(0), one)), []Param{{Name: "s", Tensor: 0}}, false},
+		{"a parameter", prog(ap("add", ld(1), one), ap("mul", ld(0), one)), []desc.Param{{Name: "s", Tensor: 0}}, false},
 		{"product into a sum", prog(ap("mul", ld(1), ld(1)), ap("add", ld(0), one)), nil, false},
 		{"product into a comparison", prog(ap("mul", ld(1), ld(1)), ap("eq", ld(0), one)), nil, true},
 	}

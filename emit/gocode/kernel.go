@@ -9,6 +9,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
@@ -47,7 +48,7 @@ type tstore struct {
 	// param is the parameter bound to the tensor. For a padded tensor
 	// the storage is a local (the padded copy) and the parameter's own
 	// storage is kgen.pin's.
-	param *Param
+	param *desc.Param
 	// slice is the Slice parameter a view converts (empty otherwise).
 	slice string
 	// deref: the whole array is *name (a pointer parameter or view).
@@ -107,7 +108,7 @@ func regroup(dims, ad []int) (groups [][]int, gstride []int, ok bool) {
 
 // kgen generates one kernel function.
 type kgen struct {
-	k *Kernel
+	k *desc.Kernel
 	// p is the kernel's program with its scalar temporaries inlined;
 	// inlined holds the stores that changed (see inlineScalarTemps), and
 	// curInlined tells whether the nest being emitted ends in one.
@@ -234,7 +235,7 @@ func visitExpr(e loopir.Expr, f func(*loopir.Load)) {
 }
 
 // newKgen validates the kernel and binds every tensor to its storage.
-func newKgen(kn *Kernel, set *asm.Set, par bool) (*kgen, error) {
+func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 	k := &kgen{k: kn, asm: set, par: par, p: kn.Prog, elem: kn.Elem, names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}, pin: map[int]*tstore{}}
 	if kn.Elem != "float32" && kn.Elem != "float64" {
 		return nil, k.fail("element type %q (want float32 or float64)", kn.Elem)
@@ -390,7 +391,7 @@ func (k *kgen) bindParams() (locals []int, bases []string, err error) {
 		size := prod(dims)
 		s := tstore{param: pr, size: size, name: pr.Name, deref: true}
 		switch pr.Kind {
-		case PtrArray:
+		case desc.PtrArray:
 			s.kind, s.adims = sPtr, pr.ArrayDims
 			if s.adims == nil {
 				s.adims = dims
@@ -398,7 +399,7 @@ func (k *kgen) bindParams() (locals []int, bases []string, err error) {
 					s.adims = []int{1}
 				}
 			}
-		case Slice:
+		case desc.Slice:
 			s.kind, s.adims, s.slice = sSlice, []int{size}, pr.Name
 			s.name = k.names.fresh(pr.Name + "Arr")
 		default:
@@ -496,7 +497,7 @@ func (k *kgen) toScratch(t int) {
 // marginsStayZero reports whether no statement of the program can leave
 // a padded tensor's margins other than +0: every store stays inside the
 // interior, every fill and margin reset is with +0, and nothing fetches
-// it. A scratch the kernel owns (Kernel.ScratchOwned) starts zeroed, so
+// it. A scratch the kernel owns (desc.Kernel.ScratchOwned) starts zeroed, so
 // such a tensor's margins are +0 at every entry and its margin resets
 // need not run (the batch-8 conv2d's padded copy reset 400 KB of margins
 // per call, serially).
@@ -881,7 +882,7 @@ func (k *kgen) function() (jen.Code, error) {
 	for i := range k.k.Params {
 		pr := &k.k.Params[i]
 		s := k.paramStore(pr.Tensor)
-		if pr.Kind == Slice {
+		if pr.Kind == desc.Slice {
 			params = append(params, jen.Id(pr.Name).Index().Id(k.elem))
 			if itoa == "" {
 				itoa = k.names.fresh("itoa")
@@ -1348,7 +1349,7 @@ func (k *kgen) paramStore(t int) *tstore {
 // copiesIn reports whether the function starts by copying padded
 // parameter pr into its local: an input, or a leaf bound to an Output
 // parameter (updated in place); results and targets start as zeros.
-func (k *kgen) copiesIn(pr *Param) bool {
+func (k *kgen) copiesIn(pr *desc.Param) bool {
 	ti := &k.p.Tensors[pr.Tensor]
 	return !pr.Output || (ti.Kind != inference.Result && ti.Kind != inference.Target)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
@@ -41,12 +42,12 @@ func TestGeneratedMapKernels(t *testing.T) {
 	// The same kernels with their locals in a scratch poisoned with NaN
 	// (run twice): an absorbed zero fill of a scratch array is real code.
 	bs = append(bs, withScratch(bs[0], "PoolBackward32S", 0), withScratch(bs[1], "PoolBackward64S", 0))
-	var ks []*Kernel
+	var ks []*desc.Kernel
 	for _, b := range bs {
 		ks = append(ks, b.k)
 	}
 	set := asm.NewSet(asm.Tiers()...)
-	src, err := Render(&File{Package: "main", Kernels: ks, Asm: set})
+	src, err := Render(&desc.File{Package: "main", Kernels: ks}, Options{Asm: set})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -147,7 +148,7 @@ func TestGeneratedMapKernelsParallel(t *testing.T) {
 	b := prepareBackward(t, ecase{"PoolBackwardPar64", "float64", src, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"})
 	bs := []*built{withScratch(b, "PoolBackwardPar64S", 0)}
 	set := asm.NewSet(asm.Tiers()...)
-	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{bs[0].k}, Asm: set, Parallel: true})
+	gen, err := Render(&desc.File{Package: "main", Kernels: []*desc.Kernel{bs[0].k}}, Options{Asm: set, Parallel: true})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -174,7 +175,7 @@ func TestAbsorbedContractionFill(t *testing.T) {
 		bs = append(bs, withScratch(b, name+"S", 0))
 	}
 	set := asm.NewSet(asm.Tiers()...)
-	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{bs[0].k, bs[1].k}, Asm: set, Parallel: true})
+	gen, err := Render(&desc.File{Package: "main", Kernels: []*desc.Kernel{bs[0].k, bs[1].k}}, Options{Asm: set, Parallel: true})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -320,7 +321,7 @@ func renderFwdBwd(t *testing.T, name, src string, params []pspec, grads []string
 	bwd = withScratch(prepareBackward(t, ecase{name + "Bwd", "float64", src, params}, "l", grads), name+"BwdS", 0)
 	fwd.k.PoolParam, bwd.k.PoolParam = pool, pool
 	set = asm.NewSet(asm.Tiers()...)
-	gen, err := Render(&File{Package: "main", Kernels: []*Kernel{fwd.k, bwd.k}, Asm: set, Parallel: true})
+	gen, err := Render(&desc.File{Package: "main", Kernels: []*desc.Kernel{fwd.k, bwd.k}}, Options{Asm: set, Parallel: true})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}

@@ -8,111 +8,11 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 )
 
 // rtPath is the import path of the runtime package generated models use.
 const rtPath = "github.com/ocannlgen/ocannlgen/rt"
-
-// Model is the Go-side description of a generated model: a struct type
-// holding the parameters, gradients and optimizer state, and the methods
-// that call the model's kernels (which are in File.Kernels).
-type Model struct {
-	// Type is the user's struct type (for doc comments).
-	Type string
-	// Name is the generated struct type, e.g. ocannlMoons; the parameter
-	// set type is Name+"Params".
-	Name string
-	// Elem is "float32" or "float64".
-	Elem   string
-	Params []ModelParam
-	// Entries are the entry points; each has a kernel in File.Kernels.
-	Entries []ModelEntry
-	// Backward is the forward+backward kernel of the loss entry ("" when
-	// the model has no loss). Its parameters are the loss entry's inputs,
-	// the BackwardParams parameters, their gradients (BackwardGrads, a
-	// subset) and a [1]Elem loss cell.
-	Backward       string
-	BackwardParams []int
-	BackwardGrads  []int
-	// Loss is the index of the loss entry in Entries, or -1.
-	Loss int
-	// Optim is the SGD setting; nil when the model has none (no Update
-	// and TrainStep methods).
-	Optim *ModelOptim
-}
-
-// ModelParam is one parameter.
-type ModelParam struct {
-	// Field is the Go field name in the parameter set.
-	Field string
-	// ID is the stable identity (rt.ParamKey's input, the name in saved
-	// files).
-	ID string
-	// Shape is the OCANNL rendering of the shape; Dims the memory-order
-	// dims.
-	Shape string
-	Dims  []int
-	Init  ModelInit
-	// Role names the rt.Role constant of the parameter (RoleConvKernel),
-	// set in ParamTensors; "" for none (rt.RoleUnknown).
-	Role string
-	// Spatial are a conv kernel's window axes (rt.Tensor.Spatial), nil
-	// otherwise.
-	Spatial []int
-	// EvenPadded are the window axes of a conv kernel that a padded
-	// convolution reads with an even window (rt.Tensor.EvenPadded), nil
-	// otherwise.
-	EvenPadded []int
-}
-
-// Size is the number of cells.
-func (p *ModelParam) Size() int { return prod(p.Dims) }
-
-// ModelInit is how a parameter is initialized.
-type ModelInit struct {
-	// Kind is "uniform", "const", "literal", "normal", "kaiming" or "xavier".
-	Kind   string
-	Value  float64
-	Values []float64 // literal cells in memory order
-	// FanIn and FanOut feed kaiming and xavier.
-	FanIn, FanOut int
-}
-
-// ModelEntry is an entry point's method.
-type ModelEntry struct {
-	// Method is the Go method name; Kernel the kernel it calls.
-	Method, Kernel string
-	Inputs         []ModelInput
-	// Params are the indices (into Model.Params) the kernel takes after
-	// the inputs, in order.
-	Params []int
-	// Loss marks the scalar loss entry (the method returns the value);
-	// otherwise the method returns a pointer to the result, whose memory
-	// dims are OutDims.
-	Loss    bool
-	OutDims []int
-	Doc     string
-	// Rows, when positive, is the bound of the entry's run-time rows
-	// (docs/language.md, "Run-time batch sizes"): the method takes the
-	// number of rows n, checks 0 <= n <= Rows (rt.CheckRows), and calls the
-	// kernel, which computes one row, on row i of each input marked Rows
-	// and of the result, for i < n. Inputs and result keep their full
-	// dims (Rows rows); the kernel's are those with one row.
-	Rows int
-	// RowsMean, for a loss with run-time rows, says that the loss divides
-	// by the number of rows (a mean over them): the method sums the
-	// one-row losses (and Backward their gradients) and divides by n.
-	RowsMean bool
-}
-
-// ModelInput is an input argument of an entry.
-type ModelInput struct {
-	Name string
-	Dims []int
-	// Rows marks an input whose leftmost axis is the entry's run-time
-	// rows axis.
-	Rows bool
-}
 
 // oneRow returns dims with the leftmost (rows) axis of size 1.
 func oneRow(dims []int) []int {
@@ -125,22 +25,6 @@ func oneRow(dims []int) []int {
 // allocate.
 func rowOf(x *jen.Statement, dims []int, elem string) *jen.Statement {
 	return jen.Parens(jen.Op("*").Add(arrType(oneRow(dims), elem))).Call(x.Index(jen.Id("i"), jen.Id("i").Op("+").Lit(1)))
-}
-
-// ModelOptim is the optimizer setting: Kind "sgd" (see rt.SGD), "adam"
-// or "adamw" (see rt.Adam; adamw decouples the weight decay).
-type ModelOptim struct {
-	Kind                      string
-	LR, Momentum, WeightDecay float64
-	Nesterov                  bool
-	// Beta1, Beta2 and Eps are Adam's.
-	Beta1, Beta2, Eps float64
-	// ClipNorm > 0 clips the gradients by their global norm (rt.ClipScale)
-	// before each step.
-	ClipNorm float64
-	// LREnd and Steps: linear decay from LR to LREnd over Steps steps.
-	LREnd float64
-	Steps int
 }
 
 func arrType(dims []int, elem string) *jen.Statement {
@@ -165,7 +49,7 @@ func lit(v float64, elem string) jen.Code {
 // kernels that take a scratch to its type: the model state holds one for
 // each, passed to every call. pool marks the kernels that take the
 // model's Pool.
-func renderModel(jf *jen.File, m *Model, scratch map[string]string, pool map[string]bool) error {
+func renderModel(jf *jen.File, m *desc.Model, scratch map[string]string, pool map[string]bool) error {
 	if !token.IsIdentifier(m.Name) || m.Elem != "float32" && m.Elem != "float64" {
 		return fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
 	}
@@ -197,7 +81,7 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string, pool map[str
 // modelGen is the state of rendering one model's Go code.
 type modelGen struct {
 	jf       *jen.File
-	m        *Model
+	m        *desc.Model
 	scratch  map[string]string // kernel name -> its scratch type ("" for none)
 	pool     map[string]bool   // kernel name -> it takes the model's Pool
 	ps       string            // the parameter set type's name
@@ -215,7 +99,7 @@ func (g *modelGen) field(set string, i int) *jen.Statement {
 }
 
 // inputParams is an entry's input parameters.
-func (g *modelGen) inputParams(e *ModelEntry) []jen.Code {
+func (g *modelGen) inputParams(e *desc.ModelEntry) []jen.Code {
 	m := g.m
 	var out []jen.Code
 	for _, in := range e.Inputs {
@@ -225,7 +109,7 @@ func (g *modelGen) inputParams(e *ModelEntry) []jen.Code {
 }
 
 // inputArgs is an entry's input arguments.
-func (g *modelGen) inputArgs(e *ModelEntry) []jen.Code {
+func (g *modelGen) inputArgs(e *desc.ModelEntry) []jen.Code {
 	var out []jen.Code
 	for _, in := range e.Inputs {
 		out = append(out, jen.Id(in.Name))
@@ -391,7 +275,7 @@ func (g *modelGen) entries() {
 // entryArgs is the arguments of entry e's kernel call: inputs, the
 // parameters it uses (fields of params), then out (the result) and self's
 // scratch area for the kernel.
-func (g *modelGen) entryArgs(e *ModelEntry, params *jen.Statement, self string, out jen.Code, inputs []jen.Code) []jen.Code {
+func (g *modelGen) entryArgs(e *desc.ModelEntry, params *jen.Statement, self string, out jen.Code, inputs []jen.Code) []jen.Code {
 	args := inputs
 	for _, pi := range e.Params {
 		args = append(args, jen.Op("&").Add(params.Clone().Dot(g.m.Params[pi].Field)))
@@ -409,7 +293,7 @@ func (g *modelGen) entryArgs(e *ModelEntry, params *jen.Statement, self string, 
 // rowsEntry emits, on receiver recv (named self, whose parameters are
 // params), the method of an entry with run-time rows: check n, then run
 // the one-row kernel on each of the first n rows.
-func (g *modelGen) rowsEntry(e *ModelEntry, recv, params *jen.Statement, self string) {
+func (g *modelGen) rowsEntry(e *desc.ModelEntry, recv, params *jen.Statement, self string) {
 	jf, m := g.jf, g.m
 	out := jen.Id(self).Dot("out" + e.Method)
 	args := g.entryArgs(e, params, self, rowOf(out.Clone(), e.OutDims, m.Elem), g.rowArgs(e))
@@ -424,7 +308,7 @@ func (g *modelGen) rowsEntry(e *ModelEntry, recv, params *jen.Statement, self st
 
 // rowArgs is an entry's input arguments for its one-row kernel: row i of
 // each input with the rows axis, the others whole.
-func (g *modelGen) rowArgs(e *ModelEntry) []jen.Code {
+func (g *modelGen) rowArgs(e *desc.ModelEntry) []jen.Code {
 	var args []jen.Code
 	for _, in := range e.Inputs {
 		if in.Rows {
@@ -438,7 +322,7 @@ func (g *modelGen) rowArgs(e *ModelEntry) []jen.Code {
 
 // checkRows is the check that opens a method with run-time rows: n must
 // be in lo..e.Rows, else the method returns zero and the error.
-func (g *modelGen) checkRows(method string, e *ModelEntry, lo int, zero jen.Code) jen.Code {
+func (g *modelGen) checkRows(method string, e *desc.ModelEntry, lo int, zero jen.Code) jen.Code {
 	return jen.If(jen.Err().Op(":=").Qual(rtPath, "CheckRows").Call(jen.Lit(method), jen.Id("n"), jen.Lit(lo), jen.Lit(e.Rows)), jen.Err().Op("!=").Nil()).Block(
 		jen.Return(zero, jen.Err()),
 	)
@@ -446,7 +330,7 @@ func (g *modelGen) checkRows(method string, e *ModelEntry, lo int, zero jen.Code
 
 // rowsLoss emits the method of a loss with run-time rows: the sum of the
 // one-row losses over the first n rows, divided by n for a mean.
-func (g *modelGen) rowsLoss(e *ModelEntry) {
+func (g *modelGen) rowsLoss(e *desc.ModelEntry) {
 	jf, m := g.jf, g.m
 	args := g.entryArgs(e, jen.Id("m").Dot("Params"), "m", jen.Op("&").Id("m").Dot("loss"), g.rowArgs(e))
 	body := []jen.Code{
@@ -468,7 +352,7 @@ func (g *modelGen) rowsLoss(e *ModelEntry) {
 // rowsBackward emits Backward for a loss with run-time rows: the one-row
 // backward kernel on each of the first n rows, its gradients (in
 // m.rowGrads) summed into m.Grads, and divided by n for a mean.
-func (g *modelGen) rowsBackward(e *ModelEntry) {
+func (g *modelGen) rowsBackward(e *desc.ModelEntry) {
 	jf, m, field := g.jf, g.m, g.field
 	args := g.rowArgs(e)
 	for _, pi := range m.BackwardParams {
@@ -520,7 +404,7 @@ func (g *modelGen) runner() {
 		jen.Id("Pool").Op("*").Qual(rtPath, "Pool"),
 		jen.Id("params").Op("*").Id(g.ps),
 	}
-	var methods []*ModelEntry
+	var methods []*desc.ModelEntry
 	for ei := range m.Entries {
 		if e := &m.Entries[ei]; !e.Loss {
 			methods = append(methods, e)
@@ -803,7 +687,7 @@ func asElem(x *jen.Statement, elem string) *jen.Statement {
 }
 
 // evenPaddedDoc is what the doc of LoadSafetensors adds when a conv
-// kernel of the model has even padded windows (ModelParam.EvenPadded):
+// kernel of the model has even padded windows (desc.ModelParam.EvenPadded):
 // the PyTorch preset refuses it unless confirmed.
 func (g *modelGen) evenPaddedDoc() string {
 	var ids []string

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/autodiff"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
@@ -49,7 +50,7 @@ func prepareBackward(t *testing.T, c ecase, loss string, grads []string) *built 
 		if gt < 0 {
 			t.Fatalf("no gradient of %s", n)
 		}
-		b.c.params = append(b.c.params, pspec{name: "g" + n, kind: PtrArray, out: true})
+		b.c.params = append(b.c.params, pspec{name: "g" + n, kind: desc.PtrArray, out: true})
 		b.tensor = append(b.tensor, gt)
 		vals := make([]float64, b.p.Tensors[gt].Size())
 		for i := range vals {
@@ -57,9 +58,9 @@ func prepareBackward(t *testing.T, c ecase, loss string, grads []string) *built 
 		}
 		b.data = append(b.data, vals)
 	}
-	b.k = &Kernel{Name: c.kernel, Elem: c.elem, Prog: b.p, Doc: []string{"test kernel " + c.kernel}}
+	b.k = &desc.Kernel{Name: c.kernel, Elem: c.elem, Prog: b.p, Doc: []string{"test kernel " + c.kernel}}
 	for i, ps := range b.c.params {
-		b.k.Params = append(b.k.Params, Param{Name: ps.goName(), Kind: ps.kind, Tensor: b.tensor[i], Output: ps.out})
+		b.k.Params = append(b.k.Params, desc.Param{Name: ps.goName(), Kind: ps.kind, Tensor: b.tensor[i], Output: ps.out})
 	}
 	return b
 }
@@ -73,11 +74,11 @@ func TestGeneratedPaddedBackward(t *testing.T) {
 		buildBackward(t, ecase{"PadBackward32", "float32", padParamLossSrc, []pspec{pa("x"), pa("k2"), out(pa("l"))}}, "l", []string{"k2", "x"}),
 		buildBackward(t, ecase{"PadBackward64S", "float64", padParamLossSrc, []pspec{sl("x"), sl("k2"), out(sl("l"))}}, "l", []string{"k2", "x"}),
 	}
-	var ks []*Kernel
+	var ks []*desc.Kernel
 	for _, b := range bs {
 		ks = append(ks, b.k)
 	}
-	src, err := Render(&File{Package: "main", Kernels: ks})
+	src, err := Render(&desc.File{Package: "main", Kernels: ks}, Options{})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}

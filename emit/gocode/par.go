@@ -11,7 +11,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
-// Parallel nests (File.Parallel). A perfect nest worth it runs as a
+// Parallel nests (Options.Parallel). A perfect nest worth it runs as a
 // fixed number of parts on an rt.Pool: one loop L (extent E) that is not
 // a reduction and alone drives an axis of the stored tensor is split as
 // L = (E/P)*part + L', so part p writes its own cells and only them; the
@@ -137,7 +137,7 @@ func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok
 }
 
 // ParModelDiv divides ParMinGoIters, ParMinAsmIters and ParMinMapIters in a model's
-// kernels (Kernel.PoolParam): their nests run in one region per call,
+// kernels (desc.Kernel.PoolParam): their nests run in one region per call,
 // where handing a nest to an awake worker costs about a microsecond
 // instead of a wake-up, so smaller nests pay (the attention step's
 // 65536-element pointwise maps and 2048x8 Go loops, 17% of its time

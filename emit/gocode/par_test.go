@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -39,7 +40,7 @@ func TestSplittable(t *testing.T) {
 func renderPar(t *testing.T, src, scratch string, set ...*asm.Set) string {
 	t.Helper()
 	_, p := compileProgram(t, src, nil)
-	k := &Kernel{Name: "K", Elem: "float32", Prog: p, Scratch: scratch, ScratchOver: DefaultScratchOver, PoolParam: scratch != ""}
+	k := &desc.Kernel{Name: "K", Elem: "float32", Prog: p, Scratch: scratch, ScratchOver: DefaultScratchOver, PoolParam: scratch != ""}
 	for i, ps := range []pspec{pa("a"), pa("b"), out(pa("c"))} {
 		_ = i
 		id := -1
@@ -51,13 +52,13 @@ func renderPar(t *testing.T, src, scratch string, set ...*asm.Set) string {
 		if id < 0 {
 			t.Fatalf("no tensor %s", ps.name)
 		}
-		k.Params = append(k.Params, Param{Name: ps.name, Kind: PtrArray, Tensor: id, Output: ps.out})
+		k.Params = append(k.Params, desc.Param{Name: ps.name, Kind: desc.PtrArray, Tensor: id, Output: ps.out})
 	}
-	f := &File{Package: "p", Kernels: []*Kernel{k}, Parallel: true}
+	opt := Options{Parallel: true}
 	if len(set) > 0 {
-		f.Asm = set[0]
+		opt.Asm = set[0]
 	}
-	out, err := Render(f)
+	out, err := Render(&desc.File{Package: "p", Kernels: []*desc.Kernel{k}}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestParallelBalance(t *testing.T) {
 	}
 	// A weight gradient of 10 rows (5 parts) sums over the batch in 8.
 	b := buildBackward(t, ecase{"WGrad", "float32", "input x : 2048 | 32\nleaf w : 32 -> 10 = 0\nlet y = w * x\nlet l = (y *. y) ++ \"...|... => 0\"", []pspec{pa("x"), out(pa("l"))}}, "l", []string{"w"})
-	gen, err := Render(&File{Package: "p", Kernels: []*Kernel{withScratch(b, "WGradS", 0).k}, Asm: asm.NewSet(asm.Tiers()...), Parallel: true})
+	gen, err := Render(&desc.File{Package: "p", Kernels: []*desc.Kernel{withScratch(b, "WGradS", 0).k}}, Options{Asm: asm.NewSet(asm.Tiers()...), Parallel: true})
 	if err != nil {
 		t.Fatal(err)
 	}

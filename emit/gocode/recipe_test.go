@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/ops"
@@ -61,9 +62,9 @@ func recipeCase(t *testing.T, kernel, elem, src, prim string, params []pspec, dr
 		}
 	})
 	b.p = p
-	b.k = &Kernel{Name: kernel, Elem: elem, Prog: p, Doc: []string{"test kernel " + kernel}}
+	b.k = &desc.Kernel{Name: kernel, Elem: elem, Prog: p, Doc: []string{"test kernel " + kernel}}
 	for i, ps := range params {
-		b.k.Params = append(b.k.Params, Param{Name: ps.goName(), Kind: ps.kind, Tensor: b.tensor[i], Output: ps.out})
+		b.k.Params = append(b.k.Params, desc.Param{Name: ps.goName(), Kind: ps.kind, Tensor: b.tensor[i], Output: ps.out})
 	}
 	return b
 }
@@ -77,7 +78,7 @@ func recipeCase(t *testing.T, kernel, elem, src, prim string, params []pspec, dr
 func TestRecipesMatchEval(t *testing.T) {
 	const n = 16
 	var bs []*built
-	f := &File{Package: "main", Sources: []string{"recipe_test.go"}}
+	f := &desc.File{Package: "main", Sources: []string{"recipe_test.go"}}
 	for _, elem := range []string{"float32", "float64"} {
 		for _, p := range ops.Prims() {
 			r := testutil.KeyedRand(p.Name+elem, 11)
@@ -112,7 +113,7 @@ func TestRecipesMatchEval(t *testing.T) {
 	for _, b := range bs {
 		f.Kernels = append(f.Kernels, b.k)
 	}
-	src, err := Render(f)
+	src, err := Render(f, Options{})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}

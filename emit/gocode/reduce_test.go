@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 )
 
 // TestReduceDispatch: a reduction nest becomes a call of an AVX2
@@ -16,7 +17,7 @@ func TestReduceDispatch(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := build(t, caseNamed(t, name))
 			set := asm.NewSet(asm.Tiers()...)
-			out, err := Render(&File{Package: "kern", Sources: []string{"model.go"}, Kernels: []*Kernel{b.k}, Asm: set})
+			out, err := Render(&desc.File{Package: "kern", Sources: []string{"model.go"}, Kernels: []*desc.Kernel{b.k}}, Options{Asm: set})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -28,7 +29,7 @@ func TestReduceDispatch(t *testing.T) {
 			if set.Len() != 1 {
 				t.Errorf("the set has %d kernels, want 1", set.Len())
 			}
-			out, err = Render(&File{Package: "kern", Sources: []string{"model.go"}, Kernels: []*Kernel{b.k}, Asm: asm.NewSet(asm.AVX512())})
+			out, err = Render(&desc.File{Package: "kern", Sources: []string{"model.go"}, Kernels: []*desc.Kernel{b.k}}, Options{Asm: asm.NewSet(asm.AVX512())})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
@@ -131,7 +132,7 @@ func TestGeneratedScratch(t *testing.T) {
 		t.Fatalf("%d of the %d cases of scratchRun exist", n, len(scratchRun))
 	}
 	var bs []*built
-	f := &File{Package: "main"}
+	f := &desc.File{Package: "main"}
 	for _, b := range base {
 		for _, v := range []struct {
 			suffix string
@@ -144,7 +145,7 @@ func TestGeneratedScratch(t *testing.T) {
 			f.Kernels = append(f.Kernels, s.k)
 		}
 	}
-	src, err := Render(f)
+	src, err := Render(f, Options{})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -206,13 +207,13 @@ func TestGeneratedScratch(t *testing.T) {
 	if !testutil.IsEndToEnd() {
 		// The module holds only the kernels main calls: compiling all
 		// of them takes the go command seconds.
-		sub := &File{Package: "main"}
+		sub := &desc.File{Package: "main"}
 		for _, b := range bs {
 			if scratchRun[b.c.kernel] {
 				sub.Kernels = append(sub.Kernels, b.k)
 			}
 		}
-		if mod, err = Render(sub); err != nil {
+		if mod, err = Render(sub, Options{}); err != nil {
 			t.Fatalf("Render: %v", err)
 		}
 	}
@@ -316,18 +317,18 @@ func main() {
 // ScratchOver), and compute what the same kernels without one compute;
 // a kernel with only small locals takes no scratch.
 func TestScratchAllocs(t *testing.T) {
-	kernel := func(name, src string, scratch bool, params ...pspec) *Kernel {
+	kernel := func(name, src string, scratch bool, params ...pspec) *desc.Kernel {
 		g, p := compileProgram(t, src, nil)
-		k := &Kernel{Name: name, Elem: "float32", Prog: p}
+		k := &desc.Kernel{Name: name, Elem: "float32", Prog: p}
 		if scratch {
 			k.Scratch, k.ScratchOver = name+"Scratch", DefaultScratchOver
 		}
 		for _, ps := range params {
-			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: testutil.Named(t, g, ps.name), Output: ps.out})
+			k.Params = append(k.Params, desc.Param{Name: ps.name, Kind: ps.kind, Tensor: testutil.Named(t, g, ps.name), Output: ps.out})
 		}
 		return k
 	}
-	src, err := Render(&File{Package: "main", Kernels: []*Kernel{
+	src, err := Render(&desc.File{Package: "main", Kernels: []*desc.Kernel{
 		kernel("BigLocalStack", bigLocalSrc, false, pa("x"), out(pa("y"))),
 		kernel("BigLocal", bigLocalSrc, true, pa("x"), out(pa("y"))),
 		kernel("BigPadStack", bigPadSrc, false, pa("img"), pa("k2"), out(pa("c2"))),
@@ -337,7 +338,7 @@ input a : 3,4
 input b : 3,4
 let t = a *. b
 let r = relu (t + t)`, true, pa("a"), pa("b"), out(pa("r"))),
-	}})
+	}}, Options{})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}

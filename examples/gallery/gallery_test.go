@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	blasgonum "gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
@@ -21,10 +21,10 @@ import (
 // read the kernels.
 var loaded struct {
 	sync.Mutex
-	ks map[string]*gocode.Kernel
+	ks map[string]*desc.Kernel
 }
 
-func kernelsOrSkip(t testing.TB) map[string]*gocode.Kernel {
+func kernelsOrSkip(t testing.TB) map[string]*desc.Kernel {
 	t.Helper()
 	loaded.Lock()
 	defer loaded.Unlock()

@@ -20,7 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/gen"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
@@ -106,12 +106,12 @@ func sourceDir() string {
 
 // loadKernels compiles the gallery's annotated functions (without writing
 // anything) and returns them by function name.
-func loadKernels(dir string) (map[string]*gocode.Kernel, error) {
+func loadKernels(dir string) (map[string]*desc.Kernel, error) {
 	res, err := gen.Generate([]string{"."}, gen.Options{Dir: dir, Check: true})
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*gocode.Kernel{}
+	out := map[string]*desc.Kernel{}
 	for _, r := range res {
 		for _, k := range r.Compiled {
 			out[strings.TrimPrefix(k.Name, "ocannl")] = k
@@ -124,7 +124,7 @@ func loadKernels(dir string) (map[string]*gocode.Kernel, error) {
 // them with deterministic random values (the output too: kernels that
 // update their output read it); it returns the arguments and, per tensor
 // of the kernel's program, the same values for the interpreter.
-func operands(fn any, k *gocode.Kernel, rng *rand.Rand) ([]any, map[int][]float64, error) {
+func operands(fn any, k *desc.Kernel, rng *rand.Rand) ([]any, map[int][]float64, error) {
 	ft := reflect.TypeOf(fn)
 	if ft.NumIn() != len(k.Params) {
 		return nil, nil, fmt.Errorf("%d parameters, kernel has %d", ft.NumIn(), len(k.Params))
@@ -183,7 +183,7 @@ const tolF32 = 5e-5
 
 // check runs the kernel and the interpreter on the same random operands
 // and returns the largest relative error of the output.
-func check(e entry, k *gocode.Kernel, seed uint64) (float64, error) {
+func check(e entry, k *desc.Kernel, seed uint64) (float64, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x0ca111))
 	args, inputs, err := operands(e.fn, k, rng)
 	if err != nil {
@@ -220,7 +220,7 @@ func check(e entry, k *gocode.Kernel, seed uint64) (float64, error) {
 // flops counts the arithmetic of a kernel's operations: two per point of
 // a sum of products, one per point of other reductions; 0 for pure data
 // movement.
-func flops(k *gocode.Kernel) float64 {
+func flops(k *desc.Kernel) float64 {
 	total := 0.0
 	for _, op := range k.Prog.Graph.Ops {
 		if op.Proj == nil {
@@ -244,7 +244,7 @@ func flops(k *gocode.Kernel) float64 {
 	return total
 }
 
-func shapes(k *gocode.Kernel) string {
+func shapes(k *desc.Kernel) string {
 	var parts []string
 	for _, p := range k.Params {
 		parts = append(parts, fmt.Sprintf("%s:%s", p.Name, k.Prog.Graph.Tensors[p.Tensor].Shape))
@@ -252,7 +252,7 @@ func shapes(k *gocode.Kernel) string {
 	return strings.Join(parts, " ")
 }
 
-func directive(k *gocode.Kernel) string {
+func directive(k *desc.Kernel) string {
 	for _, d := range k.Doc {
 		if strings.HasPrefix(d, "//ocannl:") && !strings.HasPrefix(d, "//ocannl:dims") && !strings.HasPrefix(d, "//ocannl:shape") {
 			s := strings.TrimPrefix(d, "//ocannl:")

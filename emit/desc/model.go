@@ -1,0 +1,124 @@
+package desc
+
+// Model is the description of a generated model: a struct type
+// holding the parameters, gradients and optimizer state, and the methods
+// that call the model's kernels (which are in File.Kernels).
+type Model struct {
+	// Type is the user's struct type (for doc comments).
+	Type string
+	// Name is the generated struct type, e.g. ocannlMoons; the parameter
+	// set type is Name+"Params".
+	Name string
+	// Elem is "float32" or "float64".
+	Elem   string
+	Params []ModelParam
+	// Entries are the entry points; each has a kernel in File.Kernels.
+	Entries []ModelEntry
+	// Backward is the forward+backward kernel of the loss entry ("" when
+	// the model has no loss). Its parameters are the loss entry's inputs,
+	// the BackwardParams parameters, their gradients (BackwardGrads, a
+	// subset) and a [1]Elem loss cell.
+	Backward       string
+	BackwardParams []int
+	BackwardGrads  []int
+	// Loss is the index of the loss entry in Entries, or -1.
+	Loss int
+	// Optim is the SGD setting; nil when the model has none (no Update
+	// and TrainStep methods).
+	Optim *ModelOptim
+}
+
+// ModelParam is one parameter.
+type ModelParam struct {
+	// Field is the Go field name in the parameter set.
+	Field string
+	// ID is the stable identity (rt.ParamKey's input, the name in saved
+	// files).
+	ID string
+	// Shape is the OCANNL rendering of the shape; Dims the memory-order
+	// dims.
+	Shape string
+	Dims  []int
+	Init  ModelInit
+	// Role names the rt.Role constant of the parameter (RoleConvKernel),
+	// set in ParamTensors; "" for none (rt.RoleUnknown).
+	Role string
+	// Spatial are a conv kernel's window axes (rt.Tensor.Spatial), nil
+	// otherwise.
+	Spatial []int
+	// EvenPadded are the window axes of a conv kernel that a padded
+	// convolution reads with an even window (rt.Tensor.EvenPadded), nil
+	// otherwise.
+	EvenPadded []int
+}
+
+// Size is the number of cells.
+func (p *ModelParam) Size() int {
+	n := 1
+	for _, d := range p.Dims {
+		n *= d
+	}
+	return n
+}
+
+// ModelInit is how a parameter is initialized.
+type ModelInit struct {
+	// Kind is "uniform", "const", "literal", "normal", "kaiming" or "xavier".
+	Kind   string
+	Value  float64
+	Values []float64 // literal cells in memory order
+	// FanIn and FanOut feed kaiming and xavier.
+	FanIn, FanOut int
+}
+
+// ModelEntry is an entry point's method.
+type ModelEntry struct {
+	// Method is the Go method name; Kernel the kernel it calls.
+	Method, Kernel string
+	Inputs         []ModelInput
+	// Params are the indices (into Model.Params) the kernel takes after
+	// the inputs, in order.
+	Params []int
+	// Loss marks the scalar loss entry (the method returns the value);
+	// otherwise the method returns a pointer to the result, whose memory
+	// dims are OutDims.
+	Loss    bool
+	OutDims []int
+	Doc     string
+	// Rows, when positive, is the bound of the entry's run-time rows
+	// (docs/language.md, "Run-time batch sizes"): the method takes the
+	// number of rows n, checks 0 <= n <= Rows (rt.CheckRows), and calls the
+	// kernel, which computes one row, on row i of each input marked Rows
+	// and of the result, for i < n. Inputs and result keep their full
+	// dims (Rows rows); the kernel's are those with one row.
+	Rows int
+	// RowsMean, for a loss with run-time rows, says that the loss divides
+	// by the number of rows (a mean over them): the method sums the
+	// one-row losses (and Backward their gradients) and divides by n.
+	RowsMean bool
+}
+
+// ModelInput is an input argument of an entry.
+type ModelInput struct {
+	Name string
+	Dims []int
+	// Rows marks an input whose leftmost axis is the entry's run-time
+	// rows axis.
+	Rows bool
+}
+
+// ModelOptim is the optimizer setting: Kind "sgd" (see rt.SGD), "adam"
+// or "adamw" (see rt.Adam; adamw decouples the weight decay).
+type ModelOptim struct {
+	Kind                      string
+	LR, Momentum, WeightDecay float64
+	Nesterov                  bool
+	// Beta1, Beta2 and Eps are Adam's.
+	Beta1, Beta2, Eps float64
+	// ClipNorm > 0 clips the gradients by their global norm (rt.ClipScale)
+	// before each step.
+	ClipNorm float64
+	// LREnd and Steps: linear decay from LR to LREnd over Steps steps.
+	LREnd float64
+	Steps int
+}
