@@ -390,38 +390,9 @@ func corrupt(format string, args ...any) error {
 // entry parses one stored tensor. A tensor that matches ts[i] leaves its
 // data in l.data[i]; any other is listed in l.probs.
 func (l *payloadLoader) entry() error {
-	nameLen, err := l.u32()
+	e, err := l.entryName()
 	if err != nil {
 		return err
-	}
-	if nameLen == 0 {
-		return corrupt("empty tensor name")
-	}
-	// A name longer than every expected one cannot match: keep its start
-	// for messages and its hash to find duplicates.
-	var name string
-	var shown string
-	i, expected := -1, false
-	h := fnv.New64a()
-	if int64(nameLen) <= int64(l.maxName) {
-		b := make([]byte, nameLen)
-		if err := l.fill(b); err != nil {
-			return err
-		}
-		name = string(b)
-		shown = quote(name)
-		i, expected = l.want[name]
-		h.Write(b)
-	} else {
-		b := make([]byte, min(nameLen, quoteLimit+utf8.UTFMax))
-		if err := l.fill(b); err != nil {
-			return err
-		}
-		h.Write(b)
-		if err := l.skip(uint64(nameLen)-uint64(len(b)), h); err != nil {
-			return err
-		}
-		shown = quotePrefix(b, uint64(nameLen))
 	}
 	var head [5]byte
 	if err := l.fill(head[:]); err != nil {
@@ -429,75 +400,43 @@ func (l *payloadLoader) entry() error {
 	}
 	elem, rank := head[0], binary.LittleEndian.Uint32(head[1:])
 	if elem != elemFloat32 && elem != elemFloat64 {
-		return corrupt("tensor %s: unknown element type code %d", shown, elem)
+		return corrupt("tensor %s: unknown element type code %d", e.shown, elem)
 	}
 	if uint64(rank) > l.p.left/8 {
-		return corrupt("tensor %s: rank %d cannot fit", shown, rank)
+		return corrupt("tensor %s: rank %d cannot fit", e.shown, rank)
 	}
-	if expected {
-		if l.found[i] {
-			return corrupt("duplicate tensor name %s", shown)
+	if e.expected {
+		if l.found[e.i] {
+			return corrupt("duplicate tensor name %s", e.shown)
 		}
-		l.found[i] = true
+		l.found[e.i] = true
 	} else {
-		key := h.Sum64()
-		if l.seen[key] {
-			return corrupt("duplicate tensor name %s", shown)
+		if l.seen[e.key] {
+			return corrupt("duplicate tensor name %s", e.shown)
 		}
-		l.seen[key] = true
+		l.seen[e.key] = true
 	}
-	// The dims: all of them for an expected tensor (its ShapeError lists
-	// them), the first few for another; the count is their product,
-	// saturating.
 	size := uint64(4)
 	if elem == elemFloat64 {
 		size = 8
 	}
-	var dims []int
-	keep := int(rank)
-	if !expected {
-		keep = min(keep, maxDimsShown+1)
+	dims, n, err := l.entryDims(e, rank, size)
+	if err != nil {
+		return err
 	}
-	n, zero := uint64(1), false
-	for range rank {
-		d, err := l.u64()
-		if err != nil {
-			return err
-		}
-		if d > math.MaxInt {
-			return corrupt("tensor %s: dim %d too large", shown, d)
-		}
-		if len(dims) < keep {
-			dims = append(dims, int(d))
-		}
-		switch {
-		case d == 0:
-			zero = true
-		case n > math.MaxUint64/d:
-			n = math.MaxUint64
-		default:
-			n *= d
-		}
-	}
-	if zero {
-		n = 0
-	}
-	if n > l.p.left/size {
-		return corrupt("tensor %s: dims %s exceed the payload", shown, dimsText(dims))
-	}
-	if !expected {
+	if !e.expected {
 		if l.probs.room() {
 			ds := dimsText(dims)
 			if len(dims) < int(rank) {
 				ds = fmt.Sprintf("of rank %d", rank)
 			}
-			l.probs.add(fmt.Errorf("rt: load: tensor %s (%s %s) is in the file but not expected: %w", shown, elemName(elem), ds, ErrExtra))
+			l.probs.add(fmt.Errorf("rt: load: tensor %s (%s %s) is in the file but not expected: %w", e.shown, elemName(elem), ds, ErrExtra))
 		} else {
 			l.probs.skip()
 		}
 		return l.skip(n*size, nil)
 	}
-	t := &l.ts[i]
+	t := &l.ts[e.i]
 	c, _, _ := t.info("load")
 	match := true
 	if c != elem {
@@ -520,8 +459,94 @@ func (l *payloadLoader) entry() error {
 	if err != nil {
 		return l.readErr(err)
 	}
-	l.data[i] = b
+	l.data[e.i] = b
 	return nil
+}
+
+// storedName is what entryName read of a stored tensor's name: shown for
+// messages; i and expected when it names ts[i]; key, its hash, to find
+// duplicates among unexpected names.
+type storedName struct {
+	shown    string
+	i        int
+	expected bool
+	key      uint64
+}
+
+// entryName reads a stored tensor's name. A name longer than every
+// expected one cannot match: only its start is kept (for messages) and
+// its hash.
+func (l *payloadLoader) entryName() (storedName, error) {
+	e := storedName{i: -1}
+	nameLen, err := l.u32()
+	if err != nil {
+		return e, err
+	}
+	if nameLen == 0 {
+		return e, corrupt("empty tensor name")
+	}
+	h := fnv.New64a()
+	if int64(nameLen) <= int64(l.maxName) {
+		b := make([]byte, nameLen)
+		if err := l.fill(b); err != nil {
+			return e, err
+		}
+		name := string(b)
+		e.shown = quote(name)
+		e.i, e.expected = l.want[name]
+		h.Write(b)
+	} else {
+		b := make([]byte, min(nameLen, quoteLimit+utf8.UTFMax))
+		if err := l.fill(b); err != nil {
+			return e, err
+		}
+		h.Write(b)
+		if err := l.skip(uint64(nameLen)-uint64(len(b)), h); err != nil {
+			return e, err
+		}
+		e.shown = quotePrefix(b, uint64(nameLen))
+	}
+	e.key = h.Sum64()
+	return e, nil
+}
+
+// entryDims reads a stored tensor's rank dims: all of them for an
+// expected tensor (its ShapeError lists them), the first few for another;
+// n, the cell count, is their product, saturating, and must fit in the
+// payload at size bytes a cell.
+func (l *payloadLoader) entryDims(e storedName, rank uint32, size uint64) (dims []int, n uint64, err error) {
+	keep := int(rank)
+	if !e.expected {
+		keep = min(keep, maxDimsShown+1)
+	}
+	n, zero := uint64(1), false
+	for range rank {
+		d, err := l.u64()
+		if err != nil {
+			return nil, 0, err
+		}
+		if d > math.MaxInt {
+			return nil, 0, corrupt("tensor %s: dim %d too large", e.shown, d)
+		}
+		if len(dims) < keep {
+			dims = append(dims, int(d))
+		}
+		switch {
+		case d == 0:
+			zero = true
+		case n > math.MaxUint64/d:
+			n = math.MaxUint64
+		default:
+			n *= d
+		}
+	}
+	if zero {
+		n = 0
+	}
+	if n > l.p.left/size {
+		return nil, 0, corrupt("tensor %s: dims %s exceed the payload", e.shown, dimsText(dims))
+	}
+	return dims, n, nil
 }
 
 // Load reads a parameter file (see Save) from r and fills the caller's

@@ -413,9 +413,52 @@ func LoadSafetensors(r io.Reader, ts []Tensor, opt *SafetensorsOptions) error {
 	if err != nil {
 		return err
 	}
-	probs := problems{op: "safetensors"}
-	used := make(map[string]int, len(ts)) // file name -> index into ts
-	perms := make([][]int, len(ts))
+	used, perms, probs := matchSafetensors(h, ts, files, opt, rec, except)
+	if err := probs.err(); err != nil {
+		return err
+	}
+	data, err := readSafetensorsData(r, h, used, len(ts))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range ts {
+		t := &ts[i]
+		dt := h.entries[files[i]].dtype
+		c := valueCheck{domain: t.Domain, to32: t.Data64 == nil}
+		for k := range len(t.Data32) + len(t.Data64) {
+			c.check(k, decodeElem(dt, data[i], k))
+		}
+		errs = append(errs, c.errs("safetensors", strconv.Quote(t.Name)+" (file tensor "+quote(files[i])+")")...)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	for i := range ts {
+		t := &ts[i]
+		dt, buf := h.entries[files[i]].dtype, data[i]
+		forEachPermuted(t.Dims, perms[i], func(dst, src int) {
+			v := decodeElem(dt, buf, src)
+			if t.Data64 != nil {
+				t.Data64[dst] = v
+			} else {
+				t.Data32[dst] = float32(v)
+			}
+		})
+	}
+	return nil
+}
+
+// matchSafetensors matches the header's tensors with ts (files[i] is
+// ts[i]'s name in the file) and lists every problem: missing, extra,
+// mistyped, mis-shaped and ambiguous tensors, layout conflicts with the
+// layout the file records (rec, except those in except), and
+// even-window kernels from PyTorch unless confirmed. used maps a file
+// name to its index in ts; perms[i] is ts[i]'s layout permutation.
+func matchSafetensors(h *stHeader, ts []Tensor, files []string, opt *SafetensorsOptions, rec Layout, except map[string]bool) (used map[string]int, perms [][]int, probs problems) {
+	probs = problems{op: "safetensors"}
+	used = make(map[string]int, len(ts)) // file name -> index into ts
+	perms = make([][]int, len(ts))
 	for i := range ts {
 		t := &ts[i]
 		fn := files[i]
@@ -474,16 +517,20 @@ func LoadSafetensors(r io.Reader, ts []Tensor, opt *SafetensorsOptions) error {
 			probs.add(fmt.Errorf("rt: safetensors: tensor %s (%s %s) is in the file but no parameter maps to it: %w", quote(e.name), dtypeText(e.dtype), dimsText(e.shape), ErrExtra))
 		}
 	}
-	if err := probs.err(); err != nil {
-		return err
-	}
-	// The data, in file order: the tensors of ts are kept (each at most
-	// its size, growing with what the input holds), the others skipped.
-	data := make([][]byte, len(ts))
+	return used, perms, probs
+}
+
+// readSafetensorsData reads the data buffer in file order: the tensors
+// of ts (used maps their file names to their index) are kept, each at
+// most its size, growing with what the input holds; the others are
+// skipped. Data after the buffer the header declares is refused.
+func readSafetensorsData(r io.Reader, h *stHeader, used map[string]int, n int) ([][]byte, error) {
+	data := make([][]byte, n)
 	var skip []byte
 	var at int64
 	for _, e := range h.order {
 		size := e.end - e.begin
+		var err error
 		if i, ok := used[e.name]; ok {
 			data[i], err = readGrowing(r, uint64(size))
 		} else {
@@ -494,44 +541,19 @@ func LoadSafetensors(r io.Reader, ts []Tensor, opt *SafetensorsOptions) error {
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return stErr("the input ends in tensor %s's data (bytes %d to %d of the %d-byte data buffer the header declares)", quote(e.name), e.begin, e.end, h.dataLen)
+				return nil, stErr("the input ends in tensor %s's data (bytes %d to %d of the %d-byte data buffer the header declares)", quote(e.name), e.begin, e.end, h.dataLen)
 			}
-			return fmt.Errorf("rt: safetensors: data: %w", err)
+			return nil, fmt.Errorf("rt: safetensors: data: %w", err)
 		}
 		at = e.end
 	}
 	var one [1]byte
 	if n, err := io.ReadFull(r, one[:]); n > 0 {
-		return stErr("data continues after the %d bytes the header's offsets declare", at)
+		return nil, stErr("data continues after the %d bytes the header's offsets declare", at)
 	} else if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("rt: safetensors: data: %w", err)
+		return nil, fmt.Errorf("rt: safetensors: data: %w", err)
 	}
-	var errs []error
-	for i := range ts {
-		t := &ts[i]
-		dt := h.entries[files[i]].dtype
-		c := valueCheck{domain: t.Domain, to32: t.Data64 == nil}
-		for k := range len(t.Data32) + len(t.Data64) {
-			c.check(k, decodeElem(dt, data[i], k))
-		}
-		errs = append(errs, c.errs("safetensors", strconv.Quote(t.Name)+" (file tensor "+quote(files[i])+")")...)
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	for i := range ts {
-		t := &ts[i]
-		dt, buf := h.entries[files[i]].dtype, data[i]
-		forEachPermuted(t.Dims, perms[i], func(dst, src int) {
-			v := decodeElem(dt, buf, src)
-			if t.Data64 != nil {
-				t.Data64[dst] = v
-			} else {
-				t.Data32[dst] = float32(v)
-			}
-		})
-	}
-	return nil
+	return data, nil
 }
 
 // ambiguousLayout is the error for a tensor whose shape is the same in
